@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers (DESIGN §1): C module maps → pure Core → Crypto / SQL → Store, Net → Relay,
+// RelayClient → (Engine, TUI) → thin executables.
+let package = Package(
+    name: "rchat",
+    products: [
+        .executable(name: "rchat", targets: ["rchat"]),
+        .executable(name: "rchat-relay", targets: ["rchat-relay"]),
+    ],
+    targets: [
+        // C libraries, wrapped: module maps plus a shim for what Swift cannot import.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
+        .systemLibrary(name: "CEpoll"),
+
+        // Pure logic: no I/O.
+        .target(name: "RChatCore"),
+        // libsodium, wrapped in the product's words.
+        .target(name: "RChatCrypto", dependencies: ["RChatCore", "CSodium"]),
+        // A thin SQLite layer shared by the client store and the relay's persistence.
+        .target(name: "RChatSQL", dependencies: ["CSQLite"]),
+        // The client's database: schema, migrations, queries.
+        .target(name: "RChatStore", dependencies: ["RChatCore", "RChatSQL"]),
+        // Sockets and the epoll event loop.
+        .target(name: "RChatNet", dependencies: ["RChatCore", "CEpoll"]),
+        // The relay as a library.
+        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet"]),
+        // The client side of the relay protocol.
+        .target(name: "RChatRelayClient", dependencies: ["RChatCore", "RChatCrypto", "RChatNet"]),
+
+        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatCrypto", "RChatStore"]),
+        .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
+
+        .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore"]),
+        .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto"]),
+        .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
+        .testTarget(name: "RChatStoreTests", dependencies: ["RChatStore"]),
+        .testTarget(name: "RChatNetTests", dependencies: ["RChatNet"]),
+        .testTarget(name: "RChatRelayTests", dependencies: ["RChatRelay", "RChatRelayClient"]),
+        // Runs the built executables: the scripting interface as a user sees it.
+        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,68 @@
+/// Big-endian binary encoding for codes, wire frames and sealed records.
+public struct ByteWriter: Sendable {
+    public private(set) var bytes: [UInt8]
+
+    public init(capacity: Int = 64) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func u8(_ v: UInt8) { bytes.append(v) }
+    public mutating func u16(_ v: UInt16) { bytes.append(UInt8(v >> 8)); bytes.append(UInt8(v & 0xff)) }
+    public mutating func u32(_ v: UInt32) { for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
+    public mutating func u64(_ v: UInt64) { for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
+    public mutating func raw<C: Collection>(_ v: C) where C.Element == UInt8 { bytes.append(contentsOf: v) }
+    /// A byte string with a 16-bit length in front.
+    public mutating func short<C: Collection>(_ v: C) where C.Element == UInt8 {
+        precondition(v.count <= Int(UInt16.max))
+        u16(UInt16(v.count)); bytes.append(contentsOf: v)
+    }
+    /// A byte string with a 32-bit length in front.
+    public mutating func long<C: Collection>(_ v: C) where C.Element == UInt8 { u32(UInt32(v.count)); bytes.append(contentsOf: v) }
+    public mutating func string(_ s: String) { short(Array(s.utf8)) }
+}
+
+public struct ByteReaderError: Error, Equatable, Sendable {
+    public let offset: Int
+}
+
+/// Reads what ByteWriter wrote; every read checks the bounds and throws past the end.
+public struct ByteReader {
+    private let bytes: [UInt8]
+    public private(set) var offset: Int
+
+    public init(_ bytes: [UInt8], offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    public var remaining: Int { bytes.count - offset }
+    public var isAtEnd: Bool { offset == bytes.count }
+
+    public mutating func u8() throws -> UInt8 { try raw(1)[0] }
+    public mutating func u16() throws -> UInt16 { let b = try raw(2); return UInt16(b[0]) << 8 | UInt16(b[1]) }
+    public mutating func u32() throws -> UInt32 { try raw(4).reduce(0) { $0 << 8 | UInt32($1) } }
+    public mutating func u64() throws -> UInt64 { try raw(8).reduce(0) { $0 << 8 | UInt64($1) } }
+
+    public mutating func raw(_ count: Int) throws -> [UInt8] {
+        guard count >= 0, count <= remaining else { throw ByteReaderError(offset: offset) }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    public mutating func short() throws -> [UInt8] { try raw(Int(try u16())) }
+    public mutating func long(max: Int = Int.max) throws -> [UInt8] {
+        let n = Int(try u32())
+        guard n <= max else { throw ByteReaderError(offset: offset) }
+        return try raw(n)
+    }
+    public mutating func string() throws -> String {
+        let b = try short()
+        guard let s = String(validating: b, as: UTF8.self) else { throw ByteReaderError(offset: offset) }
+        return s
+    }
+    public mutating func rest() -> [UInt8] {
+        defer { offset = bytes.count }
+        return Array(bytes[offset...])
+    }
+}

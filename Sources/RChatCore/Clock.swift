@@ -1,0 +1,36 @@
+import Foundation
+
+/// Where "now" comes from. Policies take the time as a value; only the edges ask a clock.
+public protocol Clock: Sendable {
+    /// Seconds since 1970, as the product counts time.
+    func now() -> Int64
+}
+
+/// The wall clock, or `RCHAT_FAKE_NOW` (unix seconds) when set — for tests only, so that
+/// 72-hour and 24-hour limits can be crossed without waiting.
+public struct SystemClock: Clock {
+    private let fixed: Int64?
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        fixed = environment["RCHAT_FAKE_NOW"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    public func now() -> Int64 {
+        fixed ?? Int64(Date().timeIntervalSince1970)
+    }
+
+    /// Whether a fake time is in force (logged by the programs so nobody is fooled by it).
+    public var isFake: Bool { fixed != nil }
+}
+
+/// A clock a test sets by hand.
+public final class ManualClock: Clock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int64
+
+    public init(_ value: Int64) { self.value = value }
+
+    public func now() -> Int64 { lock.withLock { value } }
+    public func set(_ newValue: Int64) { lock.withLock { value = newValue } }
+    public func advance(_ seconds: Int64) { lock.withLock { value += seconds } }
+}

@@ -1,0 +1,1 @@
+print("usage: rchat-relay --listen HOST:PORT")
