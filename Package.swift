@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "rchat", targets: ["rchat"]),
         .executable(name: "rchat-relay", targets: ["rchat-relay"]),
+        .executable(name: "rchat-bench", targets: ["rchat-bench"]),
     ],
     targets: [
         // C libraries, wrapped: module maps plus a shim for what Swift cannot import.
@@ -33,6 +34,8 @@ let package = Package(
 
         .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatCrypto", "RChatStore"]),
         .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
+        // Benchmarks: separate from tests, each printing a ratio against a reference.
+        .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient"]),
 
         .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore"]),
         .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto"]),

@@ -1,0 +1,72 @@
+@preconcurrency import CSodium
+
+/// XChaCha20-Poly1305 (IETF): authenticated encryption with a 24-byte nonce, random nonces
+/// being safe at this size.
+public enum AEAD {
+    public static let keyBytes = 32
+    public static let nonceBytes = 24
+    public static let tagBytes = 16
+
+    public static func seal(_ plaintext: [UInt8], additionalData: [UInt8] = [], nonce: [UInt8], key: SecretBytes) -> [UInt8] {
+        Sodium.ensureInitialized()
+        precondition(nonce.count == nonceBytes && key.count == keyBytes)
+        var out = [UInt8](repeating: 0, count: plaintext.count + tagBytes)
+        var outLen: UInt64 = 0
+        key.withBytes { k in
+            out.withUnsafeMutableBufferPointer { o in
+                plaintext.withUnsafeBufferPointer { p in
+                    additionalData.withUnsafeBufferPointer { a in
+                        nonce.withUnsafeBufferPointer { n in
+                            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                                o.baseAddress!, &outLen, p.baseAddress, UInt64(p.count),
+                                a.baseAddress, UInt64(a.count), nil, n.baseAddress!, k)
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    public static func open(_ ciphertext: [UInt8], additionalData: [UInt8] = [], nonce: [UInt8], key: SecretBytes) throws(CryptoError) -> [UInt8] {
+        Sodium.ensureInitialized()
+        guard nonce.count == nonceBytes, key.count == keyBytes, ciphertext.count >= tagBytes else { throw .decryptionFailed }
+        var out = [UInt8](repeating: 0, count: ciphertext.count - tagBytes)
+        var outLen: UInt64 = 0
+        let rc = key.withBytes { k in
+            out.withUnsafeMutableBufferPointer { o in
+                ciphertext.withUnsafeBufferPointer { c in
+                    additionalData.withUnsafeBufferPointer { a in
+                        nonce.withUnsafeBufferPointer { n in
+                            crypto_aead_xchacha20poly1305_ietf_decrypt(
+                                o.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!, &outLen, nil, c.baseAddress!, UInt64(c.count),
+                                a.baseAddress, UInt64(a.count), n.baseAddress!, k)
+                        }
+                    }
+                }
+            }
+        }
+        guard rc == 0 else { throw .decryptionFailed }
+        return out
+    }
+
+    /// Seal with a fresh random nonce, written in front: the form for data at rest.
+    public static func sealWithRandomNonce(_ plaintext: [UInt8], additionalData: [UInt8] = [], key: SecretBytes) -> [UInt8] {
+        let nonce = Random.bytes(nonceBytes)
+        return nonce + seal(plaintext, additionalData: additionalData, nonce: nonce, key: key)
+    }
+
+    public static func openWithNonceInFront(_ box: [UInt8], additionalData: [UInt8] = [], key: SecretBytes) throws(CryptoError) -> [UInt8] {
+        guard box.count >= nonceBytes + tagBytes else { throw .decryptionFailed }
+        return try open(Array(box[nonceBytes...]), additionalData: additionalData, nonce: Array(box[..<nonceBytes]), key: key)
+    }
+
+    /// A 24-byte nonce from a counter: for channels where each side numbers its frames, so a
+    /// replayed or reordered frame fails to open.
+    public static func counterNonce(_ counter: UInt64, direction: UInt8) -> [UInt8] {
+        var n = [UInt8](repeating: 0, count: nonceBytes)
+        n[0] = direction
+        for i in 0..<8 { n[16 + i] = UInt8(truncatingIfNeeded: counter >> UInt64(56 - 8 * i)) }
+        return n
+    }
+}
