@@ -1,0 +1,61 @@
+import XCTest
+@testable import RChatCore
+
+final class EncodingTests: XCTestCase {
+    func testHexRoundTripAndRejects() {
+        XCTAssertEqual(Hex.encode([0x00, 0xab, 0xff]), "00abff")
+        XCTAssertEqual(Hex.decode("00ABff"), [0x00, 0xab, 0xff])
+        for bad in ["0", "zz", "0g", "a b"] { XCTAssertNil(Hex.decode(bad), bad) }
+    }
+
+    func testMessageIDIsRandom128BitHex() {
+        let a = MessageID.random(), b = MessageID.random()
+        XCTAssertNotEqual(a, b)
+        XCTAssertEqual(a.hex.count, 32)
+        XCTAssertEqual(MessageID(hex: a.hex), a)
+        XCTAssertNil(MessageID(hex: "abcd"))
+        XCTAssertNil(MessageID(bytes: [UInt8](repeating: 1, count: 15)))
+    }
+
+    func testBase64URLKnownValues() {
+        // RFC 4648 §10 vectors, unpadded, URL alphabet.
+        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors {
+            XCTAssertEqual(Base64URL.encode(Array(plain.utf8)), encoded)
+            XCTAssertEqual(Base64URL.decode(encoded), Array(plain.utf8))
+        }
+        XCTAssertEqual(Base64URL.encode([0xfb, 0xff]), "-_8")
+        for bad in ["Z", "Zm9v=", "Zm+v", "Zm/v", "Zh"] { XCTAssertNil(Base64URL.decode(bad), bad) }
+    }
+
+    func testCRC32KnownValue() {
+        XCTAssertEqual(CRC32.checksum(Array("123456789".utf8)), 0xCBF4_3926)
+    }
+
+    func testByteReaderRefusesReadsPastTheEnd() throws {
+        var w = ByteWriter()
+        w.u8(1); w.u16(0x0203); w.u32(0x0405_0607); w.u64(0x0809_0a0b_0c0d_0e0f); w.string("hé"); w.long([9, 9])
+        var r = ByteReader(w.bytes)
+        XCTAssertEqual(try r.u8(), 1)
+        XCTAssertEqual(try r.u16(), 0x0203)
+        XCTAssertEqual(try r.u32(), 0x0405_0607)
+        XCTAssertEqual(try r.u64(), 0x0809_0a0b_0c0d_0e0f)
+        XCTAssertEqual(try r.string(), "hé")
+        XCTAssertEqual(try r.long(), [9, 9])
+        XCTAssertTrue(r.isAtEnd)
+        XCTAssertThrowsError(try r.u8())
+        var short = ByteReader([0, 5, 1])
+        XCTAssertThrowsError(try short.short())
+    }
+
+    func testClockHonoursFakeNow() {
+        XCTAssertEqual(SystemClock(environment: ["RCHAT_FAKE_NOW": "1700000000"]).now(), 1_700_000_000)
+        XCTAssertTrue(SystemClock(environment: ["RCHAT_FAKE_NOW": "5"]).isFake)
+        let real = SystemClock(environment: [:])
+        XCTAssertFalse(real.isFake)
+        XCTAssertGreaterThan(real.now(), 1_700_000_000)
+        let manual = ManualClock(10)
+        manual.advance(5)
+        XCTAssertEqual(manual.now(), 15)
+    }
+}
