@@ -28,11 +28,18 @@ let package = Package(
         // Sockets and the epoll event loop.
         .target(name: "RChatNet", dependencies: ["RChatCore", "CEpoll"]),
         // The relay as a library.
-        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet"]),
+        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet", "RChatRelayClient"]),
         // The client side of the relay protocol.
         .target(name: "RChatRelayClient", dependencies: ["RChatCore", "RChatCrypto", "RChatNet"]),
 
-        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatCrypto", "RChatStore"]),
+        // Accounts, contacts, sessions, outbox, receipts, recovery: the store-and-sync engine.
+        .target(name: "RChatEngine", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatRelayClient"]),
+
+        // The full-screen view: a screen model of cells, an ncursesw renderer, the key map.
+        // It sees the engine only through Core's ChatModel.
+        .target(name: "RChatTUI", dependencies: ["RChatCore", "CNcursesw"]),
+
+        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI"]),
         .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
         // Benchmarks: separate from tests, each printing a ratio against a reference.
         .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient"]),
@@ -42,6 +49,8 @@ let package = Package(
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
         .testTarget(name: "RChatStoreTests", dependencies: ["RChatStore"]),
         .testTarget(name: "RChatNetTests", dependencies: ["RChatNet"]),
+        .testTarget(name: "RChatEngineTests", dependencies: ["RChatEngine"]),
+        .testTarget(name: "RChatTUITests", dependencies: ["RChatTUI"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatRelay", "RChatRelayClient"]),
         // Runs the built executables: the scripting interface as a user sees it.
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore"]),

@@ -1,4 +1,5 @@
 import XCTest
+import Foundation
 @testable import RChatCore
 
 final class EncodingTests: XCTestCase {
@@ -57,5 +58,16 @@ final class EncodingTests: XCTestCase {
         let manual = ManualClock(10)
         manual.advance(5)
         XCTAssertEqual(manual.now(), 15)
+    }
+}
+
+final class JSONLineTests: XCTestCase {
+    func testKeysInOrderAndEscaping() throws {
+        let line = JSONLine.object([("type", .string("message")), ("text", .string("a\"b\\c\nd\u{1}é🙂")), ("n", .int(3)),
+                                    ("ok", .bool(false)), ("status", .null), ("ids", .strings(["x", "y"]))])
+        XCTAssertEqual(line, #"{"type":"message","text":"a\"b\\c\nd\u0001é🙂","n":3,"ok":false,"status":null,"ids":["x","y"]}"#)
+        // And it is real JSON.
+        let parsed = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        XCTAssertEqual(parsed?["text"] as? String, "a\"b\\c\nd\u{1}é🙂")
     }
 }

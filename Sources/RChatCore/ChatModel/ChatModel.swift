@@ -1,0 +1,48 @@
+/// The seam between the view and the engine (as profanity's ui.h is between protocol and
+/// view): the TUI reads these models and sends these intents; it never touches SQLite or
+/// sockets. The engine implements it; tests implement it with a fake.
+public protocol ChatModel: AnyObject {
+    func conversations() -> [ConversationSummary]
+    /// The latest `limit` items before `before` (an item index from the end; nil = newest),
+    /// oldest first: a page, never the whole history.
+    func page(of contact: String, before: Int?, limit: Int) -> [ConversationItem]
+    func itemCount(of contact: String) -> Int
+    func timeline(of contact: String, message: MessageID) -> [TimelineEntry]
+    func connection() -> ConnectionState
+    func myCode() -> String
+
+    /// Intents. Errors come back as one line for the status bar.
+    func send(to contact: String, text: String) throws(ChatModelError)
+    func resend(to contact: String, messages: [MessageID]) throws(ChatModelError)
+    /// The messages have been on screen: Read receipts may go.
+    func markShown(contact: String, messages: [MessageID])
+    func addContact(code: String) throws(ChatModelError) -> String
+    func setMuted(_ contact: String, _ muted: Bool) throws(ChatModelError)
+    func setBlocked(_ contact: String, _ blocked: Bool) throws(ChatModelError)
+    func delete(_ contact: String) throws(ChatModelError)
+
+    /// A descriptor that becomes readable when something changed; `drainEvents` empties it
+    /// and says what changed, so the view redraws only that.
+    var wakeDescriptor: Int32 { get }
+    func drainEvents() -> [ChatEvent]
+}
+
+public struct ChatModelError: Error, Equatable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+public enum ConnectionState: Equatable, Sendable {
+    case connecting
+    case online
+    case offline(retryIn: Int)
+}
+
+/// What changed, so the view redraws only that.
+public enum ChatEvent: Equatable, Sendable {
+    case conversationsChanged
+    case newMessage(contact: String, id: MessageID, preview: String)
+    case statusChanged(contact: String, id: MessageID, status: MessageStatus)
+    case rowAdded(contact: String)
+    case connectionChanged(ConnectionState)
+}

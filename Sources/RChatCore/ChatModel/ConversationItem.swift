@@ -1,0 +1,72 @@
+/// What a conversation shows, in order: messages and system rows (DESIGN §5, §6, §9).
+/// The engine produces these read models; the TUI and `rchat list` only draw them.
+public enum ConversationItem: Equatable, Sendable {
+    case message(MessageItem)
+    case row(SystemRow)
+}
+
+public enum Direction: String, Sendable {
+    case outgoing = "out"
+    case incoming = "in"
+}
+
+public struct MessageItem: Equatable, Sendable, Identifiable {
+    public var id: MessageID
+    public var direction: Direction
+    public var text: String
+    /// nil for incoming messages.
+    public var status: MessageStatus?
+    /// Sent again automatically (the quiet `Resent` marker).
+    public var resent: Bool
+    /// When it was written (outgoing) or stored here (incoming), unix seconds.
+    public var at: Int64
+
+    public init(id: MessageID, direction: Direction, text: String, status: MessageStatus?, resent: Bool, at: Int64) {
+        self.id = id; self.direction = direction; self.text = text; self.status = status; self.resent = resent; self.at = at
+    }
+}
+
+/// A line the conversation shows that is not a message: the recovery rows, with their
+/// Resend action where the seeds offer one.
+public struct SystemRow: Equatable, Sendable, Identifiable {
+    public enum Action: String, Sendable { case resend }
+
+    public var id: Int64
+    public var text: String
+    public var action: Action?
+    public var messageIDs: [MessageID]
+    public var at: Int64
+
+    public init(id: Int64, text: String, action: Action?, messageIDs: [MessageID], at: Int64) {
+        self.id = id; self.text = text; self.action = action; self.messageIDs = messageIDs; self.at = at
+    }
+}
+
+/// One line of the conversation list.
+public struct ConversationSummary: Equatable, Sendable {
+    public enum State: String, Sendable {
+        case ok
+        case keysDontMatch = "keys-dont-match"
+        case blocked, muted, request
+    }
+
+    public var name: String
+    public var state: State
+    public var unread: Int
+    public var lastActivity: Int64
+
+    public init(name: String, state: State, unread: Int, lastActivity: Int64) {
+        self.name = name; self.state = state; self.unread = unread; self.lastActivity = lastActivity
+    }
+}
+
+/// One status a message reached, with its time: the message details' timeline.
+public struct TimelineEntry: Equatable, Sendable {
+    public enum Step: Equatable, Sendable {
+        case stored, relayAcknowledged, delivered, read, resent, status(MessageStatus)
+    }
+    public var step: Step
+    public var at: Int64
+
+    public init(step: Step, at: Int64) { self.step = step; self.at = at }
+}

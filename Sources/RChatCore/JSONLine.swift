@@ -1,0 +1,52 @@
+/// One JSON object on one line, keys in the order given — the scripting interface's form
+/// (DESIGN §9), where tests and people read fields in a fixed order.
+public enum JSONLine {
+    public enum Value {
+        case string(String)
+        case int(Int64)
+        case bool(Bool)
+        case null
+        case strings([String])
+
+        public static func int(_ v: Int) -> Value { .int(Int64(v)) }
+        public static func optionalString(_ v: String?) -> Value { v.map(Value.string) ?? .null }
+    }
+
+    public static func object(_ fields: [(String, Value)]) -> String {
+        var out = "{"
+        for (i, (key, value)) in fields.enumerated() {
+            if i > 0 { out += "," }
+            out += quote(key) + ":" + render(value)
+        }
+        return out + "}"
+    }
+
+    static func render(_ value: Value) -> String {
+        switch value {
+        case .string(let s): return quote(s)
+        case .int(let n): return String(n)
+        case .bool(let b): return b ? "true" : "false"
+        case .null: return "null"
+        case .strings(let list): return "[" + list.map(quote).joined(separator: ",") + "]"
+        }
+    }
+
+    /// RFC 8259 string escaping; non-ASCII passes through as UTF-8.
+    public static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7f || scalar.value == 0x2028 || scalar.value == 0x2029:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
