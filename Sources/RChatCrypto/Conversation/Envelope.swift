@@ -1,0 +1,67 @@
+import RChatCore
+
+/// What goes through the relay for a message, receipt or notice inside a session.
+///
+/// Frame layout:
+///
+///     u8  envelope version (1)
+///     81  header box: 24-byte random nonce ‖ XChaCha20-Poly1305(header, ad = version)
+///         under the header key for the sender (from the conversation secret)
+///         header = u8 kind ‖ 16 message id ‖ u64 sequence ‖ 16 session id
+///     ..  body box: XChaCha20-Poly1305(body) under the session's send key,
+///         nonce = counterNonce(sequence, sender's role),
+///         ad = "rchat envelope body v1" ‖ version ‖ header
+///
+/// Replaying a whole frame opens again (same id): the receiver keeps message ids unique.
+public enum Envelope {
+    public static let version: UInt8 = 1
+    static let headerBoxBytes = AEAD.nonceBytes + EnvelopeHeader.encodedBytes + AEAD.tagBytes
+    /// The smallest possible frame (empty body).
+    public static let minimumBytes = 1 + headerBoxBytes + AEAD.tagBytes
+
+    public static func seal(kind: EnvelopeKind, messageID: MessageID, sequence: UInt64, body: [UInt8],
+                            keys: SessionKeys, conversation: ConversationSecret) -> [UInt8] {
+        let header = EnvelopeHeader(kind: kind, messageID: messageID, sequence: sequence, sessionID: keys.sessionID)
+        let headerKey = conversation.headerKey(sentBy: conversation.myAccountKey)
+        let headerBox = AEAD.sealWithRandomNonce(header.encoded(), additionalData: [version], key: headerKey)
+        let bodyBox = AEAD.seal(body, additionalData: header.bodyAssociatedData(frameVersion: version),
+                                nonce: AEAD.counterNonce(sequence, direction: keys.role.rawValue), key: keys.sendKey)
+        return [version] + headerBox + bodyBox
+    }
+
+    /// Reads the header of a frame from the peer with only the conversation secret.
+    public static func openHeader(_ frame: [UInt8], conversation: ConversationSecret) throws(EnvelopeError) -> EnvelopeHeader {
+        let headerBox = try split(frame).headerBox
+        let headerKey = conversation.headerKey(sentBy: conversation.peerAccountKey)
+        let plain: [UInt8]
+        do { plain = try AEAD.openWithNonceInFront(headerBox, additionalData: [version], key: headerKey) }
+        catch { throw .headerUnreadable }
+        return try EnvelopeHeader.decode(plain)
+    }
+
+    /// Opens the body with the key of the header's session.
+    public static func openBody(_ frame: [UInt8], header: EnvelopeHeader, key: ReceiveKey) throws(EnvelopeError) -> [UInt8] {
+        guard constantTimeEqual(header.sessionID, key.sessionID) else { throw .wrongSession }
+        let bodyBox = try split(frame).bodyBox
+        do {
+            return try AEAD.open(bodyBox, additionalData: header.bodyAssociatedData(frameVersion: version),
+                                 nonce: AEAD.counterNonce(header.sequence, direction: key.senderRole.rawValue), key: key.key)
+        } catch {
+            throw .bodyUnreadable
+        }
+    }
+
+    /// Opens the body with whichever of `keys` belongs to the header's session
+    /// (e.g. `SavedSessionState.receiveKeys`); `.wrongSession` when none does.
+    public static func openBody(_ frame: [UInt8], header: EnvelopeHeader, keys: [ReceiveKey]) throws(EnvelopeError) -> [UInt8] {
+        guard let key = keys.first(where: { $0.sessionID == header.sessionID }) else { throw .wrongSession }
+        return try openBody(frame, header: header, key: key)
+    }
+
+    private static func split(_ frame: [UInt8]) throws(EnvelopeError) -> (headerBox: [UInt8], bodyBox: [UInt8]) {
+        guard let v = frame.first else { throw .malformed }
+        guard v == version else { throw .unsupportedVersion(v) }
+        guard frame.count >= minimumBytes else { throw .malformed }
+        return (Array(frame[1..<(1 + headerBoxBytes)]), Array(frame[(1 + headerBoxBytes)...]))
+    }
+}

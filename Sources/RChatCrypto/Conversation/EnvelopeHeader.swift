@@ -1,0 +1,95 @@
+import RChatCore
+
+/// What an envelope carries.
+public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
+    case message = 1
+    case receiptDelivered = 2
+    case receiptRead = 3
+    /// A signed statement such as a could-not-read notice.
+    case notice = 4
+    /// Padding traffic with nothing to show.
+    case cover = 5
+}
+
+/// The part of an envelope sealed under the conversation's header key: readable by anyone
+/// holding the account keys — so a reinstalled side can learn which ids it missed — and by
+/// nobody else, the relay included.
+public struct EnvelopeHeader: Sendable, Equatable {
+    public let kind: EnvelopeKind
+    public let messageID: MessageID
+    /// The sender's number for this envelope within its session, from 0.
+    public let sequence: UInt64
+    /// The session whose keys seal the body.
+    public let sessionID: [UInt8]
+
+    public init(kind: EnvelopeKind, messageID: MessageID, sequence: UInt64, sessionID: [UInt8]) {
+        precondition(sessionID.count == SessionKeys.sessionIDBytes)
+        self.kind = kind
+        self.messageID = messageID
+        self.sequence = sequence
+        self.sessionID = sessionID
+    }
+
+    static let encodedBytes = 1 + MessageID.byteCount + 8 + SessionKeys.sessionIDBytes
+
+    func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: Self.encodedBytes)
+        w.u8(kind.rawValue)
+        w.raw(messageID.bytes)
+        w.u64(sequence)
+        w.raw(sessionID)
+        return w.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(EnvelopeError) -> EnvelopeHeader {
+        guard bytes.count == encodedBytes else { throw .malformed }
+        var r = ByteReader(bytes)
+        do {
+            let raw = try r.u8()
+            guard let kind = EnvelopeKind(rawValue: raw) else { throw EnvelopeError.unknownKind(raw) }
+            let id = MessageID(bytes: try r.raw(MessageID.byteCount))!
+            let sequence = try r.u64()
+            let session = try r.raw(SessionKeys.sessionIDBytes)
+            return EnvelopeHeader(kind: kind, messageID: id, sequence: sequence, sessionID: session)
+        } catch let e as EnvelopeError {
+            throw e
+        } catch {
+            throw .malformed
+        }
+    }
+
+    /// What the body's seal binds to: the header fields, so a body cannot be moved under
+    /// another header, position or session.
+    func bodyAssociatedData(frameVersion: UInt8) -> [UInt8] {
+        var w = ByteWriter(capacity: 48 + Self.encodedBytes)
+        w.long(Array("rchat envelope body v1".utf8))
+        w.u8(frameVersion)
+        w.raw(encoded())
+        return w.bytes
+    }
+}
+
+public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
+    case malformed
+    case unsupportedVersion(UInt8)
+    /// The header did not open with this conversation's key for the peer: not from the
+    /// peer, altered, or not for this conversation.
+    case headerUnreadable
+    /// An authentic header of a kind this version does not know (a newer peer).
+    case unknownKind(UInt8)
+    /// No key for the header's session (it was never known here, or has been pruned).
+    case wrongSession
+    /// The body did not open with the session's key: altered, moved, or a wrong key.
+    case bodyUnreadable
+
+    public var description: String {
+        switch self {
+        case .malformed: return "malformed envelope"
+        case .unsupportedVersion(let v): return "unsupported envelope version \(v)"
+        case .headerUnreadable: return "envelope header did not open"
+        case .unknownKind(let k): return "unknown envelope kind \(k)"
+        case .wrongSession: return "no key for the envelope's session"
+        case .bodyUnreadable: return "envelope body did not open"
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import RChatCore
+
+/// The session handshake, protocol v3 (DESIGN §4): Noise-KK-style, run over a relay link
+/// every time either side comes back online.
+///
+/// Roles come from key order: the side whose account public key sorts first initiates, so
+/// two sides linked at the same moment never both initiate. Both account (static) keys are
+/// pinned in advance; the DHs use their X25519 forms. Each message carries a fresh ephemeral.
+///
+/// Message layout (both messages):
+///
+///     u8  protocol version (3)          ─┐ clear, mixed into the transcript
+///     u8  message number (1 or 2)        │
+///     32  ephemeral X25519 public key   ─┘
+///     ..  sealed payload: XChaCha20-Poly1305 under the current message key,
+///         nonce = counterNonce(0, message number), associated data = transcript hash
+///
+/// Payload (plaintext):
+///
+///     u8  protocol version (3)
+///     32  sender's account public key   (≠ pinned → HandshakeError.keysDontMatch)
+///     32  sender's device public key
+///     64  DeviceCertificate (account signs device key)
+///     u8  flags: bit 0 = started over (no saved state for this conversation)
+///     u64 sender's reconnect counter (0 when started over)
+///     u16 length ‖ extension bytes (opaque to the handshake, e.g. a could-not-read notice)
+///     64  device-key signature over "rchat handshake v3 device signature" ‖ role ‖ h ‖
+///         all the payload fields above, h = transcript hash just before sealing
+///
+/// Transcript: h₀ = BLAKE2b(protocol name), ck₀ = h₀; mix prologue, initiator account key,
+/// responder account key. Message 1 mixes its header and eᵢ, then DH(eᵢ, Sᵣ) ("es") and
+/// DH(Sᵢ, Sᵣ) ("ss") into ck; message 2 mixes its header and eᵣ, then DH(eᵢ, eᵣ) ("ee") and
+/// DH(Sᵢ, eᵣ) ("se"). Each DH: ck' = deriveKey(ck, dh), message key = deriveKey(ck, dh) with
+/// distinct contexts. Sealed payloads are mixed into h. Session keys: one per direction
+/// from the final ck and h; session id = BLAKE2b("rchat session id v3" ‖ h)[0..<16].
+///
+/// Freshness: the responder's payload and the session keys depend on both ephemerals. The
+/// initiator's payload depends only on its own ephemeral, so a replayed first message is
+/// accepted again (yielding keys nobody else holds); the engine should act on the
+/// initiator's extension only once the first envelope of the session has opened.
+public enum Handshake {
+    public static let protocolVersion: UInt8 = 3
+    static let headerBytes = 2
+    static let maxMessageBytes = headerBytes + AgreementKey.keyBytes + 256 + HandshakePayload.maxExtensionBytes
+
+    public enum Role: UInt8, Sendable, Equatable {
+        case initiator = 1
+        case responder = 2
+
+        public var peer: Role { self == .initiator ? .responder : .initiator }
+
+        /// The side whose account key sorts first initiates.
+        public static func of(myAccountKey: [UInt8], peerAccountKey: [UInt8]) -> Role {
+            bytesPrecede(myAccountKey, peerAccountKey) ? .initiator : .responder
+        }
+    }
+
+    /// This side: its account key, its device key and the account's certificate for it.
+    public struct LocalIdentity: Sendable {
+        public let account: SigningKey
+        public let device: SigningKey
+        public let deviceCertificate: [UInt8]
+
+        public init(account: SigningKey, device: SigningKey, deviceCertificate: [UInt8]) {
+            self.account = account
+            self.device = device
+            self.deviceCertificate = deviceCertificate
+        }
+
+        /// Issues the certificate on the spot (the account key signs the device key).
+        public init(account: SigningKey, device: SigningKey) {
+            self.init(account: account, device: device,
+                      deviceCertificate: DeviceCertificate.issue(deviceKey: device.publicKey, account: account))
+        }
+    }
+
+    /// The contact's keys as pinned from its code.
+    public struct PinnedKeys: Sendable, Equatable {
+        public let accountKey: [UInt8]
+        public let deviceKey: [UInt8]
+
+        public init(accountKey: [UInt8], deviceKey: [UInt8]) {
+            self.accountKey = accountKey
+            self.deviceKey = deviceKey
+        }
+    }
+
+    /// What this side says about its saved state: nil counter = started over.
+    struct Announcement {
+        let reconnectCounter: UInt64?
+        let extensionBytes: [UInt8]
+    }
+}
+
+/// Why a handshake failed. Never carries key material beyond a public key.
+public enum HandshakeError: Error, Equatable, CustomStringConvertible {
+    /// The peer authenticated but presented an account key other than the pinned one.
+    case keysDontMatch(presentedAccountKey: [UInt8])
+    /// The device certificate is not the pinned account's signature over the device key.
+    case badCertificate
+    /// The device key's signature over the transcript does not verify.
+    case badSignature
+    /// Not a handshake message of the expected shape.
+    case malformed
+    /// The payload did not decrypt: wrong static or ephemeral key, or altered bytes.
+    case decryptionFailed
+    case unsupportedVersion(UInt8)
+    /// Key order says this side plays the other role.
+    case wrongRole
+    /// A pinned or local key cannot be used for X25519.
+    case unusableKey
+
+    public var description: String {
+        switch self {
+        case .keysDontMatch(let key): return "keys don't match: contact presented account key \(Hex.encode(key))"
+        case .badCertificate: return "device certificate is not signed by the contact's account key"
+        case .badSignature: return "device signature over the handshake does not verify"
+        case .malformed: return "malformed handshake message"
+        case .decryptionFailed: return "handshake message did not decrypt"
+        case .unsupportedVersion(let v): return "unsupported protocol version \(v)"
+        case .wrongRole: return "this side does not play that role in the handshake"
+        case .unusableKey: return "key cannot be used for key agreement"
+        }
+    }
+}

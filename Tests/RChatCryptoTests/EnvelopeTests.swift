@@ -1,0 +1,143 @@
+import XCTest
+import RChatCore
+@testable import RChatCrypto
+
+final class EnvelopeTests: XCTestCase {
+    let pair = ConvPair.make(1)
+    lazy var alice = pair.initiator.conversation(with: pair.responder)   // initiator's view
+    lazy var bob = pair.responder.conversation(with: pair.initiator)     // responder's view
+
+    private func id(_ n: UInt8) -> MessageID { MessageID(bytes: [UInt8](repeating: n, count: 16))! }
+
+    func testRoundTripBothDirections() throws {
+        let (a, b) = try pair.handshake()
+        let cases: [(kind: EnvelopeKind, sequence: UInt64, body: [UInt8])] = [
+            (.message, 0, Array("hello".utf8)),
+            (.message, 1, []),
+            (.receiptDelivered, 2, id(9).bytes + id(10).bytes),
+            (.receiptRead, 3, id(9).bytes),
+            (.notice, 4, [UInt8](repeating: 7, count: 3000)),
+            (.cover, UInt64.max, [0, 0, 0]),
+        ]
+        for (n, c) in cases.enumerated() {
+            let messageID = id(UInt8(n))
+            // Alice → Bob.
+            let toBob = Envelope.seal(kind: c.kind, messageID: messageID, sequence: c.sequence, body: c.body, keys: a.keys, conversation: alice)
+            let h1 = try Envelope.openHeader(toBob, conversation: bob)
+            XCTAssertEqual(h1, EnvelopeHeader(kind: c.kind, messageID: messageID, sequence: c.sequence, sessionID: a.id))
+            XCTAssertEqual(try Envelope.openBody(toBob, header: h1, key: b.keys.receiving), c.body)
+            // Bob → Alice.
+            let toAlice = Envelope.seal(kind: c.kind, messageID: messageID, sequence: c.sequence, body: c.body, keys: b.keys, conversation: bob)
+            let h2 = try Envelope.openHeader(toAlice, conversation: alice)
+            XCTAssertEqual(try Envelope.openBody(toAlice, header: h2, key: a.keys.receiving), c.body)
+            XCTAssertEqual(toBob.count, Envelope.minimumBytes + c.body.count)
+        }
+    }
+
+    func testHeaderReadableWithOnlyTheConversationSecret() throws {
+        let (a, _) = try pair.handshake()
+        let frame = Envelope.seal(kind: .message, messageID: id(1), sequence: 5, body: Array("lost".utf8), keys: a.keys, conversation: alice)
+        // Bob reinstalled and restored his account: the secret again, no session keys.
+        let restoredBob = ConvParty(accountSeed: pair.responder.accountSeed, deviceSeed: 250)
+        let bobAgain = restoredBob.conversation(with: pair.initiator)
+        let header = try Envelope.openHeader(frame, conversation: bobAgain)
+        XCTAssertEqual(header.messageID, id(1))
+        XCTAssertEqual(header.sequence, 5)
+        // …but not the body: no key for that session, and a later session's key does not fit.
+        XCTAssertThrowsError(try Envelope.openBody(frame, header: header, keys: [])) { XCTAssertEqual($0 as? EnvelopeError, .wrongSession) }
+        let (_, later) = try pair.handshake(responderCounter: nil)
+        XCTAssertThrowsError(try Envelope.openBody(frame, header: header, keys: [later.keys.receiving])) {
+            XCTAssertEqual($0 as? EnvelopeError, .wrongSession)
+        }
+    }
+
+    func testHeaderOpensOnlyForThePeerInThisConversation() throws {
+        let (a, _) = try pair.handshake()
+        let frame = Envelope.seal(kind: .message, messageID: id(1), sequence: 0, body: [1], keys: a.keys, conversation: alice)
+        let other = ConvPair.make(80)
+        let cases: [(name: String, conversation: ConversationSecret)] = [
+            ("reflected back to its sender", alice),
+            ("another conversation", other.initiator.conversation(with: other.responder)),
+            ("the sender with a third party", pair.initiator.conversation(with: other.responder)),
+        ]
+        for c in cases {
+            XCTAssertThrowsError(try Envelope.openHeader(frame, conversation: c.conversation), c.name) {
+                XCTAssertEqual($0 as? EnvelopeError, .headerUnreadable, c.name)
+            }
+        }
+    }
+
+    func testAnyBitFlipIsRejected() throws {
+        let (a, b) = try pair.handshake()
+        let frame = Envelope.seal(kind: .message, messageID: id(3), sequence: 7, body: Array("flip me".utf8), keys: a.keys, conversation: alice)
+        for index in frame.indices {
+            for bit in 0..<8 {
+                var bad = frame
+                bad[index] ^= UInt8(1) << UInt8(bit)
+                let opened: [UInt8]? = try? {
+                    let header = try Envelope.openHeader(bad, conversation: bob)
+                    return try Envelope.openBody(bad, header: header, key: b.keys.receiving)
+                }()
+                XCTAssertNil(opened, "byte \(index) bit \(bit)")
+            }
+        }
+        let cut: [(String, [UInt8], EnvelopeError)] = [
+            ("empty", [], .malformed),
+            ("version only", [Envelope.version], .malformed),
+            ("future version", [2] + frame.dropFirst(), .unsupportedVersion(2)),
+            ("header cut", Array(frame.prefix(40)), .malformed),
+        ]
+        for (name, bytes, error) in cut {
+            XCTAssertThrowsError(try Envelope.openHeader(bytes, conversation: bob), name) { XCTAssertEqual($0 as? EnvelopeError, error, name) }
+        }
+        let header = try Envelope.openHeader(frame, conversation: bob)
+        XCTAssertThrowsError(try Envelope.openBody(Array(frame.dropLast()), header: header, key: b.keys.receiving)) {
+            XCTAssertEqual($0 as? EnvelopeError, .bodyUnreadable)
+        }
+    }
+
+    func testBodyOfOneSessionDoesNotOpenWithAnother() throws {
+        let (a1, b1) = try pair.handshake()
+        let (_, b2) = try pair.handshake()
+        let frame = Envelope.seal(kind: .message, messageID: id(4), sequence: 0, body: [4, 2], keys: a1.keys, conversation: alice)
+        let header = try Envelope.openHeader(frame, conversation: bob)
+        XCTAssertThrowsError(try Envelope.openBody(frame, header: header, key: b2.keys.receiving)) {
+            XCTAssertEqual($0 as? EnvelopeError, .wrongSession)
+        }
+        // Even when labelled as session 1, session 2's key does not open it.
+        let mislabelled = ReceiveKey(sessionID: a1.id, senderRole: .initiator, key: b2.keys.receiveKey)
+        XCTAssertThrowsError(try Envelope.openBody(frame, header: header, key: mislabelled)) {
+            XCTAssertEqual($0 as? EnvelopeError, .bodyUnreadable)
+        }
+        // A sender cannot read its own frame with its receive key (per-direction keys).
+        let own = ReceiveKey(sessionID: a1.id, senderRole: .initiator, key: a1.keys.receiveKey)
+        XCTAssertThrowsError(try Envelope.openBody(frame, header: header, key: own))
+        // Among several keys, the right one is picked.
+        XCTAssertEqual(try Envelope.openBody(frame, header: header, keys: [b2.keys.receiving, b1.keys.receiving]), [4, 2])
+    }
+
+    /// Bodies glued under another frame's header (another id, position or kind) fail.
+    func testBodyCannotMoveToAnotherHeader() throws {
+        let (a, b) = try pair.handshake()
+        func frame(_ n: UInt8, _ seq: UInt64, _ kind: EnvelopeKind) -> [UInt8] {
+            Envelope.seal(kind: kind, messageID: id(n), sequence: seq, body: [n, n], keys: a.keys, conversation: alice)
+        }
+        let original = frame(1, 1, .message)
+        let headerLength = 1 + Envelope.headerBoxBytes
+        let cases: [(String, [UInt8])] = [
+            ("other position", frame(1, 2, .message)),
+            ("other message id", frame(2, 1, .message)),
+            ("other kind", frame(1, 1, .receiptRead)),
+        ]
+        for (name, donor) in cases {
+            let spliced = Array(donor.prefix(headerLength)) + original.dropFirst(headerLength)
+            let header = try Envelope.openHeader(spliced, conversation: bob)
+            XCTAssertThrowsError(try Envelope.openBody(spliced, header: header, key: b.keys.receiving), name) {
+                XCTAssertEqual($0 as? EnvelopeError, .bodyUnreadable, name)
+            }
+        }
+        // The same header sealed twice looks different (random nonce): the relay cannot
+        // match repeats.
+        XCTAssertNotEqual(Array(frame(1, 1, .message).prefix(headerLength)), Array(original.prefix(headerLength)))
+    }
+}
