@@ -24,6 +24,7 @@ public struct ByteWriter: Sendable {
 
 public struct ByteReaderError: Error, Equatable, Sendable {
     public let offset: Int
+    public init(offset: Int) { self.offset = offset }
 }
 
 /// Reads what ByteWriter wrote; every read checks the bounds and throws past the end.

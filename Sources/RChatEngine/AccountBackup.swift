@@ -1,0 +1,83 @@
+import RChatCore
+import RChatCrypto
+
+/// What `rchat account export` writes, sealed under a passphrase: the account keys, settings
+/// and contacts with their pinned keys — never session state, messages or the device key
+/// (like a phone backup that excludes the sealed state).
+public struct AccountBackup: Equatable {
+    static let magic = Array("rchat account v1".utf8)
+
+    public struct Contact: Equatable {
+        public var name: String
+        public var accountKey: [UInt8]
+        public var deviceKey: [UInt8]
+        public var deviceCertificate: [UInt8]
+        public var relay: String
+        public var inviteToken: [UInt8]
+        public var blocked: Bool
+        public var muted: Bool
+    }
+
+    public var name: String
+    public var relay: String
+    /// The account key's 32-byte seed. Wiped by `wipeSecrets()` once used.
+    public var accountSeed: [UInt8]
+    public var inviteToken: [UInt8]
+    public var settings: [String: String]
+    public var contacts: [Contact]
+
+    public func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: 512)
+        w.raw(Self.magic)
+        w.string(name)
+        w.string(relay)
+        w.short(accountSeed)
+        w.short(inviteToken)
+        w.u32(UInt32(settings.count))
+        for (k, v) in settings.sorted(by: { $0.key < $1.key }) { w.string(k); w.string(v) }
+        w.u32(UInt32(contacts.count))
+        for c in contacts {
+            w.string(c.name); w.short(c.accountKey); w.short(c.deviceKey); w.short(c.deviceCertificate)
+            w.string(c.relay); w.short(c.inviteToken); w.u8(c.blocked ? 1 : 0); w.u8(c.muted ? 1 : 0)
+        }
+        return w.bytes
+    }
+
+    public init(name: String, relay: String, accountSeed: [UInt8], inviteToken: [UInt8],
+                settings: [String: String], contacts: [Contact]) {
+        self.name = name; self.relay = relay; self.accountSeed = accountSeed
+        self.inviteToken = inviteToken; self.settings = settings; self.contacts = contacts
+    }
+
+    public init(decoding bytes: [UInt8]) throws(EngineError) {
+        var r = ByteReader(bytes)
+        do {
+            guard try r.raw(Self.magic.count) == Self.magic else { throw EngineError.crypto("not an rChat account export") }
+            name = try r.string()
+            relay = try r.string()
+            accountSeed = try r.short()
+            inviteToken = try r.short()
+            var settings: [String: String] = [:]
+            let settingCount = try r.u32()
+            guard settingCount < 10_000 else { throw ByteReaderError(offset: r.offset) }
+            for _ in 0..<settingCount { settings[try r.string()] = try r.string() }
+            self.settings = settings
+            var contacts: [Contact] = []
+            let contactCount = try r.u32()
+            guard contactCount < 1_000_000 else { throw ByteReaderError(offset: r.offset) }
+            for _ in 0..<contactCount {
+                contacts.append(Contact(name: try r.string(), accountKey: try r.short(), deviceKey: try r.short(),
+                                        deviceCertificate: try r.short(), relay: try r.string(), inviteToken: try r.short(),
+                                        blocked: try r.u8() != 0, muted: try r.u8() != 0))
+            }
+            self.contacts = contacts
+            guard r.isAtEnd, accountSeed.count == SigningKey.seedBytes else { throw ByteReaderError(offset: r.offset) }
+        } catch let e as EngineError {
+            throw e
+        } catch {
+            throw .crypto("the account export is damaged")
+        }
+    }
+
+    public mutating func wipeSecrets() { wipe(&accountSeed) }
+}

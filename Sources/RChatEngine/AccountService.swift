@@ -1,0 +1,195 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatStore
+
+/// An account opened on this machine: its store, its device key and the keys derived from
+/// them. Opening checks that the data belongs to this device and machine before anything
+/// else reads it, and changes nothing when it does not.
+public final class AccountService {
+    public let locations: Locations
+    public let store: Store
+    public let device: SigningKey
+    public let sealingKey: SealingKey
+    public let clock: Clock
+
+    public init(locations: Locations, clock: Clock = SystemClock()) throws(EngineError) {
+        self.locations = locations
+        self.clock = clock
+        guard FileManager.default.fileExists(atPath: locations.databasePath) else { throw .noAccount(locations.home) }
+        let keystore = DeviceKeystore(directory: locations.deviceDirectory)
+        let store = try Self.openStore(locations)
+        self.store = store
+        do throws(EngineError) {
+            guard let account = try Self.wrap({ try store.account() }) else { throw EngineError.noAccount(locations.home) }
+            guard keystore.exists else { throw Self.anotherDevice(locations) }
+            device = try keystore.load()
+            sealingKey = keystore.sealingKey(for: device)
+            guard constantTimeEqual(device.publicKey, account.deviceKey),
+                  (try? sealingKey.open(account.deviceSeal, purpose: Self.sealPurpose(account.publicKey))) != nil
+            else { throw Self.anotherDevice(locations) }
+        } catch {
+            store.close()
+            throw error
+        }
+    }
+
+    deinit { store.close() }
+
+    // MARK: creating and restoring
+
+    /// `rchat init --name --relay`: a new account, and this machine's device key if none.
+    @discardableResult
+    public static func create(at locations: Locations, name: String, relay: RelayAddress,
+                              clock: Clock = SystemClock()) throws(EngineError) -> AccountIdentity {
+        try refuseExistingAccount(locations)
+        let identity = AccountIdentity(name: name, relay: relay, accountKey: SigningKey.generate(),
+                                       inviteToken: Random.bytes(AccountIdentity.inviteTokenBytes))
+        try install(identity, at: locations, clock: clock) { _ in }
+        return identity
+    }
+
+    /// `rchat init --import FILE`: the account, settings and contacts from an export, into a
+    /// home with no account. A wrong passphrase creates nothing.
+    @discardableResult
+    public static func restore(at locations: Locations, from file: String, passphrase: String,
+                               clock: Clock = SystemClock()) throws(EngineError) -> AccountIdentity {
+        var sealed: [UInt8]
+        do { sealed = try PrivateFiles.read(file) } catch { throw .io("cannot read the account export \(file)") }
+        var plain: [UInt8]
+        do {
+            plain = try PassphraseSeal.open(sealed, passphrase: passphrase)
+        } catch .decryptionFailed {
+            throw .crypto("wrong passphrase, or the account export \(file) was altered")
+        } catch {
+            throw .crypto("\(file) is not an rChat account export")
+        }
+        defer { wipe(&plain); wipe(&sealed) }
+        var backup = try AccountBackup(decoding: plain)
+        defer { backup.wipeSecrets() }
+        guard let relay = try? RelayAddress(parsing: backup.relay) else { throw .crypto("the account export holds an invalid relay address") }
+        var seed = backup.accountSeed
+        let accountKey: SigningKey
+        do { accountKey = try SigningKey(seed: SecretBytes(consuming: &seed)) } catch { throw .crypto("the account export is damaged") }
+        try refuseExistingAccount(locations)
+        let identity = AccountIdentity(name: backup.name, relay: relay, accountKey: accountKey, inviteToken: backup.inviteToken)
+        try install(identity, at: locations, clock: clock) { tx in
+            let now = clock.now()
+            for (key, value) in backup.settings { try tx.setSetting(key, value) }
+            for c in backup.contacts {
+                let contact = try tx.addContact(NewContact(name: c.name, accountKey: c.accountKey, deviceKey: c.deviceKey,
+                                                           deviceCertificate: c.deviceCertificate, relayAddress: c.relay,
+                                                           inviteToken: c.inviteToken, state: .ok), at: now)
+                if c.blocked { try tx.setBlocked(contact: contact.id, true) }
+                if c.muted { try tx.setMuted(contact: contact.id, true) }
+            }
+        }
+        return identity
+    }
+
+    private static func refuseExistingAccount(_ locations: Locations) throws(EngineError) {
+        guard FileManager.default.fileExists(atPath: locations.databasePath) else { return }
+        let store = try openStore(locations)
+        defer { store.close() }
+        if try wrap({ try store.account() }) != nil { throw .accountExists(locations.home) }
+    }
+
+    private static func install(_ identity: AccountIdentity, at locations: Locations, clock: Clock,
+                                extra: (StoreTransaction) throws -> Void) throws(EngineError) {
+        let keystore = DeviceKeystore(directory: locations.deviceDirectory)
+        let device = try keystore.loadOrCreate()
+        try PrivateFiles.makeDirectory(locations.home)
+        try writeCacheDirTag(in: locations.home)
+        let store = try openStore(locations)
+        defer { store.close() }
+        var secret = identity.accountKey.seed.exposedCopy()
+        defer { wipe(&secret) }
+        let seal = keystore.sealingKey(for: device).seal(Array("rchat device binding".utf8),
+                                                          purpose: sealPurpose(identity.accountKey.publicKey))
+        let account = Account(name: identity.name, relayAddress: identity.relay.description,
+                              publicKey: identity.accountKey.publicKey, secretKey: secret,
+                              inviteToken: identity.inviteToken, deviceKey: device.publicKey, deviceSeal: seal,
+                              createdAt: clock.now())
+        try wrap {
+            try store.transaction { tx in
+                // Checked again inside the transaction: two `init`s racing cannot both win.
+                if try tx.account() != nil { throw EngineError.accountExists(locations.home) }
+                try tx.putAccount(account)
+                try extra(tx)
+            }
+        }
+    }
+
+    /// Tells backup tools that honour it to skip the directory holding sealed state: it
+    /// cannot be opened elsewhere, and an account moves with `rchat account export`.
+    static func writeCacheDirTag(in directory: String) throws(EngineError) {
+        let path = "\(directory)/CACHEDIR.TAG"
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        let text = """
+        Signature: 8a477f597d28d172789f06886806bc55
+        # This file is a cache directory tag created by rChat.
+        # Its sealed session state opens only on this machine; back the account up with
+        # `rchat account export` instead.
+
+        """
+        try PrivateFiles.write(Array(text.utf8), to: path)
+    }
+
+    static func sealPurpose(_ accountKey: [UInt8]) -> [UInt8] { Array("device binding".utf8) + accountKey }
+
+    static func anotherDevice(_ locations: Locations) -> EngineError {
+        .deviceKey("the account data in \(locations.home) belongs to another device or machine (its sealed state cannot be opened with \(locations.deviceDirectory)); restore the account into a new home with `rchat init --import`")
+    }
+
+    static func openStore(_ locations: Locations) throws(EngineError) -> Store {
+        try wrap { try Store(home: locations.home) }
+    }
+
+    /// Store and database errors become one clear line for the user.
+    static func wrap<T>(_ body: () throws -> T) throws(EngineError) -> T {
+        do {
+            return try body()
+        } catch let error as EngineError {
+            throw error
+        } catch {
+            throw .store("\(error)")
+        }
+    }
+
+    // MARK: the account
+
+    public func identity() throws(EngineError) -> AccountIdentity {
+        guard let account = try Self.wrap({ try store.account() }) else { throw .noAccount(locations.home) }
+        var seed = account.secretKey
+        guard let key = try? SigningKey(seed: SecretBytes(consuming: &seed)),
+              let relay = try? RelayAddress(parsing: account.relayAddress)
+        else { throw .store("the account record in \(locations.databasePath) is damaged") }
+        return AccountIdentity(name: account.name, relay: relay, accountKey: key, inviteToken: account.inviteToken)
+    }
+
+    public func contactCode() throws(EngineError) -> ContactCode {
+        try identity().contactCode(device: device)
+    }
+
+    /// `rchat account export FILE`: keys, settings and contacts under a passphrase.
+    public func export(to file: String, passphrase: String) throws(EngineError) {
+        let me = try identity()
+        var seed = me.accountKey.seed.exposedCopy()
+        let contacts = try Self.wrap { try store.contacts() }.filter { $0.state != .request }
+        var backup = AccountBackup(
+            name: me.name, relay: me.relay.description, accountSeed: seed, inviteToken: me.inviteToken,
+            settings: try Self.wrap { try store.settings() },
+            contacts: contacts.map {
+                AccountBackup.Contact(name: $0.name, accountKey: $0.accountKey, deviceKey: $0.deviceKey,
+                                      deviceCertificate: $0.deviceCertificate, relay: $0.relayAddress ?? "",
+                                      inviteToken: $0.inviteToken ?? [], blocked: $0.isBlocked, muted: $0.isMuted)
+            })
+        wipe(&seed)
+        var plain = backup.encoded()
+        backup.wipeSecrets()
+        defer { wipe(&plain) }
+        let sealed: [UInt8]
+        do { sealed = try PassphraseSeal.seal(plain, passphrase: passphrase) } catch { throw .crypto("\(error)") }
+        try PrivateFiles.write(sealed, to: file)
+    }
+}

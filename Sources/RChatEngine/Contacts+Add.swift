@@ -1,0 +1,86 @@
+import RChatCore
+import RChatCrypto
+import RChatStore
+
+/// What adding a code did.
+public struct AddContactResult: Equatable {
+    public enum Change: Equatable {
+        case added
+        case alreadyPinned
+        /// Their code entered again: a new device key (or account key) pinned, Keys don't
+        /// match cleared.
+        case reverified
+        case acceptedRequest
+    }
+    public let name: String
+    public let change: Change
+    public let safetyNumber: String
+}
+
+/// A line of `rchat contacts`.
+public struct ContactSummary: Equatable {
+    public let name: String
+    public let state: String
+    public let unread: Int
+}
+
+extension AccountService {
+    /// `rchat add CODE`: pins the account and device keys the code carries, after checking
+    /// that the account really certified that device. Entering a known contact's code again
+    /// pins what it carries now ("scan in person").
+    public func addContact(_ code: ContactCode, name chosenName: String?) throws(EngineError) -> AddContactResult {
+        let me = try identity()
+        guard !constantTimeEqual(code.accountKey, me.accountKey.publicKey) else {
+            throw .usage("that is your own contact code: you cannot add yourself")
+        }
+        guard DeviceCertificate.verify(code.deviceCertificate, deviceKey: code.deviceKey, accountKey: code.accountKey) else {
+            throw .usage("the code's device certificate does not verify: the code was altered or forged")
+        }
+        guard Signature.agreementPublicKey(fromSigningKey: code.accountKey) != nil else {
+            throw .usage("the code's account key is not a valid key")
+        }
+        let now = clock.now()
+        let safety = SafetyNumber.of(me.accountKey.publicKey, code.accountKey)
+        return try Self.wrap {
+            try store.transaction { tx -> AddContactResult in
+                let all = try tx.contacts(includingDeleted: true)
+                if let known = all.first(where: { $0.accountKey == code.accountKey }) {
+                    let keysChanged = try tx.updatePinnedKeys(contact: known.id, accountKey: code.accountKey, deviceKey: code.deviceKey,
+                                                              deviceCertificate: code.deviceCertificate, at: now)
+                    try tx.setRelayAddress(contact: known.id, code.relay.description)
+                    var name = known.name
+                    if let chosenName, chosenName != known.name {
+                        try tx.rename(contact: known.id, to: chosenName)
+                        name = chosenName
+                    }
+                    let wasRequest = known.state == .request
+                    let wasMismatch = known.state == .keysDontMatch
+                    if known.state != .ok { try tx.setState(contact: known.id, .ok) }
+                    if known.isDeleted {
+                        try tx.setDeleted(contact: known.id, false)
+                        return AddContactResult(name: name, change: .added, safetyNumber: safety)
+                    }
+                    let change: AddContactResult.Change = wasRequest ? .acceptedRequest
+                        : (keysChanged || wasMismatch) ? .reverified : .alreadyPinned
+                    return AddContactResult(name: name, change: change, safetyNumber: safety)
+                }
+                let name = chosenName ?? code.name
+                if try tx.contact(named: name) != nil {
+                    throw EngineError.usage("a contact named \(name) already exists; choose another name with --name NAME")
+                }
+                _ = try tx.addContact(NewContact(name: name, accountKey: code.accountKey, deviceKey: code.deviceKey,
+                                                 deviceCertificate: code.deviceCertificate, relayAddress: code.relay.description,
+                                                 inviteToken: code.inviteToken, state: .ok), at: now)
+                return AddContactResult(name: name, change: .added, safetyNumber: safety)
+            }
+        }
+    }
+
+    public func contactSummaries() throws(EngineError) -> [ContactSummary] {
+        try Self.wrap {
+            try store.contacts().map { c in
+                ContactSummary(name: c.name, state: c.displayState.rawValue, unread: try store.unreadCount(contact: c.id))
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import RChatSQL
+
+/// This side's account, as stored (one per database).
+public struct Account: Equatable, Sendable {
+    public var name: String
+    /// The relay address text (`HOST:PORT/KEY`).
+    public var relayAddress: String
+    public var publicKey: [UInt8]
+    /// Portable: exported in the passphrase-sealed backup.
+    public var secretKey: [UInt8]
+    public var inviteToken: [UInt8]
+    /// The device this data belongs to.
+    public var deviceKey: [UInt8]
+    /// A box sealed with that device's sealing key: opens only on that device and machine.
+    public var deviceSeal: [UInt8]
+    public var createdAt: Int64
+
+    public init(name: String, relayAddress: String, publicKey: [UInt8], secretKey: [UInt8], inviteToken: [UInt8],
+                deviceKey: [UInt8], deviceSeal: [UInt8], createdAt: Int64) {
+        self.name = name
+        self.relayAddress = relayAddress
+        self.publicKey = publicKey
+        self.secretKey = secretKey
+        self.inviteToken = inviteToken
+        self.deviceKey = deviceKey
+        self.deviceSeal = deviceSeal
+        self.createdAt = createdAt
+    }
+}
+
+extension StoreAccess {
+    /// The account, or nil before `rchat init`.
+    public func account() throws -> Account? {
+        guard let row = try database.queryOne(
+            "SELECT name, relay_address, public_key, secret_key, invite_token, device_key, device_seal, created_at FROM account WHERE id = 1")
+        else { return nil }
+        return Account(name: try row.string("name"), relayAddress: try row.string("relay_address"),
+                       publicKey: try row.blob("public_key"), secretKey: try row.blob("secret_key"),
+                       inviteToken: try row.blob("invite_token"), deviceKey: try row.blob("device_key"),
+                       deviceSeal: try row.blob("device_seal"), createdAt: try row.int64("created_at"))
+    }
+
+    /// Creates the account or replaces it (import, key rotation, rename).
+    public func putAccount(_ account: Account) throws {
+        try database.execute("""
+            INSERT INTO account (id, name, relay_address, public_key, secret_key, invite_token, device_key, device_seal, created_at)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, relay_address = excluded.relay_address,
+                public_key = excluded.public_key, secret_key = excluded.secret_key, invite_token = excluded.invite_token,
+                device_key = excluded.device_key, device_seal = excluded.device_seal, created_at = excluded.created_at
+            """, [.text(account.name), .text(account.relayAddress), .blob(account.publicKey), .blob(account.secretKey),
+                  .blob(account.inviteToken), .blob(account.deviceKey), .blob(account.deviceSeal), .integer(account.createdAt)])
+    }
+}

@@ -1,0 +1,111 @@
+import RChatSQL
+
+extension StoreAccess {
+    static var contactColumns: String {
+        """
+        id, name, account_key, device_key, device_certificate, relay_address, invite_token,
+        state, blocked, muted, deleted, keys_changed_at, added_at
+        """
+    }
+
+    /// Adds a contact with its keys pinned. Throws `contactNameTaken` when the name is in
+    /// use (compared case-insensitively, deleted contacts included).
+    @discardableResult
+    public func addContact(_ new: NewContact, at now: Int64) throws -> Contact {
+        try atomically {
+            try translatingConstraints(unique: .contactNameTaken(new.name)) {
+                try database.execute("""
+                    INSERT INTO contacts (name, name_key, account_key, device_key, device_certificate,
+                        relay_address, invite_token, state, keys_changed_at, added_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [.text(new.name), .text(Contact.nameKey(new.name)), .blob(new.accountKey),
+                          .blob(new.deviceKey), .blob(new.deviceCertificate), SQLValue(new.relayAddress),
+                          SQLValue(new.inviteToken), .text(new.state.rawValue), .integer(now), .integer(now)])
+            }
+            let id = ContactID(database.lastInsertRowID)
+            guard let contact = try contact(id: id) else { throw StoreError.unknownContact(id) }
+            return contact
+        }
+    }
+
+    public func contact(id: ContactID) throws -> Contact? {
+        try database.queryOne("SELECT \(Self.contactColumns) FROM contacts WHERE id = ?", [.integer(id.rawValue)])
+            .map(Self.decodeContact)
+    }
+
+    /// The contact with this name, compared case-insensitively; deleted ones included
+    /// (check `isDeleted`), since a deleted contact's name stays taken.
+    public func contact(named name: String) throws -> Contact? {
+        try database.queryOne("SELECT \(Self.contactColumns) FROM contacts WHERE name_key = ?",
+                              [.text(Contact.nameKey(name))]).map(Self.decodeContact)
+    }
+
+    /// Contacts by name (case-insensitively), without the deleted ones unless asked.
+    public func contacts(includingDeleted: Bool = false) throws -> [Contact] {
+        try database.query("""
+            SELECT \(Self.contactColumns) FROM contacts
+            WHERE deleted = 0 OR ? ORDER BY name_key
+            """, [SQLValue(includingDeleted)]).map(Self.decodeContact)
+    }
+
+    /// Pins new keys (the contact's code entered again, "scan in person"). Returns whether
+    /// a key changed; only then does `keysChangedAt` move.
+    @discardableResult
+    public func updatePinnedKeys(contact id: ContactID, accountKey: [UInt8], deviceKey: [UInt8],
+                                 deviceCertificate: [UInt8], at now: Int64) throws -> Bool {
+        try atomically {
+            guard let current = try contact(id: id) else { throw StoreError.unknownContact(id) }
+            let changed = current.accountKey != accountKey || current.deviceKey != deviceKey
+            try database.execute("""
+                UPDATE contacts SET account_key = ?, device_key = ?, device_certificate = ?,
+                    keys_changed_at = CASE WHEN ? THEN ? ELSE keys_changed_at END
+                WHERE id = ?
+                """, [.blob(accountKey), .blob(deviceKey), .blob(deviceCertificate), SQLValue(changed),
+                      .integer(now), .integer(id.rawValue)])
+            return changed
+        }
+    }
+
+    public func setState(contact id: ContactID, _ state: ContactState) throws {
+        try updateContact(id, "state = ?", [.text(state.rawValue)])
+    }
+
+    public func setBlocked(contact id: ContactID, _ blocked: Bool) throws {
+        try updateContact(id, "blocked = ?", [SQLValue(blocked)])
+    }
+
+    public func setMuted(contact id: ContactID, _ muted: Bool) throws {
+        try updateContact(id, "muted = ?", [SQLValue(muted)])
+    }
+
+    /// Deleting keeps the row (messages refer to it) and the name; undeleting restores it.
+    public func setDeleted(contact id: ContactID, _ deleted: Bool) throws {
+        try updateContact(id, "deleted = ?", [SQLValue(deleted)])
+    }
+
+    public func setRelayAddress(contact id: ContactID, _ address: String?) throws {
+        try updateContact(id, "relay_address = ?", [SQLValue(address)])
+    }
+
+    public func rename(contact id: ContactID, to name: String) throws {
+        try translatingConstraints(unique: .contactNameTaken(name)) {
+            try updateContact(id, "name = ?, name_key = ?", [.text(name), .text(Contact.nameKey(name))])
+        }
+    }
+
+    private func updateContact(_ id: ContactID, _ assignments: String, _ args: [SQLValue]) throws {
+        try database.execute("UPDATE contacts SET \(assignments) WHERE id = ?", args + [.integer(id.rawValue)])
+        guard database.changes == 1 else { throw StoreError.unknownContact(id) }
+    }
+
+    static func decodeContact(_ row: Row) throws -> Contact {
+        Contact(id: try row.contactID("id"), name: try row.string("name"),
+                accountKey: try row.blob("account_key"), deviceKey: try row.blob("device_key"),
+                deviceCertificate: try row.blob("device_certificate"),
+                relayAddress: try row.optionalString("relay_address"),
+                inviteToken: try row.optionalBlob("invite_token"),
+                state: try row.enumValue("state", table: "contacts", as: ContactState.self),
+                isBlocked: try row.bool("blocked"), isMuted: try row.bool("muted"), isDeleted: try row.bool("deleted"),
+                keysChangedAt: try row.int64("keys_changed_at"), addedAt: try row.int64("added_at"))
+    }
+}

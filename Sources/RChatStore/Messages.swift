@@ -1,0 +1,118 @@
+import RChatCore
+import RChatSQL
+
+extension StoreAccess {
+    static var messageColumns: String {
+        """
+        rowid, contact_id, id, direction, text, status, resent, auto_resent_at, created_at,
+        received_at, read_at, seq, keys_fingerprint, position
+        """
+    }
+
+    /// Stores a message this side wrote, as Sending, with its outbox row and the first step
+    /// of its timeline — all three or none. Throws `duplicateMessage` if the id is taken.
+    @discardableResult
+    public func insertOutgoing(contact: ContactID, id: MessageID, text: String, at now: Int64,
+                               seq: Int64? = nil, keysFingerprint: [UInt8]? = nil) throws -> MessageRowID {
+        try atomically {
+            let position = try nextPosition(contact: contact)
+            try translatingConstraints(unique: .duplicateMessage(id), foreignKey: .unknownContact(contact)) {
+                try database.execute("""
+                    INSERT INTO messages (contact_id, id, direction, text, status, created_at, seq, keys_fingerprint, position)
+                    VALUES (?, ?, 'out', ?, ?, ?, ?, ?, ?)
+                    """, [.integer(contact.rawValue), .blob(id.bytes), .text(text), .text(MessageStatus.sending.rawValue),
+                          .integer(now), SQLValue(seq), SQLValue(keysFingerprint), .integer(position)])
+            }
+            let row = MessageRowID(database.lastInsertRowID)
+            try database.execute("INSERT INTO outbox (message_rowid, next_attempt_at) VALUES (?, ?)",
+                                 [.integer(row.rawValue), .integer(now)])
+            try appendStatusLog(row, .sending, at: now)
+            return row
+        }
+    }
+
+    /// Stores a message received from `contact`, once: a second copy of the same id (a
+    /// resend that crossed the first) changes nothing and returns nil.
+    /// An id recorded as undecryptable is struck off that list, since it is now read.
+    @discardableResult
+    public func insertIncoming(contact: ContactID, id: MessageID, text: String, at now: Int64,
+                               sentAt: Int64? = nil, seq: Int64? = nil) throws -> MessageRowID? {
+        try atomically {
+            // Checked under the write lock, so a duplicate changes nothing, not even the counter.
+            if try database.queryOne("SELECT 1 FROM messages WHERE contact_id = ? AND id = ?",
+                                     [.integer(contact.rawValue), .blob(id.bytes)]) != nil { return nil }
+            let position = try nextPosition(contact: contact)
+            // ON CONFLICT names the one constraint a duplicate breaks; any other failure
+            // still throws (INSERT OR IGNORE would also hide CHECK and NOT NULL failures).
+            let inserted = try translatingConstraints(foreignKey: .unknownContact(contact)) {
+                try database.query("""
+                    INSERT INTO messages (contact_id, id, direction, text, created_at, received_at, seq, position)
+                    VALUES (?, ?, 'in', ?, ?, ?, ?, ?)
+                    ON CONFLICT (contact_id, id) DO NOTHING
+                    RETURNING rowid
+                    """, [.integer(contact.rawValue), .blob(id.bytes), .text(text), .integer(sentAt ?? now),
+                          .integer(now), SQLValue(seq), .integer(position)])
+            }
+            guard let row = inserted.first else { return nil }
+            try database.execute("DELETE FROM undecryptable WHERE contact_id = ? AND id = ?",
+                                 [.integer(contact.rawValue), .blob(id.bytes)])
+            return try row.messageRowID("rowid")
+        }
+    }
+
+    public func message(contact: ContactID, id: MessageID) throws -> StoredMessage? {
+        try database.queryOne("SELECT \(Self.messageColumns) FROM messages WHERE contact_id = ? AND id = ?",
+                              [.integer(contact.rawValue), .blob(id.bytes)]).map(Self.decodeMessage)
+    }
+
+    public func message(_ row: MessageRowID) throws -> StoredMessage? {
+        try database.queryOne("SELECT \(Self.messageColumns) FROM messages WHERE rowid = ?",
+                              [.integer(row.rawValue)]).map(Self.decodeMessage)
+    }
+
+    /// Outgoing messages written at or after `since`, oldest first (recovery looks at the
+    /// last 72 hours).
+    public func outgoingMessages(contact: ContactID, since: Int64) throws -> [StoredMessage] {
+        try database.query("""
+            SELECT \(Self.messageColumns) FROM messages
+            WHERE contact_id = ? AND direction = 'out' AND created_at >= ? ORDER BY position
+            """, [.integer(contact.rawValue), .integer(since)]).map(Self.decodeMessage)
+    }
+
+    /// Marks every unread incoming message from `contact` as shown; returns their ids, for
+    /// the Read receipts.
+    public func markRead(contact: ContactID, at now: Int64) throws -> [MessageID] {
+        try atomically {
+            try database.query("""
+                UPDATE messages SET read_at = ?
+                WHERE contact_id = ? AND direction = 'in' AND read_at IS NULL
+                RETURNING id
+                """, [.integer(now), .integer(contact.rawValue)]).map { try $0.messageID("id", table: "messages") }
+        }
+    }
+
+    public func unreadCount(contact: ContactID) throws -> Int {
+        try database.queryOne("""
+            SELECT count(*) FROM messages WHERE contact_id = ? AND direction = 'in' AND read_at IS NULL
+            """, [.integer(contact.rawValue)])?.int(at: 0) ?? 0
+    }
+
+    /// How many messages to `contact` were sent again automatically since `since` (the
+    /// 50-in-24-hours limit).
+    public func autoResentCount(contact: ContactID, since: Int64) throws -> Int {
+        try database.queryOne("SELECT count(*) FROM messages WHERE contact_id = ? AND auto_resent_at >= ?",
+                              [.integer(contact.rawValue), .integer(since)])?.int(at: 0) ?? 0
+    }
+
+    static func decodeMessage(_ row: Row) throws -> StoredMessage {
+        StoredMessage(
+            rowID: try row.messageRowID("rowid"), contact: try row.contactID("contact_id"),
+            id: try row.messageID("id", table: "messages"),
+            direction: try row.enumValue("direction", table: "messages", as: Direction.self),
+            text: try row.string("text"), status: try row.status("status", table: "messages"),
+            isResent: try row.bool("resent"), autoResentAt: try row.optionalInt64("auto_resent_at"),
+            createdAt: try row.int64("created_at"), receivedAt: try row.optionalInt64("received_at"),
+            readAt: try row.optionalInt64("read_at"), seq: try row.optionalInt64("seq"),
+            keysFingerprint: try row.optionalBlob("keys_fingerprint"), position: try row.int64("position"))
+    }
+}

@@ -1,0 +1,33 @@
+import RChatSQL
+
+/// One schema step. Steps are applied in order, each in its own transaction together with
+/// the `user_version` it reaches, so a crash leaves the file at a whole version.
+/// A released step is never edited: change the schema by appending a step.
+struct Migration: Sendable {
+    let version: Int
+    let sql: String
+}
+
+enum Migrations {
+    /// Every step this code knows, oldest first; versions are 1, 2, 3, … without gaps.
+    static let all: [Migration] = [
+        Migration(version: 1, sql: SchemaV1.sql),
+    ]
+
+    /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite
+    /// file is refused instead of being migrated.
+    static let applicationID: Int32 = 0x7243_6874  // "rCht"
+
+    /// Brings `db` from its `user_version` up to the last step.
+    static func apply(_ steps: [Migration], to db: Database) throws {
+        precondition(steps.enumerated().allSatisfy { $0.offset + 1 == $0.element.version },
+                     "migration versions must be 1, 2, 3, … in order")
+        let current = try db.userVersion
+        for step in steps where step.version > current {
+            try db.transaction {
+                try db.executeScript(step.sql)
+                try db.setUserVersion(step.version)
+            }
+        }
+    }
+}

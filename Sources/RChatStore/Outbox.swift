@@ -1,0 +1,67 @@
+import RChatCore
+import RChatSQL
+
+/// A message waiting for the relay to take it.
+public struct OutboxItem: Equatable, Sendable {
+    public let message: MessageRowID
+    public let contact: ContactID
+    public let id: MessageID
+    public let text: String
+    public let seq: Int64?
+    public let createdAt: Int64
+    public let attempts: Int
+    public let nextAttemptAt: Int64
+    /// The session it was last sent in, if any: a new session sends it again.
+    public let sentInSession: [UInt8]?
+}
+
+/// The durable send queue. A message enters it with `insertOutgoing` (same transaction) or
+/// `queueResend`, and leaves it when the relay acknowledges it.
+extension StoreAccess {
+    // CROSS JOIN keeps the outbox (small) as the outer loop, instead of walking a long
+    // conversation to find the few messages still queued.
+    private static var outboxSelect: String {
+        """
+        SELECT o.message_rowid, m.contact_id, m.id, m.text, m.seq, m.created_at,
+               o.attempts, o.next_attempt_at, o.sent_in_session
+        FROM outbox o CROSS JOIN messages m ON m.rowid = o.message_rowid
+        """
+    }
+
+    /// Items whose next attempt is due at `now`, earliest first.
+    public func dueOutbox(at now: Int64, limit: Int = 100) throws -> [OutboxItem] {
+        try database.query("\(Self.outboxSelect) WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at, o.message_rowid LIMIT ?",
+                           [.integer(now), SQLValue(limit)]).map(Self.decodeOutboxItem)
+    }
+
+    /// Everything queued for `contact`, in the order written (sent when a session opens).
+    public func outbox(contact: ContactID) throws -> [OutboxItem] {
+        try database.query("\(Self.outboxSelect) WHERE m.contact_id = ? ORDER BY m.position",
+                           [.integer(contact.rawValue)]).map(Self.decodeOutboxItem)
+    }
+
+    /// Records that the message went out in `session`; it stays queued until acknowledged.
+    public func recordSendAttempt(message: MessageRowID, session: [UInt8]?, nextAttemptAt: Int64) throws {
+        try database.execute("""
+            UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, sent_in_session = ?
+            WHERE message_rowid = ?
+            """, [.integer(nextAttemptAt), SQLValue(session), .integer(message.rawValue)])
+        guard database.changes == 1 else { throw StoreError.unknownMessage(message) }
+    }
+
+    /// Takes the message out of the queue (the relay acknowledged it, or it was given up).
+    /// Returns false if it was not queued.
+    @discardableResult
+    public func removeFromOutbox(message: MessageRowID) throws -> Bool {
+        try database.execute("DELETE FROM outbox WHERE message_rowid = ?", [.integer(message.rawValue)])
+        return database.changes == 1
+    }
+
+    static func decodeOutboxItem(_ row: Row) throws -> OutboxItem {
+        OutboxItem(message: try row.messageRowID("message_rowid"), contact: try row.contactID("contact_id"),
+                   id: try row.messageID("id", table: "messages"), text: try row.string("text"),
+                   seq: try row.optionalInt64("seq"), createdAt: try row.int64("created_at"),
+                   attempts: try row.int("attempts"), nextAttemptAt: try row.int64("next_attempt_at"),
+                   sentInSession: try row.optionalBlob("sent_in_session"))
+    }
+}

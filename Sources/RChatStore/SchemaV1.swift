@@ -1,0 +1,145 @@
+/// The first schema. Times are unix seconds; keys and ids are BLOBs. STRICT tables, so a
+/// wrong type is refused by SQLite rather than stored.
+enum SchemaV1 {
+    static let sql = """
+    PRAGMA application_id = \(Migrations.applicationID);
+
+    -- This side's account: one row. The secret key is here because the account is
+    -- portable (exported, sealed by a passphrase); the device key never is.
+    CREATE TABLE account (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        name TEXT NOT NULL,
+        relay_address TEXT NOT NULL,
+        public_key BLOB NOT NULL,
+        secret_key BLOB NOT NULL,
+        invite_token BLOB NOT NULL,
+        -- The device this data belongs to, and a box sealed with that device's sealing key:
+        -- data copied to another device directory or machine is recognised, not misread.
+        device_key BLOB NOT NULL,
+        device_seal BLOB NOT NULL,
+        created_at INTEGER NOT NULL
+    ) STRICT;
+
+    CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) STRICT;
+
+    -- name_key is the name folded (NFC, lowercased) by the store: names are unique
+    -- case-insensitively in every script, which COLLATE NOCASE (ASCII only) is not.
+    -- Deleted contacts keep their row and their name.
+    CREATE TABLE contacts (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        name_key TEXT NOT NULL UNIQUE,
+        account_key BLOB NOT NULL,
+        device_key BLOB NOT NULL,
+        device_certificate BLOB NOT NULL,
+        relay_address TEXT,
+        invite_token BLOB,
+        state TEXT NOT NULL DEFAULT 'ok' CHECK (state IN ('ok', 'keys-dont-match', 'request')),
+        blocked INTEGER NOT NULL DEFAULT 0 CHECK (blocked IN (0, 1)),
+        muted INTEGER NOT NULL DEFAULT 0 CHECK (muted IN (0, 1)),
+        deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+        keys_changed_at INTEGER NOT NULL,
+        added_at INTEGER NOT NULL
+    ) STRICT;
+
+    -- The receiver keeps each message once: UNIQUE (contact_id, id).
+    -- position: its place in the conversation, shared with system_rows (Conversation.swift).
+    -- status: MessageStatus.rawValue for outgoing, NULL for incoming.
+    -- keys_fingerprint: the contact's pinned keys when sent ("keys unchanged since sent").
+    CREATE TABLE messages (
+        rowid INTEGER PRIMARY KEY,
+        contact_id INTEGER NOT NULL REFERENCES contacts(id),
+        id BLOB NOT NULL CHECK (length(id) = 16),
+        direction TEXT NOT NULL CHECK (direction IN ('out', 'in')),
+        text TEXT NOT NULL,
+        status TEXT CHECK (status IN ('Sending', 'Sent', 'Delivered', 'Read',
+                                      'Not delivered', 'Not confirmed', 'Failed to send')),
+        resent INTEGER NOT NULL DEFAULT 0 CHECK (resent IN (0, 1)),
+        auto_resent_at INTEGER,
+        created_at INTEGER NOT NULL,
+        received_at INTEGER,
+        read_at INTEGER,
+        seq INTEGER,
+        keys_fingerprint BLOB,
+        position INTEGER NOT NULL,
+        UNIQUE (contact_id, id),
+        CHECK ((direction = 'out') = (status IS NOT NULL))
+    ) STRICT;
+    CREATE UNIQUE INDEX messages_by_conversation ON messages (contact_id, position);
+    CREATE INDEX messages_unread ON messages (contact_id) WHERE direction = 'in' AND read_at IS NULL;
+
+    -- Defence in depth behind StatusLattice: even a raw UPDATE cannot lower a status the
+    -- peer proved. Delivered may only become Read; Read stays Read.
+    CREATE TRIGGER messages_status_never_lowered
+    BEFORE UPDATE OF status ON messages
+    WHEN (OLD.status = 'Delivered' AND NEW.status IS NOT 'Delivered' AND NEW.status IS NOT 'Read')
+      OR (OLD.status = 'Read' AND NEW.status IS NOT 'Read')
+    BEGIN
+        SELECT RAISE(ABORT, 'a Delivered or Read status is never lowered');
+    END;
+
+    -- Every status an outgoing message reached, with its time, in order (rowid).
+    CREATE TABLE status_log (
+        message_rowid INTEGER NOT NULL REFERENCES messages(rowid) ON DELETE CASCADE,
+        status TEXT NOT NULL CHECK (status IN ('Sending', 'Sent', 'Delivered', 'Read',
+                                               'Not delivered', 'Not confirmed', 'Failed to send')),
+        at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX status_log_by_message ON status_log (message_rowid);
+
+    -- The durable send queue: a row per message the relay has not yet taken.
+    CREATE TABLE outbox (
+        message_rowid INTEGER PRIMARY KEY REFERENCES messages(rowid) ON DELETE CASCADE,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        sent_in_session BLOB
+    ) STRICT;
+    CREATE INDEX outbox_due ON outbox (next_attempt_at);
+
+    -- Sealed per-conversation session state: opaque bytes to the store.
+    CREATE TABLE session_state (
+        contact_id INTEGER PRIMARY KEY REFERENCES contacts(id),
+        sealed BLOB NOT NULL,
+        updated_at INTEGER NOT NULL
+    ) STRICT;
+
+    -- Rows such as "Sam's phone couldn't read 1 message, so rChat sent it again."
+    -- message_ids: the 16-byte ids concerned, concatenated.
+    CREATE TABLE system_rows (
+        id INTEGER PRIMARY KEY,
+        contact_id INTEGER NOT NULL REFERENCES contacts(id),
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        action TEXT CHECK (action IN ('resend')),
+        message_ids BLOB NOT NULL DEFAULT x'' CHECK (length(message_ids) % 16 = 0),
+        created_at INTEGER NOT NULL,
+        position INTEGER NOT NULL
+    ) STRICT;
+    CREATE UNIQUE INDEX system_rows_by_conversation ON system_rows (contact_id, position);
+
+    -- Every alert raised; UNIQUE (message_rowid, kind): never twice for one message.
+    CREATE TABLE alerts (
+        id INTEGER PRIMARY KEY,
+        contact_id INTEGER REFERENCES contacts(id),
+        message_rowid INTEGER REFERENCES messages(rowid) ON DELETE SET NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (message_rowid, kind)
+    ) STRICT;
+    CREATE INDEX alerts_by_time ON alerts (created_at);
+
+    -- Message ids this side could not read, for the could-not-read notice.
+    CREATE TABLE undecryptable (
+        contact_id INTEGER NOT NULL REFERENCES contacts(id),
+        id BLOB NOT NULL CHECK (length(id) = 16),
+        received_at INTEGER NOT NULL,
+        notified INTEGER NOT NULL DEFAULT 0 CHECK (notified IN (0, 1)),
+        PRIMARY KEY (contact_id, id)
+    ) STRICT, WITHOUT ROWID;
+    """
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Glibc
+import RChatCore
+import RChatSQL
+
+/// The client's database: `<home>/rchat.db`.
+///
+/// Opening checks before it writes: a file that is not a database, is damaged, belongs to
+/// another program or to a newer rChat throws a `StoreError` and is left byte for byte as
+/// it was. Then WAL with `synchronous=FULL` (a commit survives a crash or power loss),
+/// foreign keys on, and the migrations up to `Store.schemaVersion`.
+///
+/// `@unchecked Sendable`, like `Database`: its owner (the engine) uses it from one thread
+/// at a time and may move it between threads.
+public final class Store: StoreAccess, @unchecked Sendable {
+    public static let fileName = "rchat.db"
+    /// The schema version this code writes and reads.
+    public static var schemaVersion: Int { Migrations.all.count }
+
+    public let path: String
+    public let database: Database
+
+    /// Opens `<home>/rchat.db`. The caller made `home` (mode 0700).
+    public convenience init(home: String) throws {
+        try self.init(path: URL(fileURLWithPath: home).appendingPathComponent(Self.fileName).path)
+    }
+
+    public convenience init(path: String) throws {
+        try self.init(path: path, migrations: Migrations.all)
+    }
+
+    init(path: String, migrations: [Migration]) throws {
+        self.path = path
+        do {
+            database = try Database(path: path, fileMode: 0o600)
+        } catch let error as DatabaseError where error.isUnreadableFile {
+            throw StoreError.unreadable(path: path, reason: Self.reason(error, path))
+        } catch let error as DatabaseError where error.code == ResultCode.cantOpen {
+            throw StoreError.cannotOpen(path: path, reason: Self.reason(error, path))
+        }
+        do {
+            try Self.prepare(database, path: path, migrations: migrations)
+        } catch {
+            database.close()
+            if let error = error as? DatabaseError, error.isUnreadableFile {
+                throw StoreError.unreadable(path: path, reason: Self.reason(error, path))
+            }
+            throw error
+        }
+        Self.restrictToOwner(path)
+    }
+
+    public func close() { database.close() }
+
+    /// Runs `body` in one BEGIN IMMEDIATE transaction: everything in it commits together,
+    /// or nothing does if it throws. Transactions do not nest.
+    public func transaction<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try database.transaction(.immediate) { try body(StoreTransaction(database: database)) }
+    }
+
+    // MARK: opening
+
+    private static func prepare(_ db: Database, path: String, migrations: [Migration]) throws {
+        // Reads only, until the file is known to be ours and readable.
+        let version = try db.userVersion
+        let applicationID = try db.queryOne("PRAGMA application_id")?.int64(at: 0) ?? 0
+        let tables = try db.queryOne("SELECT count(*) FROM sqlite_master")?.int64(at: 0) ?? 0
+        let isEmpty = tables == 0 && version == 0
+        if !isEmpty && applicationID != Int64(Migrations.applicationID) {
+            throw StoreError.unreadable(path: path, reason: "it is a SQLite database of another program")
+        }
+        if version > migrations.count {
+            throw StoreError.newerSchema(path: path, found: version, known: migrations.count)
+        }
+        let journalMode = try db.queryOne("PRAGMA journal_mode")?.string(at: 0) ?? ""
+        if !isEmpty && (version < migrations.count || journalMode != "wal") {
+            // About to write to an existing file: make sure it is sound first.
+            let verdict = try db.query("PRAGMA quick_check").map { try $0.string(at: 0) }
+            if verdict != ["ok"] {
+                throw StoreError.unreadable(path: path, reason: "damaged: " + (verdict.first ?? "quick_check failed"))
+            }
+        }
+
+        let mode = try db.queryOne("PRAGMA journal_mode = WAL")?.string(at: 0) ?? ""
+        guard mode == "wal" else { throw StoreError.walUnavailable(path: path, journalMode: mode) }
+        try db.execute("PRAGMA synchronous = FULL")
+        try db.execute("PRAGMA foreign_keys = ON")
+        try Migrations.apply(migrations, to: db)
+    }
+
+    private static func reason(_ error: DatabaseError, _ path: String) -> String {
+        let prefix = path + ": "
+        return error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+    }
+
+    /// 0600 for the database and its WAL files, also when they existed with wider modes
+    /// (copied in, or made by an older build).
+    private static func restrictToOwner(_ path: String) {
+        for file in [path, path + "-wal", path + "-shm"] {
+            _ = chmod(file, 0o600)
+        }
+    }
+}

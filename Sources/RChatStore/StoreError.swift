@@ -1,0 +1,42 @@
+import RChatCore
+
+/// What the store refuses, in words a user can act on (one line each).
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file is not a database, is damaged, or is some other program's database.
+    case unreadable(path: String, reason: String)
+    /// The file could not be opened or created (missing directory, permissions).
+    case cannotOpen(path: String, reason: String)
+    /// Written by a newer rChat: opening it here would mean a downgrade.
+    case newerSchema(path: String, found: Int, known: Int)
+    /// The file system would not take the write-ahead log (needed for crash safety).
+    case walUnavailable(path: String, journalMode: String)
+    case contactNameTaken(String)
+    case unknownContact(ContactID)
+    case unknownMessage(MessageRowID)
+    case duplicateMessage(MessageID)
+    /// A stored value this code cannot read (a damaged or hand-edited file).
+    case malformedValue(table: String, column: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case let .unreadable(path, reason):
+            return "\(path) is not a readable rChat database (\(reason)); it was left unchanged"
+        case let .cannotOpen(path, reason):
+            return "cannot open \(path): \(reason)"
+        case let .newerSchema(path, found, known):
+            return "\(path) was written by a newer rChat (schema version \(found), this one knows up to \(known)); use the newer rChat"
+        case let .walUnavailable(path, mode):
+            return "\(path): the file system refused write-ahead logging (journal mode stays \(mode))"
+        case let .contactNameTaken(name):
+            return "a contact named \(name) already exists"
+        case let .unknownContact(id):
+            return "no such contact (\(id))"
+        case let .unknownMessage(id):
+            return "no such message (\(id))"
+        case let .duplicateMessage(id):
+            return "a message with id \(id.hex) is already stored for this contact"
+        case let .malformedValue(table, column, detail):
+            return "the database holds a value rChat cannot read in \(table).\(column): \(detail)"
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import RChatCore
+import RChatSQL
+
+/// A message id that arrived but could not be read here (lost state), kept until the
+/// sender has been told and, ideally, the message arrives again readable.
+public struct UndecryptableMessage: Equatable, Sendable {
+    public let contact: ContactID
+    public let id: MessageID
+    public let receivedAt: Int64
+    /// The sender was told (in a could-not-read notice).
+    public let notified: Bool
+}
+
+extension StoreAccess {
+    /// Records an unreadable id once; false if it was already recorded.
+    @discardableResult
+    public func recordUndecryptable(contact: ContactID, id: MessageID, at now: Int64) throws -> Bool {
+        try translatingConstraints(foreignKey: .unknownContact(contact)) {
+            try database.execute("""
+                INSERT INTO undecryptable (contact_id, id, received_at) VALUES (?, ?, ?)
+                ON CONFLICT (contact_id, id) DO NOTHING
+                """, [.integer(contact.rawValue), .blob(id.bytes), .integer(now)])
+        }
+        return database.changes == 1
+    }
+
+    /// The unreadable ids from `contact`, oldest first; only those (not) yet notified when
+    /// `notified` is given.
+    public func undecryptable(contact: ContactID, notified: Bool? = nil) throws -> [UndecryptableMessage] {
+        try database.query("""
+            SELECT contact_id, id, received_at, notified FROM undecryptable
+            WHERE contact_id = ? AND (? IS NULL OR notified = ?) ORDER BY received_at, id
+            """, [.integer(contact.rawValue), SQLValue(notified.map { Int64($0 ? 1 : 0) }),
+                  SQLValue(notified.map { Int64($0 ? 1 : 0) })]).map { row in
+            UndecryptableMessage(contact: try row.contactID("contact_id"), id: try row.messageID("id", table: "undecryptable"),
+                                 receivedAt: try row.int64("received_at"), notified: try row.bool("notified"))
+        }
+    }
+
+    public func markUndecryptableNotified(contact: ContactID, ids: [MessageID]) throws {
+        try atomically {
+            for id in ids {
+                try database.execute("UPDATE undecryptable SET notified = 1 WHERE contact_id = ? AND id = ?",
+                                     [.integer(contact.rawValue), .blob(id.bytes)])
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import RChatCore
+import RChatEngine
+
+enum AccountCommands {
+    static let all: [Command] = [initCommand, codeCommand, exportCommand]
+
+    static let initCommand = Command(
+        name: "init", usage: "rchat init --name NAME --relay ADDRESS | --import FILE",
+        summary: "Create an account (and this machine's device key, if none), or restore an exported one.",
+        details: """
+        ADDRESS is what `rchat-relay` prints: HOST:PORT/KEY.
+        --import FILE restores an account exported with `rchat account export` into an empty
+        home; the passphrase comes from RCHAT_PASSPHRASE or a prompt. Conversations start over:
+        session state and messages are never part of an export.
+        """,
+        valued: ["--name", "--relay", "--import"]
+    ) { args, locations in
+        try args.expectPositionals(max: 0)
+        if let file = args.value("--import") {
+            guard args.value("--name") == nil, args.value("--relay") == nil else {
+                throw Arguments.UsageError(description: "--import cannot be combined with --name or --relay")
+            }
+            let passphrase = Passphrase.obtain(confirm: false)
+            let identity = try AccountService.restore(at: locations, from: file, passphrase: passphrase)
+            say("restored account \(identity.name) in \(locations.home)")
+            return
+        }
+        guard let name = args.value("--name") else { throw Arguments.UsageError(description: "missing --name NAME") }
+        guard let relayText = args.value("--relay") else { throw Arguments.UsageError(description: "missing --relay ADDRESS") }
+        guard ContactCode.validName(name) else {
+            throw Arguments.UsageError(description: "name must be 1 to \(ContactCode.maxNameBytes) bytes, without control characters or surrounding spaces")
+        }
+        let relay: RelayAddress
+        do { relay = try RelayAddress(parsing: relayText) } catch { throw Arguments.UsageError(description: "\(error)") }
+        let identity = try AccountService.create(at: locations, name: name, relay: relay)
+        say("created account \(identity.name) in \(locations.home)")
+    }
+
+    static let codeCommand = Command(
+        name: "code", usage: "rchat code",
+        summary: "Print my contact code (one line) to hand to a friend."
+    ) { args, locations in
+        try args.expectPositionals(max: 0)
+        say(try AccountService(locations: locations).contactCode().text)
+    }
+
+    static let exportCommand = Command(
+        name: "account export", usage: "rchat account export FILE",
+        summary: "Write a passphrase-sealed backup of the account: keys, settings, contacts.",
+        details: """
+        Session state, messages and the device key are never exported. The passphrase comes
+        from RCHAT_PASSPHRASE or a prompt. FILE must not exist yet; it is written 0600.
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 1)
+        let file = try args.positional(0, "FILE")
+        let service = try AccountService(locations: locations)
+        guard !FileManager.default.fileExists(atPath: file) else {
+            throw Arguments.UsageError(description: "\(file) already exists; choose a new file name")
+        }
+        try service.export(to: file, passphrase: Passphrase.obtain(confirm: true))
+        say("exported account \(try service.identity().name) to \(file)")
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import RChatCore
+import RChatEngine
+
+enum ContactCommands {
+    static let all: [Command] = [addCommand, contactsCommand]
+
+    static let addCommand = Command(
+        name: "add", usage: "rchat add CODE [--name NAME]",
+        summary: "Add a contact from their code, pinning their keys (or re-verify one).",
+        details: """
+        Entering a contact's code again ("scan in person") pins their current device key and
+        clears Keys don't match. --name chooses the name shown here (default: the code's).
+        """,
+        valued: ["--name"]
+    ) { args, locations in
+        try args.expectPositionals(max: 1)
+        let text = try args.positional(0, "CODE")
+        let code: ContactCode
+        do { code = try ContactCode(parsing: text) } catch { throw Arguments.UsageError(description: "\(error)") }
+        if let name = args.value("--name"), !ContactCode.validName(name) {
+            throw Arguments.UsageError(description: "name must be 1 to \(ContactCode.maxNameBytes) bytes, without control characters or surrounding spaces")
+        }
+        let result = try AccountService(locations: locations).addContact(code, name: args.value("--name"))
+        switch result.change {
+        case .added: say("added \(result.name)")
+        case .alreadyPinned: say("\(result.name) is already added with these keys")
+        case .reverified: say("\(result.name) verified again: new keys pinned")
+        case .acceptedRequest: say("accepted the message request from \(result.name)")
+        }
+        say("safety number: \(result.safetyNumber)")
+    }
+
+    static let contactsCommand = Command(
+        name: "contacts", usage: "rchat contacts [--json]",
+        summary: "List contacts and their states.",
+        details: """
+        --json prints one object per line:
+        {"name":"…","state":"ok"|"keys-dont-match"|"blocked"|"muted"|"request","unread":N}
+        """,
+        flags: ["--json"]
+    ) { args, locations in
+        try args.expectPositionals(max: 0)
+        let contacts = try AccountService(locations: locations).contactSummaries()
+        if args.has("--json") {
+            for c in contacts { say(JSONLine.object([("name", .string(c.name)), ("state", .string(c.state)), ("unread", .int(c.unread))])) }
+        } else if contacts.isEmpty {
+            say("no contacts yet: add one with `rchat add CODE`")
+        } else {
+            let width = contacts.map(\.name.count).max() ?? 0
+            for c in contacts {
+                let unread = c.unread > 0 ? "  \(c.unread) unread" : ""
+                say(c.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + c.state + unread)
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import XCTest
+import RChatCore
+
+final class AccountCommandTests: XCTestCase {
+    var box: Sandbox!
+
+    override func setUpWithError() throws { box = try Sandbox() }
+    override func tearDown() { box = nil }
+
+    func initAccount(_ person: String, name: String? = nil, device: String? = nil) throws {
+        let run = try box.rchat(person, ["init", "--name", name ?? person.capitalized, "--relay", offlineRelay], device: device)
+        XCTAssertEqual(run.status, 0, run.stderr)
+    }
+
+    func testInitCreatesPrivateFilesAndACode() throws {
+        try initAccount("alice")
+        let home = box.path("alice-home"), device = box.path("alice-device")
+        XCTAssertEqual(box.mode(home), 0o700)
+        XCTAssertEqual(box.mode(device), 0o700)
+        XCTAssertEqual(box.mode("\(device)/device.key"), 0o600)
+        XCTAssertEqual(box.mode("\(home)/rchat.db"), 0o600)
+        let tag = try String(contentsOfFile: "\(home)/CACHEDIR.TAG", encoding: .utf8)
+        XCTAssertTrue(tag.hasPrefix("Signature: 8a477f597d28d172789f06886806bc55"))
+
+        let code = try box.rchat("alice", ["code"])
+        XCTAssertEqual(code.status, 0)
+        XCTAssertEqual(code.lines.count, 1)
+        let parsed = try ContactCode(parsing: code.lines[0])
+        XCTAssertEqual(parsed.name, "Alice")
+        XCTAssertEqual(parsed.relay.description, offlineRelay)
+        // The code is stable: same keys every time.
+        XCTAssertEqual(try box.rchat("alice", ["code"]).stdout, code.stdout)
+    }
+
+    func testInitTwiceChangesNothing() throws {
+        try initAccount("alice")
+        let before = box.snapshot(box.path("alice-home"))
+        let again = try box.rchat("alice", ["init", "--name", "Other", "--relay", offlineRelay])
+        XCTAssertFailsCleanly(again, status: 1, mentions: "already exists")
+        XCTAssertEqual(box.snapshot(box.path("alice-home")), before)
+    }
+
+    func testUsageErrors() throws {
+        XCTAssertFailsCleanly(try box.rchat("a", ["init", "--name", "A"]), status: 2, mentions: "--relay")
+        XCTAssertFailsCleanly(try box.rchat("a", ["init", "--name", "A", "--relay", "nonsense"]), status: 2, mentions: "relay address")
+        XCTAssertFailsCleanly(try box.rchat("a", ["init", "--name", "", "--relay", offlineRelay]), status: 2, mentions: "name")
+        XCTAssertFailsCleanly(try box.rchat("a", ["init", "--bogus"]), status: 2, mentions: "unknown option")
+        XCTAssertFailsCleanly(try box.rchat("a", ["frobnicate"]), status: 2, mentions: "unknown command")
+        XCTAssertFailsCleanly(try box.rchat("a", ["code"]), status: 1, mentions: "no account")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: box.path("a-home/rchat.db")))
+    }
+
+    func testHelpForEveryCommand() throws {
+        for command in [["init"], ["code"], ["add"], ["contacts"], ["account", "export"]] {
+            let run = try box.run(Binaries.path("rchat"), command + ["--help"])
+            XCTAssertEqual(run.status, 0, "\(command)")
+            XCTAssertTrue(run.stdout.hasPrefix("usage: rchat \(command.joined(separator: " "))"), run.stdout)
+            XCTAssertTrue(run.stdout.contains("--device-dir"))
+        }
+        let top = try box.run(Binaries.path("rchat"), ["--help"])
+        XCTAssertEqual(top.status, 0)
+        XCTAssertTrue(top.stdout.contains("rchat add CODE"))
+    }
+
+    func testExportAndImportRestoresAccountAndContacts() throws {
+        try initAccount("alice")
+        try initAccount("sam")
+        let samCode = try box.rchat("sam", ["code"]).lines[0]
+        XCTAssertEqual(try box.rchat("alice", ["add", samCode]).status, 0)
+        let aliceCode = try ContactCode(parsing: try box.rchat("alice", ["code"]).lines[0])
+
+        let file = box.path("alice.backup")
+        let export = try box.rchat("alice", ["account", "export", file], env: ["RCHAT_PASSPHRASE": "pass phrase"])
+        XCTAssertEqual(export.status, 0, export.stderr)
+        XCTAssertEqual(box.mode(file), 0o600)
+        let exported = try Data(contentsOf: URL(fileURLWithPath: file))
+        XCTAssertNil(exported.range(of: Data("Sam".utf8)), "the export is sealed, names included")
+
+        // Refuses to overwrite.
+        XCTAssertFailsCleanly(try box.rchat("alice", ["account", "export", file], env: ["RCHAT_PASSPHRASE": "x"]), status: 2, mentions: "exists")
+
+        // Wrong passphrase: nothing is created.
+        let wrong = try box.rchat("restored", ["init", "--import", file], env: ["RCHAT_PASSPHRASE": "wrong"], device: "alice-device")
+        XCTAssertFailsCleanly(wrong, status: 1, mentions: "passphrase")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: box.path("restored-home/rchat.db")))
+
+        // Reinstall: new home, same device directory.
+        let restore = try box.rchat("restored", ["init", "--import", file], env: ["RCHAT_PASSPHRASE": "pass phrase"], device: "alice-device")
+        XCTAssertEqual(restore.status, 0, restore.stderr)
+        let restoredCode = try ContactCode(parsing: try box.rchat("restored", ["code"], device: "alice-device").lines[0])
+        XCTAssertEqual(restoredCode.accountKey, aliceCode.accountKey)
+        XCTAssertEqual(restoredCode.deviceKey, aliceCode.deviceKey)
+        XCTAssertEqual(restoredCode.inviteToken, aliceCode.inviteToken)
+        let contacts = try box.rchat("restored", ["contacts", "--json"], device: "alice-device")
+        XCTAssertEqual(contacts.lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+
+        // New phone: new home, new device directory — same account, new device key.
+        let moved = try box.rchat("newphone", ["init", "--import", file], env: ["RCHAT_PASSPHRASE": "pass phrase"])
+        XCTAssertEqual(moved.status, 0, moved.stderr)
+        let movedCode = try ContactCode(parsing: try box.rchat("newphone", ["code"]).lines[0])
+        XCTAssertEqual(movedCode.accountKey, aliceCode.accountKey)
+        XCTAssertNotEqual(movedCode.deviceKey, aliceCode.deviceKey)
+
+        // Importing over an existing account changes nothing.
+        let before = box.snapshot(box.path("sam-home"))
+        let over = try box.rchat("sam", ["init", "--import", file], env: ["RCHAT_PASSPHRASE": "pass phrase"])
+        XCTAssertFailsCleanly(over, status: 1, mentions: "already exists")
+        XCTAssertEqual(box.snapshot(box.path("sam-home")), before)
+
+        // Not an export at all.
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: box.path("junk")))
+        XCTAssertFailsCleanly(try box.rchat("j", ["init", "--import", box.path("junk")], env: ["RCHAT_PASSPHRASE": "x"]), status: 1, mentions: "export")
+    }
+
+    func testCorruptDatabaseIsReportedAndLeftAlone() throws {
+        try initAccount("alice")
+        let db = box.path("alice-home/rchat.db")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: db))
+        for i in 0..<100 { bytes[i] = UInt8(truncatingIfNeeded: i &* 37) }
+        try bytes.write(to: URL(fileURLWithPath: db))
+        let before = box.snapshot(box.path("alice-home"))
+        for args in [["code"], ["contacts"], ["account", "export", box.path("x")]] {
+            let run = try box.rchat("alice", args, env: ["RCHAT_PASSPHRASE": "x"])
+            XCTAssertEqual(run.status, 1, "\(args): \(run.stderr)")
+            XCTAssertEqual(run.stderr.split(separator: "\n").count, 1)
+            XCTAssertTrue(run.stderr.contains("database"), run.stderr)
+        }
+        XCTAssertEqual(box.snapshot(box.path("alice-home")), before)
+    }
+
+    func testDataFromAnotherDeviceIsRefusedAndLeftAlone() throws {
+        try initAccount("alice")
+        let before = box.snapshot(box.path("alice-home"))
+        let run = try box.rchat("alice", ["code"], device: "other-device")
+        XCTAssertFailsCleanly(run, status: 1, mentions: "another device")
+        XCTAssertEqual(box.snapshot(box.path("alice-home")), before)
+    }
+
+    func testDeviceKeyReadableByOthersIsRefused() throws {
+        try initAccount("alice")
+        chmod(box.path("alice-device/device.key"), 0o644)
+        XCTAssertFailsCleanly(try box.rchat("alice", ["code"]), status: 1, mentions: "chmod 600")
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import XCTest
+import RChatCore
+
+final class ContactCommandTests: XCTestCase {
+    var box: Sandbox!
+
+    override func setUpWithError() throws {
+        box = try Sandbox()
+        for person in ["alice", "sam"] {
+            let run = try box.rchat(person, ["init", "--name", person.capitalized, "--relay", offlineRelay])
+            XCTAssertEqual(run.status, 0, run.stderr)
+        }
+    }
+
+    override func tearDown() { box = nil }
+
+    func code(_ person: String) throws -> String { try box.rchat(person, ["code"]).lines[0] }
+
+    func testAddPinsAndListsTheContact() throws {
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).stdout, "")
+        let add = try box.rchat("alice", ["add", try code("sam")])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertEqual(add.lines.first, "added Sam")
+        XCTAssertTrue(add.lines.last?.hasPrefix("safety number: ") ?? false)
+        // Both sides compute the same safety number.
+        let back = try box.rchat("sam", ["add", try code("alice")])
+        XCTAssertEqual(back.lines.last, add.lines.last)
+
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+        XCTAssertTrue(try box.rchat("alice", ["contacts"]).stdout.contains("Sam"))
+        // Adding the same code again is harmless.
+        let again = try box.rchat("alice", ["add", try code("sam")])
+        XCTAssertEqual(again.status, 0)
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines.count, 1)
+        // A chosen name.
+        let third = try box.rchat("carol", ["init", "--name", "Carol", "--relay", offlineRelay])
+        XCTAssertEqual(third.status, 0)
+        XCTAssertEqual(try box.rchat("alice", ["add", try code("carol"), "--name", "Caz"]).status, 0)
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines.count, 2)
+        XCTAssertTrue(try box.rchat("alice", ["contacts", "--json"]).stdout.contains(#""name":"Caz""#))
+    }
+
+    func testBadCodesAreRefusedAndNothingIsStored() throws {
+        let good = try code("sam")
+        var mistyped = Array(good)
+        let i = mistyped.count / 2
+        mistyped[i] = mistyped[i] == "A" ? "B" : "A"
+        let cases: [(String, String)] = [
+            (String(good.prefix(good.count - 10)), "truncated"),
+            (String(mistyped), "checksum"),
+            (good.replacingOccurrences(of: "rchat-1-", with: "rchat-9-"), "version 9"),
+            ("hello there", "not an rchat contact code"),
+            (try code("alice"), "yourself"),
+        ]
+        for (input, mention) in cases {
+            XCTAssertFailsCleanly(try box.rchat("alice", ["add", input]), status: 2, mentions: mention)
+        }
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).stdout, "")
+    }
+
+    func testTamperedCertificateIsRefused() throws {
+        var parsed = try ContactCode(parsing: try code("sam"))
+        parsed.deviceCertificate[5] ^= 1
+        XCTAssertFailsCleanly(try box.rchat("alice", ["add", parsed.text]), status: 2, mentions: "certificate")
+        // A device key swapped for another (the certificate no longer covers it).
+        var swapped = try ContactCode(parsing: try code("sam"))
+        swapped.deviceKey = try ContactCode(parsing: try code("alice")).deviceKey
+        XCTAssertFailsCleanly(try box.rchat("alice", ["add", swapped.text]), status: 2, mentions: "certificate")
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).stdout, "")
+    }
+
+    func testNameClashNeedsAName() throws {
+        let other = try box.rchat("sam2", ["init", "--name", "Sam", "--relay", offlineRelay])
+        XCTAssertEqual(other.status, 0)
+        XCTAssertEqual(try box.rchat("alice", ["add", try code("sam")]).status, 0)
+        XCTAssertFailsCleanly(try box.rchat("alice", ["add", try code("sam2")]), status: 2, mentions: "--name")
+        XCTAssertEqual(try box.rchat("alice", ["add", try code("sam2"), "--name", "Sam B"]).status, 0)
+    }
+
+    func testReenteringACodeFromANewDevicePinsTheNewKey() throws {
+        XCTAssertEqual(try box.rchat("alice", ["add", try code("sam")]).status, 0)
+        // Sam moves to a new phone: same account (export/import), new device directory.
+        let file = box.path("sam.backup")
+        XCTAssertEqual(try box.rchat("sam", ["account", "export", file], env: ["RCHAT_PASSPHRASE": "pw"]).status, 0)
+        XCTAssertEqual(try box.rchat("samnew", ["init", "--import", file], env: ["RCHAT_PASSPHRASE": "pw"]).status, 0)
+        let newCode = try code("samnew")
+        let add = try box.rchat("alice", ["add", newCode])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertEqual(add.lines.first, "Sam verified again: new keys pinned")
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+    }
+}

@@ -1,0 +1,143 @@
+import RChatCore
+import RChatSQL
+import XCTest
+@testable import RChatStore
+
+final class MessageTests: StoreTestCase {
+    func testInsertOutgoingWritesMessageOutboxAndTimelineTogether() throws {
+        let id = MessageID.random()
+        let row = try store.insertOutgoing(contact: sam, id: id, text: "hi Sam", at: 2_000, seq: 7, keysFingerprint: [9, 9])
+        let message = try XCTUnwrap(store.message(contact: sam, id: id))
+        XCTAssertEqual(message.rowID, row)
+        XCTAssertEqual(message.direction, .outgoing)
+        XCTAssertEqual(message.status, .sending)
+        XCTAssertEqual(message.text, "hi Sam")
+        XCTAssertEqual(message.createdAt, 2_000)
+        XCTAssertEqual(message.seq, 7)
+        XCTAssertEqual(message.keysFingerprint, [9, 9])
+        XCTAssertFalse(message.isResent)
+        XCTAssertEqual(try store.outbox(contact: sam).map(\.message), [row])
+        XCTAssertEqual(try store.statusLog(message: row), [StatusLogEntry(status: .sending, at: 2_000)])
+    }
+
+    func testFailureMidwayThroughInsertOutgoingLeavesNothing() throws {
+        for table in ["outbox", "status_log"] {
+            try store.database.execute("""
+                CREATE TEMP TRIGGER fail_\(table) BEFORE INSERT ON main.\(table)
+                BEGIN SELECT RAISE(ABORT, 'injected failure'); END
+                """)
+            XCTAssertThrowsError(try store.insertOutgoing(contact: sam, id: .random(), text: "x", at: 1)) {
+                XCTAssertTrue("\($0)".contains("injected failure"))
+            }
+            for t in ["messages", "outbox", "status_log"] { XCTAssertEqual(try count(t), 0, "\(t) after a failed \(table) insert") }
+            try store.database.execute("DROP TRIGGER temp.fail_\(table)")
+        }
+    }
+
+    func testFailureInsideALargerTransactionUndoesOnlyThatOperation() throws {
+        try store.database.execute("""
+            CREATE TEMP TRIGGER fail_outbox BEFORE INSERT ON main.outbox
+            WHEN (SELECT text FROM main.messages WHERE rowid = NEW.message_rowid) = 'bad'
+            BEGIN SELECT RAISE(ABORT, 'injected failure'); END
+            """)
+        try store.transaction { tx in
+            try tx.insertOutgoing(contact: sam, id: .random(), text: "good", at: 1)
+            XCTAssertThrowsError(try tx.insertOutgoing(contact: sam, id: .random(), text: "bad", at: 2))
+            try tx.putSealedState(contact: sam, sealed: [1, 2, 3], at: 2)
+        }
+        XCTAssertEqual(try store.database.query("SELECT text FROM messages").map { try $0.string("text") }, ["good"])
+        XCTAssertEqual(try count("outbox"), 1)
+        XCTAssertEqual(try count("status_log"), 1)
+        XCTAssertEqual(try store.sealedState(contact: sam)?.sealed, [1, 2, 3])
+    }
+
+    func testMessagesAndSealedStateCommitOrVanishTogether() throws {
+        struct Crash: Error {}
+        let id = MessageID.random()
+        XCTAssertThrowsError(try store.transaction { tx in
+            try tx.insertIncoming(contact: sam, id: id, text: "decrypted", at: 3)
+            try tx.putSealedState(contact: sam, sealed: [7], at: 3)
+            throw Crash()
+        })
+        XCTAssertNil(try store.message(contact: sam, id: id))
+        XCTAssertNil(try store.sealedState(contact: sam))
+        try store.transaction { tx in
+            try tx.insertIncoming(contact: sam, id: id, text: "decrypted", at: 3)
+            try tx.putSealedState(contact: sam, sealed: [7], at: 3)
+        }
+        XCTAssertEqual(try store.message(contact: sam, id: id)?.text, "decrypted")
+        XCTAssertEqual(try store.sealedState(contact: sam), SealedState(sealed: [7], updatedAt: 3))
+        try store.putSealedState(contact: sam, sealed: [8], at: 4)
+        XCTAssertEqual(try store.sealedState(contact: sam), SealedState(sealed: [8], updatedAt: 4))
+        try store.removeSealedState(contact: sam)
+        XCTAssertNil(try store.sealedState(contact: sam))
+    }
+
+    func testDuplicateOutgoingIdIsRefused() throws {
+        let id = MessageID.random()
+        try store.insertOutgoing(contact: sam, id: id, text: "one", at: 1)
+        XCTAssertThrowsError(try store.insertOutgoing(contact: sam, id: id, text: "two", at: 2)) {
+            XCTAssertEqual($0 as? StoreError, .duplicateMessage(id))
+        }
+        XCTAssertEqual(try count("messages"), 1)
+        XCTAssertEqual(try count("outbox"), 1)
+    }
+
+    func testIncomingMessageIsStoredOnce() throws {
+        let id = MessageID.random()
+        let first = try store.insertIncoming(contact: sam, id: id, text: "hello", at: 10, sentAt: 9, seq: 1)
+        XCTAssertNotNil(first)
+        // The resend of the same message, crossing the first copy.
+        XCTAssertNil(try store.insertIncoming(contact: sam, id: id, text: "hello", at: 11))
+        XCTAssertNil(try store.insertIncoming(contact: sam, id: id, text: "different text, same id", at: 12))
+        XCTAssertEqual(try count("messages"), 1)
+        let stored = try XCTUnwrap(store.message(contact: sam, id: id))
+        XCTAssertEqual(stored.text, "hello")
+        XCTAssertEqual(stored.receivedAt, 10)
+        XCTAssertEqual(stored.createdAt, 9)
+        XCTAssertNil(stored.status)
+        XCTAssertEqual(try store.conversation(contact: sam, limit: 10).count, 1)
+        let next = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), text: "next", at: 14))
+        XCTAssertEqual(try store.message(next)?.position, stored.position + 1, "the duplicates took no place")
+        // The same id from another contact is another message.
+        let alex = try store.addContact(Self.newContact("Alex", key: 40), at: 1).id
+        XCTAssertNotNil(try store.insertIncoming(contact: alex, id: id, text: "hello", at: 13))
+    }
+
+    func testMessagesForAnUnknownContactAreRefused() throws {
+        let nobody = ContactID(999)
+        XCTAssertThrowsError(try store.insertIncoming(contact: nobody, id: .random(), text: "x", at: 1)) {
+            XCTAssertEqual($0 as? StoreError, .unknownContact(nobody))
+        }
+        XCTAssertThrowsError(try store.insertOutgoing(contact: nobody, id: .random(), text: "x", at: 1)) {
+            XCTAssertEqual($0 as? StoreError, .unknownContact(nobody))
+        }
+        XCTAssertEqual(try count("messages"), 0)
+    }
+
+    func testMarkReadReturnsWhatWasNewlyShown() throws {
+        let a = MessageID.random(), b = MessageID.random()
+        try store.insertIncoming(contact: sam, id: a, text: "a", at: 1)
+        try store.insertIncoming(contact: sam, id: b, text: "b", at: 2)
+        try store.insertOutgoing(contact: sam, id: .random(), text: "mine", at: 3)
+        XCTAssertEqual(try store.unreadCount(contact: sam), 2)
+        XCTAssertEqual(Set(try store.markRead(contact: sam, at: 5)), [a, b])
+        XCTAssertEqual(try store.markRead(contact: sam, at: 6), [])
+        XCTAssertEqual(try store.unreadCount(contact: sam), 0)
+        XCTAssertEqual(try store.message(contact: sam, id: a)?.readAt, 5)
+    }
+
+    func testUndecryptableIdsAreKeptUntilReadable() throws {
+        let lost = MessageID.random(), other = MessageID.random()
+        XCTAssertTrue(try store.recordUndecryptable(contact: sam, id: lost, at: 1))
+        XCTAssertFalse(try store.recordUndecryptable(contact: sam, id: lost, at: 2))
+        XCTAssertTrue(try store.recordUndecryptable(contact: sam, id: other, at: 3))
+        XCTAssertEqual(try store.undecryptable(contact: sam, notified: false).map(\.id), [lost, other])
+        try store.markUndecryptableNotified(contact: sam, ids: [lost])
+        XCTAssertEqual(try store.undecryptable(contact: sam, notified: false).map(\.id), [other])
+        XCTAssertEqual(try store.undecryptable(contact: sam, notified: true).map(\.id), [lost])
+        // The sender resent it and it could be read this time.
+        try store.insertIncoming(contact: sam, id: lost, text: "again", at: 4)
+        XCTAssertEqual(try store.undecryptable(contact: sam).map(\.id), [other])
+    }
+}

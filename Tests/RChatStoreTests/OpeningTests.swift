@@ -1,0 +1,164 @@
+import Foundation
+import RChatCore
+import RChatSQL
+import XCTest
+@testable import RChatStore
+
+final class OpeningTests: StoreTestCase {
+    func testFreshStoreHasTheWholeSchemaAndSettings() throws {
+        let db = store.database
+        XCTAssertEqual(try db.userVersion, Store.schemaVersion)
+        let tables = Set(try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.string("name") })
+        XCTAssertTrue(tables.isSuperset(of: ["account", "settings", "contacts", "messages", "status_log", "outbox",
+                                             "session_state", "system_rows", "alerts", "undecryptable"]), "\(tables)")
+        XCTAssertEqual(try db.queryOne("PRAGMA journal_mode")?.string(at: 0), "wal")
+        XCTAssertEqual(try db.queryOne("PRAGMA synchronous")?.int64(at: 0), 2, "FULL")
+        XCTAssertEqual(try db.queryOne("PRAGMA foreign_keys")?.int64(at: 0), 1)
+        XCTAssertEqual(try db.queryOne("PRAGMA application_id")?.int64(at: 0), Int64(Migrations.applicationID))
+    }
+
+    func testReopeningIsIdempotent() throws {
+        let row = try store.insertOutgoing(contact: sam, id: .random(), text: "kept", at: 5)
+        let schema = try store.database.query("SELECT type, name, sql FROM sqlite_master ORDER BY name").map(\.values)
+        store.close()
+        for _ in 0..<3 {
+            let again = try Store(home: home.path)
+            XCTAssertEqual(try again.database.userVersion, Store.schemaVersion)
+            XCTAssertEqual(try again.database.query("SELECT type, name, sql FROM sqlite_master ORDER BY name").map(\.values), schema)
+            XCTAssertEqual(try again.message(row)?.text, "kept")
+            XCTAssertEqual(try again.contacts().map(\.name), ["Sam"])
+            again.close()
+        }
+        store = try Store(home: home.path)
+        let next = try store.insertOutgoing(contact: sam, id: .random(), text: "after", at: 6)
+        XCTAssertEqual(try store.message(next)?.position, 2)
+    }
+
+    func testLaterStepsAreAppliedInOrderOnTopOfEarlierOnes() throws {
+        store.close()
+        let steps = Migrations.all + [
+            Migration(version: Migrations.all.count + 1, sql: "CREATE TABLE drafts (contact_id INTEGER, text TEXT) STRICT;"),
+            Migration(version: Migrations.all.count + 2, sql: "INSERT INTO drafts VALUES (1, 'from step 2');"),
+        ]
+        store = try Store(path: dbPath, migrations: steps)
+        XCTAssertEqual(try store.database.userVersion, Migrations.all.count + 2)
+        XCTAssertEqual(try store.database.query("SELECT text FROM drafts").map { try $0.string("text") }, ["from step 2"])
+        XCTAssertEqual(try store.contacts().map(\.name), ["Sam"], "earlier data kept")
+        store.close()
+        store = try Store(path: dbPath, migrations: steps)
+        XCTAssertEqual(try count("drafts"), 1, "no step runs twice")
+    }
+
+    func testFailedStepLeavesTheFileAtTheLastWholeVersion() throws {
+        store.close()
+        let steps = Migrations.all + [
+            Migration(version: Migrations.all.count + 1, sql: "CREATE TABLE half (x); INSERT INTO nowhere VALUES (1);"),
+        ]
+        XCTAssertThrowsError(try Store(path: dbPath, migrations: steps))
+        store = try Store(path: dbPath)
+        XCTAssertEqual(try store.database.userVersion, Migrations.all.count)
+        XCTAssertNil(try store.database.queryOne("SELECT 1 FROM sqlite_master WHERE name = 'half'"))
+    }
+
+    func testNewerSchemaIsRefusedAndTheFileLeftAlone() throws {
+        try store.database.setUserVersion(Store.schemaVersion + 5)
+        store.close()
+        let before = try bytes(dbPath)
+        XCTAssertThrowsError(try Store(home: home.path)) { error in
+            XCTAssertEqual(error as? StoreError, .newerSchema(path: dbPath, found: Store.schemaVersion + 5, known: Store.schemaVersion))
+            XCTAssertTrue("\(error)".contains("newer rChat"))
+        }
+        XCTAssertEqual(try bytes(dbPath), before)
+        store = nil
+    }
+
+    func testAnotherProgramsDatabaseIsRefused() throws {
+        let other = home.appendingPathComponent("other.db").path
+        let db = try Database(path: other)
+        try db.execute("CREATE TABLE notes (text TEXT)")
+        db.close()
+        let before = try bytes(other)
+        XCTAssertThrowsError(try Store(path: other)) { error in
+            guard case .unreadable(let path, let reason)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, other)
+            XCTAssertTrue(reason.contains("another program"), reason)
+        }
+        XCTAssertEqual(try bytes(other), before)
+    }
+
+    func testAMissingDirectoryIsACannotOpenError() throws {
+        let path = home.appendingPathComponent("no/such/dir/rchat.db").path
+        XCTAssertThrowsError(try Store(path: path)) { error in
+            guard case .cannotOpen(let p, _)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(p, path)
+            XCTAssertTrue("\(error)".hasPrefix("cannot open \(path): "), "\(error)")
+        }
+    }
+
+    func testFilesAreOwnerOnly() throws {
+        _ = try store.insertOutgoing(contact: sam, id: .random(), text: "x", at: 1)
+        for suffix in ["", "-wal", "-shm"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: dbPath + suffix), suffix)
+            XCTAssertEqual(try mode(dbPath + suffix), 0o600, "rchat.db\(suffix)")
+        }
+    }
+
+    func testWiderModesOfAnExistingFileAreTightened() throws {
+        store.close()
+        XCTAssertEqual(chmod(dbPath, 0o644), 0)
+        store = try Store(home: home.path)
+        XCTAssertEqual(try mode(dbPath), 0o600)
+    }
+
+    func testFileThatIsNotADatabaseIsRefusedAndUnchanged() throws {
+        let path = home.appendingPathComponent("junk.db").path
+        let junk = Data((0..<10_000).map { _ in UInt8.random(in: 0...255) })
+        try junk.write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try Store(path: path)) { error in
+            guard case .unreadable(let p, _)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(p, path)
+            let line = "\(error)"
+            XCTAssertFalse(line.contains("\n"))
+            XCTAssertTrue(line.contains("not a database"), line)
+        }
+        XCTAssertEqual(try bytes(path), junk)
+    }
+
+    func testDamagedDatabaseIsRefusedAndUnchanged() throws {
+        _ = try store.insertOutgoing(contact: sam, id: .random(), text: "x", at: 1)
+        store.close()
+        store = nil
+        // Keep the 100-byte header (so SQLite still takes it for a database) and scramble
+        // the rest of page 1, where the schema lives.
+        var damaged = try bytes(dbPath)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dbPath + "-wal"), "checkpointed on close")
+        for i in 100..<4096 { damaged[i] = UInt8.random(in: 0...255) }
+        try damaged.write(to: URL(fileURLWithPath: dbPath))
+        XCTAssertThrowsError(try Store(home: home.path)) { error in
+            guard case .unreadable? = error as? StoreError else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(try bytes(dbPath), damaged)
+    }
+
+    func testDamageFoundBeforeAnUpgradeWritesNothing() throws {
+        // A file one version behind, whose table pages are damaged: the upgrade would write,
+        // so the store checks the file first.
+        try store.transaction { tx in
+            for i in 0..<200 { try tx.insertOutgoing(contact: sam, id: .random(), text: String(repeating: "x", count: 200), at: Int64(i)) }
+        }
+        store.close()
+        let db = try Database(path: dbPath)
+        try db.execute("PRAGMA journal_mode = DELETE")
+        db.close()
+        var damaged = try bytes(dbPath)
+        XCTAssertGreaterThan(damaged.count, 8 * 4096)
+        for i in (4 * 4096)..<(6 * 4096) { damaged[i] = 0xFF }
+        try damaged.write(to: URL(fileURLWithPath: dbPath))
+        XCTAssertThrowsError(try Store(home: home.path)) { error in
+            guard case .unreadable(_, let reason)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("damaged") || reason.contains("malformed"), reason)
+        }
+        XCTAssertEqual(try bytes(dbPath), damaged)
+        store = nil
+    }
+}

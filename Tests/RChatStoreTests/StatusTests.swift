@@ -1,0 +1,118 @@
+import RChatCore
+import RChatSQL
+import XCTest
+@testable import RChatStore
+
+final class StatusTests: StoreTestCase {
+    func testRaiseStatusFollowsTheLatticeAndNeverLowersForEveryStatusAndEvent() throws {
+        for status in MessageStatus.allCases {
+            for event in StatusEvent.allCases {
+                let row = try outgoing(in: status)
+                let logBefore = try store.statusLog(message: row).count
+                let change = try XCTUnwrap(store.raiseStatus(message: row, event: event, at: 3_000))
+                let label = "\(status) + \(event)"
+                XCTAssertEqual(change.previous, status, label)
+                XCTAssertEqual(change.current, StatusLattice.raise(status, event), label)
+                XCTAssertEqual(try store.message(row)?.status, change.current, label)
+                if status == .read { XCTAssertEqual(change.current, .read, label) }
+                if status == .delivered { XCTAssertTrue(change.current.isFinal, label) }
+                let log = try store.statusLog(message: row)
+                XCTAssertEqual(log.count, logBefore + (change.changed ? 1 : 0), label)
+                if change.changed { XCTAssertEqual(log.last, StatusLogEntry(status: change.current, at: 3_000), label) }
+            }
+        }
+    }
+
+    func testReceiptsInAnyOrderEndAtTheHighestProof() throws {
+        let orders: [[StatusEvent]] = [
+            [.readReceipt, .deliveredReceipt, .relayAcknowledged, .acknowledgementTimedOut, .peerCouldNotRead, .gaveUp],
+            [.deliveredReceipt, .acknowledgementTimedOut, .readReceipt, .relayAcknowledged, .peerCouldNotRead],
+            [.acknowledgementTimedOut, .deliveredReceipt, .relayAcknowledged, .resending, .gaveUp, .peerCouldNotRead],
+        ]
+        for events in orders {
+            let id = MessageID.random()
+            try store.insertOutgoing(contact: sam, id: id, text: "x", at: 1)
+            for (i, event) in events.enumerated() {
+                try store.raiseStatus(contact: sam, id: id, event: event, at: 10 + Int64(i))
+            }
+            let expected: MessageStatus = events.contains(.readReceipt) ? .read : .delivered
+            XCTAssertEqual(try store.message(contact: sam, id: id)?.status, expected, "\(events)")
+        }
+    }
+
+    func testRaiseStatusOnAnUnknownOrIncomingMessageChangesNothing() throws {
+        XCTAssertNil(try store.raiseStatus(contact: sam, id: .random(), event: .readReceipt, at: 1))
+        let id = MessageID.random()
+        try store.insertIncoming(contact: sam, id: id, text: "theirs", at: 1)
+        XCTAssertNil(try store.raiseStatus(contact: sam, id: id, event: .deliveredReceipt, at: 2))
+        XCTAssertNil(try store.message(contact: sam, id: id)?.status)
+    }
+
+    func testTheTriggerRefusesEveryRawWriteThatLowersDeliveredOrRead() throws {
+        for from in MessageStatus.allCases {
+            for to in MessageStatus.allCases {
+                let row = try outgoing(in: from)
+                let lowers = (from == .delivered && to != .delivered && to != .read) || (from == .read && to != .read)
+                let update = { try self.store.database.execute("UPDATE messages SET status = ? WHERE rowid = ?",
+                                                               [.text(to.rawValue), .integer(row.rawValue)]) }
+                if lowers {
+                    XCTAssertThrowsError(try update(), "\(from) → \(to)") { error in
+                        let e = error as? DatabaseError
+                        XCTAssertEqual(e?.extendedCode, ResultCode.constraintTrigger)
+                        XCTAssertEqual(e?.message, "a Delivered or Read status is never lowered")
+                    }
+                    XCTAssertEqual(try store.message(row)?.status, from, "\(from) → \(to) left it alone")
+                } else {
+                    XCTAssertNoThrow(try update(), "\(from) → \(to)")
+                    XCTAssertEqual(try store.message(row)?.status, to)
+                }
+            }
+        }
+        // Nor can a final status be cleared.
+        let read = try outgoing(in: .read)
+        XCTAssertThrowsError(try store.database.execute("UPDATE messages SET status = NULL WHERE rowid = ?", [.integer(read.rawValue)]))
+    }
+
+    func testTheTimelineRecordsEachStatusWithItsTime() throws {
+        let id = MessageID.random()
+        let row = try store.insertOutgoing(contact: sam, id: id, text: "x", at: 100)
+        try store.raiseStatus(contact: sam, id: id, event: .acknowledgementTimedOut, at: 130)
+        try store.raiseStatus(contact: sam, id: id, event: .relayAcknowledged, at: 140)
+        try store.raiseStatus(contact: sam, id: id, event: .relayAcknowledged, at: 141)  // nothing new
+        try store.raiseStatus(contact: sam, id: id, event: .deliveredReceipt, at: 150)
+        try store.raiseStatus(contact: sam, id: id, event: .peerCouldNotRead, at: 155)   // too late to matter
+        try store.raiseStatus(contact: sam, id: id, event: .readReceipt, at: 160)
+        XCTAssertEqual(try store.statusLog(message: row), [
+            StatusLogEntry(status: .sending, at: 100),
+            StatusLogEntry(status: .notConfirmed, at: 130),
+            StatusLogEntry(status: .sent, at: 140),
+            StatusLogEntry(status: .delivered, at: 150),
+            StatusLogEntry(status: .read, at: 160),
+        ])
+    }
+
+    func testResendRequeuesWithTheSameIdUnlessAReceiptProvedDelivery() throws {
+        let id = MessageID.random()
+        let row = try store.insertOutgoing(contact: sam, id: id, text: "x", at: 100)
+        try store.raiseStatus(contact: sam, id: id, event: .relayAcknowledged, at: 101)
+        XCTAssertTrue(try store.removeFromOutbox(message: row))
+        try store.raiseStatus(contact: sam, id: id, event: .peerCouldNotRead, at: 200)
+
+        let change = try XCTUnwrap(store.queueResend(contact: sam, id: id, automatically: true, at: 210))
+        XCTAssertEqual(change.previous, .notDelivered)
+        XCTAssertEqual(change.current, .sending)
+        let message = try XCTUnwrap(store.message(row))
+        XCTAssertTrue(message.isResent)
+        XCTAssertEqual(message.autoResentAt, 210)
+        XCTAssertEqual(try store.outbox(contact: sam).map(\.id), [id])
+        XCTAssertEqual(try store.autoResentCount(contact: sam, since: 200), 1)
+        XCTAssertEqual(try store.autoResentCount(contact: sam, since: 211), 0)
+
+        try store.raiseStatus(contact: sam, id: id, event: .deliveredReceipt, at: 220)
+        XCTAssertTrue(try store.removeFromOutbox(message: row))
+        let refused = try XCTUnwrap(store.queueResend(contact: sam, id: id, automatically: false, at: 230))
+        XCTAssertFalse(refused.changed)
+        XCTAssertEqual(refused.current, .delivered)
+        XCTAssertEqual(try store.outbox(contact: sam), [])
+    }
+}

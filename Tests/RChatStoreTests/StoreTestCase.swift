@@ -1,0 +1,49 @@
+import Foundation
+import RChatCore
+import RChatSQL
+import XCTest
+@testable import RChatStore
+
+/// A fresh home directory (0700) with an open store and one contact, removed afterwards.
+class StoreTestCase: XCTestCase {
+    var home: URL!
+    var store: Store!
+    var sam: ContactID!
+
+    var dbPath: String { home.appendingPathComponent(Store.fileName).path }
+
+    override func setUpWithError() throws {
+        home = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        store = try Store(home: home.path)
+        sam = try store.addContact(Self.newContact("Sam"), at: 1_000).id
+    }
+
+    override func tearDown() {
+        store?.close()
+        try? FileManager.default.removeItem(at: home)
+    }
+
+    static func newContact(_ name: String, key: UInt8 = 1) -> NewContact {
+        NewContact(name: name, accountKey: [UInt8](repeating: key, count: 32), deviceKey: [UInt8](repeating: key &+ 1, count: 32),
+                   deviceCertificate: [UInt8](repeating: key &+ 2, count: 64), relayAddress: "127.0.0.1:7000/relaykey")
+    }
+
+    func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+
+    func mode(_ path: String) throws -> Int {
+        try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    func count(_ table: String) throws -> Int64 {
+        try XCTUnwrap(store.database.queryOne("SELECT count(*) FROM \(table)")?.int64(at: 0))
+    }
+
+    /// Puts an outgoing message in `status` by a raw write (allowed from Sending).
+    func outgoing(in status: MessageStatus, id: MessageID = .random()) throws -> MessageRowID {
+        let row = try store.insertOutgoing(contact: sam, id: id, text: "hello", at: 2_000)
+        try store.database.execute("UPDATE messages SET status = ? WHERE rowid = ?", [.text(status.rawValue), .integer(row.rawValue)])
+        return row
+    }
+}
