@@ -20,7 +20,7 @@ build: deps
 	$(SWIFT) build
 
 test: build
-	$(SWIFT) test
+	$(SWIFT) test --disable-swift-testing
 
 clean:
 	rm -rf .build

@@ -133,6 +133,17 @@ enum SchemaV1 {
     ) STRICT;
     CREATE INDEX alerts_by_time ON alerts (created_at);
 
+    -- Receipts owed to contacts, durable until the relay takes them: a Delivered receipt is
+    -- written in the same transaction as the message it proves stored, a Read receipt in
+    -- the same transaction as the message marked shown.
+    CREATE TABLE pending_receipts (
+        contact_id INTEGER NOT NULL REFERENCES contacts(id),
+        id BLOB NOT NULL CHECK (length(id) = 16),
+        kind TEXT NOT NULL CHECK (kind IN ('delivered', 'read')),
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (contact_id, kind, id)
+    ) STRICT, WITHOUT ROWID;
+
     -- Message ids this side could not read, for the could-not-read notice.
     CREATE TABLE undecryptable (
         contact_id INTEGER NOT NULL REFERENCES contacts(id),

@@ -1,1 +1,12 @@
-print("usage: rchat-bench relay")
+import Foundation
+
+// rchat-bench: benchmarks, separate from tests; each prints its figures beside a reference
+// measured in the same run, and the ratio.
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "relay":
+    RelayBenchmark(arguments: Array(arguments.dropFirst())).run()
+default:
+    FileHandle.standardError.write(Data("usage: rchat-bench relay [--frames N] [--paced N] [--held N]\n".utf8))
+    exit(2)
+}

@@ -1,1 +1,28 @@
-print("usage: rchat-relay --listen HOST:PORT")
+import Foundation
+import RChatCore
+import RChatRelay
+
+// rchat-relay: argument parsing and wiring only (the relay is the RChatRelay library).
+// Exit codes: 0 clean stop, 1 runtime failure, 2 usage error.
+
+let configuration: RelayConfiguration
+do {
+    configuration = try RelayConfiguration.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("rchat-relay: \(error.description)\n".utf8))
+    exit(2)
+}
+
+let relay: Relay
+do {
+    relay = try Relay(configuration: configuration)
+} catch {
+    FileHandle.standardError.write(Data("rchat-relay: \(error.description)\n".utf8))
+    exit(1)
+}
+relay.stopOnSignals()
+relay.log.note("listening on \(configuration.host):\(relay.address.port); holding up to \(configuration.holdHours) h, quota \(configuration.quota) per mailbox, at most \(configuration.maxConnections) connections" + (configuration.persistPath.map { ", persisting to \($0)" } ?? ", in memory"))
+// Written straight to the descriptor: one line, flushed, whatever stdout is connected to.
+FileHandle.standardOutput.write(Data("relay \(relay.address)\n".utf8))
+relay.run()
+exit(0)

@@ -107,3 +107,16 @@ final class PrimitiveTests: XCTestCase {
         XCTAssertEqual(copy, [])
     }
 }
+
+final class SealedBoxTests: XCTestCase {
+    func testOnlyTheRecipientOpens() throws {
+        let recipient = SigningKey.generate().agreementKey()
+        let box = try SealedBox.seal(Array("hello".utf8), to: recipient.publicKey)
+        XCTAssertEqual(try SealedBox.open(box, with: recipient), Array("hello".utf8))
+        XCTAssertThrowsError(try SealedBox.open(box, with: AgreementKey.generate()))
+        var altered = box; altered[40] ^= 1
+        XCTAssertThrowsError(try SealedBox.open(altered, with: recipient))
+        XCTAssertThrowsError(try SealedBox.open([1, 2, 3], with: recipient))
+        XCTAssertThrowsError(try SealedBox.seal([1], to: [1, 2]))
+    }
+}

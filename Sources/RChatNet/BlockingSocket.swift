@@ -1,0 +1,54 @@
+import CEpoll
+import Glibc
+
+/// A blocking TCP client socket: the client library runs it from its own threads.
+public final class BlockingSocket: @unchecked Sendable {
+    public let fd: Int32
+
+    /// Connects to host:port (names resolve through getaddrinfo).
+    public init(host: String, port: UInt16) throws(NetError) {
+        let fd = rchat_tcp_open(host, String(port), 0, 0)
+        guard fd >= 0 else { throw NetError("connect to \(host):\(port)", code: fd == -2 ? -2 : rchat_errno()) }
+        _ = rchat_set_nodelay(fd)
+        self.fd = fd
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Writes every byte, or throws.
+    public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(NetError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = rchat_send(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n > 0 { offset += n; continue }
+            if n < 0 && rchat_errno() == EINTR { continue }
+            throw NetError("send")
+        }
+    }
+
+    public func writeAll(_ bytes: [UInt8]) throws(NetError) {
+        let failure = bytes.withUnsafeBytes { p -> NetError? in
+            do throws(NetError) { try writeAll(p); return nil } catch { return error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Reads what is available (blocking until something is); 0 at end of stream.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress!, buffer.count)
+            if n >= 0 { return n }
+            if rchat_errno() == EINTR { continue }
+            throw NetError("read")
+        }
+    }
+
+    /// Stops both directions; a reader blocked in `read` returns 0.
+    public func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Sets a receive timeout (seconds), so a blocking read gives up.
+    public func setReceiveTimeout(_ seconds: Double) {
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+}

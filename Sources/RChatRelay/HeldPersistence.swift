@@ -1,0 +1,144 @@
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatSQL
+
+/// A held item as persistence returns it at start.
+struct PersistedItem {
+    let id: HeldItemID
+    let mailbox: MailboxID
+    let heldAt: Int64
+    let origin: DeliveryOrigin
+    let payload: [UInt8]
+}
+
+/// `--persist FILE`: held items and invite registrations in SQLite (WAL, synchronous=FULL).
+///
+/// Writes are batched: the relay records changes as it goes and calls `commit()` once per
+/// event-loop iteration, before any acknowledgement of that iteration leaves — one fsync
+/// for a whole burst, and nothing acknowledged that is not on disk. Origin and payload are
+/// sealed with a key derived from the relay's static key, bound to the row's id, mailbox
+/// and time, so rows cannot be read, altered or swapped without that key.
+final class HeldPersistence {
+    private let database: Database
+    private let key: SecretBytes
+    private var inserts: [(id: Int64, mailbox: [UInt8], heldAt: Int64, box: [UInt8])?] = []
+    private var insertIndex: [Int64: Int] = [:]
+    private var deletes: [Int64] = []
+    private var inviteChanges: [(token: [UInt8], mailbox: [UInt8]?)] = []
+
+    init(path: String, relayKey: AgreementKey) throws {
+        database = try Database(path: path, fileMode: 0o600)
+        try database.execute("PRAGMA journal_mode=WAL")
+        try database.execute("PRAGMA synchronous=FULL")
+        try database.executeScript("""
+            CREATE TABLE IF NOT EXISTS held (id INTEGER PRIMARY KEY, mailbox BLOB NOT NULL, held_at INTEGER NOT NULL, box BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS invites (token BLOB PRIMARY KEY, mailbox BLOB NOT NULL);
+            """)
+        key = Hash.deriveKey(from: relayKey.secretKey, context: "rchat relay persistence v1")
+    }
+
+    private static func binding(id: Int64, mailbox: [UInt8], heldAt: Int64) -> [UInt8] {
+        var w = ByteWriter(capacity: 56)
+        w.raw(Array("held".utf8)); w.u64(UInt64(bitPattern: id)); w.raw(mailbox); w.u64(UInt64(bitPattern: heldAt))
+        return w.bytes
+    }
+
+    /// Drops what expired, then returns every held item oldest first, and the invites.
+    func load(expiredAtOrBefore cutoff: Int64) throws -> (items: [PersistedItem], expired: Int, unreadable: Int, invites: [(InviteToken, MailboxID)]) {
+        try database.execute("DELETE FROM held WHERE held_at <= ?", [.integer(cutoff)])
+        let expired = database.changes
+        var items: [PersistedItem] = []
+        var unreadable = 0
+        for row in try database.query("SELECT id, mailbox, held_at, box FROM held ORDER BY id") {
+            let id = try row.int64(at: 0), mailboxBytes = try row.blob(at: 1), heldAt = try row.int64(at: 2)
+            guard let mailbox = MailboxID(bytes: mailboxBytes),
+                  let plain = try? AEAD.openWithNonceInFront(try row.blob(at: 3), additionalData: Self.binding(id: id, mailbox: mailboxBytes, heldAt: heldAt), key: key),
+                  let (origin, payload) = Self.decodeContent(plain)
+            else { unreadable += 1; continue }
+            items.append(PersistedItem(id: HeldItemID(id), mailbox: mailbox, heldAt: heldAt, origin: origin, payload: payload))
+        }
+        var invites: [(InviteToken, MailboxID)] = []
+        for row in try database.query("SELECT token, mailbox FROM invites") {
+            if let t = InviteToken(bytes: try row.blob(at: 0)), let m = MailboxID(bytes: try row.blob(at: 1)) { invites.append((t, m)) }
+        }
+        return (items, expired, unreadable, invites)
+    }
+
+    private static func encodeContent(origin: DeliveryOrigin, payload: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: 66 + payload.count)
+        switch origin {
+        case .link(let code, let sender): w.u8(1); w.raw(code); w.raw(sender.bytes)
+        case .invite(let token): w.u8(2); w.raw(token.bytes)
+        }
+        w.raw(payload)
+        return w.bytes
+    }
+
+    private static func decodeContent(_ bytes: [UInt8]) -> (DeliveryOrigin, [UInt8])? {
+        var r = ByteReader(bytes)
+        guard let kind = try? r.u8() else { return nil }
+        switch kind {
+        case 1:
+            guard let code = try? r.raw(32), let sender = (try? r.raw(32)).flatMap(MailboxID.init(bytes:)) else { return nil }
+            return (.link(code: code, sender: sender), r.rest())
+        case 2:
+            guard let token = (try? r.raw(16)).flatMap(InviteToken.init(bytes:)) else { return nil }
+            return (.invite(token), r.rest())
+        default:
+            return nil
+        }
+    }
+
+    // MARK: changes, written at the next commit
+
+    func recordHeld(id: HeldItemID, mailbox: MailboxID, heldAt: Int64, origin: DeliveryOrigin, payload: [UInt8]) {
+        let rowID = Int64(bitPattern: id)
+        let box = AEAD.sealWithRandomNonce(Self.encodeContent(origin: origin, payload: payload),
+                                           additionalData: Self.binding(id: rowID, mailbox: mailbox.bytes, heldAt: heldAt), key: key)
+        insertIndex[rowID] = inserts.count
+        inserts.append((rowID, mailbox.bytes, heldAt, box))
+    }
+
+    func recordDeleted(id: HeldItemID) {
+        let rowID = Int64(bitPattern: id)
+        // Held and handed over within one iteration: it never needs to touch the disk.
+        if let i = insertIndex.removeValue(forKey: rowID) { inserts[i] = nil; return }
+        deletes.append(rowID)
+    }
+
+    func recordInvite(_ token: InviteToken, mailbox: MailboxID?) {
+        inviteChanges.append((token.bytes, mailbox?.bytes))
+    }
+
+    var hasChanges: Bool { !inserts.isEmpty || !deletes.isEmpty || !inviteChanges.isEmpty }
+
+    func commit() throws {
+        guard hasChanges else { return }
+        try database.transaction {
+            for case let row? in inserts {
+                try database.execute("INSERT INTO held (id, mailbox, held_at, box) VALUES (?, ?, ?, ?)",
+                                     [.integer(row.id), .blob(row.mailbox), .integer(row.heldAt), .blob(row.box)])
+            }
+            for id in deletes { try database.execute("DELETE FROM held WHERE id = ?", [.integer(id)]) }
+            for change in inviteChanges {
+                if let mailbox = change.mailbox {
+                    try database.execute("INSERT OR REPLACE INTO invites (token, mailbox) VALUES (?, ?)", [.blob(change.token), .blob(mailbox)])
+                } else {
+                    try database.execute("DELETE FROM invites WHERE token = ?", [.blob(change.token)])
+                }
+            }
+        }
+        inserts.removeAll(keepingCapacity: true)
+        insertIndex.removeAll(keepingCapacity: true)
+        deletes.removeAll(keepingCapacity: true)
+        inviteChanges.removeAll(keepingCapacity: true)
+    }
+
+    func expire(heldAtOrBefore cutoff: Int64) throws {
+        try commit()
+        try database.execute("DELETE FROM held WHERE held_at <= ?", [.integer(cutoff)])
+    }
+
+    func close() { database.close() }
+}

@@ -1,0 +1,33 @@
+import RChatRelayClient
+
+/// Invite tokens and the mailbox each was registered by. The first registration of a token
+/// wins: a token is printed in a contact code, so anyone could try to claim it.
+struct InviteRegistry {
+    private(set) var owners: [InviteToken: MailboxID] = [:]
+    private var byMailbox: [MailboxID: [InviteToken]] = [:]
+
+    enum Outcome: Equatable {
+        case registered(dropped: InviteToken?)
+        case alreadyRegistered
+        case takenByAnother
+        case full
+    }
+
+    mutating func register(_ token: InviteToken, for mailbox: MailboxID, limits: RelayConfiguration) -> Outcome {
+        if let owner = owners[token] { return owner == mailbox ? .alreadyRegistered : .takenByAnother }
+        guard owners.count < limits.maxInvites else { return .full }
+        var list = byMailbox[mailbox, default: []]
+        var dropped: InviteToken?
+        // The newest few per mailbox: an old contact code stops working, nothing grows.
+        if list.count >= limits.maxInvitesPerMailbox {
+            dropped = list.removeFirst()
+            owners[dropped!] = nil
+        }
+        list.append(token)
+        byMailbox[mailbox] = list
+        owners[token] = mailbox
+        return .registered(dropped: dropped)
+    }
+
+    func owner(of token: InviteToken) -> MailboxID? { owners[token] }
+}

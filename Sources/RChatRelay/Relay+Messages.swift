@@ -1,0 +1,196 @@
+import RChatCore
+import RChatCrypto
+import RChatNet
+import RChatRelayClient
+
+/// What the relay does with each frame: handshake, authentication, then the messages.
+extension Relay {
+    func received(_ frame: [UInt8], on session: Session) {
+        switch session.phase {
+        case .awaitingHello:
+            session.counters.count(FrameCounters.Inbound.hello)
+            handleHello(frame, on: session)
+        case .awaitingAuth(let transcript, let challenge):
+            guard let body = open(frame, on: session) else { return }
+            guard let message = ClientMessage.decode(body) else { return fail(session, .malformed, because: "malformed frame") }
+            session.counters.count(message.counterKind)
+            guard case .auth(let key, let signature) = message else {
+                return fail(session, .notAuthenticated, because: "\(message.counterKind) frame before authentication")
+            }
+            handleAuth(key: key, signature: signature, transcript: transcript, challenge: challenge, on: session)
+        case .ready:
+            guard let body = open(frame, on: session) else { return }
+            guard let message = ClientMessage.decode(body) else { return fail(session, .malformed, because: "malformed frame") }
+            session.counters.count(message.counterKind)
+            handle(message, on: session)
+        }
+    }
+
+    private func open(_ frame: [UInt8], on session: Session) -> [UInt8]? {
+        do {
+            return try session.cipher!.open(frame)
+        } catch {
+            fail(session, .decryptionFailed, because: "frame \(session.cipher!.receivedFrames) failed to decrypt (altered, replayed or reordered)")
+            return nil
+        }
+    }
+
+    private func handleHello(_ frame: [UInt8], on session: Session) {
+        if frame.count == RelayHandshake.helloBytes, Array(frame[0..<3]) == RelayProtocol.magic, frame[3] != RelayProtocol.version {
+            return fail(session, .unsupportedVersion, because: "hello for protocol version \(frame[3])")
+        }
+        do {
+            let (reply, cipher, transcript) = try RelayHandshake.relayRespond(clientHello: frame, relayStatic: staticKey)
+            session.counters.count(FrameCounters.Outbound.hello)
+            session.connection.send(reply)
+            session.cipher = cipher
+            let challenge = Random.bytes(RelayProtocol.challengeBytes)
+            session.phase = .awaitingAuth(transcript: transcript, challenge: challenge)
+            session.send(.challenge(challenge), kind: .challenge)
+        } catch {
+            fail(session, .malformed, because: "bad hello (\(frame.count) bytes)")
+        }
+    }
+
+    private func handleAuth(key: [UInt8], signature: [UInt8], transcript: [UInt8], challenge: [UInt8], on session: Session) {
+        guard Signature.verify(signature, message: RelayHandshake.authMessage(transcript: transcript, challenge: challenge), publicKey: key) else {
+            return fail(session, .badSignature, because: "authentication signature does not verify")
+        }
+        let mailbox = MailboxID(publicKey: key)
+        session.mailbox = mailbox
+        session.phase = .ready
+        var list = sessionsByMailbox[mailbox, default: []]
+        list.append(session)
+        sessionsByMailbox[mailbox] = list
+        let queue = queues[mailbox]
+        session.send(.welcome(mailbox: mailbox, relayTime: clock.now(), held: UInt32(clamping: queue?.liveCount ?? 0)), kind: .welcome)
+        if list.count == 1 {
+            session.drainedNoticeDue = true
+            if let queue {
+                queue.restartHandover()
+                pump(queue)
+            } else {
+                session.drainedNoticeDue = false
+                session.send(.drained, kind: .drained)
+            }
+        }
+    }
+
+    private func handle(_ message: ClientMessage, on session: Session) {
+        switch message {
+        case .auth:
+            fail(session, .malformed, because: "second auth")
+        case .present(let codes):
+            for code in codes { present(code, by: session) }
+        case .registerInvites(let tokens):
+            for token in tokens {
+                switch invites.register(token, for: session.mailbox!, limits: configuration) {
+                case .registered(let dropped):
+                    persistence?.recordInvite(token, mailbox: session.mailbox!)
+                    if let dropped { persistence?.recordInvite(dropped, mailbox: nil) }
+                case .alreadyRegistered:
+                    break
+                case .takenByAnother:
+                    log.note("\(session.name): invite token already registered by another mailbox; ignored")
+                case .full:
+                    log.note("\(session.name): invite registry full (\(configuration.maxInvites)); ignored")
+                }
+            }
+        case .send(let seq, let link, let payload):
+            guard let end = session.links[link] else {
+                return session.send(.refused(seq: seq, reason: RefusalReason.unknownLink.rawValue), kind: .refused)
+            }
+            origins.retain(number: end.outgoingOrigin)
+            hold(payload, for: end.peerMailbox, origin: end.outgoingOrigin, seq: seq, from: session)
+        case .request(let seq, let token, let payload):
+            guard let owner = invites.owner(of: token) else {
+                return session.send(.refused(seq: seq, reason: RefusalReason.unknownInvite.rawValue), kind: .refused)
+            }
+            hold(payload, for: owner, origin: origins.retain(.invite(token)), seq: seq, from: session)
+        case .acknowledge(let ids):
+            guard let mailbox = session.mailbox, sessionsByMailbox[mailbox]?.first === session, let queue = queues[mailbox] else { return }
+            for id in ids {
+                guard let record = queue.acknowledge(id) else { continue }
+                origins.release(record.origin)
+                totalHeldBytes -= record.length
+                totalHeldItems -= 1
+                persistence?.recordDeleted(id: id)
+            }
+            pump(queue)
+        case .ping(let value):
+            session.send(.pong(value), kind: .pong)
+        }
+    }
+
+    /// Takes a frame for `mailbox` (its origin already retained): queue it, acknowledge the
+    /// sender ("Sent"), and push it on if the mailbox is connected. Over quota: refuse.
+    private func hold(_ payload: [UInt8], for mailbox: MailboxID, origin: UInt32, seq: UInt64, from sender: Session) {
+        let queue = queue(for: mailbox)
+        if queue.liveCount >= configuration.quota || totalHeldBytes + payload.count > configuration.maxHeldBytes {
+            origins.release(origin)
+            let quota = queue.liveCount >= configuration.quota
+            if queue.isEmpty, sessionsByMailbox[mailbox] == nil { queues[mailbox] = nil }
+            return sender.send(.refused(seq: seq, reason: (quota ? RefusalReason.quotaExceeded : .relayFull).rawValue), kind: .refused)
+        }
+        let id = nextItemID
+        nextItemID += 1
+        let heldAt = clock.now()
+        queue.append(id: id, heldAt: heldAt, origin: origin, payload: payload)
+        totalHeldBytes += payload.count
+        totalHeldItems += 1
+        if let persistence, let o = origins.origin(origin) {
+            persistence.recordHeld(id: id, mailbox: mailbox, heldAt: heldAt, origin: o, payload: payload)
+        }
+        let online = sessionsByMailbox[mailbox] != nil
+        sender.send(.sent(seq: seq, forwarded: online), kind: .sent)
+        if online { pump(queue) }
+    }
+
+    /// Hands the mailbox's connection what it may take now, within the window.
+    func pump(_ queue: MailboxQueue) {
+        guard let session = sessionsByMailbox[queue.mailbox]?.first, session.isOpen else { return }
+        while queue.inFlight.count < configuration.handoverWindow, queue.inFlightBytes < configuration.handoverWindowBytes,
+              let record = queue.takeNext() {
+            guard let origin = origins.origin(record.origin) else { continue }
+            let payload = queue.payload(of: record)
+            var w = ByteWriter(capacity: 86 + payload.count)
+            RelayMessage.writeDeliverHeader(&w, id: record.id, heldAt: record.heldAt,
+                                            link: session.linkForOrigin[record.origin] ?? 0, origin: origin)
+            w.raw(payload)
+            session.sendEncoded(w.bytes, kind: .deliver)
+        }
+        if session.connection.outboundBytes > configuration.maxOutputBytes {
+            return fail(session, .timeout, because: "not reading (\(session.connection.outboundBytes) bytes unread)")
+        }
+        if session.drainedNoticeDue, queue.inFlight.isEmpty, !queue.hasUndelivered {
+            session.drainedNoticeDue = false
+            session.send(.drained, kind: .drained)
+        }
+    }
+
+    private func present(_ code: [UInt8], by session: Session) {
+        switch pairing.present(code, by: session, now: loop.now) {
+        case .waiting, .ignored:
+            break
+        case .matched(let other):
+            link(other, session, code: code)
+        }
+    }
+
+    private func link(_ a: Session, _ b: Session, code: [UInt8]) {
+        let id = nextLinkID
+        nextLinkID = nextLinkID == LinkID.max ? 1 : nextLinkID + 1
+        let fromA = origins.retain(.link(code: code, sender: a.mailbox!))
+        let fromB = origins.retain(.link(code: code, sender: b.mailbox!))
+        // Each end holds a reference to both numbers, released when that end closes.
+        origins.retain(number: fromA)
+        origins.retain(number: fromB)
+        a.links[id] = Session.LinkEnd(code: code, peerMailbox: b.mailbox!, peer: b, outgoingOrigin: fromA, incomingOrigin: fromB)
+        b.links[id] = Session.LinkEnd(code: code, peerMailbox: a.mailbox!, peer: a, outgoingOrigin: fromB, incomingOrigin: fromA)
+        a.linkForOrigin[fromB] = id
+        b.linkForOrigin[fromA] = id
+        a.send(.linked(link: id, code: code, peer: b.mailbox!), kind: .linked)
+        b.send(.linked(link: id, code: code, peer: a.mailbox!), kind: .linked)
+        log.note("paired \(a.name) with \(b.name) as link \(id)")
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatNet
+import RChatRelayClient
+import CEpoll
+
+/// The relay (DESIGN §3, issue 3) as a library: pairs, forwards, holds and hands over,
+/// on one epoll loop thread. `rchat-relay` is argument parsing around this.
+public final class Relay: @unchecked Sendable {
+    public let configuration: RelayConfiguration
+    public let address: RelayAddress
+    let clock: Clock
+    public let log: RelayLog
+    let loop: EventLoop
+    private let listener: TCPListener
+    let staticKey: AgreementKey
+    let persistence: HeldPersistence?
+
+    var sessions: [Int: Session] = [:]
+    private var nextSessionNumber = 1
+    /// Authenticated sessions per mailbox; the first is the one handed the mailbox's items.
+    var sessionsByMailbox: [MailboxID: [Session]] = [:]
+    var queues: [MailboxID: MailboxQueue] = [:]
+    let origins = Origins()
+    var nextItemID: HeldItemID = 1
+    var totalHeldBytes = 0
+    var totalHeldItems = 0
+    var nextLinkID: LinkID = 1
+    var pairing: Pairing
+    var invites = InviteRegistry()
+    var totals = FrameCounters()
+    private var refusedInBurst = 0
+    private var refusalBurstLogged = false
+
+    public struct StartError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(configuration: RelayConfiguration, clock: Clock = SystemClock(), log: RelayLog = RelayLog()) throws(StartError) {
+        self.configuration = configuration
+        self.clock = clock
+        self.log = log
+        NetSetup.ignoreBrokenPipes()
+        NetSetup.raiseDescriptorLimit()
+        do { staticKey = try RelayKeyFile.loadOrCreate(path: configuration.keyFile) } catch { throw StartError(description: error.description) }
+        do {
+            loop = try EventLoop()
+            listener = try TCPListener(host: configuration.host, port: configuration.port, loop: loop)
+        } catch {
+            throw StartError(description: "cannot listen on \(configuration.host):\(configuration.port): \(error.description)")
+        }
+        let advertisedHost = configuration.host == "0.0.0.0" || configuration.host == "::" ? Self.guessHost() : configuration.host
+        address = RelayAddress(host: advertisedHost, port: listener.port, publicKey: staticKey.publicKey)
+        pairing = Pairing(timeout: configuration.pairingTimeout, maxPending: configuration.maxPendingCodes,
+                          maxPerSession: configuration.maxPendingCodesPerConnection)
+        if let path = configuration.persistPath {
+            do { persistence = try HeldPersistence(path: path, relayKey: staticKey) } catch {
+                throw StartError(description: "cannot open --persist \(path): \(error)")
+            }
+        } else {
+            persistence = nil
+        }
+        if clock is SystemClock, (clock as! SystemClock).isFake { log.note("RCHAT_FAKE_NOW is set: relay time is fixed at \(clock.now()) (tests only)") }
+        try loadPersisted()
+        listener.onAccept = { [unowned self] fd in accepted(fd) }
+        listener.onDescriptorsExhausted = { [unowned self] in refusedConnection() }
+        loop.beforeFlush.append { [unowned self] in commitPersistence() }
+        let sweep = max(0.05, min(1.0, min(configuration.handshakeTimeout, configuration.frameTimeout) / 4))
+        loop.schedule(after: sweep, repeating: true) { [unowned self] in sweepConnections() }
+        loop.schedule(after: 60, repeating: true) { [unowned self] in expireHeld() }
+    }
+
+    private static func guessHost() -> String { ProcessInfo.processInfo.hostName }
+
+    /// Serves until `stop()` or SIGTERM/SIGINT (when `stopOnSignals()` was called).
+    public func run() {
+        loop.run()
+        shutDown()
+    }
+
+    /// Thread-safe.
+    public func stop() { loop.stop() }
+
+    /// Routes SIGTERM and SIGINT into the loop as a clean stop. Call before any thread starts.
+    public func stopOnSignals() {
+        let fd = rchat_stop_signalfd()
+        guard fd >= 0 else { return }
+        let source = SignalSource(fd: fd) { [unowned self] signal in
+            log.note("signal \(signal): stopping")
+            loop.stop()
+        }
+        try? loop.register(fd, events: Readiness.readable, source: source)
+        signalSource = source
+    }
+    private var signalSource: SignalSource?
+
+    private func shutDown() {
+        for session in Array(sessions.values) { session.connection.close() }
+        loop.finishIteration()
+        listener.close()
+        commitPersistence()
+        persistence?.close()
+        log.note("stopped; holding \(totalHeldItems) items (\(totalHeldBytes) bytes) for \(queues.count) mailboxes; totals \(totals.summary)")
+    }
+
+    // MARK: persistence
+
+    private func loadPersisted() throws(StartError) {
+        guard let persistence else { return }
+        do {
+            let loaded = try persistence.load(expiredAtOrBefore: clock.now() - configuration.holdSeconds)
+            for item in loaded.items {
+                let origin = origins.retain(item.origin)
+                queue(for: item.mailbox).append(id: item.id, heldAt: item.heldAt, origin: origin, payload: item.payload)
+                totalHeldBytes += item.payload.count
+                totalHeldItems += 1
+                nextItemID = max(nextItemID, item.id + 1)
+            }
+            for (token, mailbox) in loaded.invites { _ = invites.register(token, for: mailbox, limits: configuration) }
+            log.note("loaded \(loaded.items.count) held items and \(loaded.invites.count) invites from \(configuration.persistPath!); dropped \(loaded.expired) expired" + (loaded.unreadable > 0 ? ", \(loaded.unreadable) unreadable" : ""))
+        } catch {
+            throw StartError(description: "cannot load --persist \(configuration.persistPath!): \(error)")
+        }
+    }
+
+    func commitPersistence() {
+        guard let persistence, persistence.hasChanges else { return }
+        do {
+            try persistence.commit()
+        } catch {
+            // Acknowledgements of this iteration must not leave: stop before the flush.
+            log.note("persistence failed: \(error); stopping without acknowledging")
+            exit(1)
+        }
+    }
+
+    // MARK: connections
+
+    private func accepted(_ fd: Int32) {
+        guard sessions.count < configuration.maxConnections else {
+            // One plaintext error frame, then close: no handshake work for a refused client.
+            let busy = FrameCodec.encode(RelayMessage.error(RelayErrorCode.busy.rawValue).encoded())
+            _ = busy.withUnsafeBytes { rchat_send(fd, $0.baseAddress!, $0.count) }
+            Glibc.close(fd)
+            refusedConnection()
+            return
+        }
+        let connection: StreamConnection
+        do { connection = try StreamConnection(fd: fd, loop: loop, maximumFrameBytes: RelayProtocol.maximumFrameBytes) } catch {
+            Glibc.close(fd)
+            return
+        }
+        let session = Session(number: nextSessionNumber, connection: connection, relay: self)
+        nextSessionNumber += 1
+        connection.delegate = session
+        sessions[session.number] = session
+    }
+
+    /// Logged once per burst: the first refusal at once, the count when the burst ends.
+    private func refusedConnection() {
+        refusedInBurst += 1
+        if !refusalBurstLogged {
+            refusalBurstLogged = true
+            log.note("connection limit \(configuration.maxConnections) reached: refusing new connections")
+        }
+    }
+
+    func fail(_ session: Session, _ code: RelayErrorCode, because reason: String) {
+        guard session.isOpen else { return }
+        log.note("\(session.name): \(reason); closed with error \(code.rawValue)")
+        if session.cipher != nil {
+            session.send(.error(code.rawValue), kind: .error)
+        } else {
+            session.counters.count(.error)
+            session.connection.send(RelayMessage.error(code.rawValue).encoded())
+        }
+        session.connection.close()
+    }
+
+    func closed(_ session: Session) {
+        sessions[session.number] = nil
+        pairing.forget(session)
+        for (id, end) in session.links {
+            if let peer = end.peer, peer.isOpen {
+                peer.links[id]?.peer = nil
+                peer.send(.peerGone(link: id), kind: .peerGone)
+            }
+            origins.release(end.outgoingOrigin)
+            origins.release(end.incomingOrigin)
+        }
+        session.links.removeAll()
+        if let mailbox = session.mailbox, var list = sessionsByMailbox[mailbox] {
+            let wasTarget = list.first === session
+            list.removeAll { $0 === session }
+            sessionsByMailbox[mailbox] = list.isEmpty ? nil : list
+            if wasTarget, let queue = queues[mailbox] {
+                queue.restartHandover()
+                if list.isEmpty {
+                    if queue.isEmpty { queues[mailbox] = nil }
+                } else {
+                    list[0].drainedNoticeDue = true
+                    pump(queue)
+                }
+            }
+        }
+        totals.add(session.counters)
+        if session.mailbox != nil || session.counters.received.contains(where: { $0 > 0 }) {
+            log.note("\(session.name) closed; \(session.counters.summary)")
+        }
+    }
+
+    private func sweepConnections() {
+        let now = loop.now
+        for session in Array(sessions.values) where session.isOpen {
+            if !session.isReady, now - session.connection.openedAt > configuration.handshakeTimeout {
+                fail(session, .timeout, because: "no authentication within \(configuration.handshakeTimeout) s")
+            } else if let since = session.connection.partialFrameSince, now - since > configuration.frameTimeout {
+                fail(session, .timeout, because: "a frame unfinished for \(configuration.frameTimeout) s")
+            }
+        }
+        pairing.expire(now: now)
+        if refusalBurstLogged, sessions.count < configuration.maxConnections {
+            log.note("connection limit burst over: refused \(refusedInBurst) connections")
+            refusalBurstLogged = false
+            refusedInBurst = 0
+        }
+    }
+
+    func expireHeld() {
+        let cutoff = clock.now() - configuration.holdSeconds
+        var removed = 0
+        for (mailbox, queue) in queues {
+            removed += queue.expire(heldAtOrBefore: cutoff) { record in
+                origins.release(record.origin)
+                totalHeldBytes -= record.length
+                totalHeldItems -= 1
+            }
+            if queue.isEmpty, sessionsByMailbox[mailbox] == nil { queues[mailbox] = nil }
+        }
+        do { try persistence?.expire(heldAtOrBefore: cutoff) } catch { log.note("persistence expiry failed: \(error)") }
+        if removed > 0 { log.note("expiry sweep: dropped \(removed) held items older than \(configuration.holdHours) h") }
+    }
+
+    func queue(for mailbox: MailboxID) -> MailboxQueue {
+        if let q = queues[mailbox] { return q }
+        let q = MailboxQueue(mailbox: mailbox)
+        queues[mailbox] = q
+        return q
+    }
+}
+
+/// The signalfd as an event source.
+final class SignalSource: EventSource {
+    let fd: Int32
+    let action: (Int32) -> Void
+    init(fd: Int32, action: @escaping (Int32) -> Void) {
+        self.fd = fd
+        self.action = action
+    }
+    func handleEvents(_ events: UInt32) {
+        let signal = rchat_read_signalfd(fd)
+        if signal > 0 { action(signal) }
+    }
+}

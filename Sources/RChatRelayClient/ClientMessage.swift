@@ -1,0 +1,86 @@
+import RChatCore
+
+/// What a client says to the relay once the transport is up (see RelayProtocol).
+public enum ClientMessage: Equatable, Sendable {
+    case auth(mailboxKey: [UInt8], signature: [UInt8])
+    case present([[UInt8]])
+    case registerInvites([InviteToken])
+    case send(seq: UInt64, link: LinkID, payload: [UInt8])
+    case request(seq: UInt64, token: InviteToken, payload: [UInt8])
+    case acknowledge([HeldItemID])
+    case ping(UInt64)
+
+    enum Kind: UInt8 {
+        case auth = 0x01, present, registerInvites, send, request, acknowledge, ping
+    }
+
+    public func encoded() -> [UInt8] {
+        var w: ByteWriter
+        switch self {
+        case .auth(let key, let signature):
+            w = ByteWriter(capacity: 97)
+            w.u8(Kind.auth.rawValue); w.raw(key); w.raw(signature)
+        case .present(let codes):
+            w = ByteWriter(capacity: 2 + codes.count * 32)
+            w.u8(Kind.present.rawValue); w.u8(UInt8(codes.count))
+            for c in codes { w.raw(c) }
+        case .registerInvites(let tokens):
+            w = ByteWriter(capacity: 2 + tokens.count * 16)
+            w.u8(Kind.registerInvites.rawValue); w.u8(UInt8(tokens.count))
+            for t in tokens { w.raw(t.bytes) }
+        case .send(let seq, let link, let payload):
+            w = ByteWriter(capacity: 13 + payload.count)
+            w.u8(Kind.send.rawValue); w.u64(seq); w.u32(link); w.raw(payload)
+        case .request(let seq, let token, let payload):
+            w = ByteWriter(capacity: 25 + payload.count)
+            w.u8(Kind.request.rawValue); w.u64(seq); w.raw(token.bytes); w.raw(payload)
+        case .acknowledge(let ids):
+            w = ByteWriter(capacity: 3 + ids.count * 8)
+            w.u8(Kind.acknowledge.rawValue); w.u16(UInt16(ids.count))
+            for id in ids { w.u64(id) }
+        case .ping(let v):
+            w = ByteWriter(capacity: 9)
+            w.u8(Kind.ping.rawValue); w.u64(v)
+        }
+        return w.bytes
+    }
+
+    /// Parses a decrypted body; nil for anything malformed (unknown kind, bad counts,
+    /// wrong lengths, trailing bytes, oversized payload).
+    public static func decode(_ body: [UInt8]) -> ClientMessage? {
+        guard let first = body.first, let kind = Kind(rawValue: first) else { return nil }
+        var r = ByteReader(body, offset: 1)
+        do {
+            let message: ClientMessage
+            switch kind {
+            case .auth:
+                message = .auth(mailboxKey: try r.raw(32), signature: try r.raw(64))
+            case .present:
+                let n = Int(try r.u8())
+                guard n >= 1, n <= RelayProtocol.maximumCodesPerPresent else { return nil }
+                message = .present(try (0..<n).map { _ in try r.raw(rendezvousCodeBytes) })
+            case .registerInvites:
+                let n = Int(try r.u8())
+                guard n >= 1, n <= RelayProtocol.maximumInvitesPerRegister else { return nil }
+                message = .registerInvites(try (0..<n).map { _ in InviteToken(bytes: try r.raw(16))! })
+            case .send:
+                let seq = try r.u64(), link = try r.u32()
+                guard r.remaining <= RelayProtocol.maximumPayloadBytes else { return nil }
+                message = .send(seq: seq, link: link, payload: r.rest())
+            case .request:
+                let seq = try r.u64(), token = InviteToken(bytes: try r.raw(16))!
+                guard r.remaining <= RelayProtocol.maximumPayloadBytes else { return nil }
+                message = .request(seq: seq, token: token, payload: r.rest())
+            case .acknowledge:
+                let n = Int(try r.u16())
+                guard n >= 1, n <= RelayProtocol.maximumAcknowledgementsPerFrame else { return nil }
+                message = .acknowledge(try (0..<n).map { _ in try r.u64() })
+            case .ping:
+                message = .ping(try r.u64())
+            }
+            return r.isAtEnd ? message : nil
+        } catch {
+            return nil
+        }
+    }
+}

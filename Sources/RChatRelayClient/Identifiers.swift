@@ -1,0 +1,44 @@
+import RChatCore
+import RChatCrypto
+
+/// Who a relay serves: the hash of a mailbox key. The relay never learns more.
+public struct MailboxID: Hashable, Sendable, CustomStringConvertible {
+    public static let byteCount = 32
+    public let bytes: [UInt8]
+
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == Self.byteCount else { return nil }
+        self.bytes = bytes
+    }
+
+    public init(publicKey: [UInt8]) {
+        bytes = Hash.blake2b(RelayProtocol.mailboxLabel + publicKey)
+    }
+
+    public var hex: String { Hex.encode(bytes) }
+    /// Short, for logs: enough to tell mailboxes apart, not to identify anyone.
+    public var description: String { String(hex.prefix(12)) }
+}
+
+/// Rendezvous codes travel as their 32 bytes: the relay compares them and nothing else
+/// (RChatCrypto's `RendezvousCode` computes them; its `.bytes` is what goes here).
+public let rendezvousCodeBytes = 32
+
+/// A 16-byte token from a contact code: requests sent to it are held for its mailbox.
+public struct InviteToken: Hashable, Sendable {
+    public static let byteCount = 16
+    public let bytes: [UInt8]
+
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == Self.byteCount else { return nil }
+        self.bytes = bytes
+    }
+
+    public static func random() -> InviteToken { InviteToken(bytes: Random.bytes(byteCount))! }
+}
+
+/// A link between two connections, numbered by the relay; valid on the connection that was told.
+public typealias LinkID = UInt32
+
+/// A held item, numbered by the relay; acknowledged by this number.
+public typealias HeldItemID = UInt64

@@ -1,0 +1,333 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatNet
+
+/// An authenticated connection to a relay, for the engine and for tools.
+///
+/// `connect` does the handshake and proves the mailbox key, then a reader thread decodes
+/// what the relay sends. Events go either to the `eventHandler` given to `connect` (called
+/// on the reader thread, in order — the fast path) or, without one, to a queue read with
+/// `nextEvent(timeout:)`. Sends are thread-safe; each returns its sequence number, which
+/// comes back in `.sent` / `.refused`. To pipeline, send with `flush: false` and call
+/// `flush()` once per batch; `waitForOutstandingSends(atMost:)` keeps a window.
+public final class RelayClient: @unchecked Sendable {
+    public let address: RelayAddress
+    public let mailbox: MailboxID
+    /// The relay's clock at connect (unix seconds) and how many items it held for us then.
+    public let relayTime: Int64
+    public let heldAtConnect: Int
+
+    private let socket: BlockingSocket
+    private let handler: (@Sendable (RelayEvent) -> Void)?
+
+    // Sending side: one lock over the send cipher, the sequence counter and pending bytes.
+    private let sendLock = NSLock()
+    private var sendCipher: TransportCipher
+    private var nextSeq: UInt64 = 1
+    private var pending = ByteQueue()
+    private var sendFailure: RelayClientError?
+
+    // Receiving side (reader thread) and what other threads wait on.
+    private var receiveCipher: TransportCipher
+    private var decoder = FrameDecoder(maximumBodyBytes: RelayProtocol.maximumFrameBytes)
+    private let state = NSCondition()
+    private var queue: [RelayEvent] = []
+    private var queueHead = 0
+    private var outstanding = 0
+    private var finished = false
+    private var closedByUs = false
+
+    private init(address: RelayAddress, mailbox: MailboxID, relayTime: Int64, held: Int, socket: BlockingSocket,
+                 cipher: TransportCipher, leftover: FrameDecoder, handler: (@Sendable (RelayEvent) -> Void)?) {
+        self.address = address
+        self.mailbox = mailbox
+        self.relayTime = relayTime
+        heldAtConnect = held
+        self.socket = socket
+        sendCipher = cipher
+        receiveCipher = cipher
+        decoder = leftover
+        self.handler = handler
+    }
+
+    /// Connects, agrees keys with the relay's pinned static key and proves `mailboxKey`.
+    public static func connect(to address: RelayAddress, mailboxKey: SigningKey, timeout: Double = 10,
+                               eventHandler: (@Sendable (RelayEvent) -> Void)? = nil) throws(RelayClientError) -> RelayClient {
+        let socket: BlockingSocket
+        do { socket = try BlockingSocket(host: address.host, port: address.port) } catch { throw .connectFailed(error.description) }
+        socket.setReceiveTimeout(timeout)
+        var reader = HandshakeReader(socket: socket, deadline: monotonicSeconds() + timeout)
+
+        let ephemeral = AgreementKey.generate()
+        do { try socket.writeAll(FrameCodec.encode(RelayHandshake.hello(ephemeral: ephemeral.publicKey))) } catch {
+            throw .connectFailed(error.description)
+        }
+        let relayHello = try reader.nextFrame()
+        if relayHello.count == 2, relayHello[0] == 0xEE { throw .relayError(RelayErrorCode(rawValue: relayHello[1])) }
+        var cipher: TransportCipher
+        let transcript: [UInt8]
+        do { (cipher, transcript) = try RelayHandshake.clientCipher(ephemeral: ephemeral, relayStatic: address.publicKey, relayHello: relayHello) } catch {
+            throw .handshakeFailed(error.description)
+        }
+        guard case .challenge(let challenge)? = try reader.nextMessage(&cipher) else { throw .protocolViolation("expected a challenge") }
+        let signature = mailboxKey.sign(RelayHandshake.authMessage(transcript: transcript, challenge: challenge))
+        let auth = cipher.seal(ClientMessage.auth(mailboxKey: mailboxKey.publicKey, signature: signature).encoded())
+        do { try socket.writeAll(FrameCodec.encode(auth)) } catch { throw .connectionLost(error.description) }
+        let message = try reader.nextMessage(&cipher)
+        guard case .welcome(let mailbox, let time, let held)? = message else {
+            if case .error(let code)? = message { throw .relayError(RelayErrorCode(rawValue: code)) }
+            throw .protocolViolation("expected welcome")
+        }
+        guard mailbox == MailboxID(publicKey: mailboxKey.publicKey) else { throw .protocolViolation("welcome names another mailbox") }
+        socket.setReceiveTimeout(0)
+        let client = RelayClient(address: address, mailbox: mailbox, relayTime: time, held: Int(held), socket: socket,
+                                 cipher: cipher, leftover: reader.decoder, handler: eventHandler)
+        client.startReader()
+        return client
+    }
+
+    // MARK: sending
+
+    /// Presents up to 16 rendezvous codes (32 bytes each) to be linked.
+    public func present(_ codes: [[UInt8]], flush: Bool = true) throws(RelayClientError) {
+        precondition(!codes.isEmpty && codes.count <= RelayProtocol.maximumCodesPerPresent && codes.allSatisfy { $0.count == rendezvousCodeBytes })
+        try enqueue(.present(codes), flush: flush)
+    }
+
+    /// Registers up to 16 invite tokens: requests sent to them are held for this mailbox.
+    public func registerInvites(_ tokens: [InviteToken], flush: Bool = true) throws(RelayClientError) {
+        precondition(!tokens.isEmpty && tokens.count <= RelayProtocol.maximumInvitesPerRegister)
+        try enqueue(.registerInvites(tokens), flush: flush)
+    }
+
+    /// Sends `payload` on `link`; returns the sequence number its `.sent`/`.refused` will carry.
+    @discardableResult
+    public func send(on link: LinkID, _ payload: [UInt8], flush: Bool = true) throws(RelayClientError) -> UInt64 {
+        precondition(payload.count <= RelayProtocol.maximumPayloadBytes)
+        return try enqueueNumbered(flush: flush) { .send(seq: $0, link: link, payload: payload) }
+    }
+
+    /// Sends a sealed message request to whoever registered `token`.
+    @discardableResult
+    public func sendRequest(to token: InviteToken, _ payload: [UInt8], flush: Bool = true) throws(RelayClientError) -> UInt64 {
+        precondition(payload.count <= RelayProtocol.maximumPayloadBytes)
+        return try enqueueNumbered(flush: flush) { .request(seq: $0, token: token, payload: payload) }
+    }
+
+    /// "I stored it": the relay may delete these items.
+    public func acknowledge(_ ids: [HeldItemID], flush: Bool = true) throws(RelayClientError) {
+        var rest = ids[...]
+        while !rest.isEmpty {
+            let chunk = Array(rest.prefix(RelayProtocol.maximumAcknowledgementsPerFrame))
+            rest = rest.dropFirst(chunk.count)
+            try enqueue(.acknowledge(chunk), flush: false)
+        }
+        if flush { try self.flush() }
+    }
+
+    public func ping(_ value: UInt64 = 0) throws(RelayClientError) {
+        try enqueue(.ping(value), flush: true)
+    }
+
+    /// Writes everything queued with `flush: false`.
+    public func flush() throws(RelayClientError) {
+        sendLock.lock()
+        defer { sendLock.unlock() }
+        try flushLocked()
+    }
+
+    private func enqueue(_ message: ClientMessage, flush: Bool) throws(RelayClientError) {
+        sendLock.lock()
+        defer { sendLock.unlock() }
+        try appendLocked(message)
+        if flush { try flushLocked() }
+    }
+
+    private func enqueueNumbered(flush: Bool, _ make: (UInt64) -> ClientMessage) throws(RelayClientError) -> UInt64 {
+        sendLock.lock()
+        defer { sendLock.unlock() }
+        let seq = nextSeq
+        try appendLocked(make(seq))
+        nextSeq += 1
+        state.lock(); outstanding += 1; state.unlock()
+        if flush { try flushLocked() }
+        return seq
+    }
+
+    private func appendLocked(_ message: ClientMessage) throws(RelayClientError) {
+        if let sendFailure { throw sendFailure }
+        FrameCodec.append(sendCipher.seal(message.encoded()), to: &pending)
+    }
+
+    private func flushLocked() throws(RelayClientError) {
+        if let sendFailure { throw sendFailure }
+        guard !pending.isEmpty else { return }
+        let failure = pending.withUnreadBytes { bytes -> NetError? in
+            do throws(NetError) { try socket.writeAll(bytes); return nil } catch { return error }
+        }
+        pending.consume(pending.count)
+        if let failure {
+            sendFailure = .connectionLost(failure.description)
+            throw sendFailure!
+        }
+    }
+
+    // MARK: receiving
+
+    /// The next event, waiting up to `timeout` seconds; nil on timeout. Only without an
+    /// event handler. After `.closed` it keeps returning `.closed`.
+    public func nextEvent(timeout: Double) -> RelayEvent? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        state.lock()
+        defer { state.unlock() }
+        while queueHead == queue.count {
+            if finished { return .closed(.closed) }
+            if !state.wait(until: deadline) { return nil }
+        }
+        let event = queue[queueHead]
+        queueHead += 1
+        if queueHead == queue.count { queue.removeAll(keepingCapacity: true); queueHead = 0 }
+        return event
+    }
+
+    /// Sends not yet answered by `.sent` or `.refused`.
+    public var outstandingSends: Int { state.lock(); defer { state.unlock() }; return outstanding }
+
+    /// Waits until at most `limit` sends are unanswered; false on timeout or close.
+    public func waitForOutstandingSends(atMost limit: Int, timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        state.lock()
+        defer { state.unlock() }
+        while outstanding > limit {
+            if finished || !state.wait(until: deadline) { return outstanding <= limit }
+        }
+        return true
+    }
+
+    public var isClosed: Bool { state.lock(); defer { state.unlock() }; return finished }
+
+    /// Closes the connection; the reader ends with `.closed(nil)`.
+    public func close() {
+        state.lock(); closedByUs = true; state.unlock()
+        socket.shutdown()
+    }
+
+    private func startReader() {
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "relay-reader"
+        thread.start()
+    }
+
+    private func readLoop() {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { buffer.deallocate() }
+        var failure: RelayClientError?
+        reading: while true {
+            do throws(RelayClientError) {
+                while let frame = try nextBufferedFrame() {
+                    let body: [UInt8]
+                    do { body = try receiveCipher.open(frame) } catch { throw .protocolViolation("a frame failed to decrypt") }
+                    guard let message = RelayMessage.decode(body) else { throw .protocolViolation("malformed frame") }
+                    if case .error(let code) = message { throw .relayError(RelayErrorCode(rawValue: code)) }
+                    guard let event = Self.event(for: message) else { throw .protocolViolation("unexpected frame") }
+                    deliver(event)
+                }
+            } catch {
+                failure = error
+                break reading
+            }
+            let n: Int
+            do { n = try socket.read(into: buffer) } catch { failure = .connectionLost(error.description); break }
+            if n == 0 { failure = .connectionLost("closed by the relay"); break }
+            decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+        state.lock()
+        let byUs = closedByUs
+        state.unlock()
+        socket.shutdown()
+        sendLock.lock(); if sendFailure == nil { sendFailure = .closed }; sendLock.unlock()
+        deliver(.closed(byUs ? nil : failure), last: true)
+    }
+
+    private func nextBufferedFrame() throws(RelayClientError) -> [UInt8]? {
+        do { return try decoder.next() } catch { throw .protocolViolation(error.description) }
+    }
+
+    private func deliver(_ event: RelayEvent, last: Bool = false) {
+        var answered = false
+        switch event {
+        case .sent, .refused: answered = true
+        default: break
+        }
+        if let handler {
+            if answered || last {
+                state.lock()
+                if answered { outstanding -= 1 }
+                if last { finished = true }
+                state.broadcast()
+                state.unlock()
+            }
+            handler(event)
+        } else {
+            state.lock()
+            if answered { outstanding -= 1 }
+            if last { finished = true }
+            queue.append(event)
+            state.broadcast()
+            state.unlock()
+        }
+    }
+
+    static func event(for message: RelayMessage) -> RelayEvent? {
+        switch message {
+        case .linked(let link, let code, let peer): return .linked(link: link, peer: peer, code: code)
+        case .peerGone(let link): return .peerGone(link: link)
+        case .sent(let seq, let forwarded): return .sent(seq: seq, forwarded: forwarded)
+        case .refused(let seq, let reason): return .refused(seq: seq, reason: RefusalReason(rawValue: reason) ?? .relayFull)
+        case .deliver(let d): return .delivery(d)
+        case .drained: return .drained
+        case .pong(let v): return .pong(v)
+        case .challenge, .welcome, .error: return nil
+        }
+    }
+}
+
+/// Blocking reads for the handshake, before the reader thread exists.
+struct HandshakeReader {
+    let socket: BlockingSocket
+    let deadline: Double
+    var decoder = FrameDecoder(maximumBodyBytes: RelayProtocol.maximumFrameBytes)
+
+    init(socket: BlockingSocket, deadline: Double) {
+        self.socket = socket
+        self.deadline = deadline
+    }
+
+    mutating func nextFrame() throws(RelayClientError) -> [UInt8] {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            do {
+                if let frame = try decoder.next() { return frame }
+            } catch {
+                throw .protocolViolation(error.description)
+            }
+            guard monotonicSeconds() < deadline else { throw .timedOut }
+            let n: Int
+            do { n = try socket.read(into: buffer) } catch {
+                throw error.code == EAGAIN || error.code == EWOULDBLOCK ? .timedOut : .connectionLost(error.description)
+            }
+            if n == 0 { throw .connectionLost("closed by the relay during the handshake") }
+            decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
+    /// The next sealed message; a plaintext error frame is reported as `.error`.
+    mutating func nextMessage(_ cipher: inout TransportCipher) throws(RelayClientError) -> RelayMessage? {
+        let frame = try nextFrame()
+        if frame.count == 2, frame[0] == 0xEE { return .error(frame[1]) }
+        guard let body = try? cipher.open(frame) else { throw .protocolViolation("a frame failed to decrypt") }
+        return RelayMessage.decode(body)
+    }
+}

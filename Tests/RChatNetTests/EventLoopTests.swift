@@ -1,0 +1,73 @@
+import Foundation
+import RChatNet
+import XCTest
+
+/// Drives the loop from a test: a listener, an echoing connection and a blocking client.
+final class EventLoopTests: XCTestCase {
+    final class Echo: StreamConnectionDelegate {
+        var closed = false
+        var violations: [FrameError] = []
+        func connection(_ c: StreamConnection, didReceive frame: [UInt8]) { c.send(frame.reversed()) }
+        func connection(_ c: StreamConnection, violated error: FrameError) { violations.append(error) }
+        func connectionDidClose(_ c: StreamConnection) { closed = true }
+    }
+
+    func testEchoOverLoopbackWithTimersAndStop() throws {
+        NetSetup.ignoreBrokenPipes()
+        let loop = try EventLoop()
+        let listener = try TCPListener(host: "127.0.0.1", port: 0, loop: loop)
+        XCTAssertGreaterThan(listener.port, 0)
+        let echo = Echo()
+        var connections: [StreamConnection] = []
+        listener.onAccept = { fd in
+            let c = try! StreamConnection(fd: fd, loop: loop, maximumFrameBytes: 1000)
+            c.delegate = echo
+            connections.append(c)
+        }
+        let results = Results()
+        var ticks = 0
+        // The client thread only flags that it is done; a timer on the loop stops it.
+        loop.schedule(after: 0.005, repeating: true) {
+            ticks += 1
+            if results.done { loop.stop() }
+        }
+        let port = listener.port
+        let done = expectation(description: "client done")
+        Thread {
+            do {
+                let s = try BlockingSocket(host: "127.0.0.1", port: port)
+                try s.writeAll(FrameCodec.encode([1, 2, 3]) + FrameCodec.encode([4]))
+                var decoder = FrameDecoder(maximumBodyBytes: 1000)
+                let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 8)
+                defer { buf.deallocate() }
+                while results.frames.count < 2 {
+                    let n = try s.read(into: buf)
+                    if n == 0 { break }
+                    decoder.append(UnsafeRawBufferPointer(rebasing: buf[0..<n]))
+                    while let f = try decoder.next() { results.frames.append(f) }
+                }
+                // Then an oversized prefix: the server closes.
+                try s.writeAll([0, 0, 0x10, 0])
+                results.eof = try s.read(into: buf) == 0
+            } catch {
+                XCTFail("\(error)")
+            }
+            done.fulfill()
+            results.done = true
+        }.start()
+        loop.run()
+        wait(for: [done], timeout: 5)
+        XCTAssertEqual(results.frames, [[3, 2, 1], [4]])
+        XCTAssertTrue(results.eof)
+        XCTAssertEqual(echo.violations, [.oversized(announced: 4096, maximum: 1000)])
+        XCTAssertTrue(echo.closed)
+        XCTAssertGreaterThan(ticks, 0)
+        listener.close()
+    }
+
+    final class Results: @unchecked Sendable {
+        var frames: [[UInt8]] = []
+        var eof = false
+        var done = false
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import XCTest
+
+/// Pairing, forwarding, holding, handover and invites against a real rchat-relay.
+final class RelayBehaviourTests: XCTestCase {
+    var relay: RelayProcess!
+
+    override func setUp() { relay = RelayProcess() }
+    override func tearDown() { relay.stop(signal: SIGKILL); relay = nil }
+
+    func testPairingLinksTwoLiveMailboxesOnceAndTellsBoth() throws {
+        let address = try relay.start()
+        let pair = try link(address)
+        // The code is used up: a third mailbox presenting it waits alone.
+        let c = try RelayClient.connect(to: address, mailboxKey: .generate())
+        XCTAssertEqual(c.nextEvent(timeout: 5), .drained)
+        try c.present([pair.code])
+        c.expectQuiet()
+        // Two connections of one mailbox never link with each other.
+        let same = try RelayClient.connect(to: address, mailboxKey: pair.keyA)
+        let code = Random.bytes(32)
+        try pair.a.present([code])
+        try same.present([code])
+        pair.a.expectQuiet()
+        XCTAssertTrue(relay.stderr.contains("paired"), relay.stderr)
+    }
+
+    func testWaitingCodesExpire() throws {
+        let address = try relay.start(["--pairing-timeout", "0.3"])
+        let a = try RelayClient.connect(to: address, mailboxKey: .generate())
+        let b = try RelayClient.connect(to: address, mailboxKey: .generate())
+        XCTAssertEqual(a.nextEvent(timeout: 5), .drained)
+        XCTAssertEqual(b.nextEvent(timeout: 5), .drained)
+        let code = Random.bytes(32)
+        try a.present([code])
+        Thread.sleep(forTimeInterval: 1.2) // past the pairing timeout: nothing to poll for
+        try b.present([code])
+        b.expectQuiet()
+        a.expectQuiet(0.05)
+    }
+
+    func testForwardingToALivePeerIsSentAndDelivered() throws {
+        let address = try relay.start()
+        let pair = try link(address)
+        var seqs: [UInt64] = []
+        for i in 0..<5 { seqs.append(try pair.a.send(on: pair.link, [UInt8(i)], flush: i == 4)) }
+        for s in seqs { XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: s, forwarded: true)) }
+        let got = pair.b.expectDeliveries(5)
+        XCTAssertEqual(got.map(\.payload), (0..<5).map { [UInt8($0)] })
+        XCTAssertTrue(got.allSatisfy { $0.link == pair.link && $0.origin == .link(code: pair.code, sender: pair.a.mailbox) })
+        try pair.b.acknowledge(got.map(\.id))
+        // And back the other way.
+        let back = try pair.b.send(on: pair.link, [9])
+        XCTAssertEqual(pair.b.nextEvent(timeout: 5), .sent(seq: back, forwarded: true))
+        XCTAssertEqual(pair.a.expectDeliveries(1).first?.payload, [9])
+        // A link the client was never given is refused.
+        let bogus = try pair.a.send(on: 999_999, [1])
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .refused(seq: bogus, reason: .unknownLink))
+    }
+
+    func testHoldingWhileOfflineThenHandoverAfterReconnect() throws {
+        let address = try relay.start()
+        let pair = try link(address)
+        pair.b.close()
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .peerGone(link: pair.link))
+        for i in 0..<3 {
+            let s = try pair.a.send(on: pair.link, Array("held \(i)".utf8))
+            XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: s, forwarded: false))
+        }
+        let b = try RelayClient.connect(to: address, mailboxKey: pair.keyB)
+        XCTAssertEqual(b.heldAtConnect, 3)
+        let got = b.expectDeliveries(3)
+        XCTAssertEqual(got.map { String(decoding: $0.payload, as: UTF8.self) }, ["held 0", "held 1", "held 2"])
+        XCTAssertEqual(got.map(\.id), got.map(\.id).sorted(), "oldest first")
+        for d in got {
+            XCTAssertNil(d.link, "the link is not live on the new connection")
+            XCTAssertEqual(d.origin, .link(code: pair.code, sender: pair.a.mailbox))
+            XCTAssertGreaterThan(d.heldAt, 1_600_000_000)
+        }
+        try b.acknowledge(got.map(\.id))
+        XCTAssertEqual(b.nextEvent(timeout: 5), .drained)
+        b.close()
+        let again = try RelayClient.connect(to: address, mailboxKey: pair.keyB)
+        XCTAssertEqual(again.heldAtConnect, 0, "acknowledged items are gone")
+        XCTAssertEqual(again.nextEvent(timeout: 5), .drained)
+        again.close()
+        XCTAssertNotNil(waitFor(timeout: 5) { self.relay.stderr.contains("in: hello=1 auth=1 acknowledge=1;") ? true : nil },
+                        "the counters show what the handover client sent: \(relay.stderr)")
+    }
+
+    func testKilledMidHandoverLosesNothing() throws {
+        let address = try relay.start()
+        let pair = try link(address)
+        pair.b.close()
+        _ = pair.a.nextEvent(timeout: 5)
+        var seqs: [UInt64] = []
+        for i in 0..<10 { seqs.append(try pair.a.send(on: pair.link, [UInt8(i)], flush: false)) }
+        try pair.a.flush()
+        for s in seqs { XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: s, forwarded: false)) }
+
+        // A client that stores four, acknowledges them, stops acknowledging and dies.
+        let dying = try RelayClient.connect(to: address, mailboxKey: pair.keyB)
+        let first = dying.expectDeliveries(10)
+        try dying.acknowledge(first.prefix(4).map(\.id))
+        try dying.ping(1)
+        XCTAssertEqual(dying.nextEvent(timeout: 5), .pong(1), "the acknowledgements were processed")
+        dying.close()
+
+        let b = try RelayClient.connect(to: address, mailboxKey: pair.keyB)
+        XCTAssertEqual(b.heldAtConnect, 6)
+        let rest = b.expectDeliveries(6)
+        XCTAssertEqual(rest.map(\.id), first.suffix(6).map(\.id))
+        XCTAssertEqual(rest.map(\.payload), (4..<10).map { [UInt8($0)] })
+    }
+
+    func testQuotaRefusesWithAReasonAndHoldsNothing() throws {
+        let address = try relay.start(["--quota", "3"])
+        let pair = try link(address)
+        pair.b.close()
+        _ = pair.a.nextEvent(timeout: 5)
+        for i in 0..<3 {
+            let s = try pair.a.send(on: pair.link, [UInt8(i)])
+            XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: s, forwarded: false))
+        }
+        let over = try pair.a.send(on: pair.link, [3])
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .refused(seq: over, reason: .quotaExceeded))
+        let b = try RelayClient.connect(to: address, mailboxKey: pair.keyB)
+        XCTAssertEqual(b.heldAtConnect, 3)
+        let got = b.expectDeliveries(3)
+        XCTAssertEqual(got.map(\.payload), [[0], [1], [2]])
+        try b.acknowledge(got.map(\.id))
+        XCTAssertEqual(b.nextEvent(timeout: 5), .drained)
+        // Room again once handed over.
+        let later = try pair.a.send(on: pair.link, [4])
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: later, forwarded: true))
+    }
+
+    func testInviteRequestsAreHeldLikeFramesAndDeliveredLive() throws {
+        let address = try relay.start()
+        let ownerKey = SigningKey.generate()
+        let token = InviteToken.random()
+        let owner = try RelayClient.connect(to: address, mailboxKey: ownerKey)
+        XCTAssertEqual(owner.nextEvent(timeout: 5), .drained)
+        try owner.registerInvites([token])
+        let stranger = try RelayClient.connect(to: address, mailboxKey: .generate())
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .drained)
+        // Live.
+        let live = try stranger.sendRequest(to: token, [1, 2, 3])
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .sent(seq: live, forwarded: true))
+        let first = owner.expectDeliveries(1)
+        XCTAssertEqual(first.first?.origin, .invite(token))
+        try owner.acknowledge(first.map(\.id))
+        owner.close()
+        XCTAssertNotNil(waitFor(timeout: 5) { self.relay.stderr.contains("(mailbox \(owner.mailbox)) closed") ? true : nil })
+        // Offline: held for the mailbox.
+        let held = try stranger.sendRequest(to: token, [4, 5])
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .sent(seq: held, forwarded: false))
+        let unknown = try stranger.sendRequest(to: .random(), [6])
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .refused(seq: unknown, reason: .unknownInvite))
+        let back = try RelayClient.connect(to: address, mailboxKey: ownerKey)
+        let got = back.expectDeliveries(1)
+        XCTAssertEqual(got.first?.payload, [4, 5])
+        XCTAssertEqual(got.first?.origin, .invite(token))
+        XCTAssertNil(got.first?.link)
+    }
+
+    func testHoldHoursAboveTheCapIsRefusedAtStart() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: RelayProcess.binary)
+        p.arguments = ["--listen", "127.0.0.1:0", "--key-file", relay.keyFile, "--hold-hours", "73"]
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = Pipe()
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 2)
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(text.split(separator: "\n").count, 1, text)
+        XCTAssertTrue(text.contains("72"), text)
+    }
+}
