@@ -1,0 +1,134 @@
+import RChatCore
+
+/// Lays out the open conversation: each item as lines (day separator, time, who, wrapped
+/// text, the status glyph at the right edge of every outgoing message, a quiet `Resent`
+/// and a Resend hint under it), then stacks lines upward from the anchor.
+struct ConversationPane {
+    let width: Int
+    let height: Int
+    let glyphs: Glyphs
+    let time: TimeText
+    let contact: String
+    let selected: Int?
+
+    static let timeColumn = 1
+    static let nameColumn = 7
+    var nameWidth: Int { min(max(3, TextWidth.columns(of: contact)), max(3, width / 6)) }
+    var textColumn: Int { Self.nameColumn + nameWidth + 1 }
+    /// Text stops three columns short of the edge: a space and the two-column status.
+    var textWidth: Int { max(4, width - textColumn - 3) }
+    var statusColumn: Int { width - 2 }
+
+    func lines(of index: Int, in window: ConversationWindow) -> [PaneLine] {
+        guard let item = window.item(at: index) else { return [] }
+        var out: [PaneLine] = []
+        let at = item.at
+        if index == 0 || window.item(at: index - 1).map({ time.day($0.at) != time.day(at) }) == true {
+            var line = PaneLine(item: index)
+            let label = " \(time.date(at)) "
+            let side = max(0, (width - TextWidth.columns(of: label)) / 2)
+            line.add(0, String(repeating: glyphs.horizontal, count: side) + label
+                        + String(repeating: glyphs.horizontal, count: side), .dim)
+            out.append(line)
+        }
+        var body: [PaneLine]
+        switch item {
+        case .message(let m): body = messageLines(m, index: index)
+        case .row(let r): body = rowLines(r, index: index)
+        }
+        if selected == index {
+            for i in body.indices { body[i].add(0, glyphs.selection, .bold) }
+        }
+        return out + body
+    }
+
+    private func messageLines(_ m: MessageItem, index: Int) -> [PaneLine] {
+        let outgoing = m.direction == .outgoing
+        let text = Wrap.lines(m.text, width: textWidth)
+        var out: [PaneLine] = []
+        for (n, part) in text.enumerated() {
+            var line = PaneLine(item: index)
+            if n == 0 {
+                line.add(Self.timeColumn, time.clock(m.at), .dim)
+                let who = Wrap.truncate(outgoing ? "You" : contact, width: nameWidth, ellipsis: glyphs.ellipsis)
+                line.add(Self.nameColumn, who, outgoing ? .dim : CellStyle(bold: true, role: .accent))
+                if outgoing, let status = m.status {
+                    let g = glyphs.status(status)
+                    line.add(statusColumn, g.text, g.style)
+                }
+            }
+            line.add(textColumn, part)
+            out.append(line)
+        }
+        var notes: [(String, CellStyle)] = []
+        if m.resent { notes.append(("Resent", .dim)) }
+        if outgoing, let status = m.status, status.offersResend {
+            notes.append((status.rawValue, CellStyle(bold: true, role: .danger)))
+            notes.append(("[r] Resend", .bold))
+        }
+        if !notes.isEmpty {
+            var line = PaneLine(item: index)
+            var col = textColumn
+            for (i, note) in notes.enumerated() {
+                if i > 0 { line.add(col, glyphs.separator, .dim); col += TextWidth.columns(of: glyphs.separator) }
+                line.add(col, note.0, note.1)
+                col += TextWidth.columns(of: note.0)
+            }
+            out.append(line)
+        }
+        return out
+    }
+
+    private func rowLines(_ r: SystemRow, index: Int) -> [PaneLine] {
+        let column = Self.nameColumn + 2
+        let text = Wrap.lines(r.text, width: max(4, width - column - 1))
+        var out: [PaneLine] = []
+        for (n, part) in text.enumerated() {
+            var line = PaneLine(item: index)
+            if n == 0 {
+                line.add(Self.timeColumn, time.clock(r.at), .dim)
+                line.add(Self.nameColumn, glyphs.isUnicode ? "•" : "*", CellStyle(bold: true, role: .warning))
+            }
+            line.add(column, part, CellStyle(role: .warning))
+            out.append(line)
+        }
+        if r.action == .resend {
+            var line = PaneLine(item: index)
+            line.add(column, "[r] Resend", .bold)
+            out.append(line)
+        }
+        return out
+    }
+
+    /// The pane's lines, top to bottom, ending with the anchor's bottom line (the newest
+    /// line when following). Fewer than `height` when the conversation is short.
+    func stack(_ window: ConversationWindow, anchor: Anchor?) -> [PaneLine] {
+        guard !window.items.isEmpty, height > 0 else { return [] }
+        var index = min(max(anchor?.item ?? window.end - 1, window.start), window.end - 1)
+        var reversed: [PaneLine] = []
+        let own = lines(of: index, in: window)
+        let below = min(anchor?.linesBelow ?? 0, max(0, own.count - 1))
+        reversed.append(contentsOf: own.dropLast(below).reversed())
+        while reversed.count < height && index > window.start {
+            index -= 1
+            reversed.append(contentsOf: lines(of: index, in: window).reversed())
+        }
+        return Array(reversed.prefix(height).reversed())
+    }
+
+    /// The anchor that puts the first line of `index` at the top of the pane, or nil
+    /// (follow the newest) when everything from there fits.
+    func anchorShowing(top index: Int, in window: ConversationWindow) -> Anchor? {
+        var used = 0
+        var i = max(index, window.start)
+        while i < window.end {
+            let count = lines(of: i, in: window).count
+            if used + count >= height {
+                return Anchor(item: i, linesBelow: used + count - height)
+            }
+            used += count
+            i += 1
+        }
+        return window.reachesNewest ? nil : Anchor(item: window.end - 1, linesBelow: 0)
+    }
+}

@@ -1,0 +1,36 @@
+import RChatCore
+
+/// The top bar: the open conversation and its state, or a banner for a message elsewhere.
+enum HeaderBar {
+    static func draw(_ state: ViewState, _ layout: Layout, _ screen: inout Screen) {
+        let row = layout.headerRow
+        if let banner = state.banner {
+            screen.fill(row: row, style: CellStyle(bold: true, reverse: true, role: .accent))
+            screen.put(" " + Wrap.truncate(banner.text, width: layout.columns - 2, ellipsis: state.glyphs.ellipsis),
+                       row: row, column: 0, style: CellStyle(bold: true, reverse: true, role: .accent))
+            return
+        }
+        screen.fill(row: row, style: .reverse)
+        var col = screen.put(" rChat", row: row, column: 0, style: CellStyle(bold: true, reverse: true))
+        guard let name = state.openContact else { return }
+        col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
+        col = screen.put(name, row: row, column: col, style: CellStyle(bold: true, reverse: true))
+        if let tag = state.openSummary.flatMap({ StateTag.text($0.state) }) {
+            col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
+            screen.put(tag, row: row, column: col, style: CellStyle(bold: true, reverse: true, underline: true, role: .warning))
+        }
+    }
+}
+
+/// The words for a contact's state, as the product says them.
+enum StateTag {
+    static func text(_ state: ConversationSummary.State) -> String? {
+        switch state {
+        case .ok: nil
+        case .request: "request"
+        case .muted: "muted"
+        case .blocked: "blocked"
+        case .keysDontMatch: "Keys don't match"
+        }
+    }
+}

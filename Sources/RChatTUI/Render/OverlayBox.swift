@@ -1,0 +1,63 @@
+/// An overlay drawn as a box in the middle of the screen, with lines of its own (box
+/// characters drawn by hand: Unicode or ASCII, never the terminal's line-drawing set).
+enum OverlayBox {
+    static func draw(_ overlay: Overlay, _ glyphs: Glyphs, _ layout: Layout, _ screen: inout Screen) {
+        let maxInner = max(10, layout.columns - 6)
+        let widest = overlay.lines.map { TextWidth.columns(of: $0.text) }.max() ?? 0
+        let inner = min(maxInner, max(widest, TextWidth.columns(of: overlay.title) + 4, 20))
+        let wrapped = wrappedLines(overlay, width: inner)
+        let footer = overlay.kind.isQuestion ? "y: yes, any other key: no" : "Esc closes; Up/Down scroll"
+        let maxBody = max(1, layout.rows - 4)
+        let bodyHeight = min(wrapped.count, maxBody)
+        let width = inner + 4
+        let height = bodyHeight + 2
+        let left = max(0, (layout.columns - width) / 2)
+        let top = max(0, (layout.rows - height) / 2)
+        let scroll = min(max(0, overlay.scroll), max(0, wrapped.count - bodyHeight))
+
+        let h = glyphs.horizontal
+        let title = " \(overlay.title) "
+        let titleWidth = TextWidth.columns(of: title)
+        screen.put(glyphs.topLeft + h + title + String(repeating: h, count: max(0, width - 3 - titleWidth)) + glyphs.topRight,
+                   row: top, column: left)
+        screen.restyle(row: top, from: left + 2, to: left + 2 + titleWidth) { $0.bold = true }
+        for i in 0..<bodyHeight {
+            let row = top + 1 + i
+            screen.put(glyphs.vertical, row: row, column: left)
+            screen.fill(row: row, from: left + 1, to: left + width - 1)
+            let line = wrapped[scroll + i]
+            screen.put(line.text, row: row, column: left + 2, style: line.style, limit: left + width - 2)
+            screen.put(glyphs.vertical, row: row, column: left + width - 1)
+        }
+        let more = scroll + bodyHeight < wrapped.count ? " \(glyphs.moreBelow) " : ""
+        let foot = " \(footer) " + more
+        let footWidth = min(TextWidth.columns(of: foot), max(0, width - 4))
+        screen.put(glyphs.bottomLeft + h + Wrap.truncate(foot, width: footWidth, ellipsis: glyphs.ellipsis)
+                   + String(repeating: h, count: max(0, width - 3 - footWidth)) + glyphs.bottomRight,
+                   row: top + height - 1, column: left)
+    }
+
+    /// The overlay's lines wrapped to the box (the code overlay breaks a long code anywhere).
+    static func wrappedLines(_ overlay: Overlay, width: Int) -> [Overlay.Line] {
+        overlay.lines.flatMap { line -> [Overlay.Line] in
+            guard line.hang > 0, line.text.count > line.hang else {
+                return Wrap.lines(line.text, width: width).map { Overlay.Line($0, line.style) }
+            }
+            let head = String(line.text.prefix(line.hang))
+            if line.hang > width / 2 {
+                // Too narrow for two columns: the keys on their line, the words indented below.
+                var trimmed = head
+                while trimmed.last == " " { trimmed.removeLast() }
+                let words = Wrap.lines(String(line.text.dropFirst(line.hang)), width: width - 2)
+                return [Overlay.Line(trimmed, line.style)] + words.map { Overlay.Line("  " + $0, line.style) }
+            }
+            let parts = Wrap.lines(String(line.text.dropFirst(line.hang)), width: width - line.hang)
+            let pad = String(repeating: " ", count: line.hang)
+            return parts.enumerated().map { Overlay.Line(($0.offset == 0 ? head : pad) + $0.element, line.style) }
+        }
+    }
+}
+
+extension Overlay.Kind {
+    var isQuestion: Bool { if case .confirmDelete = self { true } else { false } }
+}

@@ -1,0 +1,48 @@
+import RChatCore
+
+/// The bar above the composer: the relay connection, the unread badge, then what just
+/// happened (or where help is).
+enum StatusBar {
+    static func connectionText(_ c: ConnectionState, _ glyphs: Glyphs) -> String {
+        switch c {
+        case .online: "Online"
+        case .connecting: glyphs.isUnicode ? "Connecting…" : "Connecting..."
+        case .offline(let retryIn): retryIn > 0 ? "Offline, retrying in \(retryIn) s" : "Offline"
+        }
+    }
+
+    static func draw(_ state: ViewState, _ layout: Layout, _ screen: inout Screen) {
+        let row = layout.statusRow
+        let bar = CellStyle(reverse: true)
+        screen.fill(row: row, style: bar)
+        let conn = connectionText(state.connection, state.glyphs)
+        var col = screen.put(" " + conn, row: row, column: 0,
+                             style: CellStyle(bold: state.connection != .online, reverse: true,
+                                              role: state.connection == .online ? .good : .warning))
+        let sep = state.glyphs.separator
+        if state.unreadBadge > 0 {
+            col = screen.put(sep, row: row, column: col, style: bar)
+            col = screen.put("\(state.unreadBadge) unread", row: row, column: col, style: CellStyle(bold: true, reverse: true))
+        }
+        if let window = state.window, state.anchor != nil || !window.reachesNewest {
+            col = screen.put(sep, row: row, column: col, style: bar)
+            col = screen.put("\(state.glyphs.moreBelow) End: newest", row: row, column: col, style: bar)
+        }
+        col = screen.put(sep, row: row, column: col, style: bar)
+        if let notice = state.notice {
+            screen.put(Wrap.truncate(notice.text, width: layout.columns - col, ellipsis: state.glyphs.ellipsis),
+                       row: row, column: col, style: CellStyle(bold: true, reverse: true, underline: notice.isError,
+                                                                role: notice.isError ? .danger : .normal))
+        } else {
+            screen.put(hint(state), row: row, column: col, style: bar)
+        }
+    }
+
+    private static func hint(_ state: ViewState) -> String {
+        switch state.focus {
+        case .composer: "? help"
+        case .conversation: "Up/Down select, r Resend, i details, ? help"
+        case .list: "Up/Down choose, Enter open, ? help"
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// What a cell's colour means, not which colour it is: the curses backend maps roles to
+/// colours only when colours are allowed, so nothing may depend on them (NO_COLOR).
+public enum ColorRole: UInt8, Sendable, CaseIterable {
+    case normal, accent, good, warning, danger, quiet
+}
+
+/// How a cell is drawn. Attributes carry the meaning; colour is an extra.
+public struct CellStyle: Hashable, Sendable {
+    public var bold = false
+    public var reverse = false
+    public var dim = false
+    public var underline = false
+    public var role = ColorRole.normal
+
+    public init(bold: Bool = false, reverse: Bool = false, dim: Bool = false, underline: Bool = false,
+                role: ColorRole = .normal) {
+        self.bold = bold; self.reverse = reverse; self.dim = dim; self.underline = underline; self.role = role
+    }
+
+    public static let plain = CellStyle()
+    public static let bold = CellStyle(bold: true)
+    public static let dim = CellStyle(dim: true)
+    public static let reverse = CellStyle(reverse: true)
+}
+
+/// One terminal column. A wide character takes its cell and a continuation cell after it,
+/// so that every row always has exactly `columns` cells.
+public struct Cell: Equatable, Sendable {
+    public var character: Character
+    /// 1 or 2 for a cell that starts a character; 0 for the continuation of a wide one.
+    public var width: UInt8
+    public var style: CellStyle
+
+    public init(_ character: Character, width: UInt8 = 1, style: CellStyle = .plain) {
+        self.character = character; self.width = width; self.style = style
+    }
+
+    public static let blank = Cell(" ")
+    static func continuation(_ style: CellStyle) -> Cell { Cell(" ", width: 0, style: style) }
+
+    public var isContinuation: Bool { width == 0 }
+}

@@ -1,0 +1,101 @@
+/// A whole frame as a grid of cells: what the view draws and what tests read. The curses
+/// backend diffs two of these and writes only what changed.
+public struct Screen: Equatable, Sendable {
+    public let rows: Int
+    public let columns: Int
+    /// ASCII mode (non-UTF-8 locale): anything else is drawn as `?` so nothing garbles.
+    public let asciiOnly: Bool
+    public private(set) var cells: [Cell]
+    /// Where the terminal cursor goes (the composer's insertion point), or hidden.
+    public var cursor: (row: Int, column: Int)?
+    /// The terminal title, emitted by the backend as an escape sequence, never in the grid.
+    public var title = ""
+
+    public init(rows: Int, columns: Int, asciiOnly: Bool = false) {
+        self.rows = max(0, rows)
+        self.columns = max(0, columns)
+        self.asciiOnly = asciiOnly
+        cells = Array(repeating: .blank, count: self.rows * self.columns)
+    }
+
+    public static func == (a: Screen, b: Screen) -> Bool {
+        a.rows == b.rows && a.columns == b.columns && a.cells == b.cells && a.title == b.title
+            && a.cursor?.row == b.cursor?.row && a.cursor?.column == b.cursor?.column
+    }
+
+    public subscript(row: Int, column: Int) -> Cell {
+        cells[row * columns + column]
+    }
+
+    /// Writes `text` from (row, column), clipped at `limit` (an exclusive column; the right
+    /// edge by default). Returns the column after the last one written. A wide character
+    /// that would straddle the limit becomes a space, so columns stay aligned.
+    @discardableResult
+    public mutating func put(_ text: String, row: Int, column: Int, style: CellStyle = .plain, limit: Int? = nil) -> Int {
+        guard row >= 0, row < rows else { return column }
+        let end = min(limit ?? columns, columns)
+        var col = max(0, column)
+        for ch in text {
+            let (shown, width) = TextWidth.displayed(ch, asciiOnly: asciiOnly)
+            if width == 0 { continue }
+            if col + width > end {
+                if col < end { set(row, col, Cell(" ", style: style)); col += 1 }
+                return col
+            }
+            set(row, col, Cell(shown, width: UInt8(width), style: style))
+            if width == 2 { set(row, col + 1, .continuation(style)) }
+            col += width
+        }
+        return col
+    }
+
+    /// Fills columns [from, to) of a row with spaces in a style.
+    public mutating func fill(row: Int, from: Int = 0, to: Int? = nil, style: CellStyle = .plain) {
+        guard row >= 0, row < rows else { return }
+        for col in max(0, from)..<max(max(0, from), min(to ?? columns, columns)) { set(row, col, Cell(" ", style: style)) }
+    }
+
+    /// Changes the style of columns [from, to) of a row, keeping the characters.
+    public mutating func restyle(row: Int, from: Int, to: Int, _ change: (inout CellStyle) -> Void) {
+        guard row >= 0, row < rows else { return }
+        for col in max(0, from)..<max(max(0, from), min(to, columns)) { change(&cells[row * columns + col].style) }
+    }
+
+    /// Sets one cell, repairing any wide character it cuts in half.
+    private mutating func set(_ row: Int, _ col: Int, _ cell: Cell) {
+        let i = row * columns + col
+        let old = cells[i]
+        if old.isContinuation, col > 0 {
+            cells[i - 1] = Cell(" ", style: cells[i - 1].style)
+        } else if old.width == 2, col + 1 < columns, cell.width != 2 {
+            cells[i + 1] = Cell(" ", style: cells[i + 1].style)
+        }
+        cells[i] = cell
+    }
+
+    /// A row as a string: each character once (continuations skipped), trailing spaces dropped.
+    public func line(_ row: Int) -> String {
+        var s = ""
+        for col in 0..<columns where !self[row, col].isContinuation { s.append(self[row, col].character) }
+        while s.last == " " { s.removeLast() }
+        return s
+    }
+
+    /// Every row, as `line` gives it.
+    public var text: [String] { (0..<rows).map(line) }
+
+    /// The first place `needle` appears, as (row, column): for tests and for finding things.
+    public func position(of needle: String) -> (row: Int, column: Int)? {
+        let wanted = Array(needle)
+        guard !wanted.isEmpty else { return nil }
+        for row in 0..<rows {
+            let starts = (0..<columns).filter { !self[row, $0].isContinuation }
+            let chars = starts.map { self[row, $0].character }
+            guard chars.count >= wanted.count else { continue }
+            for i in 0...(chars.count - wanted.count) where Array(chars[i..<(i + wanted.count)]) == wanted {
+                return (row, starts[i])
+            }
+        }
+        return nil
+    }
+}

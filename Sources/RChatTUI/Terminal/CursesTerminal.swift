@@ -1,0 +1,145 @@
+import Glibc
+@preconcurrency import CNcursesw
+
+/// The ncursesw backend: sets the terminal up, writes only the cells that changed since
+/// the last frame, reads keys, and puts the terminal back as it was.
+final class CursesTerminal {
+    /// UTF-8 locale: Unicode glyphs and wide characters. Otherwise ASCII only, and keys
+    /// are read with plain getch (wget_wch can hang on a multibyte key in such a locale).
+    let unicode: Bool
+    let colors: Bool
+    private let titles: Bool
+    private var last: Screen?
+    private var lastTitle = ""
+    private var cursorShown: Bool?
+
+    init(environment: [String: String]) {
+        setlocale(LC_ALL, "")
+        let codeset = String(cString: rchat_codeset()).uppercased()
+        unicode = codeset == "UTF-8" || codeset == "UTF8"
+        initscr()
+        raw()
+        noecho()
+        nonl()
+        keypad(stdscr, true)
+        nodelay(stdscr, true)
+        intrflush(stdscr, false)
+        set_escdelay(25)
+        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        colors = !noColor && has_colors()
+        if colors {
+            start_color()
+            use_default_colors()
+            let map: [(ColorRole, Int32)] = [(.accent, Int32(COLOR_CYAN)), (.good, Int32(COLOR_GREEN)),
+                                            (.warning, Int32(COLOR_YELLOW)), (.danger, Int32(COLOR_RED))]
+            for (role, color) in map { init_pair(Int16(role.rawValue), Int16(color), -1) }
+        }
+        let term = environment["TERM"] ?? ""
+        titles = !(term.isEmpty || term == "dumb" || term.hasPrefix("linux") || term.hasPrefix("vt"))
+        if titles { emit("\u{1B}[22;0t") }   // save the title, to give it back on exit
+    }
+
+    var size: (rows: Int, columns: Int) { (Int(getmaxy(stdscr)), Int(getmaxx(stdscr))) }
+
+    /// Writes the frame: only the changed cells, or everything after a resize or Ctrl-L.
+    func draw(_ screen: Screen, full: Bool) {
+        if full {
+            clearok(stdscr, true)
+            erase()
+            last = nil
+        }
+        for run in ScreenDiff.runs(from: last, to: screen) {
+            attrset(Int32(bitPattern: attributes(run.style)))
+            write(run)
+        }
+        attrset(0)
+        if let (row, column) = screen.cursor {
+            setCursor(visible: true)
+            move(Int32(row), Int32(column))
+        } else {
+            setCursor(visible: false)
+        }
+        refresh()
+        last = screen
+        if titles && screen.title != lastTitle {
+            // Only the badge, never a name or message text: the title is visible to others.
+            emit("\u{1B}]2;\(screen.title)\u{07}")
+            lastTitle = screen.title
+        }
+    }
+
+    private func write(_ run: ScreenRun) {
+        var column = run.column
+        var ascii = ""
+        var asciiStart = column
+        func flush() {
+            if !ascii.isEmpty { mvaddstr(Int32(run.row), Int32(asciiStart), ascii) }
+            ascii = ""
+        }
+        for cell in run.cells {
+            let width = max(1, Int(cell.width))
+            if cell.character.isASCII || !unicode {
+                if ascii.isEmpty { asciiStart = column }
+                ascii.append(cell.character.isASCII ? cell.character : "?")
+            } else {
+                flush()
+                // Placed one by one, so a terminal that measures a character differently
+                // cannot shift the rest of the row.
+                let wide = cell.character.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
+                mvaddwstr(Int32(run.row), Int32(column), wide)
+            }
+            column += width
+        }
+        flush()
+    }
+
+    private func attributes(_ style: CellStyle) -> UInt32 {
+        var a: UInt32 = 0
+        if style.bold { a |= rchat_a_bold() }
+        if style.reverse { a |= rchat_a_reverse() }
+        if style.dim { a |= rchat_a_dim() }
+        if style.underline { a |= rchat_a_underline() }
+        if colors, style.role != .normal, style.role != .quiet { a |= rchat_color_pair(Int32(style.role.rawValue)) }
+        return a
+    }
+
+    private func setCursor(visible: Bool) {
+        guard cursorShown != visible else { return }
+        curs_set(visible ? 1 : 0)
+        cursorShown = visible
+    }
+
+    /// Every key waiting now (never blocks).
+    func readKeys() -> [Key] {
+        var keys: [Key] = []
+        while keys.count < 4096 {
+            if unicode {
+                var ch: wint_t = 0
+                let r = get_wch(&ch)
+                if r == ERR { break }
+                let key = r == KEY_CODE_YES ? KeyDecoder.functionKey(Int32(bitPattern: ch)) : KeyDecoder.character(UInt32(ch))
+                if let key { keys.append(key) }
+            } else {
+                let c = getch()
+                if c == ERR { break }
+                // Bytes beyond ASCII are not characters in this locale: skip them.
+                let key = c >= KEY_MIN ? KeyDecoder.functionKey(c) : (c < 128 ? KeyDecoder.character(UInt32(c)) : nil)
+                if let key { keys.append(key) }
+            }
+        }
+        return keys
+    }
+
+    /// Puts the terminal back: cursor, attributes, cooked mode, the title.
+    func end() {
+        attrset(0)
+        curs_set(1)
+        endwin()
+        if titles { emit("\u{1B}[23;0t") }
+    }
+
+    private func emit(_ sequence: String) {
+        var bytes = Array(sequence.utf8)
+        _ = Glibc.write(1, &bytes, bytes.count)
+    }
+}

@@ -1,0 +1,79 @@
+import Glibc
+import RChatCore
+
+/// A signal that should end the view writes here, so the one UI thread sees it in poll()
+/// and restores the terminal before leaving.
+nonisolated(unsafe) private var stopPipeWrite: Int32 = -1
+
+private func stopHandler(_: Int32) {
+    var byte: UInt8 = 1
+    _ = write(stopPipeWrite, &byte, 1)
+}
+
+/// Runs the full-screen view until the user quits (or SIGTERM/SIGINT/SIGHUP). One thread
+/// waits with poll() on the keyboard and on the model's wake-up descriptor. Returns the
+/// process exit code.
+public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int32 {
+    guard isatty(0) == 1, isatty(1) == 1 else {
+        var message = Array("rchat: the full-screen view needs a terminal (see rchat --help for commands)\n".utf8)
+        _ = write(2, &message, message.count)
+        return 1
+    }
+    var pipeFDs: [Int32] = [-1, -1]
+    guard pipe(&pipeFDs) == 0 else { return 1 }
+    defer { close(pipeFDs[0]); close(pipeFDs[1]) }
+    for fd in pipeFDs { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+    stopPipeWrite = pipeFDs[1]
+    // Installed before initscr, so ncurses leaves them to us.
+    let stopSignals = [SIGTERM, SIGINT, SIGHUP]
+    let previous = stopSignals.map { signal($0, stopHandler) }
+    defer { for (sig, handler) in zip(stopSignals, previous) { signal(sig, handler) } }
+
+    let terminal = CursesTerminal(environment: terminalEnvironment())
+    defer { terminal.end() }
+    let size = terminal.size
+    let view = ChatView(model: model, options: options, glyphs: terminal.unicode ? .unicode : .ascii,
+                        rows: size.rows, columns: size.columns)
+    var full = true
+    while !view.quitRequested {
+        terminal.draw(view.frame(), full: full || view.wantsFullRedraw)
+        full = false
+        view.wantsFullRedraw = false
+
+        var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)]
+        if model.wakeDescriptor >= 0 { fds.append(pollfd(fd: model.wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
+        var timeout: Int32 = -1
+        if let deadline = view.nextDeadline {
+            timeout = Int32(clamping: max(0, deadline - Int64(time(nil))) * 1000 + 50)
+        }
+        let n = poll(&fds, nfds_t(fds.count), timeout)
+        let interrupted = n < 0 && errno == EINTR   // SIGWINCH: curses now has KEY_RESIZE for us
+        if fds[1].revents != 0 { break }
+        if fds.count > 2, fds[2].revents & Int16(POLLIN) != 0 {
+            view.handle(model.drainEvents())
+        }
+        if fds[0].revents & Int16(POLLIN) != 0 || interrupted {
+            for key in terminal.readKeys() {
+                if key == .resize {
+                    let size = terminal.size
+                    view.resize(rows: size.rows, columns: size.columns)
+                    full = true
+                } else {
+                    view.handle(key)
+                }
+                if view.quitRequested { break }
+            }
+        }
+        if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }   // the terminal went away
+    }
+    return 0
+}
+
+private func terminalEnvironment() -> [String: String] {
+    var env: [String: String] = [:]
+    for key in ["NO_COLOR", "TERM"] {
+        if let value = getenv(key) { env[key] = String(cString: value) }
+    }
+    return env
+}

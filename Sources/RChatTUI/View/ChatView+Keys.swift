@@ -1,0 +1,107 @@
+import RChatCore
+
+extension ChatView {
+    /// One key press. Any key dismisses the banner and the last notice.
+    public func handle(_ key: Key) {
+        state.now = now()
+        if key == .resize { return }
+        state.banner = nil
+        state.notice = nil
+        if state.overlay != nil {
+            overlayKey(key)
+            return
+        }
+        perform(KeyMap.command(for: key, focus: state.focus, composerEmpty: state.composer.isEmpty))
+    }
+
+    func perform(_ command: Command) {
+        switch command {
+        case .quit: quit()
+        case .redraw: wantsFullRedraw = true
+        case .focusNext: focus(state.focus.next)
+        case .focusPrevious: focus(state.focus.previous)
+        case .up: state.focus == .list ? moveListCursor(-1) : moveSelection(-1)
+        case .down: state.focus == .list ? moveListCursor(1) : moveSelection(1)
+        case .pageUp: scrollUp(lines: max(1, Layout(state).bodyHeight - 1))
+        case .pageDown: scrollDown(lines: max(1, Layout(state).bodyHeight - 1))
+        case .oldest: goToOldest()
+        case .newest: goToNewest()
+        case .open:
+            guard state.conversations.indices.contains(state.listCursor) else { return }
+            open(state.conversations[state.listCursor].name)
+            state.focus = .composer
+        case .nextConversation: switchConversation(1)
+        case .previousConversation: switchConversation(-1)
+        case .firstUnread: jumpToFirstUnread()
+        case .resend: resendSelected()
+        case .details: showDetails()
+        case .help: showHelp()
+        case .leave:
+            state.selected = nil
+            state.focus = .composer
+        case .edit(let edit): state.composer.apply(edit)
+        case .type(let c):
+            state.focus = .composer
+            state.composer.apply(.insert(c))
+        case .submit: submit()
+        case .none: break
+        }
+    }
+
+    func focus(_ focus: Focus) {
+        if focus == .conversation && state.window == nil {
+            // Nothing to select: skip to where Tab would go next.
+            state.focus = focus == state.focus.next ? focus.next : focus.previous
+            return
+        }
+        state.focus = focus
+        if focus == .list, let open = state.openContact,
+           let i = state.conversations.firstIndex(where: { $0.name == open }) {
+            state.listCursor = i
+        }
+        if focus == .conversation, state.selected == nil { state.selected = visibleItems().last }
+    }
+
+    func moveListCursor(_ delta: Int) {
+        guard !state.conversations.isEmpty else { return }
+        state.listCursor = min(max(0, state.listCursor + delta), state.conversations.count - 1)
+    }
+
+    func switchConversation(_ delta: Int) {
+        let names = state.conversations.map(\.name)
+        guard !names.isEmpty else { return }
+        let current = state.openContact.flatMap { names.firstIndex(of: $0) } ?? (delta > 0 ? -1 : names.count)
+        let next = (current + delta + names.count) % names.count
+        open(names[next])
+        if state.focus == .conversation { state.selected = nil; state.focus = .composer }
+    }
+
+    func overlayKey(_ key: Key) {
+        guard var overlay = state.overlay else { return }
+        if case .confirmDelete(let contact) = overlay.kind {
+            state.overlay = nil
+            if key == .character("y") || key == .character("Y") {
+                deleteConversation(contact)
+            } else {
+                say("Kept \(contact).")
+            }
+            return
+        }
+        let page = max(1, state.rows - 6)
+        switch key {
+        case .control("c"), .control("q"): quit()
+        case .up, .character("k"): overlay.scroll = max(0, overlay.scroll - 1)
+        case .down, .character("j"): overlay.scroll += 1
+        case .pageUp: overlay.scroll = max(0, overlay.scroll - page)
+        case .pageDown: overlay.scroll += page
+        default:
+            state.overlay = nil
+            return
+        }
+        // Never past the end: keep the last screenful in view.
+        let inner = max(10, state.columns - 6)
+        let count = OverlayBox.wrappedLines(overlay, width: inner).count
+        overlay.scroll = min(overlay.scroll, max(0, count - max(1, state.rows - 4)))
+        state.overlay = overlay
+    }
+}

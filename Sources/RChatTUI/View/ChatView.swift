@@ -1,0 +1,160 @@
+import Foundation
+import RChatCore
+
+/// The view's brain, without a terminal: keys and engine events in, Screens out. It owns
+/// the ViewState, asks the model only for what is on screen (a page, not the history),
+/// and sends intents back. The curses backend and the tests drive it the same way.
+public final class ChatView {
+    public internal(set) var state: ViewState
+    let model: ChatModel
+    let options: TUIOptions
+    let now: () -> Int64
+    /// Incoming messages already reported as shown in the open conversation.
+    var reportedShown: Set<MessageID> = []
+    /// The open conversation's unread count and size when it was opened: where "first
+    /// unread" is, even after some of them have been read.
+    var unreadAtOpen = (count: 0, total: 0)
+    public internal(set) var quitRequested = false
+    /// Ctrl-L: the backend should repaint everything, not just the changes.
+    public var wantsFullRedraw = false
+
+    public init(model: ChatModel, options: TUIOptions = TUIOptions(), glyphs: Glyphs = .unicode,
+                rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+        self.model = model
+        self.options = options
+        self.now = now
+        state = ViewState(rows: rows, columns: columns, glyphs: glyphs, timeZone: options.timeZone)
+        state.now = now()
+        state.connection = model.connection()
+        reloadConversations()
+        if let name = options.openAtStart {
+            open(name)
+        } else if !state.conversations.isEmpty {
+            state.focus = .list
+        }
+    }
+
+    /// Items fetched per page: two screens' worth.
+    var pageSize: Int { max(20, state.rows * 2) }
+
+    // MARK: Frames
+
+    /// Loads what the screen needs, renders it and sends Read receipts for what was drawn.
+    public func frame() -> Screen {
+        tick()
+        prepare()
+        var screen = Screen(rows: 0, columns: 0)
+        let report = Renderer.render(state, to: &screen)
+        let fresh = report.shownIncoming.filter { !reportedShown.contains($0) }
+        if let contact = state.openContact, !fresh.isEmpty {
+            reportedShown.formUnion(fresh)
+            model.markShown(contact: contact, messages: fresh)
+        }
+        return screen
+    }
+
+    /// Drops a banner whose time is up.
+    public func tick() {
+        state.now = now()
+        if let banner = state.banner, banner.until <= state.now { state.banner = nil }
+    }
+
+    /// When the view next needs to redraw on its own (a banner expiring), unix seconds.
+    public var nextDeadline: Int64? { state.banner?.until }
+
+    public func resize(rows: Int, columns: Int) {
+        state.rows = rows
+        state.columns = columns
+        // The anchor names an item, so the same message stays at the bottom at any width.
+    }
+
+    /// Makes sure the items the pane will draw are loaded: the anchor's item and a
+    /// screen's worth above it.
+    func prepare() {
+        guard var window = state.window, let pane = pane() else { return }
+        if let anchor = state.anchor {
+            if window.item(at: anchor.item) == nil { window.jump(to: anchor.item, model: model) }
+            window.loadBack(to: anchor.item - pane.height, model: model)
+        } else {
+            if !window.reachesNewest { window.jump(to: window.total - 1, model: model) }
+            window.loadBack(to: window.end - 1 - pane.height, model: model)
+        }
+        state.window = window
+    }
+
+    func pane() -> ConversationPane? {
+        Renderer.conversationPane(state, Layout(state))
+    }
+
+    // MARK: Conversations
+
+    func reloadConversations() {
+        let cursorName = state.conversations.indices.contains(state.listCursor)
+            ? state.conversations[state.listCursor].name : nil
+        state.conversations = model.conversations()
+        if let name = cursorName, let i = state.conversations.firstIndex(where: { $0.name == name }) {
+            state.listCursor = i
+        } else {
+            state.listCursor = min(state.listCursor, max(0, state.conversations.count - 1))
+        }
+        if let open = state.openContact, !state.conversations.contains(where: { $0.name == open }) {
+            close()
+        }
+    }
+
+    func open(_ name: String) {
+        state.window = ConversationWindow(contact: name, model: model, pageSize: pageSize)
+        state.anchor = nil
+        state.selected = nil
+        reportedShown = []
+        let summary = state.conversations.first { $0.name == name }
+        unreadAtOpen = (summary?.unread ?? 0, state.window?.total ?? 0)
+        if let i = state.conversations.firstIndex(where: { $0.name == name }) { state.listCursor = i }
+    }
+
+    func close() {
+        state.window = nil
+        state.anchor = nil
+        state.selected = nil
+        reportedShown = []
+        if state.focus == .conversation { state.focus = .list }
+    }
+
+    func say(_ text: String, error: Bool = false) {
+        state.notice = Notice(text: text, isError: error)
+    }
+
+    func quit() { quitRequested = true }
+
+    // MARK: Engine events
+
+    /// Applies what changed; the next frame redraws it. A status change touches one item,
+    /// so the composer and the scroll position stay as they are.
+    public func handle(_ events: [ChatEvent]) {
+        state.now = now()
+        var refreshList = false
+        var elsewhere: [(contact: String, preview: String)] = []
+        for event in events {
+            switch event {
+            case .conversationsChanged:
+                refreshList = true
+            case .newMessage(let contact, _, let preview):
+                refreshList = true
+                if contact == state.openContact {
+                    state.window?.syncTail(model: model)
+                } else {
+                    elsewhere.append((contact, preview))
+                }
+            case .statusChanged(let contact, let id, let status):
+                if contact == state.openContact { _ = state.window?.update(id, status: status) }
+            case .rowAdded(let contact):
+                // A row can come with Resent markers on earlier messages: fetch the range again.
+                if contact == state.openContact { state.window?.reload(model: model) }
+            case .connectionChanged(let connection):
+                state.connection = connection
+            }
+        }
+        if refreshList { reloadConversations() }
+        showBanner(for: elsewhere)
+    }
+}

@@ -1,0 +1,108 @@
+/// What a key does where: a pure table, so tests check it without a terminal and the help
+/// overlay is written from the same place.
+public enum Command: Equatable, Sendable {
+    case quit, redraw
+    case focusNext, focusPrevious
+    case up, down, pageUp, pageDown, oldest, newest
+    case open, nextConversation, previousConversation, firstUnread
+    case resend, details, help
+    case leave
+    case edit(Composer.Edit)
+    /// Switch to the composer and type this.
+    case type(Character)
+    case submit
+    case none
+}
+
+public enum KeyMap {
+    public static func command(for key: Key, focus: Focus, composerEmpty: Bool) -> Command {
+        // Keys that mean the same everywhere.
+        switch key {
+        case .control("c"), .control("q"): return .quit
+        case .control("l"): return .redraw
+        case .control("n"): return .nextConversation
+        case .control("p"): return .previousConversation
+        case .tab: return .focusNext
+        case .backTab: return .focusPrevious
+        case .pageUp: return .pageUp
+        case .pageDown: return .pageDown
+        case .home: return .oldest
+        case .end: return .newest
+        case .function(1): return .help
+        default: break
+        }
+        switch focus {
+        case .composer: return composerCommand(key, empty: composerEmpty)
+        case .conversation, .list: return browsingCommand(key, focus: focus)
+        }
+    }
+
+    private static func composerCommand(_ key: Key, empty: Bool) -> Command {
+        switch key {
+        case .character("?") where empty: return .help
+        case .character(let c): return .edit(.insert(c))
+        case .enter: return .submit
+        case .left, .control("b"): return .edit(.left)
+        case .right, .control("f"): return .edit(.right)
+        case .control("a"): return .edit(.start)
+        case .control("e"): return .edit(.end)
+        case .backspace, .control("h"): return .edit(.backspace)
+        case .delete, .control("d"): return .edit(.delete)
+        case .control("w"): return .edit(.deleteWordBackward)
+        case .control("u"): return .edit(.deleteToStart)
+        case .control("k"): return .edit(.deleteToEnd)
+        case .up: return .edit(.historyPrevious)
+        case .down: return .edit(.historyNext)
+        case .escape: return .leave
+        default: return .none
+        }
+    }
+
+    private static func browsingCommand(_ key: Key, focus: Focus) -> Command {
+        switch key {
+        case .up, .character("k"): return .up
+        case .down, .character("j"): return .down
+        case .enter: return focus == .list ? .open : .leave
+        case .escape: return .leave
+        case .character("?"): return .help
+        case .character("q"): return .quit
+        case .character("u"): return .firstUnread
+        case .character("r") where focus == .conversation: return .resend
+        case .character("i") where focus == .conversation: return .details
+        case .character(let c) where c != " ": return .type(c)
+        default: return .none
+        }
+    }
+
+    /// The help overlay: every key, in the words a user needs.
+    public static let help: [(keys: String, does: String)] = [
+        ("Tab / Shift-Tab", "Move between the composer, the conversation and the list"),
+        ("Up / Down", "List: choose a conversation. Conversation: select a message or row. Composer: history"),
+        ("Enter", "List: open the conversation. Composer: send the message or command"),
+        ("Ctrl-N / Ctrl-P", "Open the next / previous conversation"),
+        ("PgUp / PgDn", "Scroll the conversation by a screen"),
+        ("Home / End", "Go to the oldest / newest message"),
+        ("u", "Jump to the first unread message"),
+        ("r", "Resend the selected message (on a row: Resend all its messages)"),
+        ("i", "Message details: its status timeline, each step with its time"),
+        ("Esc", "Back to the composer; close an overlay"),
+        ("Ctrl-A / Ctrl-E", "Composer: start / end of the line"),
+        ("Left / Right", "Composer: move the cursor"),
+        ("Backspace / Delete", "Composer: delete before / at the cursor"),
+        ("Ctrl-W / Ctrl-U / Ctrl-K", "Composer: delete the word before / everything before / everything after the cursor"),
+        ("? or F1", "This help (? in an empty composer)"),
+        ("Ctrl-L", "Redraw the screen"),
+        ("q / Ctrl-C / Ctrl-Q", "Quit (q outside the composer)"),
+    ]
+
+    /// The slash commands typed in the composer.
+    public static let slashHelp: [(command: String, does: String)] = [
+        ("/add CODE", "Add a contact from their code"),
+        ("/code", "Show your own code, to give to a friend"),
+        ("/mute, /unmute", "Silence or restore banners for this conversation"),
+        ("/block, /unblock", "Block or unblock this contact"),
+        ("/delete", "Delete this conversation and its messages (asks first)"),
+        ("/help", "This help"),
+        ("/quit", "Quit"),
+    ]
+}

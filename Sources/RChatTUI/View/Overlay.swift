@@ -1,0 +1,48 @@
+/// A box over the screen: help, message details, your code, or a question.
+public struct Overlay: Equatable, Sendable {
+    public enum Kind: Equatable, Sendable {
+        case help, details, code
+        /// Asks before deleting a conversation: `y` deletes, anything else keeps it.
+        case confirmDelete(contact: String)
+    }
+
+    public struct Line: Equatable, Sendable {
+        public var text: String
+        public var style: CellStyle
+        /// Wrapped lines after the first start this many columns in (a help entry's text
+        /// stays beside its keys).
+        public var hang: Int
+        public init(_ text: String, _ style: CellStyle = .plain, hang: Int = 0) {
+            self.text = text; self.style = style; self.hang = hang
+        }
+    }
+
+    public var kind: Kind
+    public var title: String
+    public var lines: [Line]
+    /// First line shown, for overlays longer than the screen.
+    public var scroll = 0
+
+    public init(kind: Kind, title: String, lines: [Line]) {
+        self.kind = kind; self.title = title; self.lines = lines
+    }
+}
+
+/// The short line at the top for a message in a conversation that is not on screen.
+public struct Banner: Equatable, Sendable {
+    public var text: String
+    public var until: Int64
+}
+
+/// A line in the status bar saying what just happened (an error, a confirmation).
+public struct Notice: Equatable, Sendable {
+    public var text: String
+    public var isError: Bool
+}
+
+/// Where the conversation is scrolled to: the item at the bottom of the pane and how many
+/// of its lines are below the pane. No anchor means following the newest message.
+public struct Anchor: Equatable, Sendable {
+    public var item: Int
+    public var linesBelow: Int
+}

@@ -1,0 +1,44 @@
+import Foundation
+import RChatCore
+
+/// Everything the screen shows, as values: the renderer turns it into a Screen without
+/// asking the model anything.
+public struct ViewState {
+    public var rows: Int
+    public var columns: Int
+    public var glyphs: Glyphs
+    public var timeZone: TimeZone
+    public var now: Int64 = 0
+
+    public var focus: Focus = .composer
+    public var conversations: [ConversationSummary] = []
+    public var listCursor = 0
+    public var window: ConversationWindow?
+    public var anchor: Anchor?
+    /// Absolute index of the selected item in the open conversation.
+    public var selected: Int?
+    public var overlay: Overlay?
+    public var banner: Banner?
+    public var notice: Notice?
+    public var composer = Composer()
+    public var connection: ConnectionState = .connecting
+
+    public static let minimumRows = 10
+    public static let minimumColumns = 40
+
+    public var isTooSmall: Bool { rows < Self.minimumRows || columns < Self.minimumColumns }
+
+    public var openContact: String? { window?.contact }
+
+    public var openSummary: ConversationSummary? {
+        guard let name = openContact else { return nil }
+        return conversations.first { $0.name == name }
+    }
+
+    /// Unread messages everywhere except blocked contacts: the badge.
+    public var unreadBadge: Int {
+        conversations.filter { $0.state != .blocked }.reduce(0) { $0 + $1.unread }
+    }
+
+    public var terminalTitle: String { unreadBadge > 0 ? "rChat (\(unreadBadge))" : "rChat" }
+}

@@ -1,0 +1,92 @@
+import XCTest
+import RChatCore
+@testable import RChatTUI
+
+final class ActionTests: XCTestCase {
+    func testResendASelectedMessage() {
+        let (model, _) = samConversation()
+        let nd = model.addMessage("Sam", .outgoing, "lost one", status: .notDelivered)
+        let view = makeView(model, open: "Sam")
+        _ = view.frame()
+        view.press(.tab)                         // to the conversation: the newest is selected
+        XCTAssertEqual(view.state.focus, .conversation)
+        let screen = view.frame()
+        XCTAssertEqual(screen[screen.position(of: "lost one")!.row, 0 + 21].character, "▶", screen.dump)
+        view.press(.character("r"))
+        XCTAssertEqual(model.resent.map(\.ids), [[nd]])
+        XCTAssertTrue(view.frame().line(22).contains("Resending 1 message."))
+        // A delivered message has nothing to resend.
+        view.press(.up, .character("r"))
+        XCTAssertEqual(model.resent.count, 1)
+        XCTAssertTrue(view.frame().line(22).contains("Nothing to resend: this message is Delivered."))
+    }
+
+    func testResendAllOfARow() {
+        let (model, ids) = samConversation()
+        let a = model.addMessage("Sam", .outgoing, "one", status: .notDelivered)
+        model.addRow("Sam", "2 messages couldn't be read on Sam's phone.", resending: [ids["later"]!, a])
+        model.addMessage("Sam", .incoming, "after the row")
+        let view = makeView(model, open: "Sam")
+        view.press(.tab, .up, .character("r"))
+        XCTAssertEqual(model.resent.count, 1)
+        XCTAssertEqual(model.resent.first?.ids, [ids["later"]!, a])
+        XCTAssertEqual(model.resent.first?.contact, "Sam")
+        XCTAssertTrue(view.frame().line(22).contains("Resending 2 messages."))
+    }
+
+    func testDetailsShowTheTimeline() {
+        let (model, ids) = samConversation()
+        let id = ids["yes"]!
+        let t: Int64 = 1_700_000_000
+        model.timelines[id] = [TimelineEntry(step: .stored, at: t), TimelineEntry(step: .relayAcknowledged, at: t + 1),
+                               TimelineEntry(step: .delivered, at: t + 5), TimelineEntry(step: .read, at: t + 65),
+                               TimelineEntry(step: .resent, at: t + 70)]
+        let view = makeView(model, open: "Sam")
+        view.press(.tab, .up, .character("i"))
+        let screen = view.frame()
+        let all = screen.text.joined(separator: "\n")
+        XCTAssertTrue(all.contains("Message details"), screen.dump)
+        XCTAssertTrue(all.contains("Status: Read"))
+        for line in ["Stored              2023-11-14 22:13:20", "Relay acknowledged  2023-11-14 22:13:21",
+                     "Delivered           2023-11-14 22:13:25", "Read                2023-11-14 22:14:25",
+                     "Resent              2023-11-14 22:14:30"] {
+            XCTAssertTrue(all.contains(line), line + "\n" + screen.dump)
+        }
+        XCTAssertNil(screen.cursor)
+        view.press(.escape)
+        XCTAssertNil(view.state.overlay)
+        XCTAssertEqual(view.state.focus, .conversation)
+    }
+
+    func testHelpListsEveryKeyAndDemoCommands() {
+        let (model, _) = samConversation()
+        var called: [[String]] = []
+        let demo = DemoCommand(name: "sam-offline", help: "Sam goes offline for a while") { args in
+            called.append(args); return "Sam is offline."
+        }
+        let view = makeView(model, rows: 60, columns: 100, options: TUIOptions(demoCommands: [demo]), open: "Sam")
+        view.press(.character("?"))
+        let all = view.frame().text.joined(separator: "\n")
+        for entry in KeyMap.help { XCTAssertTrue(all.contains(entry.keys), entry.keys) }
+        for entry in KeyMap.slashHelp { XCTAssertTrue(all.contains(entry.command), entry.command) }
+        XCTAssertTrue(all.contains("/sam-offline"))
+        XCTAssertTrue(all.contains("Sam goes offline for a while"))
+        view.press(.escape)
+        view.type("/sam-offline 30")
+        view.press(.enter)
+        XCTAssertEqual(called, [["30"]])
+        XCTAssertTrue(view.frame().line(58).contains("Sam is offline."))
+    }
+
+    func testHelpScrollsOnASmallTerminal() {
+        let (model, _) = samConversation()
+        let view = makeView(model, rows: 10, columns: 40, open: "Sam")
+        view.press(.character("?"))
+        let first = view.frame()
+        XCTAssertTrue(first.contains("Help"))
+        for _ in 0..<200 { view.press(.down) }
+        let last = view.frame()
+        XCTAssertNotEqual(first.text, last.text)
+        XCTAssertTrue(last.text.joined().contains("Failed to send"), last.dump)
+    }
+}

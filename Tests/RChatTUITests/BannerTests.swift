@@ -1,0 +1,74 @@
+import XCTest
+import RChatCore
+@testable import RChatTUI
+
+final class BannerTests: XCTestCase {
+    private func arrive(_ model: FakeChatModel, _ view: ChatView, _ contact: String, _ text: String) {
+        let id = model.addMessage(contact, .incoming, text)
+        view.handle([.newMessage(contact: contact, id: id, preview: text)])
+    }
+
+    func testBannerForAnotherConversationNameOnly() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        arrive(model, view, "Alex", "secret plans")
+        let screen = view.frame()
+        XCTAssertEqual(screen.line(0), " Alex: New message")
+        XCTAssertFalse(screen.contains("secret"), "the default shows the name only")
+        XCTAssertTrue(screen[0, 2].style.bold && screen[0, 2].style.reverse)
+    }
+
+    func testNoBannerForTheConversationOnScreen() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        arrive(model, view, "Sam", "hi")
+        XCTAssertEqual(view.frame().line(0), " rChat · Sam")
+        XCTAssertNil(view.state.banner)
+    }
+
+    func testAlertSettingDecidesTheWords() {
+        for (setting, expected) in [(AlertContent.name, " Alex: New message"), (.nothing, " rChat: New message"),
+                                    (.message, " Alex: line one line two")] {
+            let (model, _) = samConversation()
+            let view = makeView(model, options: TUIOptions(alerts: setting), open: "Sam")
+            arrive(model, view, "Alex", "line one\nline\ttwo")
+            XCTAssertEqual(view.frame().line(0), expected, "\(setting)")
+        }
+    }
+
+    func testRequestsMutedAndBlocked() {
+        let (model, _) = samConversation()
+        model.contact("Lee", state: .request)
+        model.contact("Max", state: .muted)
+        model.contact("Bob", state: .blocked)
+        let view = makeView(model, options: TUIOptions(alerts: .message), open: "Sam")
+        arrive(model, view, "Lee", "who am I")
+        XCTAssertEqual(view.frame().line(0), " New message request", "never a name or text for a request")
+        view.press(.escape)
+        arrive(model, view, "Max", "quiet")
+        arrive(model, view, "Bob", "blocked")
+        XCTAssertEqual(view.frame().line(0), " rChat · Sam")
+    }
+
+    func testBannerGoesOnAKeyOrAfterItsTime() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        arrive(model, view, "Alex", "x")
+        view.type("a")
+        XCTAssertEqual(view.frame().line(0), " rChat · Sam")
+        XCTAssertEqual(view.state.composer.text, "a", "the key still types")
+        arrive(model, view, "Alex", "y")
+        XCTAssertNotNil(view.nextDeadline)
+        model.clock += 6
+        XCTAssertEqual(view.frame().line(0), " rChat · Sam")
+    }
+
+    func testSeveralAtOnce() {
+        let (model, _) = samConversation()
+        model.contact("Kim")
+        let view = makeView(model, open: "Sam")
+        let a = model.addMessage("Alex", .incoming, "1"), k = model.addMessage("Kim", .incoming, "2")
+        view.handle([.newMessage(contact: "Alex", id: a, preview: "1"), .newMessage(contact: "Kim", id: k, preview: "2")])
+        XCTAssertEqual(view.frame().line(0), " 2 new messages")
+    }
+}

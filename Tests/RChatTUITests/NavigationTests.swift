@@ -1,0 +1,86 @@
+import XCTest
+import RChatCore
+@testable import RChatTUI
+
+final class NavigationTests: XCTestCase {
+    func testListOpensConversations() {
+        let (model, _) = samConversation()
+        model.addMessage("Alex", .incoming, "from Alex")
+        let view = makeView(model)
+        XCTAssertEqual(view.state.focus, .list)
+        var screen = view.frame()
+        XCTAssertTrue(screen[1, 1].style.reverse, "the list cursor")
+        view.press(.down, .enter)
+        XCTAssertEqual(view.state.openContact, "Alex")
+        XCTAssertEqual(view.state.focus, .composer)
+        screen = view.frame()
+        XCTAssertTrue(screen.contains("from Alex"))
+        XCTAssertEqual(screen.cursor?.row, 23)
+        view.press(.control("n"))
+        XCTAssertEqual(view.state.openContact, "Sam")
+        view.press(.control("p"))
+        XCTAssertEqual(view.state.openContact, "Alex")
+    }
+
+    func testTypingFromTheListGoesToTheComposer() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        view.press(.backTab)
+        XCTAssertEqual(view.state.focus, .list)
+        view.type("hey")
+        XCTAssertEqual(view.state.focus, .composer)
+        XCTAssertEqual(view.state.composer.text, "hey")
+    }
+
+    func testQuitKeys() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        view.type("q")   // in the composer, q is a letter
+        XCTAssertFalse(view.quitRequested)
+        view.press(.tab, .character("q"))
+        XCTAssertTrue(view.quitRequested)
+        let other = makeView(model, open: "Sam")
+        other.press(.control("c"))
+        XCTAssertTrue(other.quitRequested)
+    }
+
+    func testJumpToFirstUnread() {
+        let model = FakeChatModel()
+        model.contact("Sam", unread: 3)
+        model.fill("Sam", count: 300)
+        for n in 0..<3 { model.addMessage("Sam", .incoming, "unread \(n) " + String(repeating: "words ", count: 30)) }
+        let view = makeView(model, open: "Sam")
+        _ = view.frame()
+        view.press(.tab, .character("u"))
+        let screen = view.frame()
+        XCTAssertEqual(view.state.selected, 300)
+        // Everything from there fits, so the view stays at the newest with it selected.
+        guard let row = screen.position(of: "unread 0")?.row else { return XCTFail(screen.dump) }
+        XCTAssertEqual(screen[row, 21].character, "▶")
+        // With more after it, the first unread comes to the top.
+        for n in 0..<5 { model.addMessage("Sam", .incoming, "later \(n) " + String(repeating: "words ", count: 30)) }
+        model.summaries[0].unread = 8
+        let more = makeView(model, open: "Sam")
+        _ = more.frame()
+        more.press(.tab, .character("u"))
+        XCTAssertEqual(more.frame().position(of: "unread 0")?.row, 1, more.frame().dump)
+    }
+
+    func testSelectionScrollsIntoView() {
+        let model = FakeChatModel()
+        model.contact("Sam")
+        model.fill("Sam", count: 100)
+        let view = makeView(model, open: "Sam")
+        _ = view.frame()
+        view.press(.tab)
+        for _ in 0..<30 { view.press(.up) }
+        let screen = view.frame()
+        XCTAssertEqual(view.state.selected, 69)
+        let row = screen.position(of: "message 69")!.row
+        XCTAssertEqual(row, 1, screen.dump)
+        XCTAssertEqual(screen[row, 21].character, "▶")
+        for _ in 0..<40 { view.press(.down) }
+        XCTAssertEqual(view.state.selected, 99)
+        XCTAssertEqual(view.frame().position(of: "message 99")?.row, 21)
+    }
+}

@@ -1,0 +1,56 @@
+import XCTest
+@preconcurrency import CNcursesw
+@testable import RChatTUI
+
+/// The pure parts of the curses backend: what it writes and how it reads keys.
+final class TerminalTests: XCTestCase {
+    func testFirstFrameWritesEverything() {
+        var s = Screen(rows: 2, columns: 4)
+        s.put("ab", row: 0, column: 0)
+        let runs = ScreenDiff.runs(from: nil, to: s)
+        XCTAssertEqual(runs.map(\.text), ["ab  ", "    "])
+    }
+
+    func testOnlyChangedCellsAreWritten() {
+        var a = Screen(rows: 2, columns: 10)
+        a.put("hello ✓", row: 0, column: 0)
+        var b = a
+        b.put("ⓥ", row: 0, column: 6, style: CellStyle(bold: true, reverse: true))
+        XCTAssertEqual(ScreenDiff.runs(from: a, to: a), [])
+        let runs = ScreenDiff.runs(from: a, to: b)
+        XCTAssertEqual(runs.count, 1)
+        XCTAssertEqual(runs[0].row, 0)
+        XCTAssertEqual(runs[0].column, 6)
+        XCTAssertEqual(runs[0].text, "ⓥ")
+    }
+
+    func testChangedWideCharacterIsWrittenWhole() {
+        var a = Screen(rows: 1, columns: 6)
+        a.put("ab漢", row: 0, column: 0)
+        var b = Screen(rows: 1, columns: 6)
+        b.put("ab字", row: 0, column: 0)
+        let runs = ScreenDiff.runs(from: a, to: b)
+        XCTAssertEqual(runs.map(\.column), [2])
+        XCTAssertEqual(runs.map(\.text), ["字"])
+    }
+
+    func testResizeRewritesEverything() {
+        let runs = ScreenDiff.runs(from: Screen(rows: 2, columns: 4), to: Screen(rows: 3, columns: 4))
+        XCTAssertEqual(runs.count, 3)
+    }
+
+    func testKeyDecoding() {
+        XCTAssertEqual(KeyDecoder.character(13), .enter)
+        XCTAssertEqual(KeyDecoder.character(127), .backspace)
+        XCTAssertEqual(KeyDecoder.character(1), .control("a"))
+        XCTAssertEqual(KeyDecoder.character(23), .control("w"))
+        XCTAssertEqual(KeyDecoder.character(27), .escape)
+        XCTAssertEqual(KeyDecoder.character(0x6F22), .character("漢"))
+        XCTAssertNil(KeyDecoder.character(0x9B), "C1 controls are not typed text")
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_UP), .up)
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_NPAGE), .pageDown)
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_RESIZE), .resize)
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_BTAB), .backTab)
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_F0 + 1), .function(1))
+    }
+}

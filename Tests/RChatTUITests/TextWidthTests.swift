@@ -1,0 +1,31 @@
+import XCTest
+@testable import RChatTUI
+
+final class TextWidthTests: XCTestCase {
+    func testColumnsOfScripts() {
+        XCTAssertEqual(TextWidth.columns(of: "abc"), 3)
+        XCTAssertEqual(TextWidth.columns(of: "漢字"), 4)
+        XCTAssertEqual(TextWidth.columns(of: "한국어"), 6)
+        XCTAssertEqual(TextWidth.columns(of: "😀"), 2)
+        XCTAssertEqual(TextWidth.columns(of: "❤️"), 2, "emoji presentation selector")
+        XCTAssertEqual(TextWidth.columns(of: "👨‍👩‍👧"), 2, "a ZWJ sequence is one picture")
+        XCTAssertEqual(TextWidth.columns(of: "👍🏽"), 2, "skin tone modifier")
+        XCTAssertEqual(TextWidth.columns(of: "🇫🇷🇯🇵"), 4, "flags")
+        XCTAssertEqual(TextWidth.columns(of: "e\u{301}te\u{301}"), 3, "combining marks add nothing")
+        XCTAssertEqual(TextWidth.columns(of: "ü"), 1)
+    }
+
+    func testControlsAreNeutralised() {
+        // A message can never send an escape sequence to the terminal.
+        XCTAssertEqual(TextWidth.displayed("\u{1B}", asciiOnly: false).0, "\u{FFFD}")
+        XCTAssertEqual(TextWidth.displayed("\u{1B}", asciiOnly: true).0, "?")
+        XCTAssertEqual(TextWidth.displayed("\u{202E}", asciiOnly: false).1, 0, "direction override is not drawn")
+        XCTAssertEqual(TextWidth.displayed("\t", asciiOnly: false).0, " ")
+    }
+
+    func testASCIIModeStandsIn() {
+        XCTAssertEqual(TextWidth.displayed("漢", asciiOnly: true).0, "?")
+        XCTAssertEqual(TextWidth.displayed("\u{2019}", asciiOnly: true).0, "'")
+        XCTAssertEqual(TextWidth.displayed("漢", asciiOnly: true).1, 1)
+    }
+}
