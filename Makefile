@@ -22,5 +22,10 @@ build: deps
 test: build
 	$(SWIFT) test --disable-swift-testing
 
+# The relay beside mosquitto 2.0 QoS 1 (a benchmark, not a test; see README "Relay benchmark").
+bench-relay: deps
+	$(SWIFT) build -c release
+	.build/release/rchat-bench relay
+
 clean:
 	rm -rf .build
