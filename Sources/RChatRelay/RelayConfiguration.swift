@@ -94,7 +94,7 @@ public struct RelayConfiguration: Sendable {
             case "--pairing-timeout": config.pairingTimeout = try seconds(flag)
             case "--max-held-bytes": config.maxHeldBytes = try number(flag, 1...(1 << 40))
             case "-h", "--help": throw UsageError(usage)
-            default: throw UsageError("unknown option \"\(flag)\"\n\(usage)")
+            default: throw UsageError("unknown option \"\(flag)\" (see rchat-relay --help)")
             }
             i += 1
         }

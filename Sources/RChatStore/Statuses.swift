@@ -32,8 +32,9 @@ extension StoreAccess {
             guard let change = try raiseStatus(contact: contact, id: id, event: .resending, at: now) else { return nil }
             guard change.current == .sending else { return change }
             try database.execute("""
-                UPDATE messages SET resent = 1, auto_resent_at = CASE WHEN ? THEN ? ELSE auto_resent_at END
-                WHERE rowid = ?
+                UPDATE messages SET resent = CASE WHEN ?1 THEN 1 ELSE resent END,
+                                    auto_resent_at = CASE WHEN ?1 THEN ?2 ELSE auto_resent_at END
+                WHERE rowid = ?3
                 """, [SQLValue(automatically), .integer(now), .integer(change.message.rawValue)])
             try database.execute("""
                 INSERT INTO outbox (message_rowid, next_attempt_at) VALUES (?, ?)

@@ -5,9 +5,15 @@ import RChatRelay
 // rchat-relay: argument parsing and wiring only (the relay is the RChatRelay library).
 // Exit codes: 0 clean stop, 1 runtime failure, 2 usage error.
 
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(RelayConfiguration.usage)
+    exit(0)
+}
+
 let configuration: RelayConfiguration
 do {
-    configuration = try RelayConfiguration.parse(Array(CommandLine.arguments.dropFirst()))
+    configuration = try RelayConfiguration.parse(arguments)
 } catch {
     FileHandle.standardError.write(Data("rchat-relay: \(error.description)\n".utf8))
     exit(2)

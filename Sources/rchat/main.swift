@@ -3,7 +3,7 @@ import RChatEngine
 
 // The `rchat` executable: parses arguments and wires them to the engine. No logic lives here.
 
-let commands: [Command] = AccountCommands.all + ContactCommands.all
+let commands: [Command] = AccountCommands.all + ContactCommands.all + MessageCommands.all + ContactStateCommands.all
 
 func topLevelHelp() -> String {
     let width = commands.map(\.usage.count).max() ?? 0

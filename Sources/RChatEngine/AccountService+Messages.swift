@@ -1,0 +1,166 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatStore
+
+extension AccountService {
+    /// Longest text a message may carry: it must fit one relay frame with its envelope.
+    public static let maximumTextBytes = 60 * 1024
+
+    /// The contact a command names; a clear usage error when there is none.
+    public func contact(named name: String) throws(EngineError) -> Contact {
+        guard let contact = try Self.wrap({ try store.contact(named: name) }), !contact.isDeleted else {
+            throw .usage("no contact named \(name) (see rchat contacts)")
+        }
+        return contact
+    }
+
+    /// `rchat send`: the message and its outbox row in one transaction (Sending), then a
+    /// poke so a running engine sends it at once. To a blocked contact or one whose keys
+    /// were refused it is stored as Failed to send: nothing leaves.
+    public func send(to name: String, text: String) throws(EngineError) -> MessageID {
+        let bytes = text.utf8.count
+        guard bytes > 0, !text.allSatisfy(\.isWhitespace) else { throw .usage("an empty message is not sent") }
+        guard bytes <= Self.maximumTextBytes else {
+            throw .usage("the message is too long (\(bytes) bytes; at most \(Self.maximumTextBytes))")
+        }
+        let contact = try contact(named: name)
+        guard contact.state != .request else {
+            throw .usage("\(contact.name) is a message request: add their code to accept it before replying")
+        }
+        let id = MessageID.random()
+        let t = clock.now()
+        try Self.wrap {
+            try store.transaction { tx in
+                let row = try tx.insertOutgoing(contact: contact.id, id: id, text: text, at: t,
+                                                keysFingerprint: Self.keysFingerprint(contact))
+                if contact.isBlocked || contact.state == .keysDontMatch {
+                    try tx.raiseStatus(message: row, event: .gaveUp, at: t)
+                    _ = try tx.removeFromOutbox(message: row)
+                }
+            }
+        }
+        WakeSignal.poke(home: locations.home)
+        return id
+    }
+
+    /// The contact's pinned keys as they are now, stored with each message sent: "their keys
+    /// have not changed since" is a comparison with this.
+    static func keysFingerprint(_ contact: Contact) -> [UInt8] {
+        Hash.blake2b(Array("rchat pinned keys v1".utf8) + contact.accountKey + contact.deviceKey, outputBytes: 16)
+    }
+
+    /// `rchat read`: marks what arrived as shown; the Read receipts are owed from the same
+    /// transaction and go at the next sync (or at once, to a running engine).
+    @discardableResult
+    public func markRead(_ name: String) throws(EngineError) -> Int {
+        let contact = try contact(named: name)
+        let t = clock.now()
+        let ids = try Self.wrap {
+            try store.transaction { tx -> [MessageID] in
+                let ids = try tx.markRead(contact: contact.id, at: t)
+                if contact.state == .ok { try tx.owePendingReceipts(contact: contact.id, kind: .read, ids: ids, at: t) }
+                return ids
+            }
+        }
+        if !ids.isEmpty { WakeSignal.poke(home: locations.home) }
+        return ids.count
+    }
+
+    /// `rchat resend`: the user's Resend. The message goes again with its id, so it is shown
+    /// once even if the first copy arrived. Only messages whose status offers Resend.
+    public func resend(_ name: String, ids: [MessageID]?) throws(EngineError) -> [MessageID] {
+        let contact = try contact(named: name)
+        guard contact.state == .ok, !contact.isBlocked else {
+            throw .usage("nothing can be sent to \(contact.name) until their code is entered again")
+        }
+        let t = clock.now()
+        let resent = try Self.wrap {
+            try store.transaction { tx -> [MessageID] in
+                let outgoing = try tx.outgoingMessages(contact: contact.id, since: 0)
+                let chosen: [StoredMessage]
+                if let ids {
+                    chosen = try ids.map { id in
+                        guard let m = outgoing.first(where: { $0.id == id }) else {
+                            throw EngineError.usage("\(contact.name) has no message of yours with id \(id.hex)")
+                        }
+                        guard m.status?.offersResend == true else {
+                            throw EngineError.usage("message \(id.hex) is \(m.status?.rawValue ?? "incoming"): there is nothing to resend")
+                        }
+                        return m
+                    }
+                } else {
+                    chosen = outgoing.filter { $0.status?.offersResend == true }
+                }
+                return try chosen.compactMap { m in
+                    try tx.queueResend(contact: contact.id, id: m.id, automatically: false, at: t)?.current == .sending ? m.id : nil
+                }
+            }
+        }
+        if !resent.isEmpty { WakeSignal.poke(home: locations.home) }
+        return resent
+    }
+
+    /// `rchat block|unblock|mute|unmute|delete`.
+    public enum ContactChange: Sendable { case block, unblock, mute, unmute, delete }
+
+    public func change(_ name: String, _ change: ContactChange) throws(EngineError) {
+        let contact = try contact(named: name)
+        try Self.wrap {
+            switch change {
+            case .block: try store.setBlocked(contact: contact.id, true)
+            case .unblock: try store.setBlocked(contact: contact.id, false)
+            case .mute: try store.setMuted(contact: contact.id, true)
+            case .unmute: try store.setMuted(contact: contact.id, false)
+            case .delete: try store.setDeleted(contact: contact.id, true)
+            }
+        }
+        WakeSignal.poke(home: locations.home)
+    }
+
+    /// The conversation as `rchat list` and the TUI show it: all of it, or a page.
+    public func conversation(_ name: String, limit: Int? = nil, skippingLatest: Int = 0) throws(EngineError) -> [ConversationItem] {
+        let contact = try contact(named: name)
+        return try Self.wrap {
+            let count = try limit ?? store.conversationCount(contact: contact.id)
+            return try store.conversation(contact: contact.id, limit: count, skippingLatest: skippingLatest).map(Self.item)
+        }
+    }
+
+    static func item(_ stored: StoredConversationItem) -> ConversationItem {
+        switch stored {
+        case .message(let m):
+            return .message(MessageItem(id: m.id, direction: m.direction, text: m.text, status: m.status,
+                                        resent: m.isResent, at: m.createdAt))
+        case .row(let r):
+            return .row(SystemRow(id: r.id, text: r.text, action: r.action, messageIDs: r.messageIDs, at: r.createdAt))
+        }
+    }
+
+    /// `rchat settings KEY VALUE`.
+    public func setSetting(_ key: String, _ value: String) throws(EngineError) {
+        if key == "show-in-alerts" {
+            guard ["name", "nothing", "message"].contains(value) else {
+                throw .usage("show-in-alerts is one of: name, nothing, message")
+            }
+            try Self.wrap { try store.setSetting(SettingKey.showInAlerts, value) }
+        } else if let known = EngineSettings.known.first(where: { $0.key == key }) {
+            guard let n = Int(value), known.range.contains(n) else {
+                throw .usage("\(key) takes a whole number from \(known.range.lowerBound) to \(known.range.upperBound)")
+            }
+            try Self.wrap { try store.setSetting(key, String(n)) }
+        } else {
+            throw .usage("unknown setting \(key) (see rchat settings --help)")
+        }
+        WakeSignal.poke(home: locations.home)
+    }
+
+    public func settingsList() throws(EngineError) -> [(String, String)] {
+        let stored = try Self.wrap { try store.settings() }
+        let current = try Self.wrap { try EngineSettings(store: store) }
+        return [("show-in-alerts", stored[SettingKey.showInAlerts] ?? "name"),
+                (EngineSettings.receiptWindowKey, String(current.receiptWindowMilliseconds)),
+                (EngineSettings.receiptBatchKey, String(current.receiptBatch)),
+                (EngineSettings.acknowledgementTimeoutKey, String(current.acknowledgementTimeoutSeconds))]
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatStore
+
+extension Engine {
+    /// The relays this account uses: its own (for its invites and mailbox), each
+    /// conversation's host, and each contact's own (for message requests).
+    var neededRelays: Set<RelayAddress> {
+        var relays: Set<RelayAddress> = [identity.relay]
+        for conversation in conversations.values where conversation.isReachable {
+            relays.insert(conversation.relay)
+            if let text = conversation.contact.relayAddress, let address = try? RelayAddress(parsing: text) { relays.insert(address) }
+        }
+        return relays
+    }
+
+    /// Starts a connection attempt, off the engine thread, to every needed relay that has
+    /// none and whose retry time has come.
+    func connectWhereNeeded() {
+        for address in neededRelays {
+            let connection = connections[address] ?? {
+                let c = RelayConnection(address: address)
+                connections[address] = c
+                return c
+            }()
+            guard connection.client == nil, !connection.connecting, connection.retryAt <= Date() else { continue }
+            connection.connecting = true
+            connection.generation += 1
+            connection.early.removeAll()
+            let generation = connection.generation
+            let inbox = self.inbox
+            let mailboxKey = identity.mailboxKey
+            let thread = Thread {
+                do {
+                    let client = try RelayClient.connect(to: address, mailboxKey: mailboxKey, timeout: 5) { event in
+                        inbox.post(.relay(address, generation: generation, event))
+                    }
+                    inbox.post(.connected(address, generation: generation, client))
+                } catch {
+                    inbox.post(.connectFailed(address, generation: generation, "\(error)"))
+                }
+            }
+            thread.name = "rchat-connect"
+            thread.start()
+        }
+    }
+
+    func connected(_ address: RelayAddress, _ generation: UInt64, _ client: RelayClient) {
+        guard let connection = connections[address], connection.generation == generation else {
+            client.close()
+            return
+        }
+        connection.connecting = false
+        connection.failures = 0
+        connection.client = client
+        log("connected to relay \(address.host):\(address.port)")
+        emit(.connectionChanged(.online))
+        if address == identity.relay, let token = InviteToken(bytes: identity.inviteToken) {
+            do { try client.registerInvites([token]) } catch { log("cannot register the invite: \(error)") }
+        }
+        for conversation in conversations.values where conversation.relay == address { present(conversation) }
+        let early = connection.early
+        connection.early.removeAll()
+        for event in early {
+            do {
+                switch event {
+                case .delivery(let d): try handleDeliveries([(connection, d)])
+                case .sent, .refused: try handleAnswers([(connection, event)])
+                default: try handle(event, on: connection)
+                }
+            } catch {
+                log("\(error)")
+            }
+        }
+        for conversation in conversations.values { try? flushOutbox(conversation) }
+    }
+
+    func connectFailed(_ address: RelayAddress, _ generation: UInt64, _ reason: String) {
+        guard let connection = connections[address], connection.generation == generation else { return }
+        connection.connecting = false
+        if connection.failures == 0 { log("relay \(address.host):\(address.port): \(reason)") }
+        connection.scheduleRetry()
+        emit(.connectionChanged(.offline(retryIn: Int(connection.retryAt.timeIntervalSinceNow.rounded(.up)))))
+    }
+
+    /// Link events and the end of a connection.
+    func handle(_ event: RelayEvent, on connection: RelayConnection) throws(EngineError) {
+        switch event {
+        case let .linked(link, _, code):
+            guard let id = codeIndex[code], let conversation = conversations[id], conversation.isReachable else { return }
+            linked(conversation, link: link, on: connection)
+        case .peerGone(let link):
+            guard let conversation = conversations.values.first(where: {
+                $0.link == link && $0.linkGeneration == connection.generation && $0.relay == connection.address
+            }) else { return }
+            // Frames sent on the link are now held for the peer; the session stays usable.
+            // Fresh codes let the peer find us again when it comes back.
+            conversation.peerGone = true
+            present(conversation)
+        case .closed(let error):
+            connectionClosed(connection, error)
+        case .delivery, .sent, .refused:
+            break // batched by the caller
+        case .drained, .pong:
+            break
+        }
+    }
+
+    func connectionClosed(_ connection: RelayConnection, _ error: RelayClientError?) {
+        connection.client = nil
+        connection.inFlight.removeAll()
+        connection.scheduleRetry()
+        log("relay \(connection.address.host):\(connection.address.port) closed: \(error?.description ?? "by this side")")
+        emit(.connectionChanged(.offline(retryIn: Int(connection.retryAt.timeIntervalSinceNow.rounded(.up)))))
+        let t = now
+        let ended = conversations.values.filter { $0.relay == connection.address && $0.link != nil }
+        for conversation in ended { conversation.dropLink(at: t) }
+        _ = try? AccountService.wrap {
+            try store.transaction { tx in for c in ended { try persist(c, tx) } }
+        }
+    }
+
+    /// Two connections met on a code: set up a fresh session on the link.
+    func linked(_ conversation: LiveConversation, link: LinkID, on connection: RelayConnection) {
+        // Several codes of one presentation can match at once; both sides see the links in
+        // the same order and keep the first while its peer is there.
+        if conversation.link != nil && !conversation.peerGone && conversation.linkGeneration == connection.generation { return }
+        conversation.dropLink(at: now)
+        conversation.link = link
+        conversation.linkGeneration = connection.generation
+        guard conversation.role == .initiator else { return }
+        do {
+            let initiator = try Handshake.Initiator(
+                me: local, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
+                reconnectCounter: conversation.saved?.reconnectCounter)
+            conversation.initiator = initiator
+            try sendOnLink(conversation, LinkFrame.handshakeFirst(initiator.firstMessage()), as: .control)
+        } catch {
+            log("cannot start a session with \(conversation.contact.name): \(error)")
+        }
+    }
+
+    /// Sends a frame on the conversation's link; returns the relay's sequence number.
+    @discardableResult
+    func sendOnLink(_ conversation: LiveConversation, _ frame: LinkFrame, as what: RelayConnection.InFlight,
+                    flush: Bool = true) throws -> UInt64 {
+        guard let link = conversation.link, let connection = connections[conversation.relay],
+              connection.generation == conversation.linkGeneration, let client = connection.client
+        else { throw EngineError.io("no link to \(conversation.contact.name)") }
+        let seq = try client.send(on: link, frame.encoded, flush: flush)
+        connection.inFlight[seq] = what
+        return seq
+    }
+}

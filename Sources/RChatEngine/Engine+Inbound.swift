@@ -1,0 +1,215 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatStore
+
+extension Engine {
+    /// What to do once the transaction that stored a batch has committed.
+    struct AfterCommit {
+        var acknowledgements: [RelayAddress: [HeldItemID]] = [:]
+        var replies: [(LiveConversation, LinkFrame)] = []
+        var sessionsStarted: [LiveConversation] = []
+        var events: [ChatEvent] = []
+        var receiptsOwed = 0
+    }
+
+    /// Stores everything in `batch` in one transaction, then acknowledges it to the relay:
+    /// nothing is acknowledged that is not durably stored (or deliberately dropped).
+    func handleDeliveries(_ batch: [(RelayConnection, Delivery)]) throws(EngineError) {
+        var after = AfterCommit()
+        try AccountService.wrap {
+            try store.transaction { tx in
+                for (connection, delivery) in batch {
+                    try receive(delivery, on: connection, tx, &after)
+                    after.acknowledgements[connection.address, default: []].append(delivery.id)
+                }
+            }
+        }
+        for (conversation, reply) in after.replies {
+            do { try sendOnLink(conversation, reply, as: .control) } catch { log("cannot answer \(conversation.contact.name): \(error)") }
+        }
+        for (address, ids) in after.acknowledgements {
+            guard let client = connections[address]?.client else { continue }
+            var rest = ids[...]
+            while !rest.isEmpty {
+                let chunk = rest.prefix(RelayProtocol.maximumAcknowledgementsPerFrame)
+                rest = rest.dropFirst(chunk.count)
+                try? client.acknowledge(Array(chunk), flush: rest.isEmpty)
+            }
+        }
+        for event in after.events { emit(event) }
+        for conversation in after.sessionsStarted {
+            log("secure session with \(conversation.contact.name) started")
+            try flushOutbox(conversation)
+        }
+        if !after.sessionsStarted.isEmpty || after.receiptsOwed > 0 {
+            scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.receiptsOwed >= settings.receiptBatch)
+        }
+    }
+
+    private func receive(_ delivery: Delivery, on connection: RelayConnection, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        switch delivery.origin {
+        case .invite:
+            try receiveRequest(delivery.payload, tx, &after)
+        case .link(let code, _):
+            guard let frame = LinkFrame(delivery.payload) else { return rejectForged("an unreadable frame") }
+            let known = codeIndex[code].flatMap { conversations[$0] }
+            switch frame {
+            case .handshakeFirst(let bytes):
+                // Only on a live link: a handshake held from an earlier link is stale.
+                guard let conversation = known, let link = delivery.link, conversation.link == link,
+                      conversation.linkGeneration == connection.generation, conversation.role == .responder
+                else { return }
+                try respond(conversation, to: bytes, tx, &after)
+            case .handshakeReply(let bytes):
+                guard let conversation = known, let link = delivery.link, conversation.link == link,
+                      let initiator = conversation.initiator else { return }
+                do {
+                    let session = try initiator.finish(bytes)
+                    try begin(session, in: conversation, tx, &after)
+                } catch {
+                    try handshakeFailed(conversation, error, tx)
+                }
+            case .envelope(let bytes):
+                try receiveEnvelope(bytes, known: known, at: delivery.heldAt, tx, &after)
+            }
+        }
+    }
+
+    private func respond(_ conversation: LiveConversation, to first: [UInt8], _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        do {
+            let responder = try Handshake.Responder(
+                me: local, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
+                reconnectCounter: conversation.saved?.reconnectCounter)
+            let (reply, session) = try responder.respond(to: first)
+            after.replies.append((conversation, .handshakeReply(reply)))
+            try begin(session, in: conversation, tx, &after)
+        } catch {
+            try handshakeFailed(conversation, error, tx)
+        }
+    }
+
+    private func begin(_ session: Session, in conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        var saved = conversation.saved ?? SavedSessionState()
+        saved.begin(session, at: now)
+        conversation.saved = saved
+        conversation.initiator = nil
+        conversation.sent.removeAll()
+        conversation.receiptsInFlight.removeAll()
+        try persist(conversation, tx)
+        after.sessionsStarted.append(conversation)
+    }
+
+    private func handshakeFailed(_ conversation: LiveConversation, _ error: Error, _ tx: StoreTransaction) throws {
+        if case HandshakeError.keysDontMatch = error {
+            log("\(conversation.contact.name) presented an account key other than the pinned one: Keys don't match")
+            try tx.setState(contact: conversation.contact.id, .keysDontMatch)
+            conversation.contact.state = .keysDontMatch
+            conversation.link = nil
+            emit(.conversationsChanged)
+        } else {
+            rejectForged("a handshake from \(conversation.contact.name) that failed (\(error))")
+        }
+    }
+
+    func rejectForged(_ what: String) {
+        forgedFrames += 1
+        log("rejected \(what) (\(forgedFrames) rejected so far)")
+    }
+
+    /// The conversation a frame belongs to: the one whose code it came with, else whichever
+    /// conversation's header key opens it (a frame held under an older code).
+    private func open(_ bytes: [UInt8], known: LiveConversation?) -> (LiveConversation, EnvelopeHeader)? {
+        if let known, let header = try? Envelope.openHeader(bytes, conversation: known.secret) { return (known, header) }
+        for conversation in conversations.values where conversation !== known {
+            if let header = try? Envelope.openHeader(bytes, conversation: conversation.secret) { return (conversation, header) }
+        }
+        return nil
+    }
+
+    private func receiveEnvelope(_ bytes: [UInt8], known: LiveConversation?, at heldAt: Int64,
+                                 _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        guard let (conversation, header) = open(bytes, known: known) else { return rejectForged("a frame no conversation can read") }
+        let contact = conversation.contact
+        let keys = conversation.saved?.receiveKeys ?? []
+        guard let body = try? Envelope.openBody(bytes, header: header, keys: keys) else {
+            // Its id is readable, its body is not: this side lost the session it was sent in.
+            if header.kind == .message {
+                _ = try tx.recordUndecryptable(contact: contact.id, id: header.messageID, at: now)
+                log("a message from \(contact.name) cannot be decrypted on this device")
+            }
+            return
+        }
+        switch header.kind {
+        case .message:
+            guard !contact.isBlocked, !contact.isDeleted else { return }
+            guard let text = String(validating: body, as: UTF8.self) else { return rejectForged("a message that is not text") }
+            try storeIncoming(conversation, id: header.messageID, text: text, sentAt: heldAt, seq: Int64(bitPattern: header.sequence), tx, &after)
+        case .receiptDelivered, .receiptRead:
+            let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
+            for id in Self.receiptIDs(body) {
+                if let change = try tx.raiseStatus(contact: contact.id, id: id, event: event, at: now) {
+                    _ = try tx.removeFromOutbox(message: change.message)
+                    conversation.acknowledgementDeadlines[change.message] = nil
+                    if change.changed { after.events.append(.statusChanged(contact: contact.name, id: id, status: change.current)) }
+                }
+            }
+        case .notice, .cover:
+            break
+        }
+    }
+
+    func storeIncoming(_ conversation: LiveConversation, id: MessageID, text: String, sentAt: Int64, seq: Int64?,
+                       _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let contact = conversation.contact
+        guard try tx.insertIncoming(contact: contact.id, id: id, text: text, at: now, sentAt: sentAt, seq: seq) != nil else { return }
+        // Delivered is owed from the moment this transaction commits — and not before.
+        try tx.owePendingReceipts(contact: contact.id, kind: .delivered, ids: [id], at: now)
+        after.receiptsOwed += 1
+        after.events.append(.newMessage(contact: contact.name, id: id, preview: text))
+    }
+
+    static func receiptIDs(_ body: [UInt8]) -> [MessageID] {
+        var r = ByteReader(body)
+        guard let n = try? r.u16() else { return [] }
+        var ids: [MessageID] = []
+        for _ in 0..<n {
+            guard let bytes = try? r.raw(MessageID.byteCount), let id = MessageID(bytes: bytes) else { return [] }
+            ids.append(id)
+        }
+        return r.isAtEnd ? ids : []
+    }
+
+    /// A message request to our invite token: from a contact we know, it is simply their
+    /// message; from anyone else it creates a contact in state `request`.
+    private func receiveRequest(_ payload: [UInt8], _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        guard let (request, code) = MessageRequest.open(payload, account: identity.accountKey) else {
+            return rejectForged("a message request that does not verify")
+        }
+        let all = try tx.contacts(includingDeleted: true)
+        var contact = all.first { $0.accountKey == code.accountKey }
+        if let known = contact, known.isBlocked { return }
+        if contact == nil || contact!.isDeleted {
+            if let deleted = contact {
+                try tx.setDeleted(contact: deleted.id, false)
+                try tx.setState(contact: deleted.id, .request)
+            } else {
+                var name = code.name
+                var n = 2
+                while try tx.contact(named: name) != nil { name = "\(code.name) (\(n))"; n += 1 }
+                contact = try tx.addContact(NewContact(name: name, accountKey: code.accountKey, deviceKey: code.deviceKey,
+                                                       deviceCertificate: code.deviceCertificate, relayAddress: code.relay.description,
+                                                       inviteToken: code.inviteToken, state: .request), at: now)
+            }
+            contact = try tx.contact(id: contact!.id)
+            after.events.append(.conversationsChanged)
+        }
+        guard let contact else { return }
+        guard try tx.insertIncoming(contact: contact.id, id: request.messageID, text: request.text, at: now,
+                                    sentAt: request.createdAt, seq: nil) != nil else { return }
+        try tx.owePendingReceipts(contact: contact.id, kind: .delivered, ids: [request.messageID], at: now)
+        after.receiptsOwed += 1
+        after.events.append(.newMessage(contact: contact.name, id: request.messageID, preview: request.text))
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatStore
+
+extension Engine {
+    /// Sends what the outbox holds for this conversation, as far as it can go now: on the
+    /// session if there is one; as message requests if the conversation never had one;
+    /// otherwise it waits, Sending, until both sides are online.
+    func flushOutbox(_ conversation: LiveConversation) throws(EngineError) {
+        let contact = conversation.contact
+        let t = now
+        let items = try AccountService.wrap { try store.outbox(contact: contact.id) }
+        guard !items.isEmpty else { return }
+        if contact.isBlocked || contact.state == .keysDontMatch || contact.isDeleted {
+            // Nothing is sent to a blocked contact or to keys that were refused.
+            var changes: [StatusChange] = []
+            try AccountService.wrap {
+                try store.transaction { tx in
+                    for item in items {
+                        if let change = try tx.raiseStatus(message: item.message, event: .gaveUp, at: t) { changes.append(change) }
+                        _ = try tx.removeFromOutbox(message: item.message)
+                    }
+                }
+            }
+            for c in changes where c.changed { emit(.statusChanged(contact: contact.name, id: c.id, status: c.current)) }
+            return
+        }
+        let due = items.filter { !conversation.sent.contains($0.message) && $0.nextAttemptAt <= t }
+        guard !due.isEmpty else { return }
+        let deadline = Date(timeIntervalSinceNow: Double(settings.acknowledgementTimeoutSeconds))
+        if conversation.hasSession, var saved = conversation.saved, let keys = saved.current?.keys {
+            for item in due {
+                guard let sequence = saved.takeSendSequence() else { break }
+                let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: Array(item.text.utf8),
+                                             keys: keys, conversation: conversation.secret)
+                do {
+                    try sendOnLink(conversation, .envelope(envelope), as: .message(contact.id, item.message), flush: false)
+                } catch {
+                    break
+                }
+                conversation.sent.insert(item.message)
+                conversation.acknowledgementDeadlines[item.message] = conversation.acknowledgementDeadlines[item.message] ?? deadline
+            }
+            conversation.saved = saved
+            try? connections[conversation.relay]?.client?.flush()
+        } else if conversation.saved == nil, let token = contact.inviteToken.flatMap({ InviteToken(bytes: $0) }),
+                  let text = contact.relayAddress, let address = try? RelayAddress(parsing: text),
+                  let connection = connections[address], let client = connection.client {
+            // Never had a session: a message request reaches them even while they are offline.
+            let code = identity.contactCode(device: account.device).text
+            for item in due {
+                let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, text: item.text)
+                guard let payload = try? request.sealed(from: identity.accountKey, to: contact.accountKey),
+                      let seq = try? client.sendRequest(to: token, payload, flush: false) else { break }
+                connection.inFlight[seq] = .message(contact.id, item.message)
+                conversation.sent.insert(item.message)
+                conversation.acknowledgementDeadlines[item.message] = conversation.acknowledgementDeadlines[item.message] ?? deadline
+            }
+            try? client.flush()
+        }
+    }
+
+    /// The relay's answers to what we sent: `sent` is "Sent" (and the outbox row goes),
+    /// `refused` keeps the message Sending and retries later.
+    func handleAnswers(_ answers: [(RelayConnection, RelayEvent)]) throws(EngineError) {
+        let t = now
+        var events: [ChatEvent] = []
+        try AccountService.wrap {
+            try store.transaction { tx in
+                for (connection, event) in answers {
+                    switch event {
+                    case let .sent(seq, _):
+                        guard let what = connection.inFlight.removeValue(forKey: seq) else { continue }
+                        switch what {
+                        case let .message(contactID, row):
+                            _ = try tx.removeFromOutbox(message: row)
+                            conversations[contactID]?.acknowledgementDeadlines[row] = nil
+                            if let change = try tx.raiseStatus(message: row, event: .relayAcknowledged, at: t), change.changed,
+                               let name = conversations[contactID]?.contact.name {
+                                events.append(.statusChanged(contact: name, id: change.id, status: change.current))
+                            }
+                        case let .receipts(contactID, kind, ids):
+                            try tx.settlePendingReceipts(contact: contactID, kind: kind, ids: ids)
+                            if let c = conversations[contactID] { c.receiptsInFlight.subtract(ids) }
+                        case .control:
+                            break
+                        }
+                    case let .refused(seq, reason):
+                        guard let what = connection.inFlight.removeValue(forKey: seq) else { continue }
+                        switch what {
+                        case let .message(contactID, row):
+                            // Stays Sending; tried again after a backoff.
+                            let attempts = (try tx.outbox(contact: contactID).first { $0.message == row }?.attempts ?? 0) + 1
+                            let wait = Int64(min(300, 1 << min(attempts, 8)))
+                            try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: t + wait)
+                            conversations[contactID]?.sent.remove(row)
+                            conversations[contactID]?.acknowledgementDeadlines[row] = nil
+                            log("the relay refused a message: \(reason); trying again in \(wait) s")
+                        case let .receipts(contactID, _, ids):
+                            conversations[contactID]?.receiptsInFlight.subtract(ids)
+                        case .control:
+                            break
+                        }
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+        for event in events { emit(event) }
+    }
+
+    // MARK: receipts
+
+    /// Receipts go in small batches: after the window, or at once when many are owed.
+    func scheduleReceipts(urgent: Bool) {
+        let when = urgent ? Date() : Date(timeIntervalSinceNow: Double(settings.receiptWindowMilliseconds) / 1000)
+        receiptsDue = min(receiptsDue ?? when, when)
+    }
+
+    func flushReceipts() throws(EngineError) {
+        receiptsDue = nil
+        let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
+        for contactID in owed {
+            guard let conversation = conversations[contactID], conversation.hasSession, var saved = conversation.saved,
+                  let keys = saved.current?.keys else { continue }
+            for kind in ReceiptKind.allCases {
+                let ids = try AccountService.wrap { try store.pendingReceipts(contact: contactID, kind: kind, limit: 4096) }
+                    .filter { !conversation.receiptsInFlight.contains($0) }
+                var rest = ids[...]
+                while !rest.isEmpty {
+                    let chunk = Array(rest.prefix(1024))
+                    rest = rest.dropFirst(chunk.count)
+                    var body = ByteWriter(capacity: 2 + chunk.count * 16)
+                    body.u16(UInt16(chunk.count))
+                    for id in chunk { body.raw(id.bytes) }
+                    guard let sequence = saved.takeSendSequence() else { break }
+                    let envelope = Envelope.seal(kind: kind == .read ? .receiptRead : .receiptDelivered, messageID: .random(),
+                                                 sequence: sequence, body: body.bytes, keys: keys, conversation: conversation.secret)
+                    do {
+                        try sendOnLink(conversation, .envelope(envelope), as: .receipts(contactID, kind, chunk), flush: false)
+                    } catch {
+                        break
+                    }
+                    conversation.receiptsInFlight.formUnion(chunk)
+                }
+            }
+            conversation.saved = saved
+            try? connections[conversation.relay]?.client?.flush()
+        }
+    }
+
+    // MARK: timers
+
+    func nextTimer() -> Date {
+        var next = Date(timeIntervalSinceNow: 1)
+        if let due = receiptsDue { next = min(next, due) }
+        for connection in connections.values where connection.client == nil && !connection.connecting {
+            next = min(next, connection.retryAt)
+        }
+        return next
+    }
+
+    func runTimers() throws(EngineError) {
+        if let due = receiptsDue, due <= Date() { try flushReceipts() }
+        // Overdue relay acknowledgements: Not confirmed (a later ack still makes it Sent).
+        let nowDate = Date()
+        var events: [ChatEvent] = []
+        for conversation in conversations.values {
+            let overdue = conversation.acknowledgementDeadlines.filter { $0.value <= nowDate }.map(\.key)
+            guard !overdue.isEmpty else { continue }
+            try AccountService.wrap {
+                try store.transaction { tx in
+                    for row in overdue {
+                        conversation.acknowledgementDeadlines[row] = nil
+                        if let change = try tx.raiseStatus(message: row, event: .acknowledgementTimedOut, at: now), change.changed {
+                            events.append(.statusChanged(contact: conversation.contact.name, id: change.id, status: change.current))
+                        }
+                    }
+                }
+            }
+        }
+        for event in events { emit(event) }
+        // Retries whose backoff has passed.
+        if lastOutboxSweep.timeIntervalSinceNow < -1 {
+            lastOutboxSweep = nowDate
+            for conversation in conversations.values { try flushOutbox(conversation) }
+        }
+    }
+}

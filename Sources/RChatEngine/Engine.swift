@@ -1,0 +1,184 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatStore
+
+/// The store-and-sync engine (DESIGN §2, §4, §5): it owns the account's relay connections,
+/// each conversation's link and session, the outbox and the receipts, and applies every
+/// status change through the store's compare-and-raise.
+///
+/// One engine thread does all the work; relay reader threads, connection attempts and
+/// local wake-ups only post to its inbox. Deliveries that arrive together are stored in one
+/// transaction and acknowledged to the relay only after it commits.
+public final class Engine: @unchecked Sendable {
+    let account: AccountService
+    let identity: AccountIdentity
+    let local: Handshake.LocalIdentity
+    let clock: Clock
+    let log: @Sendable (String) -> Void
+    var settings: EngineSettings
+    let inbox = EngineInbox()
+
+    var connections: [RelayAddress: RelayConnection] = [:]
+    var conversations: [ContactID: LiveConversation] = [:]
+    /// Every rendezvous code presented in this run → its conversation.
+    var codeIndex: [[UInt8]: ContactID] = [:]
+    var receiptsDue: Date?
+    var forgedFrames = 0
+    var lastOutboxSweep = Date()
+    /// Called on the engine thread for every change a view should show.
+    public var onEvent: (@Sendable (ChatEvent) -> Void)?
+
+    public init(account: AccountService, log: @escaping @Sendable (String) -> Void) throws(EngineError) {
+        self.account = account
+        self.clock = account.clock
+        self.log = log
+        identity = try account.identity()
+        local = Handshake.LocalIdentity(account: identity.accountKey, device: account.device)
+        settings = try AccountService.wrap { try EngineSettings(store: account.store) }
+    }
+
+    var store: Store { account.store }
+    var now: Int64 { clock.now() }
+
+    // MARK: running
+
+    /// Runs until `seconds` have passed (nil: until `stop()`).
+    public func run(seconds: Double?) throws(EngineError) {
+        let end = seconds.map { Date(timeIntervalSinceNow: $0) } ?? .distantFuture
+        let inbox = self.inbox
+        let wake = WakeListener(home: account.locations.home) { inbox.post(.wake) }
+        defer {
+            wake?.stop()
+            shutDown()
+        }
+        try reloadConversations()
+        connectWhereNeeded()
+        var stopping = false
+        while !stopping && Date() < end {
+            let items = inbox.take(until: min(end, nextTimer()))
+            var deliveries: [(RelayConnection, Delivery)] = []
+            var answers: [(RelayConnection, RelayEvent)] = []
+            for item in items {
+                switch item {
+                case .stop:
+                    stopping = true
+                case .wake:
+                    try reloadConversations()
+                    scheduleReceipts(urgent: false)
+                case let .connected(address, generation, client):
+                    connected(address, generation, client)
+                case let .connectFailed(address, generation, reason):
+                    connectFailed(address, generation, reason)
+                case let .relay(address, generation, event):
+                    guard let connection = connections[address], connection.generation == generation else { continue }
+                    if connection.client == nil {
+                        connection.early.append(event)
+                        continue
+                    }
+                    switch event {
+                    case .delivery(let d): deliveries.append((connection, d))
+                    case .sent, .refused: answers.append((connection, event))
+                    default:
+                        try flushBatches(&deliveries, &answers)
+                        try handle(event, on: connection)
+                    }
+                }
+            }
+            try flushBatches(&deliveries, &answers)
+            try runTimers()
+            connectWhereNeeded()
+        }
+    }
+
+    /// Asks a running engine to stop (from any thread).
+    public func stop() { inbox.post(.stop) }
+
+    private func flushBatches(_ deliveries: inout [(RelayConnection, Delivery)],
+                              _ answers: inout [(RelayConnection, RelayEvent)]) throws(EngineError) {
+        if !answers.isEmpty { try handleAnswers(answers); answers.removeAll() }
+        if !deliveries.isEmpty { try handleDeliveries(deliveries); deliveries.removeAll() }
+    }
+
+    private func shutDown() {
+        let t = now
+        _ = try? AccountService.wrap {
+            try store.transaction { tx in
+                for conversation in conversations.values where conversation.saved?.current != nil {
+                    conversation.dropLink(at: t)
+                    try persist(conversation, tx)
+                }
+            }
+        }
+        for connection in connections.values { connection.client?.close() }
+    }
+
+    // MARK: conversations
+
+    /// Reads contacts again (a contact added, blocked or deleted by a command) and flushes
+    /// whatever the store now holds for them.
+    func reloadConversations() throws(EngineError) {
+        settings = try AccountService.wrap { try EngineSettings(store: store) }
+        let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true) }
+        for contact in contacts {
+            if let existing = conversations[contact.id] {
+                let wasReachable = existing.isReachable
+                existing.contact = contact
+                if !existing.isReachable && existing.link != nil {
+                    existing.link = nil
+                    existing.initiator = nil
+                }
+                if existing.isReachable && !wasReachable { present(existing) }
+                continue
+            }
+            guard contact.state != .request, let secret = try? ConversationSecret(myAccount: identity.accountKey, peerAccountKey: contact.accountKey)
+            else { continue }
+            let relay: RelayAddress
+            if secret.hostedOnMyRelay {
+                relay = identity.relay
+            } else if let text = contact.relayAddress, let address = try? RelayAddress(parsing: text) {
+                relay = address
+            } else {
+                continue
+            }
+            let conversation = LiveConversation(contact: contact, secret: secret, relay: relay, saved: loadState(contact))
+            conversations[contact.id] = conversation
+            present(conversation)
+        }
+        for conversation in conversations.values { try flushOutbox(conversation) }
+    }
+
+    func loadState(_ contact: Contact) -> SavedSessionState? {
+        guard let sealed = try? store.sealedState(contact: contact.id) else { return nil }
+        guard let plain = try? account.sealingKey.open(sealed.sealed, purpose: statePurpose(contact)),
+              var state = try? SavedSessionState(serialized: plain)
+        else {
+            log("saved state for \(contact.name) cannot be opened on this device; starting over")
+            return nil
+        }
+        // A new run never sends under an old session: its keys only read what waits.
+        state.endCurrent(at: now)
+        state.prune(now: now)
+        return state
+    }
+
+    func persist(_ conversation: LiveConversation, _ tx: StoreTransaction) throws {
+        guard let saved = conversation.saved else { return }
+        try tx.putSealedState(contact: conversation.contact.id,
+                              sealed: account.sealingKey.seal(saved.serialized(), purpose: statePurpose(conversation.contact)),
+                              at: now)
+    }
+
+    func statePurpose(_ contact: Contact) -> [UInt8] { Array("rchat session state v1".utf8) + contact.accountKey }
+
+    /// Offers this conversation's rendezvous codes at its relay.
+    func present(_ conversation: LiveConversation) {
+        guard conversation.isReachable, let connection = connections[conversation.relay], let client = connection.client else { return }
+        let codes = RendezvousCode.presented(for: conversation.secret, at: now, reconnectCounter: conversation.saved?.reconnectCounter)
+        for code in codes { codeIndex[code.bytes] = conversation.contact.id }
+        do { try client.present(codes.map(\.bytes)) } catch { log("cannot present codes: \(error)") }
+    }
+
+    func emit(_ event: ChatEvent) { onEvent?(event) }
+}

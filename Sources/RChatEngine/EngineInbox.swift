@@ -1,0 +1,37 @@
+import Foundation
+import RChatCore
+import RChatRelayClient
+
+/// Everything that reaches the engine thread, in arrival order: relay events (from each
+/// connection's reader thread), finished connection attempts, local wake-ups.
+final class EngineInbox: @unchecked Sendable {
+    enum Item {
+        case relay(RelayAddress, generation: UInt64, RelayEvent)
+        case connected(RelayAddress, generation: UInt64, RelayClient)
+        case connectFailed(RelayAddress, generation: UInt64, String)
+        case wake
+        case stop
+    }
+
+    private let condition = NSCondition()
+    private var items: [Item] = []
+
+    func post(_ item: Item) {
+        condition.lock()
+        items.append(item)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Everything queued, waiting until `deadline` if nothing is.
+    func take(until deadline: Date) -> [Item] {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.isEmpty {
+            if !condition.wait(until: deadline) { break }
+        }
+        let taken = items
+        items.removeAll(keepingCapacity: true)
+        return taken
+    }
+}

@@ -1,0 +1,26 @@
+/// What travels on a relay link between two engines: the two handshake messages, then
+/// envelopes. One type byte in front, so each side knows what it is reading.
+enum LinkFrame {
+    case handshakeFirst([UInt8])
+    case handshakeReply([UInt8])
+    case envelope([UInt8])
+
+    var encoded: [UInt8] {
+        switch self {
+        case .handshakeFirst(let b): return [1] + b
+        case .handshakeReply(let b): return [2] + b
+        case .envelope(let b): return [3] + b
+        }
+    }
+
+    init?(_ payload: [UInt8]) {
+        guard let type = payload.first else { return nil }
+        let body = Array(payload.dropFirst())
+        switch type {
+        case 1: self = .handshakeFirst(body)
+        case 2: self = .handshakeReply(body)
+        case 3: self = .envelope(body)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatStore
+
+/// One conversation as the running engine holds it: the contact, the secret both sides
+/// derive, the saved session state, and the link and session of this run.
+final class LiveConversation {
+    var contact: Contact
+    let secret: ConversationSecret
+    /// The relay hosting the conversation (the one in the code whose account key sorts first).
+    let relay: RelayAddress
+    /// nil: no saved state — a new conversation, or this side started over.
+    var saved: SavedSessionState?
+    /// The link of this run, on the connection of `linkGeneration`.
+    var link: LinkID?
+    var linkGeneration: UInt64 = 0
+    var peerGone = false
+    var initiator: Handshake.Initiator?
+    /// Messages sent in the current session (or as requests in this run): not sent twice.
+    var sent: Set<MessageRowID> = []
+    var receiptsInFlight: Set<MessageID> = []
+    /// When a message's relay acknowledgement is overdue (Not confirmed).
+    var acknowledgementDeadlines: [MessageRowID: Date] = [:]
+
+    init(contact: Contact, secret: ConversationSecret, relay: RelayAddress, saved: SavedSessionState?) {
+        self.contact = contact
+        self.secret = secret
+        self.relay = relay
+        self.saved = saved
+    }
+
+    var role: Handshake.Role { Handshake.Role.of(myAccountKey: secret.myAccountKey, peerAccountKey: secret.peerAccountKey) }
+
+    /// A session is up on a link: messages go now (held by the relay if the peer left).
+    var hasSession: Bool { saved?.current != nil && link != nil }
+
+    /// Whether sessions may be set up at all with this contact.
+    var isReachable: Bool {
+        !contact.isDeleted && !contact.isBlocked && contact.state == .ok
+    }
+
+    /// Ends this run's session and link (the connection went away).
+    func dropLink(at now: Int64) {
+        saved?.endCurrent(at: now)
+        link = nil
+        initiator = nil
+        peerGone = false
+        sent.removeAll()
+        receiptsInFlight.removeAll()
+    }
+}

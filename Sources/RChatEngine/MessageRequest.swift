@@ -1,0 +1,54 @@
+import RChatCore
+import RChatCrypto
+
+/// A first message to someone who has not added us yet (or before any session exists),
+/// sent to the invite token from their code and held by their relay even while they are
+/// offline (DESIGN §3 "Invites / message requests").
+///
+/// Sealed to the recipient's account key (crypto_box_seal); inside, the sender's contact
+/// code and an account-key signature over everything, bound to the recipient — so nobody
+/// else can write in the sender's name, and a request cannot be redirected to another person.
+struct MessageRequest: Equatable {
+    static let version: UInt8 = 1
+    static let label = Array("rchat message request v1".utf8)
+
+    var senderCode: String
+    var messageID: MessageID
+    var createdAt: Int64
+    var text: String
+
+    func sealed(from account: SigningKey, to recipientAccountKey: [UInt8]) throws(EngineError) -> [UInt8] {
+        var w = ByteWriter(capacity: 512 + text.utf8.count)
+        w.u8(Self.version)
+        w.string(senderCode)
+        w.raw(messageID.bytes)
+        w.u64(UInt64(bitPattern: createdAt))
+        w.long(Array(text.utf8))
+        let signature = account.sign(Self.label + recipientAccountKey + w.bytes)
+        w.raw(signature)
+        guard let recipient = Signature.agreementPublicKey(fromSigningKey: recipientAccountKey),
+              let box = try? SealedBox.seal(w.bytes, to: recipient)
+        else { throw .crypto("the contact's account key cannot receive a request") }
+        return box
+    }
+
+    /// Opens a request sent to this account; nil for anything not genuinely from the code
+    /// it carries.
+    static func open(_ box: [UInt8], account: SigningKey) -> (request: MessageRequest, code: ContactCode)? {
+        guard let plain = try? SealedBox.open(box, with: account.agreementKey()),
+              plain.count > SigningKey.signatureBytes else { return nil }
+        let signed = Array(plain.dropLast(SigningKey.signatureBytes))
+        let signature = Array(plain.suffix(SigningKey.signatureBytes))
+        var r = ByteReader(signed)
+        guard let version = try? r.u8(), version == Self.version,
+              let codeText = try? r.string(), let code = try? ContactCode(parsing: codeText),
+              let idBytes = try? r.raw(16), let id = MessageID(bytes: idBytes),
+              let created = try? r.u64(),
+              let textBytes = try? r.long(max: 64 * 1024), let text = String(validating: textBytes, as: UTF8.self),
+              r.isAtEnd,
+              Signature.verify(signature, message: label + account.publicKey + signed, publicKey: code.accountKey),
+              DeviceCertificate.verify(code.deviceCertificate, deviceKey: code.deviceKey, accountKey: code.accountKey)
+        else { return nil }
+        return (MessageRequest(senderCode: codeText, messageID: id, createdAt: Int64(bitPattern: created), text: text), code)
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import RChatCore
+import RChatRelayClient
+import RChatStore
+
+/// The engine's view of one relay it uses: the live client (if any), what it has sent that
+/// the relay has not answered yet, and when to try again after a failure.
+final class RelayConnection {
+    /// What a relay sequence number stood for, so its `sent`/`refused` lands in the right place.
+    enum InFlight {
+        case message(ContactID, MessageRowID)
+        case receipts(ContactID, ReceiptKind, [MessageID])
+        case control
+    }
+
+    let address: RelayAddress
+    var client: RelayClient?
+    /// Bumped at every attempt, so events from an earlier client are recognised and dropped.
+    var generation: UInt64 = 0
+    var connecting = false
+    var failures = 0
+    var retryAt = Date.distantPast
+    var inFlight: [UInt64: InFlight] = [:]
+    /// Events that arrived before the attempt's `.connected` was handled.
+    var early: [RelayEvent] = []
+
+    init(address: RelayAddress) { self.address = address }
+
+    var isOnline: Bool { client != nil }
+
+    /// 1, 2, 4 … 30 seconds between attempts.
+    func scheduleRetry() {
+        failures += 1
+        retryAt = Date(timeIntervalSinceNow: min(30, pow(2, Double(min(failures - 1, 5)))))
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import RChatCore
+
+/// How `rchat list` prints a conversation: JSON lines (DESIGN §9) or one line per item.
+enum ConversationText {
+    static func json(_ item: ConversationItem) -> String {
+        switch item {
+        case .message(let m):
+            return JSONLine.object([
+                ("type", .string("message")), ("id", .string(m.id.hex)), ("direction", .string(m.direction.rawValue)),
+                ("text", .string(m.text)), ("status", .optionalString(m.status?.rawValue)), ("resent", .bool(m.resent)),
+                ("at", .int(m.at)),
+            ])
+        case .row(let r):
+            return JSONLine.object([
+                ("type", .string("row")), ("text", .string(r.text)), ("action", .optionalString(r.action?.rawValue)),
+                ("ids", .strings(r.messageIDs.map(\.hex))),
+            ])
+        }
+    }
+
+    static func line(_ item: ConversationItem) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        switch item {
+        case .message(let m):
+            let when = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(m.at)))
+            let arrow = m.direction == .outgoing ? ">" : "<"
+            var status = m.status.map { "  [\($0.rawValue)]" } ?? ""
+            if m.resent { status += " Resent" }
+            return "\(when) \(arrow) \(m.text)\(status)  \(m.id.hex)"
+        case .row(let r):
+            return "  — \(r.text)" + (r.action == .resend ? "  [Resend]" : "")
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import RChatCore
+import RChatEngine
+
+enum MessageCommands {
+    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand]
+
+    static let sendCommand = Command(
+        name: "send", usage: "rchat send NAME TEXT",
+        summary: "Queue a message (Sending) and print its id; a running engine sends it at once.",
+        details: """
+        Without a running `rchat sync` (or the full-screen view) the message waits in the
+        outbox and goes out at the next one. TEXT is at most 60 KiB.
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 2)
+        let name = try args.positional(0, "NAME")
+        let text = try args.positional(1, "TEXT")
+        let id = try AccountService(locations: locations).send(to: name, text: text)
+        say(id.hex)
+    }
+
+    static let syncCommand = Command(
+        name: "sync", usage: "rchat sync [--seconds S]",
+        summary: "Run the engine headless: pair, send, receive, receipts, recovery.",
+        details: """
+        Runs for S seconds (default: until interrupted), then exits 0. Only one engine runs
+        on a home at a time; `rchat send`, `read` and `resend` reach a running one at once.
+        """,
+        valued: ["--seconds"]
+    ) { args, locations in
+        try args.expectPositionals(max: 0)
+        var seconds: Double?
+        if let text = args.value("--seconds") {
+            guard let s = Double(text), s >= 0, s <= 86_400 * 365 else {
+                throw Arguments.UsageError(description: "--seconds takes a number of seconds")
+            }
+            seconds = s
+        }
+        let account = try AccountService(locations: locations)
+        guard let lock = try EngineLock(home: locations.home) else {
+            throw EngineError.io("another rchat is already running on \(locations.home)")
+        }
+        let engine = try Engine(account: account) { line in
+            FileHandle.standardError.write(Data("rchat: \(line)\n".utf8))
+        }
+        Signals.onTerminate { engine.stop() }
+        try engine.run(seconds: seconds)
+        withExtendedLifetime(lock) {}
+    }
+
+    static let listCommand = Command(
+        name: "list", usage: "rchat list NAME [--json]",
+        summary: "Show the conversation: messages with their statuses, and system rows.",
+        details: """
+        --json prints one object per line, in conversation order:
+        {"type":"message","id":"<hex>","direction":"out"|"in","text":"…","status":"Sending"|…|null,"resent":false,"at":<unix>}
+        {"type":"row","text":"<the row as shown>","action":"resend"|null,"ids":["<hex>",…]}
+        """,
+        flags: ["--json"]
+    ) { args, locations in
+        try args.expectPositionals(max: 1)
+        let name = try args.positional(0, "NAME")
+        let items = try AccountService(locations: locations).conversation(name)
+        for item in items {
+            if args.has("--json") {
+                say(ConversationText.json(item))
+            } else {
+                say(ConversationText.line(item))
+            }
+        }
+    }
+
+    static let readCommand = Command(
+        name: "read", usage: "rchat read NAME",
+        summary: "Mark the conversation shown; Read receipts go at the next sync."
+    ) { args, locations in
+        try args.expectPositionals(max: 1)
+        let count = try AccountService(locations: locations).markRead(try args.positional(0, "NAME"))
+        say("marked \(count) message\(count == 1 ? "" : "s") read")
+    }
+
+    static let resendCommand = Command(
+        name: "resend", usage: "rchat resend NAME [ID|--all]",
+        summary: "Resend: send messages that may not have arrived again, with their ids.",
+        details: """
+        Only messages that show Not delivered, Not confirmed or Failed to send. With no ID,
+        or with --all, every such message in the conversation. The receiver shows each once.
+        """,
+        flags: ["--all"]
+    ) { args, locations in
+        try args.expectPositionals(max: 2)
+        let name = try args.positional(0, "NAME")
+        var ids: [MessageID]?
+        if args.positionals.count == 2 {
+            guard !args.has("--all") else { throw Arguments.UsageError(description: "give an ID or --all, not both") }
+            guard let id = MessageID(hex: args.positionals[1]) else {
+                throw Arguments.UsageError(description: "\"\(args.positionals[1])\" is not a message id (32 hex digits)")
+            }
+            ids = [id]
+        }
+        let resent = try AccountService(locations: locations).resend(name, ids: ids)
+        say("sending \(resent.count) message\(resent.count == 1 ? "" : "s") again")
+    }
+}
+
+enum ContactStateCommands {
+    static let all: [Command] = [
+        make("block", .block, "Block a contact: nothing is sent to them and nothing from them is kept."),
+        make("unblock", .unblock, "Unblock a contact."),
+        make("mute", .mute, "Mute a contact: no alerts for their messages."),
+        make("unmute", .unmute, "Unmute a contact."),
+        make("delete", .delete, "Delete a contact (their code can add them again)."),
+        settingsCommand,
+    ]
+
+    static func make(_ name: String, _ change: AccountService.ContactChange, _ summary: String) -> Command {
+        Command(name: name, usage: "rchat \(name) NAME", summary: summary) { args, locations in
+            try args.expectPositionals(max: 1)
+            let contact = try args.positional(0, "NAME")
+            try AccountService(locations: locations).change(contact, change)
+            say("\(name == "delete" ? "deleted" : name + "ed") \(contact)")
+        }
+    }
+
+    static let settingsCommand = Command(
+        name: "settings", usage: "rchat settings [KEY VALUE]",
+        summary: "Show the settings, or change one.",
+        details: """
+        show-in-alerts      name (default), nothing or message: what an alert shows
+        receipt-window-ms   how long receipts wait to be sent together (default 200)
+        receipt-batch       how many owed receipts send a batch at once (default 64)
+        ack-timeout-s       seconds without a relay acknowledgement before Not confirmed (default 15)
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 2)
+        let account = try AccountService(locations: locations)
+        if args.positionals.isEmpty {
+            for (key, value) in try account.settingsList() { say("\(key) \(value)") }
+            return
+        }
+        guard args.positionals.count == 2 else { throw Arguments.UsageError(description: "give KEY and VALUE") }
+        try account.setSetting(args.positionals[0], args.positionals[1])
+        say("\(args.positionals[0]) \(args.positionals[1])")
+    }
+}
