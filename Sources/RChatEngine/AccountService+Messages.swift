@@ -68,7 +68,9 @@ extension AccountService {
     }
 
     /// `rchat resend`: the user's Resend. The message goes again with its id, so it is shown
-    /// once even if the first copy arrived. Only messages whose status offers Resend.
+    /// once even if the first copy arrived. Without ids: every message whose status offers
+    /// Resend, and every message a row offers Resend for. A Delivered or Read message is
+    /// never sent again: a receipt proved it arrived.
     public func resend(_ name: String, ids: [MessageID]?) throws(EngineError) -> [MessageID] {
         let contact = try contact(named: name)
         guard contact.state == .ok, !contact.isBlocked else {
@@ -84,13 +86,17 @@ extension AccountService {
                         guard let m = outgoing.first(where: { $0.id == id }) else {
                             throw EngineError.usage("\(contact.name) has no message of yours with id \(id.hex)")
                         }
-                        guard m.status?.offersResend == true else {
-                            throw EngineError.usage("message \(id.hex) is \(m.status?.rawValue ?? "incoming"): there is nothing to resend")
+                        guard let status = m.status, !status.isFinal else {
+                            throw EngineError.usage("message \(id.hex) is \(m.status?.rawValue ?? "incoming"): it arrived, there is nothing to resend")
                         }
                         return m
                     }
                 } else {
-                    chosen = outgoing.filter { $0.status?.offersResend == true }
+                    let offeredByRows = try Set(tx.idsOfferedForResend(contact: contact.id))
+                    chosen = outgoing.filter { m in
+                        guard let status = m.status, !status.isFinal else { return false }
+                        return status.offersResend || offeredByRows.contains(m.id)
+                    }
                 }
                 return try chosen.compactMap { m in
                     try tx.queueResend(contact: contact.id, id: m.id, automatically: false, at: t)?.current == .sending ? m.id : nil

@@ -9,7 +9,8 @@ extension Engine {
     struct AfterCommit {
         var acknowledgements: [RelayAddress: [HeldItemID]] = [:]
         var replies: [(LiveConversation, LinkFrame)] = []
-        var sessionsStarted: [LiveConversation] = []
+        var sessionsStarted: [(LiveConversation, startedOver: Bool)] = []
+        var resendQueued: [LiveConversation] = []
         var events: [ChatEvent] = []
         var receiptsOwed = 0
     }
@@ -39,10 +40,13 @@ extension Engine {
             }
         }
         for event in after.events { emit(event) }
-        for conversation in after.sessionsStarted {
+        for (conversation, startedOver) in after.sessionsStarted {
             log("secure session with \(conversation.contact.name) started")
-            try flushOutbox(conversation)
+            try sendNoticeIfNeeded(conversation, startedOver: startedOver)
+            try flushOutbox(conversation, ignoringBackoff: true)
         }
+        for conversation in after.resendQueued { try flushOutbox(conversation) }
+        for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation, startedOver: false) }
         if !after.sessionsStarted.isEmpty || after.receiptsOwed > 0 {
             scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.receiptsOwed >= settings.receiptBatch)
         }
@@ -91,6 +95,13 @@ extension Engine {
     }
 
     private func begin(_ session: Session, in conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        // This side knew the conversation before (it kept state): the peer starting over
+        // means the peer lost its state. Without state here it is a first meeting, or we
+        // are the ones starting over.
+        let hadState = conversation.saved != nil
+        conversation.peer = session.peer
+        conversation.peerStartedOver = hadState && session.peer.startedOver
+        conversation.noticeReceived = false
         var saved = conversation.saved ?? SavedSessionState()
         saved.begin(session, at: now)
         conversation.saved = saved
@@ -98,7 +109,7 @@ extension Engine {
         conversation.sent.removeAll()
         conversation.receiptsInFlight.removeAll()
         try persist(conversation, tx)
-        after.sessionsStarted.append(conversation)
+        after.sessionsStarted.append((conversation, !hadState))
     }
 
     private func handshakeFailed(_ conversation: LiveConversation, _ error: Error, _ tx: StoreTransaction) throws {
@@ -155,7 +166,9 @@ extension Engine {
                     if change.changed { after.events.append(.statusChanged(contact: contact.name, id: id, status: change.current)) }
                 }
             }
-        case .notice, .cover:
+        case .notice:
+            try receiveNotice(body, in: conversation, tx, &after)
+        case .cover:
             break
         }
     }

@@ -8,7 +8,8 @@ extension Engine {
     /// Sends what the outbox holds for this conversation, as far as it can go now: on the
     /// session if there is one; as message requests if the conversation never had one;
     /// otherwise it waits, Sending, until both sides are online.
-    func flushOutbox(_ conversation: LiveConversation) throws(EngineError) {
+    /// A new session is a new attempt: `ignoringBackoff` sends what a refusal postponed.
+    func flushOutbox(_ conversation: LiveConversation, ignoringBackoff: Bool = false) throws(EngineError) {
         let contact = conversation.contact
         let t = now
         let items = try AccountService.wrap { try store.outbox(contact: contact.id) }
@@ -27,7 +28,7 @@ extension Engine {
             for c in changes where c.changed { emit(.statusChanged(contact: contact.name, id: c.id, status: c.current)) }
             return
         }
-        let due = items.filter { !conversation.sent.contains($0.message) && $0.nextAttemptAt <= t }
+        let due = items.filter { !conversation.sent.contains($0.message) && (ignoringBackoff || $0.nextAttemptAt <= t) }
         guard !due.isEmpty else { return }
         let deadline = Date(timeIntervalSinceNow: Double(settings.acknowledgementTimeoutSeconds))
         if conversation.hasSession, var saved = conversation.saved, let keys = saved.current?.keys {
@@ -84,6 +85,8 @@ extension Engine {
                         case let .receipts(contactID, kind, ids):
                             try tx.settlePendingReceipts(contact: contactID, kind: kind, ids: ids)
                             if let c = conversations[contactID] { c.receiptsInFlight.subtract(ids) }
+                        case let .notice(contactID, ids):
+                            try noticeSent(contactID, ids, tx, &events)
                         case .control:
                             break
                         }
@@ -100,6 +103,8 @@ extension Engine {
                             log("the relay refused a message: \(reason); trying again in \(wait) s")
                         case let .receipts(contactID, _, ids):
                             conversations[contactID]?.receiptsInFlight.subtract(ids)
+                        case let .notice(contactID, ids):
+                            conversations[contactID]?.noticeInFlight.subtract(ids)
                         case .control:
                             break
                         }

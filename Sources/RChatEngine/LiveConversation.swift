@@ -21,6 +21,13 @@ final class LiveConversation {
     /// Messages sent in the current session (or as requests in this run): not sent twice.
     var sent: Set<MessageRowID> = []
     var receiptsInFlight: Set<MessageID> = []
+    var noticeInFlight: Set<MessageID> = []
+    /// The peer as the current session's handshake proved it.
+    var peer: VerifiedPeer?
+    /// The peer started over although this side had a conversation with it: until its
+    /// notice arrives, recent messages may not have reached it.
+    var peerStartedOver = false
+    var noticeReceived = false
     /// When a message's relay acknowledgement is overdue (Not confirmed).
     var acknowledgementDeadlines: [MessageRowID: Date] = [:]
 
@@ -49,5 +56,7 @@ final class LiveConversation {
         peerGone = false
         sent.removeAll()
         receiptsInFlight.removeAll()
+        noticeInFlight.removeAll()
+        peer = nil
     }
 }

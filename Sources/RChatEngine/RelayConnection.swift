@@ -10,6 +10,7 @@ final class RelayConnection {
     enum InFlight {
         case message(ContactID, MessageRowID)
         case receipts(ContactID, ReceiptKind, [MessageID])
+        case notice(ContactID, [MessageID])
         case control
     }
 

@@ -1,19 +1,17 @@
 import RChatRelayClient
 
 /// Rendezvous codes waiting for their match. A code links two live connections of
-/// different mailboxes once; then it is remembered as used until it would have expired,
-/// so a third presenter gets nothing. Bounded in all and per connection.
+/// different mailboxes once and is consumed by it; presenting it again later starts a new
+/// wait (a contact who reinstalled meets us on the same day's recovery code). Bounded in
+/// all and per connection.
 struct Pairing {
     let timeout: Double
     let maxPending: Int
     let maxPerSession: Int
     private(set) var pending: [[UInt8]: (session: Session, expires: Double)] = [:]
-    private var used: [[UInt8]: Double] = [:]
     // Expiry in arrival order: every code gets the same timeout, so a FIFO is sorted.
     private var pendingOrder: [(code: [UInt8], expires: Double)] = []
     private var pendingHead = 0
-    private var usedOrder: [(code: [UInt8], expires: Double)] = []
-    private var usedHead = 0
 
     init(timeout: Double, maxPending: Int, maxPerSession: Int) {
         self.timeout = timeout
@@ -28,14 +26,11 @@ struct Pairing {
     }
 
     mutating func present(_ code: [UInt8], by session: Session, now: Double) -> Outcome {
-        if used[code] != nil { return .ignored }
         if let waiting = pending[code] {
             if waiting.session === session { return .waiting }
             if waiting.session.isOpen, waiting.session.mailbox != session.mailbox {
                 pending[code] = nil
                 waiting.session.pendingCodes.remove(code)
-                used[code] = now + timeout
-                usedOrder.append((code, now + timeout))
                 return .matched(waiting.session)
             }
             // The same mailbox on another connection (or a dead one): the newest waits.
@@ -67,13 +62,7 @@ struct Pairing {
                 dropped += 1
             }
         }
-        while usedHead < usedOrder.count, usedOrder[usedHead].expires <= now {
-            let (code, expires) = usedOrder[usedHead]
-            usedHead += 1
-            if used[code] == expires { used[code] = nil }
-        }
         if pendingHead > 1024, pendingHead * 2 > pendingOrder.count { pendingOrder.removeFirst(pendingHead); pendingHead = 0 }
-        if usedHead > 1024, usedHead * 2 > usedOrder.count { usedOrder.removeFirst(usedHead); usedHead = 0 }
         return dropped
     }
 }

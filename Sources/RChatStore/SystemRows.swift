@@ -48,6 +48,12 @@ extension StoreAccess {
         try database.execute("UPDATE system_rows SET action = ? WHERE id = ?", [SQLValue(action?.rawValue), .integer(id)])
     }
 
+    /// Every message id a row of this conversation offers Resend for.
+    public func idsOfferedForResend(contact: ContactID) throws -> [MessageID] {
+        try database.query("SELECT message_ids FROM system_rows WHERE contact_id = ? AND action = 'resend'",
+                           [.integer(contact.rawValue)]).flatMap { try $0.messageIDs("message_ids", table: "system_rows") }
+    }
+
     static func decodeSystemRow(_ row: Row) throws -> StoredSystemRow {
         let action = try row.optionalString("action")
         return StoredSystemRow(id: try row.int64("id"), contact: try row.contactID("contact_id"),

@@ -6,7 +6,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "relay":
     RelayBenchmark(arguments: Array(arguments.dropFirst())).run()
+case "engine":
+    EngineBenchmark(arguments: Array(arguments.dropFirst())).run()
 default:
-    FileHandle.standardError.write(Data("usage: rchat-bench relay [--frames N] [--paced N] [--held N]\n".utf8))
+    FileHandle.standardError.write(Data("usage: rchat-bench relay [--frames N] [--paced N] [--held N]\n       rchat-bench engine [--messages N] [--paced N] [--interval-ms MS] [--reference-rows N] [--verbose]\n".utf8))
     exit(2)
 }

@@ -1,0 +1,146 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatStore
+
+/// Recovery (seed 000 "When a contact reinstalls or changes phone"; DESIGN §6): the side
+/// that lost its state tells the other, in a notice signed with its device key, which
+/// message ids it could not read; the other side resends by itself only where the policy
+/// allows, and otherwise marks them Not delivered with a Resend action.
+extension Engine {
+    /// Row kinds, stored with each row.
+    enum RowKind {
+        static let resent = "resent-automatically"
+        static let notDelivered = "could-not-be-read"
+        static let couldNotDecrypt = "could-not-decrypt"
+        static let startedOver = "started-over"
+    }
+
+    /// Right after a session starts, and whenever more held messages turned out unreadable:
+    /// tell the contact which ids this side could not read. A side that started over always
+    /// sends one (maybe empty), so the contact knows there is nothing more to wait for.
+    func sendNoticeIfNeeded(_ conversation: LiveConversation, startedOver: Bool) throws(EngineError) {
+        guard conversation.hasSession, var saved = conversation.saved, let keys = saved.current?.keys else { return }
+        let pending = try AccountService.wrap { try store.undecryptable(contact: conversation.contact.id, notified: false) }
+            .map(\.id).filter { !conversation.noticeInFlight.contains($0) }
+        guard startedOver || !pending.isEmpty else { return }
+        var rest = pending[...]
+        repeat {
+            let chunk = Array(rest.prefix(CouldNotReadNotice.maxMessageIDs))
+            rest = rest.dropFirst(chunk.count)
+            let notice = CouldNotReadNotice(messageIDs: chunk, conversation: conversation.secret, time: now).signed(by: account.device)
+            guard let sequence = saved.takeSendSequence() else { return }
+            let envelope = Envelope.seal(kind: .notice, messageID: .random(), sequence: sequence, body: notice,
+                                         keys: keys, conversation: conversation.secret)
+            do {
+                try sendOnLink(conversation, .envelope(envelope), as: .notice(conversation.contact.id, chunk))
+            } catch {
+                break
+            }
+            conversation.noticeInFlight.formUnion(chunk)
+        } while !rest.isEmpty
+        conversation.saved = saved
+    }
+
+    /// The relay took our notice: the contact has been told, and this side says so.
+    func noticeSent(_ contactID: ContactID, _ ids: [MessageID], _ tx: StoreTransaction, _ events: inout [ChatEvent]) throws {
+        guard let conversation = conversations[contactID] else { return }
+        conversation.noticeInFlight.subtract(ids)
+        guard !ids.isEmpty else { return }
+        try tx.markUndecryptableNotified(contact: contactID, ids: ids)
+        let name = conversation.contact.name
+        _ = try tx.addSystemRow(contact: contactID, kind: RowKind.couldNotDecrypt,
+                                text: RecoveryRows.couldNotDecrypt(name: name, count: ids.count), action: nil, messageIDs: ids, at: now)
+        events.append(.rowAdded(contact: name))
+    }
+
+    /// A could-not-read notice from the contact, inside a session made with their pinned
+    /// account key. Only a notice signed by their pinned device key can resend anything
+    /// automatically; one signed by the session's (certified, unpinned) device key leads to
+    /// Not delivered; one signed by anything else changes nothing.
+    func receiveNotice(_ body: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
+                       _ after: inout AfterCommit) throws {
+        let contact = conversation.contact
+        let signer: ResendPolicy.NoticeSigner
+        let notice: CouldNotReadNotice
+        if let n = try? CouldNotReadNotice.open(body, conversation: conversation.secret, signedBy: contact.deviceKey) {
+            (notice, signer) = (n, .pinnedDevice)
+        } else if let peer = conversation.peer, peer.deviceKey != contact.deviceKey,
+                  let n = try? CouldNotReadNotice.open(body, conversation: conversation.secret, signedBy: peer.deviceKey) {
+            (notice, signer) = (n, .unpinnedDevice)
+        } else {
+            return rejectForged("a could-not-read notice from \(contact.name) not signed by their device key")
+        }
+        conversation.noticeReceived = true
+        let t = now
+        let fingerprint = AccountService.keysFingerprint(contact)
+        var messages: [StoredMessage] = []
+        for id in notice.messageIDs {
+            if let m = try tx.message(contact: contact.id, id: id), m.isOutgoing { messages.append(m) }
+        }
+        if messages.isEmpty {
+            if conversation.peerStartedOver { try startedOverRow(conversation, tx, &after) }
+            return
+        }
+        let facts = messages.map { m in
+            ResendPolicy.Facts(signer: signer, keysUnchangedSinceSent: m.keysFingerprint == fingerprint, sentAt: m.createdAt,
+                               status: m.status ?? .sent, autoResentBefore: m.autoResentAt != nil)
+        }
+        let lastDay = try tx.autoResentCount(contact: contact.id, since: t - ResendPolicy.day)
+        let decisions = ResendPolicy.decide(facts, now: t, autoResentInLastDay: lastDay)
+        var resent: [MessageID] = [], notDelivered: [MessageID] = [], offer = true
+        for (m, decision) in zip(messages, decisions) {
+            switch decision {
+            case .resendAutomatically:
+                if let change = try tx.queueResend(contact: contact.id, id: m.id, automatically: true, at: t), change.current == .sending {
+                    resent.append(m.id)
+                    conversation.sent.remove(change.message)
+                    after.events.append(.statusChanged(contact: contact.name, id: m.id, status: .sending))
+                }
+            case .notDelivered(let offerResend):
+                if let change = try tx.raiseStatus(contact: contact.id, id: m.id, event: .peerCouldNotRead, at: t) {
+                    _ = try tx.removeFromOutbox(message: change.message)
+                    conversation.acknowledgementDeadlines[change.message] = nil
+                    if change.current == .notDelivered {
+                        notDelivered.append(m.id)
+                        offer = offer && offerResend
+                        after.events.append(.statusChanged(contact: contact.name, id: m.id, status: .notDelivered))
+                    }
+                }
+            case .keep:
+                break
+            }
+        }
+        if !resent.isEmpty {
+            _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.resent,
+                                    text: RecoveryRows.resentAutomatically(name: contact.name, count: resent.count),
+                                    action: nil, messageIDs: resent, at: t)
+            after.events.append(.rowAdded(contact: contact.name))
+            after.resendQueued.append(conversation)
+        }
+        if !notDelivered.isEmpty {
+            _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.notDelivered,
+                                    text: RecoveryRows.couldNotBeRead(name: contact.name, count: notDelivered.count),
+                                    action: offer ? .resend : nil, messageIDs: notDelivered, at: t)
+            after.events.append(.rowAdded(contact: contact.name))
+        }
+        log("\(contact.name) could not read \(messages.count) message(s): \(resent.count) resent automatically, \(notDelivered.count) not delivered")
+    }
+
+    /// The contact started over and told us of nothing we could resend: our recent messages
+    /// without a receipt may not have reached them. They keep their status; Resend is offered.
+    func startedOverRow(_ conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        conversation.peerStartedOver = false
+        let contact = conversation.contact
+        let t = now
+        let recent = try tx.outgoingMessages(contact: contact.id, since: t - ResendPolicy.window).filter {
+            $0.status == .sending || $0.status == .sent || $0.status == .notConfirmed
+        }
+        guard !recent.isEmpty else { return }
+        _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.startedOver,
+                                text: RecoveryRows.startedOver(name: contact.name, count: recent.count),
+                                action: .resend, messageIDs: recent.map(\.id), at: t)
+        after.events.append(.rowAdded(contact: contact.name))
+    }
+}

@@ -1,0 +1,309 @@
+import Foundation
+import RChatCore
+import RChatEngine
+import RChatNet
+import RChatSQL
+import RChatStore
+
+/// `rchat-bench engine`: two accounts talking through a real `rchat-relay` on loopback, each
+/// with an `Engine` running in this process (on its own thread), so every figure is timed
+/// here with the monotonic clock rather than read from the stored unix seconds.
+///
+/// (a) Receive throughput. Bob goes offline; Alice sends `--messages` N messages (each with
+///     `AccountService.send`, as `rchat send` does; her engine sends them on the session
+///     and the relay holds them for Bob). Then Bob's engine starts: the clock runs from
+///     its start (connect included) to the N-th message committed (`synchronous=FULL`; the
+///     engine's `.newMessage` events come after the commit), and to every Delivered receipt
+///     for them taken by the relay (Bob's `pending_receipts` empty). Reference: 256-byte
+///     rows inserted one per transaction in the same directory, same pragmas, same run.
+/// (b, c) Latency. Both engines live, Bob's `receipt-window-ms` 0; Alice sends `--paced`
+///     messages one at a time, `--interval-ms` apart. From just before `send` to Alice's
+///     engine emitting `.statusChanged` Sent (the relay took it) and Delivered (Bob's
+///     receipt arrived and was committed at Alice).
+struct EngineBenchmark {
+    var messages = 20_000
+    var paced = 500
+    var intervalMilliseconds = 5.0
+    var referenceRows = 2_000
+    var verbose = false
+    static let textBytes = 256
+
+    init(arguments: [String]) {
+        var i = 0
+        while i < arguments.count {
+            let value = i + 1 < arguments.count ? arguments[i + 1] : ""
+            switch arguments[i] {
+            case "--messages": messages = Int(value) ?? messages; i += 1
+            case "--paced": paced = Int(value) ?? paced; i += 1
+            case "--interval-ms": intervalMilliseconds = Double(value) ?? intervalMilliseconds; i += 1
+            case "--reference-rows": referenceRows = Int(value) ?? referenceRows; i += 1
+            case "--verbose": verbose = true
+            default: break
+            }
+            i += 1
+        }
+    }
+
+    func run() {
+        NetSetup.ignoreBrokenPipes()
+        let relayBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("rchat-relay").path
+        let directory = NSTemporaryDirectory() + "rchat-bench-engine-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        guard let relay = try? Child(relayBinary, ["--listen", "127.0.0.1:0", "--key-file", directory + "/relay.key",
+                                                  "--quota", String(messages + paced + 1000), "--max-held-bytes", String(1 << 34)]),
+              let line = relay.line(startingWith: "relay "), let address = try? RelayAddress(parsing: String(line.dropFirst(6))) else {
+            fail("cannot start \(relayBinary)")
+        }
+        defer { relay.stop() }
+
+        print("rchat-bench engine: two in-process engines through rchat-relay (pid \(relay.pid)) on loopback; \(Self.textBytes)-byte texts; store WAL, synchronous=FULL, in \(directory)")
+        let reference = referenceInserts(directory: directory)
+
+        let verbose = self.verbose
+        let log: @Sendable (String) -> Void = { line in if verbose { FileHandle.standardError.write(Data("  [\(line)]\n".utf8)) } }
+        let alice: AccountService, bob: AccountService, aliceCommands: AccountService, bobReader: Database
+        do throws(EngineError) {
+            let aliceAt = Locations(home: directory + "/alice", deviceDirectory: directory + "/alice-device")
+            let bobAt = Locations(home: directory + "/bob", deviceDirectory: directory + "/bob-device")
+            try AccountService.create(at: aliceAt, name: "alice", relay: address)
+            try AccountService.create(at: bobAt, name: "bob", relay: address)
+            alice = try AccountService(locations: aliceAt)
+            bob = try AccountService(locations: bobAt)
+            _ = try alice.addContact(try bob.contactCode(), name: "bob")
+            _ = try bob.addContact(try alice.contactCode(), name: "alice")
+            try bob.setSetting(EngineSettings.receiptWindowKey, "0")
+            // `rchat send` is another process with its own connection; so is this.
+            aliceCommands = try AccountService(locations: aliceAt)
+            guard let db = try? Database(path: bobAt.databasePath) else { fail("cannot open Bob's store for reading") }
+            bobReader = db
+        } catch {
+            fail("cannot set up the accounts: \(error)")
+        }
+
+        let aliceEvents = EventRecorder(), bobEvents = EventRecorder()
+        guard let aliceEngine = try? LiveEngine(alice, aliceEvents, log: { log("alice: " + $0) }),
+              var bobEngine = try? LiveEngine(bob, bobEvents, log: { log("bob: " + $0) }) else { fail("cannot start the engines") }
+        aliceEngine.start()
+        bobEngine.start()
+        defer { aliceEngine.stop() }
+
+        // A session first: one message there and back.
+        guard let warm = try? aliceCommands.send(to: "bob", text: Self.text(0)),
+              aliceEvents.wait(timeout: 30, until: { $0.time(warm, .delivered) != nil }) else {
+            bobEngine.stop()
+            fail("no session between the two engines within 30 s (try --verbose)")
+        }
+
+        // (b), (c): paced, both live, receipt window 0.
+        var sentLatency: [Double] = [], deliveredLatency: [Double] = []
+        var started: [(MessageID, UInt64)] = []
+        let interval = UInt64(intervalMilliseconds * 1e6)
+        let begin = monotonicNanoseconds()
+        for i in 0..<paced {
+            let due = begin + UInt64(i) * interval
+            let now = monotonicNanoseconds()
+            if due > now { usleep(useconds_t((due - now) / 1000)) }
+            let t0 = monotonicNanoseconds()
+            guard let id = try? aliceCommands.send(to: "bob", text: Self.text(i + 1)) else { continue }
+            started.append((id, t0))
+        }
+        let lastPaced = started.last?.0
+        if let lastPaced, !aliceEvents.wait(timeout: 30, until: { $0.time(lastPaced, .delivered) != nil }) {
+            print("note: not every paced message was Delivered within 30 s")
+        }
+        for (id, t0) in started {
+            if let t = aliceEvents.time(id, .sent) { sentLatency.append(Double(t &- t0) / 1e6) }
+            if let t = aliceEvents.time(id, .delivered) { deliveredLatency.append(Double(t &- t0) / 1e6) }
+        }
+        sentLatency.sort(); deliveredLatency.sort()
+
+        // (a): N held for Bob, then Bob's engine comes back. Default receipt settings.
+        try? bob.setSetting(EngineSettings.receiptWindowKey, "200")
+        bobEngine.stop()
+        usleep(200_000)
+        let queueStart = monotonicNanoseconds()
+        var ids: [MessageID] = []
+        ids.reserveCapacity(messages)
+        for i in 0..<messages {
+            guard let id = try? aliceCommands.send(to: "bob", text: Self.text(i)) else { fail("send \(i) failed") }
+            ids.append(id)
+        }
+        let lastQueued = ids.last!
+        guard aliceEvents.wait(timeout: 120, until: { $0.time(lastQueued, .sent) != nil }) else {
+            fail("Alice's engine did not get the relay to take \(messages) messages within 120 s")
+        }
+        let queueSeconds = Double(monotonicNanoseconds() - queueStart) / 1e9
+        let storedBefore = storedCount(bobReader)
+
+        let drainStart = monotonicNanoseconds()
+        guard let again = try? LiveEngine(bob, bobEvents, log: { log("bob: " + $0) }) else { fail("cannot restart Bob's engine") }
+        bobEngine = again
+        bobEngine.start()
+        defer { bobEngine.stop() }
+        let target = bobEvents.newMessages + messages
+        guard bobEvents.wait(timeout: 300, until: { $0.newMessages >= target }) else {
+            fail("Bob stored \(bobEvents.newMessages - (target - messages)) of \(messages) within 300 s")
+        }
+        let storedAt = bobEvents.lastNewMessage
+        var receiptedAt: UInt64 = 0
+        while true {
+            if pendingReceipts(bobReader) == 0 { receiptedAt = monotonicNanoseconds(); break }
+            if Double(monotonicNanoseconds() - storedAt) > 120e9 { break }
+            usleep(500)
+        }
+        let storedAfter = storedCount(bobReader)
+        _ = aliceEvents.wait(timeout: 60, until: { $0.time(lastQueued, .delivered) != nil })
+        let deliveredAtAlice = ids.compactMap { aliceEvents.time($0, .delivered) }
+
+        let storeSeconds = Double(storedAt - drainStart) / 1e9
+        let storeRate = Double(messages) / storeSeconds
+        print("")
+        print("(a) receive: \(messages) messages held for Bob (queued by Alice in \(String(format: "%.1f", queueSeconds)) s), then Bob's engine starts")
+        print("    stored at Bob: \(storedAfter - storedBefore) new rows (checked in the database)")
+        row("received + stored (msg/s)", storeRate, reference, "≥ 50,000/s",
+            detail: String(format: "%.3f s from engine start to the last commit", storeSeconds))
+        if receiptedAt > 0 {
+            let seconds = Double(receiptedAt - drainStart) / 1e9
+            row("received + stored + receipted (msg/s)", Double(messages) / seconds, reference, "≥ 50,000/s",
+                detail: String(format: "%.3f s until every Delivered receipt was taken by the relay", seconds))
+        } else {
+            print("    receipts: \(pendingReceipts(bobReader)) still owed 120 s after the last message was stored")
+        }
+        print("    Delivered at Alice: \(deliveredAtAlice.count) of \(messages)"
+              + (deliveredAtAlice.isEmpty ? "" : String(format: ", the last %.3f s after Bob's engine started", Double(deliveredAtAlice.max()! - drainStart) / 1e9)))
+        print("")
+        print("(b, c) latency: \(started.count) messages paced \(intervalMilliseconds) ms apart, both engines live, receipt-window-ms 0")
+        print("    send→Sent       p50 \(ms(percentile(sentLatency, 0.5)))  p99 \(ms(percentile(sentLatency, 0.99)))  max \(ms(sentLatency.last ?? 0))  (\(sentLatency.count) measured)")
+        print("    send→Delivered  p50 \(ms(percentile(deliveredLatency, 0.5)))  p99 \(ms(percentile(deliveredLatency, 0.99)))  max \(ms(deliveredLatency.last ?? 0))  (\(deliveredLatency.count) measured)")
+        print("    (from just before AccountService.send — its own fsync'd commit included — to the sender's engine event)")
+    }
+
+    // MARK: reference
+
+    /// 256-byte rows, one INSERT per transaction, WAL with synchronous=FULL, same directory.
+    private func referenceInserts(directory: String) -> Double {
+        let path = directory + "/reference.db"
+        guard let db = try? Database(path: path) else { return 0 }
+        defer { db.close() }
+        _ = try? db.query("PRAGMA journal_mode = WAL")
+        try? db.execute("PRAGMA synchronous = FULL")
+        try? db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        let body = [UInt8](repeating: 0x5A, count: Self.textBytes)
+        let start = monotonicNanoseconds()
+        for _ in 0..<referenceRows {
+            _ = try? db.transaction { try db.execute("INSERT INTO t (body) VALUES (?)", [.blob(body)]) }
+        }
+        let rate = Double(referenceRows) / (Double(monotonicNanoseconds() - start) / 1e9)
+        print("reference: SQLite one row per transaction (\(referenceRows) × \(Self.textBytes) B, WAL, synchronous=FULL): \(String(format: "%.0f", rate)) rows/s")
+        return rate
+    }
+
+    // MARK: helpers
+
+    static func text(_ i: Int) -> String {
+        let head = "message \(i) "
+        return head + String(repeating: "x", count: max(0, textBytes - head.utf8.count))
+    }
+
+    private func storedCount(_ db: Database) -> Int {
+        (try? db.queryOne("SELECT count(*) FROM messages WHERE direction = 'in'")?.int(at: 0)) ?? -1
+    }
+
+    private func pendingReceipts(_ db: Database) -> Int {
+        (try? db.queryOne("SELECT count(*) FROM pending_receipts")?.int(at: 0)) ?? -1
+    }
+
+    private func row(_ name: String, _ ours: Double, _ reference: Double, _ target: String, detail: String) {
+        let pad = name.padding(toLength: 40, withPad: " ", startingAt: 0)
+        let ratio = reference > 0 ? String(format: "%.2f×", ours / reference) : "n/a"
+        print("    \(pad) rchat \(String(format: "%.0f", ours))   one-row-per-txn SQLite \(String(format: "%.0f", reference))   ratio \(ratio)   target \(target)")
+        print("      (\(detail))")
+    }
+
+    private func ms(_ v: Double) -> String { String(format: "%.2f ms", v) }
+
+    private func fail(_ message: String) -> Never {
+        print("error: \(message)")
+        exit(1)
+    }
+}
+
+/// An engine on a thread of its own, stopped (and waited for) by `stop()`.
+final class LiveEngine: @unchecked Sendable {
+    let engine: Engine
+    private let finished = DispatchSemaphore(value: 0)
+    private var running = false
+
+    init(_ account: AccountService, _ recorder: EventRecorder, log: @escaping @Sendable (String) -> Void) throws {
+        engine = try Engine(account: account, log: log)
+        engine.onEvent = { recorder.record($0) }
+    }
+
+    func start() {
+        running = true
+        let thread = Thread { [self] in
+            do { try engine.run(seconds: nil) } catch { FileHandle.standardError.write(Data("engine stopped: \(error)\n".utf8)) }
+            finished.signal()
+        }
+        thread.name = "bench-engine"
+        thread.start()
+    }
+
+    func stop() {
+        guard running else { return }
+        running = false
+        engine.stop()
+        finished.wait()
+    }
+}
+
+/// Engine events with the monotonic time they were emitted (after the commit that made them true).
+final class EventRecorder: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var statusTimes: [MessageID: [MessageStatus: UInt64]] = [:]
+    private var _newMessages = 0
+    private var _lastNewMessage: UInt64 = 0
+    var newMessages: Int { condition.lock(); defer { condition.unlock() }; return _newMessages }
+    var lastNewMessage: UInt64 { condition.lock(); defer { condition.unlock() }; return _lastNewMessage }
+    private var generation = 0
+
+    func record(_ event: ChatEvent) {
+        let now = monotonicNanoseconds()
+        condition.lock()
+        switch event {
+        case let .statusChanged(_, id, status):
+            if statusTimes[id]?[status] == nil { statusTimes[id, default: [:]][status] = now }
+        case .newMessage:
+            _newMessages += 1
+            _lastNewMessage = now
+        default:
+            break
+        }
+        generation += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func time(_ id: MessageID, _ status: MessageStatus) -> UInt64? {
+        condition.lock(); defer { condition.unlock() }
+        return statusTimes[id]?[status]
+    }
+
+    /// Waits until `predicate` holds, checking it again after every event.
+    func wait(timeout: Double, until predicate: (EventRecorder) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            condition.lock()
+            let seen = generation
+            condition.unlock()
+            if predicate(self) { return true }
+            condition.lock()
+            while generation == seen {
+                if !condition.wait(until: deadline) { condition.unlock(); return predicate(self) }
+            }
+            condition.unlock()
+        }
+    }
+}
