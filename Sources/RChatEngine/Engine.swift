@@ -95,6 +95,10 @@ public final class Engine: @unchecked Sendable {
     /// Asks a running engine to stop (from any thread).
     public func stop() { inbox.post(.stop) }
 
+    /// Tells a running engine the store changed (from any thread): the in-process form of
+    /// `WakeSignal.poke`.
+    public func wake() { inbox.post(.wake) }
+
     private func flushBatches(_ deliveries: inout [(RelayConnection, Delivery)],
                               _ answers: inout [(RelayConnection, RelayEvent)]) throws(EngineError) {
         if !answers.isEmpty { try handleAnswers(answers); answers.removeAll() }
