@@ -23,6 +23,8 @@ public struct AccountBackup: Equatable {
     /// The account key's 32-byte seed. Wiped by `wipeSecrets()` once used.
     public var accountSeed: [UInt8]
     public var inviteToken: [UInt8]
+    /// The mailbox key's seed (secret; wiped with the account seed).
+    public var mailboxSeed: [UInt8]
     public var settings: [String: String]
     public var contacts: [Contact]
 
@@ -33,6 +35,7 @@ public struct AccountBackup: Equatable {
         w.string(relay)
         w.short(accountSeed)
         w.short(inviteToken)
+        w.short(mailboxSeed)
         w.u32(UInt32(settings.count))
         for (k, v) in settings.sorted(by: { $0.key < $1.key }) { w.string(k); w.string(v) }
         w.u32(UInt32(contacts.count))
@@ -43,10 +46,10 @@ public struct AccountBackup: Equatable {
         return w.bytes
     }
 
-    public init(name: String, relay: String, accountSeed: [UInt8], inviteToken: [UInt8],
+    public init(name: String, relay: String, accountSeed: [UInt8], inviteToken: [UInt8], mailboxSeed: [UInt8],
                 settings: [String: String], contacts: [Contact]) {
-        self.name = name; self.relay = relay; self.accountSeed = accountSeed
-        self.inviteToken = inviteToken; self.settings = settings; self.contacts = contacts
+        self.name = name; self.relay = relay; self.accountSeed = accountSeed; self.inviteToken = inviteToken
+        self.mailboxSeed = mailboxSeed; self.settings = settings; self.contacts = contacts
     }
 
     public init(decoding bytes: [UInt8]) throws(EngineError) {
@@ -57,6 +60,7 @@ public struct AccountBackup: Equatable {
             relay = try r.string()
             accountSeed = try r.short()
             inviteToken = try r.short()
+            mailboxSeed = try r.short()
             var settings: [String: String] = [:]
             let settingCount = try r.u32()
             guard settingCount < 10_000 else { throw ByteReaderError(offset: r.offset) }
@@ -71,7 +75,7 @@ public struct AccountBackup: Equatable {
                                         blocked: try r.u8() != 0, muted: try r.u8() != 0))
             }
             self.contacts = contacts
-            guard r.isAtEnd, accountSeed.count == SigningKey.seedBytes else { throw ByteReaderError(offset: r.offset) }
+            guard r.isAtEnd, accountSeed.count == SigningKey.seedBytes, mailboxSeed.count == SigningKey.seedBytes else { throw ByteReaderError(offset: r.offset) }
         } catch let e as EngineError {
             throw e
         } catch {
@@ -79,5 +83,8 @@ public struct AccountBackup: Equatable {
         }
     }
 
-    public mutating func wipeSecrets() { wipe(&accountSeed) }
+    public mutating func wipeSecrets() {
+        wipe(&accountSeed)
+        wipe(&mailboxSeed)
+    }
 }

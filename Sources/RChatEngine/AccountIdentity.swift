@@ -8,22 +8,39 @@ public struct AccountIdentity: Sendable {
     public var relay: RelayAddress
     public let accountKey: SigningKey
     public let inviteToken: [UInt8]
+    /// The seed of the key this account proves itself with at relays: chosen at creation and
+    /// kept through key rotation and restores, so the account collects what its relays held
+    /// while it was away; the relay learns nothing that names the account.
+    let mailboxSeed: SecretBytes
+    /// After `keys rotate`: the previous account key and its signature over the new one,
+    /// for contacts who have not yet accepted the new key.
+    public let previous: Rotation?
+
+    public struct Rotation: Sendable {
+        public let key: SigningKey
+        public let statement: [UInt8]
+    }
 
     public static let inviteTokenBytes = 16
 
-    public init(name: String, relay: RelayAddress, accountKey: SigningKey, inviteToken: [UInt8]) {
+    public init(name: String, relay: RelayAddress, accountKey: SigningKey, inviteToken: [UInt8],
+                mailboxSeed: SecretBytes, previous: Rotation? = nil) {
         self.name = name
         self.relay = relay
         self.accountKey = accountKey
         self.inviteToken = inviteToken
+        self.mailboxSeed = mailboxSeed
+        self.previous = previous
     }
 
-    /// The key this account proves itself with at relays. Derived from the account key, so
-    /// a restored account collects what its relay held while it was away, yet the relay
-    /// learns nothing that names the account.
     public var mailboxKey: SigningKey {
-        // A 32-byte derived seed always makes a valid key.
-        try! SigningKey(seed: Hash.deriveKey(from: accountKey.seed, context: "rchat mailbox key v1"))
+        // A 32-byte seed always makes a valid key.
+        try! SigningKey(seed: mailboxSeed)
+    }
+
+    /// A new account's mailbox seed: derived from its first key, so it is reproducible.
+    static func firstMailboxSeed(for accountKey: SigningKey) -> SecretBytes {
+        Hash.deriveKey(from: accountKey.seed, context: "rchat mailbox key v1")
     }
 
     /// This account's contact code, as handed out from this device.

@@ -43,8 +43,10 @@ public final class AccountService {
     public static func create(at locations: Locations, name: String, relay: RelayAddress,
                               clock: Clock = SystemClock()) throws(EngineError) -> AccountIdentity {
         try refuseExistingAccount(locations)
-        let identity = AccountIdentity(name: name, relay: relay, accountKey: SigningKey.generate(),
-                                       inviteToken: Random.bytes(AccountIdentity.inviteTokenBytes))
+        let accountKey = SigningKey.generate()
+        let identity = AccountIdentity(name: name, relay: relay, accountKey: accountKey,
+                                       inviteToken: Random.bytes(AccountIdentity.inviteTokenBytes),
+                                       mailboxSeed: AccountIdentity.firstMailboxSeed(for: accountKey))
         try install(identity, at: locations, clock: clock) { _ in }
         return identity
     }
@@ -72,7 +74,9 @@ public final class AccountService {
         let accountKey: SigningKey
         do { accountKey = try SigningKey(seed: SecretBytes(consuming: &seed)) } catch { throw .crypto("the account export is damaged") }
         try refuseExistingAccount(locations)
-        let identity = AccountIdentity(name: backup.name, relay: relay, accountKey: accountKey, inviteToken: backup.inviteToken)
+        var mailbox = backup.mailboxSeed
+        let identity = AccountIdentity(name: backup.name, relay: relay, accountKey: accountKey, inviteToken: backup.inviteToken,
+                                       mailboxSeed: SecretBytes(consuming: &mailbox))
         try install(identity, at: locations, clock: clock) { tx in
             let now = clock.now()
             for (key, value) in backup.settings { try tx.setSetting(key, value) }
@@ -103,12 +107,13 @@ public final class AccountService {
         let store = try openStore(locations)
         defer { store.close() }
         var secret = identity.accountKey.seed.exposedCopy()
-        defer { wipe(&secret) }
+        var mailbox = identity.mailboxSeed.exposedCopy()
+        defer { wipe(&secret); wipe(&mailbox) }
         let seal = keystore.sealingKey(for: device).seal(Array("rchat device binding".utf8),
                                                           purpose: sealPurpose(identity.accountKey.publicKey))
         let account = Account(name: identity.name, relayAddress: identity.relay.description,
                               publicKey: identity.accountKey.publicKey, secretKey: secret,
-                              inviteToken: identity.inviteToken, deviceKey: device.publicKey, deviceSeal: seal,
+                              inviteToken: identity.inviteToken, mailboxSeed: mailbox, deviceKey: device.publicKey, deviceSeal: seal,
                               createdAt: clock.now())
         try wrap {
             try store.transaction { tx in
@@ -161,10 +166,19 @@ public final class AccountService {
     public func identity() throws(EngineError) -> AccountIdentity {
         guard let account = try Self.wrap({ try store.account() }) else { throw .noAccount(locations.home) }
         var seed = account.secretKey
-        guard let key = try? SigningKey(seed: SecretBytes(consuming: &seed)),
+        var mailbox = account.mailboxSeed
+        guard let key = try? SigningKey(seed: SecretBytes(consuming: &seed)), mailbox.count == SigningKey.seedBytes,
               let relay = try? RelayAddress(parsing: account.relayAddress)
         else { throw .store("the account record in \(locations.databasePath) is damaged") }
-        return AccountIdentity(name: account.name, relay: relay, accountKey: key, inviteToken: account.inviteToken)
+        var previous: AccountIdentity.Rotation?
+        if var old = account.previousSecretKey, let statement = account.rotationStatement {
+            guard let oldKey = try? SigningKey(seed: SecretBytes(consuming: &old)) else {
+                throw .store("the account record in \(locations.databasePath) is damaged")
+            }
+            previous = AccountIdentity.Rotation(key: oldKey, statement: statement)
+        }
+        return AccountIdentity(name: account.name, relay: relay, accountKey: key, inviteToken: account.inviteToken,
+                               mailboxSeed: SecretBytes(consuming: &mailbox), previous: previous)
     }
 
     public func contactCode() throws(EngineError) -> ContactCode {
@@ -175,9 +189,10 @@ public final class AccountService {
     public func export(to file: String, passphrase: String) throws(EngineError) {
         let me = try identity()
         var seed = me.accountKey.seed.exposedCopy()
+        var mailbox = me.mailboxSeed.exposedCopy()
         let contacts = try Self.wrap { try store.contacts() }.filter { $0.state != .request }
         var backup = AccountBackup(
-            name: me.name, relay: me.relay.description, accountSeed: seed, inviteToken: me.inviteToken,
+            name: me.name, relay: me.relay.description, accountSeed: seed, inviteToken: me.inviteToken, mailboxSeed: mailbox,
             settings: try Self.wrap { try store.settings() },
             contacts: contacts.map {
                 AccountBackup.Contact(name: $0.name, accountKey: $0.accountKey, deviceKey: $0.deviceKey,
@@ -185,6 +200,7 @@ public final class AccountService {
                                       inviteToken: $0.inviteToken ?? [], blocked: $0.isBlocked, muted: $0.isMuted)
             })
         wipe(&seed)
+        wipe(&mailbox)
         var plain = backup.encoded()
         backup.wipeSecrets()
         defer { wipe(&plain) }

@@ -41,7 +41,7 @@ extension AccountService {
         }
         let now = clock.now()
         let safety = SafetyNumber.of(me.accountKey.publicKey, code.accountKey)
-        return try Self.wrap {
+        let result = try Self.wrap {
             try store.transaction { tx -> AddContactResult in
                 let all = try tx.contacts(includingDeleted: true)
                 if let known = all.first(where: { $0.accountKey == code.accountKey }) {
@@ -74,6 +74,9 @@ extension AccountService {
                 return AddContactResult(name: name, change: .added, safetyNumber: safety)
             }
         }
+        // A running engine picks up the new (or accepted, or re-verified) contact at once.
+        WakeSignal.poke(home: locations.home)
+        return result
     }
 
     public func contactSummaries() throws(EngineError) -> [ContactSummary] {

@@ -133,7 +133,7 @@ extension Engine {
         guard conversation.role == .initiator else { return }
         do {
             let initiator = try Handshake.Initiator(
-                me: local, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
+                me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
                 reconnectCounter: conversation.saved?.reconnectCounter)
             conversation.initiator = initiator
             try sendOnLink(conversation, LinkFrame.handshakeFirst(initiator.firstMessage()), as: .control)

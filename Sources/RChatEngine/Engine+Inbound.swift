@@ -11,6 +11,8 @@ extension Engine {
         var replies: [(LiveConversation, LinkFrame)] = []
         var sessionsStarted: [(LiveConversation, startedOver: Bool)] = []
         var resendQueued: [LiveConversation] = []
+        /// Conversations whose keys changed: set up again after the commit.
+        var rebuild: [ContactID] = []
         var events: [ChatEvent] = []
         var receiptsOwed = 0
     }
@@ -43,9 +45,11 @@ extension Engine {
         for (conversation, startedOver) in after.sessionsStarted {
             log("secure session with \(conversation.contact.name) started")
             try sendNoticeIfNeeded(conversation, startedOver: startedOver)
+            try announceRotationIfNeeded(conversation)
             try flushOutbox(conversation, ignoringBackoff: true)
         }
         for conversation in after.resendQueued { try flushOutbox(conversation) }
+        for contactID in after.rebuild { try rebuild(contactID) }
         for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation, startedOver: false) }
         if !after.sessionsStarted.isEmpty || after.receiptsOwed > 0 {
             scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.receiptsOwed >= settings.receiptBatch)
@@ -84,7 +88,7 @@ extension Engine {
     private func respond(_ conversation: LiveConversation, to first: [UInt8], _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         do {
             let responder = try Handshake.Responder(
-                me: local, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
+                me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
                 reconnectCounter: conversation.saved?.reconnectCounter)
             let (reply, session) = try responder.respond(to: first)
             after.replies.append((conversation, .handshakeReply(reply)))
@@ -168,6 +172,10 @@ extension Engine {
             }
         case .notice:
             try receiveNotice(body, in: conversation, tx, &after)
+        case .keyRotation:
+            try receiveKeyRotation(body, in: conversation, tx, &after)
+        case .keyRotationAccepted:
+            try receiveRotationAccepted(in: conversation, tx, &after)
         case .cover:
             break
         }

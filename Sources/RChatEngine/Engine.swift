@@ -13,8 +13,7 @@ import RChatStore
 /// transaction and acknowledged to the relay only after it commits.
 public final class Engine: @unchecked Sendable {
     let account: AccountService
-    let identity: AccountIdentity
-    let local: Handshake.LocalIdentity
+    var identity: AccountIdentity
     let clock: Clock
     let log: @Sendable (String) -> Void
     var settings: EngineSettings
@@ -35,7 +34,6 @@ public final class Engine: @unchecked Sendable {
         self.clock = account.clock
         self.log = log
         identity = try account.identity()
-        local = Handshake.LocalIdentity(account: identity.accountKey, device: account.device)
         settings = try AccountService.wrap { try EngineSettings(store: account.store) }
     }
 
@@ -124,8 +122,20 @@ public final class Engine: @unchecked Sendable {
     /// whatever the store now holds for them.
     func reloadConversations() throws(EngineError) {
         settings = try AccountService.wrap { try EngineSettings(store: store) }
+        let current = try account.identity()
+        let rotated = current.accountKey.publicKey != identity.accountKey.publicKey
+        if rotated {
+            // `keys rotate` ran while we were running. Conversations keep speaking the key
+            // their contact pinned (now the previous one) and announce the new one.
+            identity = current
+        }
         let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true) }
         for contact in contacts {
+            if let existing = conversations[contact.id],
+               existing.contact.accountKey != contact.accountKey || existing.me.account.publicKey != myKey(for: contact).publicKey {
+                // Keys changed (their code entered again, a rotation): set it up again.
+                try retire([existing])
+            }
             if let existing = conversations[contact.id] {
                 let wasReachable = existing.isReachable
                 existing.contact = contact
@@ -136,7 +146,8 @@ public final class Engine: @unchecked Sendable {
                 if existing.isReachable && !wasReachable { present(existing) }
                 continue
             }
-            guard contact.state != .request, let secret = try? ConversationSecret(myAccount: identity.accountKey, peerAccountKey: contact.accountKey)
+            let me = myKey(for: contact)
+            guard contact.state != .request, let secret = try? ConversationSecret(myAccount: me, peerAccountKey: contact.accountKey)
             else { continue }
             let relay: RelayAddress
             if secret.hostedOnMyRelay {
@@ -146,11 +157,26 @@ public final class Engine: @unchecked Sendable {
             } else {
                 continue
             }
-            let conversation = LiveConversation(contact: contact, secret: secret, relay: relay, saved: loadState(contact))
+            let conversation = LiveConversation(contact: contact, secret: secret, relay: relay, saved: loadState(contact),
+                                                me: Handshake.LocalIdentity(account: me, device: account.device))
             conversations[contact.id] = conversation
             present(conversation)
         }
-        for conversation in conversations.values { try flushOutbox(conversation) }
+        for conversation in conversations.values {
+            if rotated { try announceRotationIfNeeded(conversation) }
+            try flushOutbox(conversation)
+        }
+    }
+
+    /// Ends these conversations' sessions in this run and forgets them (their saved state is
+    /// kept, so they come back from the store).
+    func retire(_ retired: [LiveConversation]) throws(EngineError) {
+        let t = now
+        for conversation in retired {
+            conversation.dropLink(at: t)
+            conversations[conversation.contact.id] = nil
+        }
+        try AccountService.wrap { try store.transaction { tx in for c in retired { try persist(c, tx) } } }
     }
 
     func loadState(_ contact: Contact) -> SavedSessionState? {
@@ -174,7 +200,13 @@ public final class Engine: @unchecked Sendable {
                               at: now)
     }
 
-    func statePurpose(_ contact: Contact) -> [UInt8] { Array("rchat session state v1".utf8) + contact.accountKey }
+    /// Binds sealed state to its conversation's row (not to keys, which rotation changes).
+    func statePurpose(_ contact: Contact) -> [UInt8] {
+        var w = ByteWriter()
+        w.raw(Array("rchat session state v1".utf8))
+        w.u64(UInt64(bitPattern: contact.id.rawValue))
+        return w.bytes
+    }
 
     /// Offers this conversation's rendezvous codes at its relay.
     func present(_ conversation: LiveConversation) {

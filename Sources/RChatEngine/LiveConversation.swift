@@ -31,7 +31,13 @@ final class LiveConversation {
     /// When a message's relay acknowledgement is overdue (Not confirmed).
     var acknowledgementDeadlines: [MessageRowID: Date] = [:]
 
-    init(contact: Contact, secret: ConversationSecret, relay: RelayAddress, saved: SavedSessionState?) {
+    /// Who this side is in this conversation: the account key it speaks with (the previous
+    /// one until the contact accepts a rotation) and this device.
+    let me: Handshake.LocalIdentity
+
+    init(contact: Contact, secret: ConversationSecret, relay: RelayAddress, saved: SavedSessionState?,
+         me: Handshake.LocalIdentity) {
+        self.me = me
         self.contact = contact
         self.secret = secret
         self.relay = relay

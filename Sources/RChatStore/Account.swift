@@ -9,6 +9,10 @@ public struct Account: Equatable, Sendable {
     /// Portable: exported in the passphrase-sealed backup.
     public var secretKey: [UInt8]
     public var inviteToken: [UInt8]
+    public var mailboxSeed: [UInt8]
+    /// After `keys rotate`: the previous account key's secret and its signature over the new key.
+    public var previousSecretKey: [UInt8]?
+    public var rotationStatement: [UInt8]?
     /// The device this data belongs to.
     public var deviceKey: [UInt8]
     /// A box sealed with that device's sealing key: opens only on that device and machine.
@@ -16,12 +20,16 @@ public struct Account: Equatable, Sendable {
     public var createdAt: Int64
 
     public init(name: String, relayAddress: String, publicKey: [UInt8], secretKey: [UInt8], inviteToken: [UInt8],
+                mailboxSeed: [UInt8], previousSecretKey: [UInt8]? = nil, rotationStatement: [UInt8]? = nil,
                 deviceKey: [UInt8], deviceSeal: [UInt8], createdAt: Int64) {
         self.name = name
         self.relayAddress = relayAddress
         self.publicKey = publicKey
         self.secretKey = secretKey
         self.inviteToken = inviteToken
+        self.mailboxSeed = mailboxSeed
+        self.previousSecretKey = previousSecretKey
+        self.rotationStatement = rotationStatement
         self.deviceKey = deviceKey
         self.deviceSeal = deviceSeal
         self.createdAt = createdAt
@@ -32,23 +40,33 @@ extension StoreAccess {
     /// The account, or nil before `rchat init`.
     public func account() throws -> Account? {
         guard let row = try database.queryOne(
-            "SELECT name, relay_address, public_key, secret_key, invite_token, device_key, device_seal, created_at FROM account WHERE id = 1")
+            """
+            SELECT name, relay_address, public_key, secret_key, invite_token, mailbox_seed, previous_secret_key,
+                   rotation_statement, device_key, device_seal, created_at FROM account WHERE id = 1
+            """)
         else { return nil }
         return Account(name: try row.string("name"), relayAddress: try row.string("relay_address"),
                        publicKey: try row.blob("public_key"), secretKey: try row.blob("secret_key"),
-                       inviteToken: try row.blob("invite_token"), deviceKey: try row.blob("device_key"),
+                       inviteToken: try row.blob("invite_token"), mailboxSeed: try row.blob("mailbox_seed"),
+                       previousSecretKey: try row.optionalBlob("previous_secret_key"),
+                       rotationStatement: try row.optionalBlob("rotation_statement"), deviceKey: try row.blob("device_key"),
                        deviceSeal: try row.blob("device_seal"), createdAt: try row.int64("created_at"))
     }
 
     /// Creates the account or replaces it (import, key rotation, rename).
     public func putAccount(_ account: Account) throws {
         try database.execute("""
-            INSERT INTO account (id, name, relay_address, public_key, secret_key, invite_token, device_key, device_seal, created_at)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO account (id, name, relay_address, public_key, secret_key, invite_token, mailbox_seed,
+                                 previous_secret_key, rotation_statement, device_key, device_seal, created_at)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, relay_address = excluded.relay_address,
                 public_key = excluded.public_key, secret_key = excluded.secret_key, invite_token = excluded.invite_token,
+                mailbox_seed = excluded.mailbox_seed, previous_secret_key = excluded.previous_secret_key,
+                rotation_statement = excluded.rotation_statement,
                 device_key = excluded.device_key, device_seal = excluded.device_seal, created_at = excluded.created_at
             """, [.text(account.name), .text(account.relayAddress), .blob(account.publicKey), .blob(account.secretKey),
-                  .blob(account.inviteToken), .blob(account.deviceKey), .blob(account.deviceSeal), .integer(account.createdAt)])
+                  .blob(account.inviteToken), .blob(account.mailboxSeed), SQLValue(account.previousSecretKey),
+                  SQLValue(account.rotationStatement), .blob(account.deviceKey), .blob(account.deviceSeal),
+                  .integer(account.createdAt)])
     }
 }

@@ -41,6 +41,9 @@ public struct Contact: Equatable, Sendable {
     public var isBlocked: Bool
     public var isMuted: Bool
     public var isDeleted: Bool
+    /// Whether they have accepted our current account key (false after `keys rotate` until
+    /// they do: until then we speak to them with the previous key).
+    public var rotationAcknowledged: Bool = true
     /// When the pinned keys last changed (first pinned: the time added).
     public var keysChangedAt: Int64
     public var addedAt: Int64

@@ -4,7 +4,7 @@ extension StoreAccess {
     static var contactColumns: String {
         """
         id, name, account_key, device_key, device_certificate, relay_address, invite_token,
-        state, blocked, muted, deleted, keys_changed_at, added_at
+        state, blocked, muted, deleted, rotation_acknowledged, keys_changed_at, added_at
         """
     }
 
@@ -79,6 +79,16 @@ extension StoreAccess {
     }
 
     /// Deleting keeps the row (messages refer to it) and the name; undeleting restores it.
+    /// Whether the contact has accepted our current account key (see `keys rotate`).
+    public func setRotationAcknowledged(contact id: ContactID, _ acknowledged: Bool) throws {
+        try updateContact(id, "rotation_acknowledged = ?", [SQLValue(acknowledged)])
+    }
+
+    /// After `keys rotate`: every contact has yet to accept the new key.
+    public func resetRotationAcknowledgements() throws {
+        try database.execute("UPDATE contacts SET rotation_acknowledged = 0")
+    }
+
     public func setDeleted(contact id: ContactID, _ deleted: Bool) throws {
         try updateContact(id, "deleted = ?", [SQLValue(deleted)])
     }
@@ -106,6 +116,7 @@ extension StoreAccess {
                 inviteToken: try row.optionalBlob("invite_token"),
                 state: try row.enumValue("state", table: "contacts", as: ContactState.self),
                 isBlocked: try row.bool("blocked"), isMuted: try row.bool("muted"), isDeleted: try row.bool("deleted"),
+                rotationAcknowledged: try row.bool("rotation_acknowledged"),
                 keysChangedAt: try row.int64("keys_changed_at"), addedAt: try row.int64("added_at"))
     }
 }

@@ -13,6 +13,13 @@ enum SchemaV1 {
         public_key BLOB NOT NULL,
         secret_key BLOB NOT NULL,
         invite_token BLOB NOT NULL,
+        -- The mailbox key's seed: fixed at creation, so key rotation and restores keep the
+        -- mailbox where relays hold messages.
+        mailbox_seed BLOB NOT NULL,
+        -- After `keys rotate`: the previous account key (still spoken to contacts who have
+        -- not yet accepted the new one) and its signature over the new one.
+        previous_secret_key BLOB,
+        rotation_statement BLOB,
         -- The device this data belongs to, and a box sealed with that device's sealing key:
         -- data copied to another device directory or machine is recognised, not misread.
         device_key BLOB NOT NULL,
@@ -41,6 +48,8 @@ enum SchemaV1 {
         blocked INTEGER NOT NULL DEFAULT 0 CHECK (blocked IN (0, 1)),
         muted INTEGER NOT NULL DEFAULT 0 CHECK (muted IN (0, 1)),
         deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+        -- Whether this contact has accepted our current account key (after `keys rotate`).
+        rotation_acknowledged INTEGER NOT NULL DEFAULT 1 CHECK (rotation_acknowledged IN (0, 1)),
         keys_changed_at INTEGER NOT NULL,
         added_at INTEGER NOT NULL
     ) STRICT;

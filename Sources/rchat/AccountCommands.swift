@@ -3,7 +3,7 @@ import RChatCore
 import RChatEngine
 
 enum AccountCommands {
-    static let all: [Command] = [initCommand, codeCommand, exportCommand]
+    static let all: [Command] = [initCommand, codeCommand, exportCommand, rotateCommand]
 
     static let initCommand = Command(
         name: "init", usage: "rchat init --name NAME --relay ADDRESS | --import FILE",
@@ -61,5 +61,21 @@ enum AccountCommands {
         }
         try service.export(to: file, passphrase: Passphrase.obtain(confirm: true))
         say("exported account \(try service.identity().name) to \(file)")
+    }
+}
+
+extension AccountCommands {
+    static let rotateCommand = Command(
+        name: "keys rotate", usage: "rchat keys rotate",
+        summary: "Replace the account key with a new one, signed by the old one.",
+        details: """
+        Contacts learn the new key at their next session with you, check the old key's
+        signature and pin it. Nothing is resent automatically: they see how many messages
+        may not have arrived and can resend them. Your contact code carries the new key.
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 0)
+        try AccountService(locations: locations).rotateKeys()
+        say("rotated the account key; contacts are told at their next session with you")
     }
 }

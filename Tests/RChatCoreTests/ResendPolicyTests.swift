@@ -53,3 +53,11 @@ final class ResendPolicyTests: XCTestCase {
                        "Sam's phone started a new secure session with you. 2 messages may not have reached them.")
     }
 }
+
+final class KeysChangedRowTests: XCTestCase {
+    func testWording() {
+        XCTAssertEqual(RecoveryRows.keysChanged(name: "Sam", count: 0), "Sam's keys changed.")
+        XCTAssertEqual(RecoveryRows.keysChanged(name: "Sam", count: 2),
+                       "Sam's keys changed. 2 messages may not have arrived; resend them if you trust the change.")
+    }
+}

@@ -25,6 +25,7 @@ public enum RecoveryRows {
 
     /// Shown to the sender after the contact rotated their keys.
     public static func keysChanged(name: String, count: Int) -> String {
-        "\(name)'s keys changed. \(messages(count)) may not have arrived; resend them if you trust the change."
+        count == 0 ? "\(name)'s keys changed."
+            : "\(name)'s keys changed. \(messages(count)) may not have arrived; resend them if you trust the change."
     }
 }

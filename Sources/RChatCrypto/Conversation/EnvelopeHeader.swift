@@ -9,6 +9,10 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     case notice = 4
     /// Padding traffic with nothing to show.
     case cover = 5
+    /// The sender's new account key, signed by the key the receiver pinned (`keys rotate`).
+    case keyRotation = 6
+    /// The receiver of a key rotation pinned the new key.
+    case keyRotationAccepted = 7
 }
 
 /// The part of an envelope sealed under the conversation's header key: readable by anyone

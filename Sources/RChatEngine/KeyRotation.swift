@@ -1,0 +1,57 @@
+import RChatCore
+import RChatCrypto
+import RChatStore
+
+/// `rchat keys rotate`: a new account key, vouched for by the old one. Contacts learn it
+/// inside a session made with the key they pinned, check the old key's signature, and pin
+/// the new one; nothing is resent automatically (seed 000: "After a key rotation, nothing
+/// is resent automatically. You see how many messages may not have arrived").
+enum KeyRotation {
+    static let label = Array("rchat key rotation v1".utf8)
+
+    static func statement(old: SigningKey, new: [UInt8]) -> [UInt8] {
+        old.sign(label + old.publicKey + new)
+    }
+
+    /// What travels in the envelope: new key ‖ statement ‖ the device certificate by the new key.
+    static func announcement(newKey: [UInt8], statement: [UInt8], certificate: [UInt8]) -> [UInt8] {
+        newKey + statement + certificate
+    }
+
+    /// The new key and certificate, if `body` is a genuine rotation of `pinned` for `device`.
+    static func verify(_ body: [UInt8], pinned: [UInt8], device: [UInt8]) -> (key: [UInt8], certificate: [UInt8])? {
+        guard body.count == 32 + 64 + 64 else { return nil }
+        let key = Array(body[0..<32]), statement = Array(body[32..<96]), certificate = Array(body[96...])
+        guard key != pinned,
+              Signature.verify(statement, message: label + pinned + key, publicKey: pinned),
+              DeviceCertificate.verify(certificate, deviceKey: device, accountKey: key)
+        else { return nil }
+        return (key, certificate)
+    }
+}
+
+extension AccountService {
+    /// Rotates the account key. Contacts keep being spoken to with the previous key until
+    /// each accepts the new one; the contact code carries the new key from now on.
+    public func rotateKeys() throws(EngineError) {
+        guard var account = try Self.wrap({ try store.account() }) else { throw .noAccount(locations.home) }
+        let me = try identity()
+        let new = SigningKey.generate()
+        let statement = KeyRotation.statement(old: me.accountKey, new: new.publicKey)
+        var newSeed = new.seed.exposedCopy()
+        defer { wipe(&newSeed) }
+        account.previousSecretKey = account.secretKey
+        account.secretKey = newSeed
+        account.publicKey = new.publicKey
+        account.rotationStatement = statement
+        account.deviceSeal = sealingKey.seal(Array("rchat device binding".utf8), purpose: Self.sealPurpose(new.publicKey))
+        let updated = account
+        try Self.wrap {
+            try store.transaction { tx in
+                try tx.putAccount(updated)
+                try tx.resetRotationAcknowledgements()
+            }
+        }
+        WakeSignal.poke(home: locations.home)
+    }
+}
