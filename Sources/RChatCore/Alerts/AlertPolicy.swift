@@ -1,0 +1,125 @@
+/// What an alert says, and whether there is one at all (seed 001 "What alerts show" and
+/// "What is never alerted"; DESIGN §7). Pure: the engine gathers what arrived, this decides.
+public enum AlertPolicy {
+    /// Settings → Notifications → Show in alerts.
+    public enum Content: String, Sendable, CaseIterable {
+        case name, nothing, message
+    }
+
+    public enum Kind: Sendable, Equatable {
+        case text(String)
+        case photo, voiceMessage, file
+        /// From someone who is not a contact: never a name, never the text.
+        case request
+        /// Receipts, cover or steady packets, session notices, session setup.
+        case silent
+    }
+
+    public struct Arrival: Sendable, Equatable {
+        public var contactName: String
+        public var kind: Kind
+        public var contactMuted: Bool
+        /// Blocked, deleted or unknown senders produce no alert.
+        public var contactBlockedOrDeleted: Bool
+        /// Already alerted (by an earlier check, the view, the linger after quitting).
+        public var alreadyAlerted: Bool
+        /// The view shows this conversation right now.
+        public var onScreen: Bool
+
+        public init(contactName: String, kind: Kind, contactMuted: Bool = false, contactBlockedOrDeleted: Bool = false,
+                    alreadyAlerted: Bool = false, onScreen: Bool = false) {
+            self.contactName = contactName
+            self.kind = kind
+            self.contactMuted = contactMuted
+            self.contactBlockedOrDeleted = contactBlockedOrDeleted
+            self.alreadyAlerted = alreadyAlerted
+            self.onScreen = onScreen
+        }
+    }
+
+    public struct Alert: Sendable, Equatable {
+        public var title: String
+        public var text: String
+        /// Which conversation it opens; nil for a summary or a request. Never content.
+        public var contact: String?
+
+        public init(title: String, text: String, contact: String?) {
+            self.title = title
+            self.text = text
+            self.contact = contact
+        }
+    }
+
+    /// "After 5 alerts in one check, rChat shows one summary such as '8 new messages'."
+    public static let summaryThreshold = 5
+    public static let previewCharacters = 100
+
+    /// Whether this arrival alerts at all.
+    public static func alerts(_ a: Arrival) -> Bool {
+        if case .silent = a.kind { return false }
+        if a.alreadyAlerted || a.onScreen { return false }
+        if case .request = a.kind { return true }
+        return !a.contactMuted && !a.contactBlockedOrDeleted
+    }
+
+    /// The alert for one arrival, if any.
+    public static func alert(for a: Arrival, content: Content) -> Alert? {
+        guard alerts(a) else { return nil }
+        switch a.kind {
+        case .request:
+            return Alert(title: "rChat", text: "New message request", contact: nil)
+        case .silent:
+            return nil
+        case .photo, .voiceMessage, .file, .text:
+            let title = content == .nothing ? "rChat" : a.contactName
+            let text: String
+            switch (content, a.kind) {
+            case (.message, .text(let body)): text = preview(body)
+            case (.message, .photo): text = "Photo"
+            case (.message, .voiceMessage): text = "Voice message"
+            case (.message, .file): text = "File"
+            default: text = "New message"
+            }
+            return Alert(title: title, text: text, contact: content == .nothing ? nil : a.contactName)
+        }
+    }
+
+    /// The alerts for everything one check (or one burst in the view) collected: grouped by
+    /// contact in arrival order, or a single summary when there are more than five.
+    public static func alerts(for arrivals: [Arrival], content: Content) -> [Alert] {
+        let each = arrivals.compactMap { alert(for: $0, content: content) }
+        if each.count > summaryThreshold {
+            return [Alert(title: "rChat", text: "\(each.count) new messages", contact: nil)]
+        }
+        // Grouped by contact, keeping the order in which each contact first appeared.
+        var order: [String] = []
+        var groups: [String: [Alert]] = [:]
+        for alert in each {
+            let key = alert.contact ?? "\u{0}\(alert.title)"
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(alert)
+        }
+        return order.flatMap { groups[$0]! }
+    }
+
+    /// The first 100 characters, cleaned of control characters and line breaks.
+    public static func preview(_ text: String) -> String {
+        var out = ""
+        var count = 0
+        var lastWasSpace = false
+        for ch in text {
+            if count == previewCharacters { break }
+            let isControl = ch.unicodeScalars.contains { $0.properties.generalCategory == .control
+                || $0.properties.generalCategory == .format && $0 != "\u{200D}" || $0 == "\u{2028}" || $0 == "\u{2029}" }
+            if ch.isNewline || isControl || ch.isWhitespace {
+                if !lastWasSpace && !out.isEmpty { out.append(" "); count += 1; lastWasSpace = true }
+                continue
+            }
+            out.append(ch)
+            count += 1
+            lastWasSpace = false
+        }
+        while out.last == " " { out.removeLast() }
+        return out
+    }
+}
