@@ -57,7 +57,7 @@ extension Engine {
         connection.client = client
         log("connected to relay \(address.host):\(address.port)")
         emit(.connectionChanged(.online))
-        if address == identity.relay, let token = InviteToken(bytes: identity.inviteToken) {
+        if !checkOnly, address == identity.relay, let token = InviteToken(bytes: identity.inviteToken) {
             do { try client.registerInvites([token]) } catch { log("cannot register the invite: \(error)") }
         }
         for conversation in conversations.values where conversation.relay == address { present(conversation) }
@@ -103,7 +103,9 @@ extension Engine {
             connectionClosed(connection, error)
         case .delivery, .sent, .refused:
             break // batched by the caller
-        case .drained, .pong:
+        case .drained:
+            drainedRelays.insert(connection.address)
+        case .pong:
             break
         }
     }

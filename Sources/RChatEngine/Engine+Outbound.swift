@@ -10,6 +10,7 @@ extension Engine {
     /// otherwise it waits, Sending, until both sides are online.
     /// A new session is a new attempt: `ignoringBackoff` sends what a refusal postponed.
     func flushOutbox(_ conversation: LiveConversation, ignoringBackoff: Bool = false) throws(EngineError) {
+        guard !checkOnly else { return }
         let contact = conversation.contact
         let t = now
         let items = try AccountService.wrap { try store.outbox(contact: contact.id) }
@@ -127,6 +128,7 @@ extension Engine {
 
     func flushReceipts() throws(EngineError) {
         receiptsDue = nil
+        guard !checkOnly else { return }
         let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
         for contactID in owed {
             guard let conversation = conversations[contactID], conversation.hasSession, var saved = conversation.saved,

@@ -26,6 +26,9 @@ public final class Engine: @unchecked Sendable {
     var receiptsDue: Date?
     var forgedFrames = 0
     var lastOutboxSweep = Date()
+    /// `rchat check`: collect and store only — no pairing, no sending, no receipts.
+    var checkOnly = false
+    var drainedRelays: Set<RelayAddress> = []
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
 
@@ -210,7 +213,7 @@ public final class Engine: @unchecked Sendable {
 
     /// Offers this conversation's rendezvous codes at its relay.
     func present(_ conversation: LiveConversation) {
-        guard conversation.isReachable, let connection = connections[conversation.relay], let client = connection.client else { return }
+        guard !checkOnly, conversation.isReachable, let connection = connections[conversation.relay], let client = connection.client else { return }
         let codes = RendezvousCode.presented(for: conversation.secret, at: now, reconnectCounter: conversation.saved?.reconnectCounter)
         for code in codes { codeIndex[code.bytes] = conversation.contact.id }
         do { try client.present(codes.map(\.bytes)) } catch { log("cannot present codes: \(error)") }

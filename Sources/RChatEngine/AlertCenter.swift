@@ -1,0 +1,90 @@
+import Foundation
+import RChatCore
+import RChatStore
+
+/// Turns what arrived into alerts through `AlertPolicy`, and records every alerted message
+/// in the store first, so nothing is alerted twice — across checks, the view and the
+/// linger after it quits.
+public struct AlertCenter {
+    let store: Store
+    let clock: Clock
+
+    public init(account: AccountService) {
+        store = account.store
+        clock = account.clock
+    }
+
+    public var content: AlertPolicy.Content {
+        (try? store.setting(SettingKey.showInAlerts)).flatMap { $0.flatMap(AlertPolicy.Content.init(rawValue:)) } ?? .name
+    }
+
+    /// The alerts to show for these arrivals (contact name, message id), recorded as shown.
+    /// `onScreen`: the conversation the view shows, which never alerts.
+    public func alerts(for arrivals: [(contact: String, id: MessageID)], onScreen: String? = nil) throws -> [AlertPolicy.Alert] {
+        try store.transaction { tx in
+            var facts: [(AlertPolicy.Arrival, ContactID, MessageRowID)] = []
+            for (name, id) in arrivals {
+                guard let contact = try tx.contact(named: name), let message = try tx.message(contact: contact.id, id: id) else { continue }
+                let arrival = AlertPolicy.Arrival(
+                    contactName: contact.name, kind: contact.state == .request ? .request : .text(message.text),
+                    contactMuted: contact.isMuted, contactBlockedOrDeleted: contact.isBlocked || contact.isDeleted,
+                    alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
+                    onScreen: onScreen.map { Contact.nameKey($0) == Contact.nameKey(contact.name) } ?? false)
+                facts.append((arrival, contact.id, message.rowID))
+            }
+            let content = self.content
+            for (arrival, contact, row) in facts {
+                guard let alert = AlertPolicy.alert(for: arrival, content: content) else { continue }
+                _ = try tx.recordAlert(contact: contact, message: row, kind: "message", title: alert.title, text: alert.text,
+                                       at: clock.now())
+            }
+            return AlertPolicy.alerts(for: facts.map(\.0), content: content)
+        }
+    }
+}
+
+/// Where alerts appear: the desktop's notification service when one is reachable (never
+/// blocking: a hard time limit per alert), else the terminal; `--print` writes each as
+/// TITLE<TAB>TEXT to standard output.
+public enum AlertSink {
+    case desktop(notifySend: String)
+    case terminal
+    case print
+
+    /// The desktop when `notify-send` exists and a session bus is there, else the terminal.
+    public static func detect(environment: [String: String] = ProcessInfo.processInfo.environment) -> AlertSink {
+        guard environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
+        else { return .terminal }
+        for dir in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(dir)/notify-send"
+            if FileManager.default.isExecutableFile(atPath: path) { return .desktop(notifySend: path) }
+        }
+        return .terminal
+    }
+
+    public func post(_ alert: AlertPolicy.Alert) {
+        switch self {
+        case .print:
+            FileHandle.standardOutput.write(Data("\(alert.title)\t\(alert.text)\n".utf8))
+        case .terminal:
+            FileHandle.standardError.write(Data("\(alert.title): \(alert.text)\n".utf8))
+        case .desktop(let notifySend):
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: notifySend)
+            process.arguments = ["--app-name=rChat", "--", alert.title, alert.text]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else {
+                AlertSink.terminal.post(alert)
+                return
+            }
+            // At most two seconds per alert: a stuck notification service never holds us up.
+            let deadline = Date(timeIntervalSinceNow: 2)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                AlertSink.terminal.post(alert)
+            }
+        }
+    }
+}
