@@ -150,6 +150,9 @@ extension AccountService {
                 throw .usage("show-in-alerts is one of: name, nothing, message")
             }
             try Self.wrap { try store.setSetting(SettingKey.showInAlerts, value) }
+        } else if key == "desktop-alerts" {
+            guard value == "on" || value == "off" else { throw .usage("desktop-alerts is on or off") }
+            try Self.wrap { try store.setSetting(SettingKey.alertsPermission, value == "on" ? "allowed" : "denied") }
         } else if let known = EngineSettings.known.first(where: { $0.key == key }) {
             guard let n = Int(value), known.range.contains(n) else {
                 throw .usage("\(key) takes a whole number from \(known.range.lowerBound) to \(known.range.upperBound)")
@@ -164,7 +167,9 @@ extension AccountService {
     public func settingsList() throws(EngineError) -> [(String, String)] {
         let stored = try Self.wrap { try store.settings() }
         let current = try Self.wrap { try EngineSettings(store: store) }
+        let permission = stored[SettingKey.alertsPermission].map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
         return [("show-in-alerts", stored[SettingKey.showInAlerts] ?? "name"),
+                ("desktop-alerts", permission),
                 (EngineSettings.receiptWindowKey, String(current.receiptWindowMilliseconds)),
                 (EngineSettings.receiptBatchKey, String(current.receiptBatch)),
                 (EngineSettings.acknowledgementTimeoutKey, String(current.acknowledgementTimeoutSeconds))]

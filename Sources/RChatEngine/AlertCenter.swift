@@ -14,6 +14,21 @@ public struct AlertCenter {
         clock = account.clock
     }
 
+    /// Desktop alerts were allowed when the view asked (the first time a conversation was
+    /// opened). Until then, and if refused, alerts go to the terminal only.
+    public var desktopAllowed: Bool {
+        ((try? store.setting(SettingKey.alertsPermission)) ?? nil) == "allowed"
+    }
+
+    public func setDesktopAllowed(_ allowed: Bool) throws {
+        try store.setSetting(SettingKey.alertsPermission, allowed ? "allowed" : "denied")
+    }
+
+    /// Whether the view still has to ask.
+    public var permissionAsked: Bool {
+        ((try? store.setting(SettingKey.alertsPermission)) ?? nil) != nil
+    }
+
     public var content: AlertPolicy.Content {
         (try? store.setting(SettingKey.showInAlerts)).flatMap { $0.flatMap(AlertPolicy.Content.init(rawValue:)) } ?? .name
     }

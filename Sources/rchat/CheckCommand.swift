@@ -13,7 +13,8 @@ enum CheckCommand {
         requests held there, stores them with the saved state, alerts, and disconnects. It
         opens no conversations and sends nothing: Delivered receipts go at the next sync or
         view. If rChat is already running on this home, the running one does the work.
-        Alerts go to the desktop (notify-send) when one is reachable, else to the terminal;
+        Alerts go to the desktop (notify-send) when one is reachable and desktop alerts
+        were allowed (`rchat settings desktop-alerts on`), else to the terminal;
         --print writes each as TITLE<TAB>TEXT to standard output instead.
         --install-timer writes a systemd user timer that runs the check about every 15
         minutes (and prints the equivalent crontab line); --remove-timer removes it.
@@ -35,9 +36,10 @@ enum CheckCommand {
             FileHandle.standardError.write(Data("rchat: \(line)\n".utf8))
         }
         let arrived = try engine.runCheck()
-        let sink: AlertSink = args.has("--print") ? .print : .detect()
+        let center = AlertCenter(account: account)
+        let sink: AlertSink = args.has("--print") ? .print : center.desktopAllowed ? .detect() : .terminal
         let alerts: [AlertPolicy.Alert]
-        do { alerts = try AlertCenter(account: account).alerts(for: arrived) } catch { throw EngineError.store("\(error)") }
+        do { alerts = try center.alerts(for: arrived) } catch { throw EngineError.store("\(error)") }
         for alert in alerts { sink.post(alert) }
         withExtendedLifetime(lock) {}
     }

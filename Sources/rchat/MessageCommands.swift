@@ -128,6 +128,8 @@ enum ContactStateCommands {
         summary: "Show the settings, or change one.",
         details: """
         show-in-alerts      name (default), nothing or message: what an alert shows
+        desktop-alerts      on or off: desktop notifications (asked the first time a
+                            conversation is opened in the full-screen view)
         receipt-window-ms   how long receipts wait to be sent together (default 200)
         receipt-batch       how many owed receipts send a batch at once (default 64)
         ack-timeout-s       seconds without a relay acknowledgement before Not confirmed (default 15)
