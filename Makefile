@@ -2,7 +2,7 @@
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux
 SWIFT    ?= swift
 
-.PHONY: deps build test bench-relay clean
+.PHONY: deps build test bench-relay bench-engine clean
 
 # Installs the system packages that are missing: as root, through sudo, or else says how.
 deps:
@@ -26,6 +26,12 @@ test: build
 bench-relay: deps
 	$(SWIFT) build -c release
 	.build/release/rchat-bench relay
+
+# The engine: receive throughput and send→Sent/Delivered latency through a real relay
+# (a benchmark, not a test; see README "Engine benchmark").
+bench-engine: deps
+	$(SWIFT) build -c release
+	.build/release/rchat-bench engine
 
 clean:
 	rm -rf .build

@@ -39,21 +39,21 @@ let package = Package(
         // It sees the engine only through Core's ChatModel.
         .target(name: "RChatTUI", dependencies: ["RChatCore", "CNcursesw"]),
 
-        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI"]),
+        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI", "RChatRelay"]),
         .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
         // Benchmarks: separate from tests, each printing a ratio against a reference.
-        .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient"]),
+        .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatEngine", "RChatStore", "RChatTUI"]),
 
         .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore"]),
         .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto"]),
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
         .testTarget(name: "RChatStoreTests", dependencies: ["RChatStore"]),
         .testTarget(name: "RChatNetTests", dependencies: ["RChatNet"]),
-        .testTarget(name: "RChatEngineTests", dependencies: ["RChatEngine"]),
+        .testTarget(name: "RChatEngineTests", dependencies: ["RChatEngine", "RChatCrypto", "RChatRelayClient", "RChatStore"]),
         .testTarget(name: "RChatTUITests", dependencies: ["RChatTUI"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatRelay", "RChatRelayClient"]),
         // Runs the built executables: the scripting interface as a user sees it.
-        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore"]),
+        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -138,7 +138,8 @@ extension Engine {
                 me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
                 reconnectCounter: conversation.saved?.reconnectCounter)
             conversation.initiator = initiator
-            try sendOnLink(conversation, LinkFrame.handshakeFirst(initiator.firstMessage()), as: .control)
+            let first = LinkFrame.handshakeFirst(initiator.firstMessage())
+            try sendOnLink(conversation, first, as: .control(conversation.contact.id, first))
         } catch {
             log("cannot start a session with \(conversation.contact.name): \(error)")
         }

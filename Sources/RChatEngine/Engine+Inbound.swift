@@ -11,6 +11,8 @@ extension Engine {
         var replies: [(LiveConversation, LinkFrame)] = []
         var sessionsStarted: [(LiveConversation, startedOver: Bool)] = []
         var resendQueued: [LiveConversation] = []
+        /// Messages decrypted in this batch, stored together before the commit.
+        var incoming: [(LiveConversation, IncomingMessage)] = []
         /// Conversations whose keys changed: set up again after the commit.
         var rebuild: [ContactID] = []
         var events: [ChatEvent] = []
@@ -27,10 +29,11 @@ extension Engine {
                     try receive(delivery, on: connection, tx, &after)
                     after.acknowledgements[connection.address, default: []].append(delivery.id)
                 }
+                try storeIncoming(&after, tx)
             }
         }
         for (conversation, reply) in after.replies {
-            do { try sendOnLink(conversation, reply, as: .control) } catch { log("cannot answer \(conversation.contact.name): \(error)") }
+            do { try sendOnLink(conversation, reply, as: .control(conversation.contact.id, reply)) } catch { log("cannot answer \(conversation.contact.name): \(error)") }
         }
         for (address, ids) in after.acknowledgements {
             guard let client = connections[address]?.client else { continue }
@@ -160,7 +163,8 @@ extension Engine {
         case .message:
             guard !contact.isBlocked, !contact.isDeleted else { return }
             guard let text = String(validating: body, as: UTF8.self) else { return rejectForged("a message that is not text") }
-            try storeIncoming(conversation, id: header.messageID, text: text, sentAt: heldAt, seq: Int64(bitPattern: header.sequence), tx, &after)
+            after.incoming.append((conversation, IncomingMessage(id: header.messageID, text: text, sentAt: heldAt,
+                                                                 seq: Int64(bitPattern: header.sequence))))
         case .receiptDelivered, .receiptRead:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
             for id in Self.receiptIDs(body) {
@@ -181,14 +185,28 @@ extension Engine {
         }
     }
 
-    func storeIncoming(_ conversation: LiveConversation, id: MessageID, text: String, sentAt: Int64, seq: Int64?,
-                       _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        let contact = conversation.contact
-        guard try tx.insertIncoming(contact: contact.id, id: id, text: text, at: now, sentAt: sentAt, seq: seq) != nil else { return }
-        // Delivered is owed from the moment this transaction commits — and not before.
-        try tx.owePendingReceipts(contact: contact.id, kind: .delivered, ids: [id], at: now)
-        after.receiptsOwed += 1
-        after.events.append(.newMessage(contact: contact.name, id: id, preview: text))
+    /// Stores the batch's messages, grouped by conversation, in the open transaction; a
+    /// Delivered receipt is owed from the moment it commits — and not before.
+    func storeIncoming(_ after: inout AfterCommit, _ tx: StoreTransaction) throws {
+        guard !after.incoming.isEmpty else { return }
+        var order: [ContactID] = []
+        var groups: [ContactID: (LiveConversation, [IncomingMessage])] = [:]
+        for (conversation, message) in after.incoming {
+            let id = conversation.contact.id
+            if groups[id] == nil { order.append(id); groups[id] = (conversation, []) }
+            groups[id]!.1.append(message)
+        }
+        after.incoming.removeAll()
+        let t = now
+        for id in order {
+            let (conversation, messages) = groups[id]!
+            let stored = try tx.insertIncoming(contact: id, messages, at: t, oweDelivered: true)
+            after.receiptsOwed += stored.count
+            let texts = Dictionary(messages.map { ($0.id, $0.text) }, uniquingKeysWith: { first, _ in first })
+            for (messageID, _) in stored {
+                after.events.append(.newMessage(contact: conversation.contact.name, id: messageID, preview: texts[messageID] ?? ""))
+            }
+        }
     }
 
     static func receiptIDs(_ body: [UInt8]) -> [MessageID] {

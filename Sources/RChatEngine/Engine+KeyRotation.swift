@@ -22,7 +22,7 @@ extension Engine {
         let envelope = Envelope.seal(kind: .keyRotation, messageID: .random(), sequence: sequence, body: body,
                                      keys: keys, conversation: conversation.secret)
         conversation.saved = saved
-        do { try sendOnLink(conversation, .envelope(envelope), as: .control) } catch { log("cannot announce the new key: \(error)") }
+        do { try sendOnLink(conversation, .envelope(envelope), as: .control(conversation.contact.id, .envelope(envelope))) } catch { log("cannot announce the new key: \(error)") }
     }
 
     /// The contact rotated their account key: pin the new one (the old one vouched for it),

@@ -69,6 +69,7 @@ extension Engine {
     func handleAnswers(_ answers: [(RelayConnection, RelayEvent)]) throws(EngineError) {
         let t = now
         var events: [ChatEvent] = []
+        var receiptsSettled = false
         try AccountService.wrap {
             try store.transaction { tx in
                 for (connection, event) in answers {
@@ -79,6 +80,8 @@ extension Engine {
                         case let .message(contactID, row):
                             _ = try tx.removeFromOutbox(message: row)
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
+                            // Off the outbox now: a later Resend in this session must go out.
+                            conversations[contactID]?.sent.remove(row)
                             if let change = try tx.raiseStatus(message: row, event: .relayAcknowledged, at: t), change.changed,
                                let name = conversations[contactID]?.contact.name {
                                 events.append(.statusChanged(contact: name, id: change.id, status: change.current))
@@ -86,6 +89,7 @@ extension Engine {
                         case let .receipts(contactID, kind, ids):
                             try tx.settlePendingReceipts(contact: contactID, kind: kind, ids: ids)
                             if let c = conversations[contactID] { c.receiptsInFlight.subtract(ids) }
+                            receiptsSettled = true
                         case let .notice(contactID, ids):
                             try noticeSent(contactID, ids, tx, &events)
                         case .control:
@@ -95,19 +99,29 @@ extension Engine {
                         guard let what = connection.inFlight.removeValue(forKey: seq) else { continue }
                         switch what {
                         case let .message(contactID, row):
-                            // Stays Sending; tried again after a backoff.
-                            let attempts = (try tx.outbox(contact: contactID).first { $0.message == row }?.attempts ?? 0) + 1
-                            let wait = Int64(min(300, 1 << min(attempts, 8)))
+                            // Stays Sending; tried again after a backoff. Unless it already left
+                            // the outbox: another copy (a request, an earlier session's) was
+                            // acknowledged, or a receipt came — then there is nothing to retry.
+                            guard let queued = try tx.outbox(contact: contactID).first(where: { $0.message == row }) else { continue }
+                            let wait = Int64(min(300, 1 << min(queued.attempts + 1, 8)))
                             try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: t + wait)
                             conversations[contactID]?.sent.remove(row)
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
                             log("the relay refused a message: \(reason); trying again in \(wait) s")
                         case let .receipts(contactID, _, ids):
+                            // Still owed in the store: tried again in a moment.
                             conversations[contactID]?.receiptsInFlight.subtract(ids)
+                            let retry = Date(timeIntervalSinceNow: 1)
+                            receiptsDue = min(receiptsDue ?? retry, retry)
                         case let .notice(contactID, ids):
                             conversations[contactID]?.noticeInFlight.subtract(ids)
-                        case .control:
-                            break
+                        case let .control(contactID, frame):
+                            // A refused handshake would leave both sides on a link with no
+                            // session: the same frame goes again on the same link.
+                            if let c = conversations[contactID], let link = c.link {
+                                c.controlRetries.append((frame, link, c.linkGeneration, Date(timeIntervalSinceNow: 1)))
+                                log("the relay refused a frame to \(c.contact.name): \(reason); trying again in 1 s")
+                            }
                         }
                     default:
                         break
@@ -116,6 +130,8 @@ extension Engine {
             }
         }
         for event in events { emit(event) }
+        // More may be owed than one flush takes (a long backlog): go on at once.
+        if receiptsSettled { scheduleReceipts(urgent: true) }
     }
 
     // MARK: receipts
@@ -164,6 +180,9 @@ extension Engine {
     func nextTimer() -> Date {
         var next = Date(timeIntervalSinceNow: 1)
         if let due = receiptsDue { next = min(next, due) }
+        for conversation in conversations.values {
+            for retry in conversation.controlRetries { next = min(next, retry.at) }
+        }
         for connection in connections.values where connection.client == nil && !connection.connecting {
             next = min(next, connection.retryAt)
         }
@@ -172,6 +191,19 @@ extension Engine {
 
     func runTimers() throws(EngineError) {
         if let due = receiptsDue, due <= Date() { try flushReceipts() }
+        let retryTime = Date()
+        for conversation in conversations.values where conversation.controlRetries.contains(where: { $0.at <= retryTime }) {
+            let due = conversation.controlRetries.filter { $0.at <= retryTime }
+            conversation.controlRetries.removeAll { $0.at <= retryTime }
+            // Only on the link it was meant for: a new link starts its own handshake.
+            for retry in due where retry.link == conversation.link && retry.generation == conversation.linkGeneration {
+                do {
+                    try sendOnLink(conversation, retry.frame, as: .control(conversation.contact.id, retry.frame))
+                } catch {
+                    log("cannot send to \(conversation.contact.name) again: \(error)")
+                }
+            }
+        }
         // Overdue relay acknowledgements: Not confirmed (a later ack still makes it Sent).
         let nowDate = Date()
         var events: [ChatEvent] = []

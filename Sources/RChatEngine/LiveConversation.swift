@@ -22,6 +22,8 @@ final class LiveConversation {
     var sent: Set<MessageRowID> = []
     var receiptsInFlight: Set<MessageID> = []
     var noticeInFlight: Set<MessageID> = []
+    /// Link frames the relay refused, to send again on the same link.
+    var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Date)] = []
     /// The peer as the current session's handshake proved it.
     var peer: VerifiedPeer?
     /// The peer started over although this side had a conversation with it: until its

@@ -11,7 +11,9 @@ final class RelayConnection {
         case message(ContactID, MessageRowID)
         case receipts(ContactID, ReceiptKind, [MessageID])
         case notice(ContactID, [MessageID])
-        case control
+        /// A frame on a conversation's link (handshake, key announcement): sent again on the
+        /// same link if the relay refuses it (its quota for the peer's mailbox).
+        case control(ContactID, LinkFrame)
     }
 
     let address: RelayAddress

@@ -40,7 +40,14 @@ public final class Database: @unchecked Sendable {
         }
         connection = handle
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        // SQLite's own busy handler sleeps 1, 2, 5 … 100 ms between tries: a commit that needs
+        // half a millisecond could wait a hundred. Retry every 200 µs up to the same limit.
+        let tries = Int(busyTimeoutMilliseconds) * 5
+        sqlite3_busy_handler(handle, { limit, count in
+            guard Int(count) < Int(bitPattern: limit) else { return 0 }
+            usleep(200)
+            return 1
+        }, UnsafeMutableRawPointer(bitPattern: max(tries, 1)))
         do {
             // Reading the schema parses the header and page 1: "not a database" and most
             // damage show up here, before any pragma or migration could write.

@@ -11,15 +11,19 @@ final class Statement {
         self.sql = sql
         self.connection = connection
         var statement: OpaquePointer?
-        var tail: UnsafePointer<CChar>?
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
-        let rc = sqlite3_prepare_v3(connection, sql, -1, flags, &statement, &tail)
+        // The tail points into the C string, so it is read while that string is alive.
+        let (rc, trailingText) = sql.withCString { text -> (Int32, Bool) in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v3(connection, text, -1, flags, &statement, &tail)
+            return (rc, tail.map { !Self.isBlank($0) } ?? false)
+        }
         guard rc == SQLITE_OK else {
             sqlite3_finalize(statement)
             throw Self.error(connection, rc, sql)
         }
         // A second statement in the text would be silently skipped: refuse it instead.
-        if let tail, !Self.isBlank(tail) {
+        if trailingText {
             sqlite3_finalize(statement)
             throw DatabaseError(extendedCode: ResultCode.misuse,
                                 message: "more than one statement given; use executeScript", sql: sql)

@@ -106,6 +106,7 @@ final class CheckTests: EngineTestCase {
     func testCheckLeavesTheWorkToARunningEngine() throws {
         try world.makePair()
         try world.startSync("sam")
+        try world.eventually("Sam's engine is up", timeout: 10) { world.syncLog("sam").contains("connected") }
         let run = try world.box.rchat("sam", ["check", "--print"])
         XCTAssertEqual(run.status, 0)
         XCTAssertEqual(run.stdout, "")

@@ -1,0 +1,32 @@
+import RChatCore
+import RChatSQL
+
+extension StoreAccess {
+    /// Marks the named incoming messages from `contact` as shown (the full-screen view
+    /// reports what it actually drew); returns the ids that were unread until now, for the
+    /// Read receipts. Ids that are unknown, outgoing or already read change nothing.
+    public func markRead(contact: ContactID, ids: [MessageID], at now: Int64) throws -> [MessageID] {
+        guard !ids.isEmpty else { return [] }
+        return try atomically {
+            var marked: [MessageID] = []
+            for id in ids {
+                let rows = try database.query("""
+                    UPDATE messages SET read_at = ?
+                    WHERE contact_id = ? AND id = ? AND direction = 'in' AND read_at IS NULL
+                    RETURNING id
+                    """, [.integer(now), .integer(contact.rawValue), .blob(id.bytes)])
+                if !rows.isEmpty { marked.append(id) }
+            }
+            return marked
+        }
+    }
+
+    /// When the conversation last saw anything: the time of its newest item (0 when empty).
+    /// One index probe per table.
+    public func lastActivity(contact: ContactID) throws -> Int64 {
+        try database.queryOne("""
+            SELECT max(coalesce((SELECT created_at FROM messages WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0),
+                       coalesce((SELECT created_at FROM system_rows WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0))
+            """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
+    }
+}
