@@ -2,7 +2,7 @@
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux
 SWIFT    ?= swift
 
-.PHONY: deps build test bench-relay bench-engine clean
+.PHONY: deps build test bench-relay bench-engine bench-check clean
 
 # Installs the system packages that are missing: as root, through sudo, or else says how.
 deps:
@@ -32,6 +32,11 @@ bench-relay: deps
 bench-engine: deps
 	$(SWIFT) build -c release
 	.build/release/rchat-bench engine
+
+# The background check: a whole `rchat check` process collecting 1,000 held messages.
+bench-check: deps
+	$(SWIFT) build -c release
+	.build/release/rchat-bench check
 
 clean:
 	rm -rf .build
