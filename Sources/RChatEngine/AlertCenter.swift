@@ -5,7 +5,7 @@ import RChatStore
 /// Turns what arrived into alerts through `AlertPolicy`, and records every alerted message
 /// in the store first, so nothing is alerted twice — across checks, the view and the
 /// linger after it quits.
-public struct AlertCenter {
+public struct AlertCenter: Sendable {
     let store: Store
     let clock: Clock
 
@@ -61,7 +61,7 @@ public struct AlertCenter {
 /// Where alerts appear: the desktop's notification service when one is reachable (never
 /// blocking: a hard time limit per alert), else the terminal; `--print` writes each as
 /// TITLE<TAB>TEXT to standard output.
-public enum AlertSink {
+public enum AlertSink: Sendable {
     case desktop(notifySend: String)
     case terminal
     case print

@@ -1,0 +1,89 @@
+import Foundation
+import RChatCore
+import RChatEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// After the view quits, rChat goes on in the background for about 30 seconds to finish
+/// sending what is in flight and to alert on what arrives (seed 001); a new start during
+/// that time takes over at once.
+enum Linger {
+    static let seconds = 30.0
+
+    static func pidPath(_ home: String) -> String { "\(home)/linger.pid" }
+
+    /// Starts `rchat linger` in a session of its own, detached from the terminal.
+    static func spawn(_ locations: Locations) {
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let process = Process()
+        let setsid = "/usr/bin/setsid"
+        let arguments = ["linger", "--home", locations.home, "--device-dir", locations.deviceDirectory]
+        if FileManager.default.isExecutableFile(atPath: setsid) {
+            process.executableURL = URL(fileURLWithPath: setsid)
+            process.arguments = [me] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: me)
+            process.arguments = arguments
+        }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+    }
+
+    /// A lingering rChat on this home is asked to stop; waits (up to 5 s) until the engine
+    /// lock is free again. Returns the lock, or nil if something else holds it.
+    static func takeOver(_ locations: Locations) throws(EngineError) -> EngineLock? {
+        if let lock = try EngineLock(home: locations.home) { return lock }
+        guard let text = try? String(contentsOfFile: pidPath(locations.home), encoding: .utf8),
+              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0,
+              isLinger(pid) else { return nil }
+        kill(pid, SIGTERM)
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while Date() < deadline {
+            if let lock = try EngineLock(home: locations.home) { return lock }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    /// Only a process that is really `rchat linger` is ever signalled (a stale pid file may
+    /// name something else by now).
+    static func isLinger(_ pid: Int32) -> Bool {
+        guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+        return cmdline.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == "linger" }
+    }
+
+    static let command = Command(
+        name: "linger", usage: "rchat linger",
+        summary: "(started by the view when it quits) finish sending and alert for about 30 s."
+    ) { args, locations in
+        try args.expectPositionals(max: 0)
+        let account = try AccountService(locations: locations)
+        // The view that started us may still be releasing the lock.
+        var lock: EngineLock?
+        let deadline = Date(timeIntervalSinceNow: 3)
+        while lock == nil && Date() < deadline {
+            lock = try EngineLock(home: locations.home)
+            if lock == nil { usleep(20_000) }
+        }
+        guard let lock else { return }
+        let pidFile = pidPath(locations.home)
+        try? "\(getpid())\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
+
+        let engine = try Engine(account: account) { _ in }
+        let center = AlertCenter(account: account)
+        let sink: AlertSink? = center.desktopAllowed ? .detect() : nil
+        engine.onEvent = { event in
+            // On the engine thread, like the store it reads.
+            guard case let .newMessage(contact, id, _) = event, let sink,
+                  let alerts = try? center.alerts(for: [(contact, id)]) else { return }
+            for alert in alerts { sink.post(alert) }
+        }
+        Signals.onTerminate { engine.stop() }
+        try engine.run(seconds: seconds)
+        withExtendedLifetime(lock) {}
+    }
+}
