@@ -61,3 +61,10 @@ final class KeysChangedRowTests: XCTestCase {
                        "Sam's keys changed. 2 messages may not have arrived; resend them if you trust the change.")
     }
 }
+
+final class KeysChangedSingularTests: XCTestCase {
+    func testOneMessage() {
+        XCTAssertEqual(RecoveryRows.keysChanged(name: "Sam", count: 1),
+                       "Sam's keys changed. 1 message may not have arrived; resend it if you trust the change.")
+    }
+}

@@ -26,6 +26,6 @@ public enum RecoveryRows {
     /// Shown to the sender after the contact rotated their keys.
     public static func keysChanged(name: String, count: Int) -> String {
         count == 0 ? "\(name)'s keys changed."
-            : "\(name)'s keys changed. \(messages(count)) may not have arrived; resend them if you trust the change."
+            : "\(name)'s keys changed. \(messages(count)) may not have arrived; resend \(count == 1 ? "it" : "them") if you trust the change."
     }
 }

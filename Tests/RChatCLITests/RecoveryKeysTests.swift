@@ -1,0 +1,106 @@
+import Foundation
+import XCTest
+import RChatStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 5: a contact's keys changed. A rotation (`rchat keys rotate`) resends nothing by
+/// itself and says how many messages may not have arrived; Keys don't match lets nothing
+/// be sent until the code is entered again.
+final class RecoveryKeysTests: RecoveryTestCase {
+    /// Sam rotates his keys while a message of Alice's was lost with the relay's memory:
+    /// Alice gets a row with Resend, the message keeps Sent and goes only when she asks,
+    /// and the conversation carries on under the new key both ways.
+    func testKeyRotationResendsNothingByItselfAndMessagesKeepFlowing() throws {
+        try chattingPair()
+        let lost = try messagesHeldForSam(1, "lost with the relay")
+        world.stopRelay(signal: SIGKILL)
+        try world.startRelay(samePort: true)
+        let rotate = try world.box.rchat("sam", ["keys", "rotate"])
+        XCTAssertEqual(rotate.status, 0, rotate.stderr)
+        try world.startSync("sam")
+
+        var row: ListedRow?
+        try world.eventually("Alice's conversation shows that Sam's keys changed", timeout: 20) {
+            row = try self.world.rows("alice", "Sam").first { $0.text.hasPrefix("Sam's keys changed.") }
+            return row != nil
+        }
+        XCTAssertTrue(row!.text.contains("1 message may not have arrived"), row!.text)
+        XCTAssertEqual(row!.action, "resend")
+        XCTAssertEqual(row!.ids, lost)
+
+        // Nothing automatic: a later message arrives, the lost one stays Sent and unsent.
+        try world.deliveredBarrier("alice", to: "Sam", "after your new keys")
+        let alice = try world.list("alice", "Sam")
+        XCTAssertEqual(alice.first { $0.id == lost[0] }?.status, "Sent")
+        XCTAssertFalse(alice.contains { $0.resent }, "\(alice)")
+        XCTAssertFalse(try world.rows("alice", "Sam").contains { $0.text.contains("so rChat sent") })
+        XCTAssertFalse(try world.list("sam", "Alice").contains { $0.id == lost[0] })
+        try world.deliveredBarrier("sam", to: "Alice", "reply under my new keys")
+        XCTAssertEqual(try world.contacts("alice").map(\.state), ["ok"])
+        XCTAssertEqual(try world.contacts("sam").map(\.state), ["ok"])
+
+        // Alice trusts the change: Resend.
+        let resend = try world.box.rchat("alice", ["resend", "Sam", "--all"])
+        XCTAssertEqual(resend.status, 0, resend.stderr)
+        XCTAssertEqual(resend.lines, ["sending 1 message again"])
+        try world.waitForStatus("alice", "Sam", lost[0], "Delivered", timeout: 20)
+        XCTAssertEqual(try world.list("sam", "Alice").filter { $0.id == lost[0] }.map(\.text), ["lost with the relay 1"])
+
+        // Both sides keep working after restarts under the new key.
+        world.stopSync("sam")
+        world.stopSync("alice")
+        try world.startSync("alice")
+        try world.startSync("sam")
+        try world.deliveredBarrier("alice", to: "Sam", "after restarts")
+        try world.deliveredBarrier("sam", to: "Alice", "after restarts too")
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
+    /// Keys don't match (set through the store: two real processes cannot present a key
+    /// other than the pinned one and still complete the handshake): Failed to send, Resend
+    /// refused, until Sam's code is entered again.
+    func testKeysDontMatchSendsNothingUntilTheCodeIsEnteredAgain() throws {
+        try chattingPair()
+        world.stopSync("alice")
+        try markKeysDontMatch("alice", contact: "Sam")
+        XCTAssertEqual(try world.contacts("alice").map(\.state), ["keys-dont-match"])
+        try world.startSync("alice")
+
+        let refused = try world.send("alice", to: "Sam", "not for mismatched keys")
+        try world.waitForStatus("alice", "Sam", refused, "Failed to send")
+        for args in [["resend", "Sam", refused], ["resend", "Sam", "--all"], ["resend", "Sam"]] {
+            let run = try world.box.rchat("alice", args)
+            XCTAssertFailsCleanly(run, status: 2, mentions: "code is entered again")
+        }
+        XCTAssertEqual(try world.status("alice", "Sam", refused), "Failed to send")
+        XCTAssertEqual(try world.contacts("alice").map(\.state), ["keys-dont-match"])
+
+        let add = try world.box.rchat("alice", ["add", try world.code("sam")])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertTrue(add.stdout.contains("verified again"), add.stdout)
+        XCTAssertEqual(try world.contacts("alice").map(\.state), ["ok"])
+        try world.deliveredBarrier("alice", to: "Sam", "keys checked in person")
+        try world.deliveredBarrier("sam", to: "Alice", "glad that's sorted")
+        // The refused message never left; now Resend is offered and works.
+        XCTAssertFalse(try world.list("sam", "Alice").contains { $0.id == refused })
+        let resend = try world.box.rchat("alice", ["resend", "Sam", refused])
+        XCTAssertEqual(resend.status, 0, resend.stderr)
+        try world.waitForStatus("alice", "Sam", refused, "Delivered", timeout: 20)
+        XCTAssertEqual(try world.list("sam", "Alice").filter { $0.id == refused }.count, 1)
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
+    /// Sets a contact's state in `person`'s store, as the engine does when a handshake
+    /// presents another account key. No engine runs on that home meanwhile.
+    func markKeysDontMatch(_ person: String, contact name: String) throws {
+        XCTAssertFalse(world.isSyncRunning(person))
+        let store = try Store(home: world.box.path("\(person)-home"))
+        defer { store.close() }
+        let contact = try XCTUnwrap(try store.contact(named: name))
+        try store.setState(contact: contact.id, .keysDontMatch)
+    }
+}
