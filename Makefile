@@ -2,7 +2,7 @@
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux
 SWIFT    ?= swift
 
-.PHONY: deps build test bench-relay bench-engine bench-check clean
+.PHONY: deps build demo test bench-relay bench-engine bench-check bench-tui clean
 
 # Installs the system packages that are missing: as root, through sudo, or else says how.
 deps:
@@ -18,6 +18,11 @@ deps:
 
 build: deps
 	$(SWIFT) build
+
+# A relay, a demo contact (Sam) and the full-screen view, all in one process, in a
+# temporary folder removed on exit (see README "Quick start").
+demo: build
+	.build/debug/rchat demo
 
 test: build
 	$(SWIFT) test --disable-swift-testing
@@ -37,6 +42,12 @@ bench-engine: deps
 bench-check: deps
 	$(SWIFT) build -c release
 	.build/release/rchat-bench check
+
+# The full-screen view: first frame of a 100,000-message conversation and memory over
+# 1,000,000 messages (a benchmark, not a test; see README "View benchmark").
+bench-tui: deps
+	$(SWIFT) build -c release
+	.build/release/rchat-bench tui
 
 clean:
 	rm -rf .build

@@ -38,7 +38,8 @@ enum MessageCommands {
             seconds = s
         }
         let account = try AccountService(locations: locations)
-        guard let lock = try EngineLock(home: locations.home) else {
+        // A view that quit moments ago and lingers hands over; anything else running wins.
+        guard let lock = try Linger.takeOver(locations) else {
             throw EngineError.io("another rchat is already running on \(locations.home)")
         }
         let engine = try Engine(account: account) { line in

@@ -4,6 +4,8 @@ import RChatEngine
 // The `rchat` executable: parses arguments and wires them to the engine. No logic lives here.
 
 let commands: [Command] = AccountCommands.all + ContactCommands.all + MessageCommands.all + ContactStateCommands.all
+    + CheckCommand.all
+    + [DemoCommands.command, TUICommand.view, Linger.command]
 
 func topLevelHelp() -> String {
     let width = commands.map(\.usage.count).max() ?? 0
@@ -25,20 +27,21 @@ func topLevelHelp() -> String {
 }
 
 let argv = CommandLine.arguments
-guard argv.count > 1 else {
-    Exit.usage("the full-screen view is not built yet; see `rchat --help` for the commands")
-}
-if argv[1] == "--help" || argv[1] == "-h" || argv[1] == "help" {
+// No command, or only options (--home, --device-dir): the full-screen view.
+let opensView = argv.count == 1 || (argv[1].hasPrefix("-") && !["--help", "-h"].contains(argv[1]))
+if !opensView && (argv[1] == "--help" || argv[1] == "-h" || argv[1] == "help") {
     print(topLevelHelp(), terminator: "")
     exit(0)
 }
 
 // Two-word commands (`account export`, `keys rotate`) match before one-word ones.
 let twoWords = argv.count > 2 ? "\(argv[1]) \(argv[2])" : ""
-guard let command = commands.first(where: { $0.name == twoWords }) ?? commands.first(where: { $0.name == argv[1] }) else {
+guard let command = opensView ? TUICommand.view
+        : commands.first(where: { !$0.name.isEmpty && $0.name == twoWords })
+          ?? commands.first(where: { !$0.name.isEmpty && $0.name == argv[1] }) else {
     Exit.usage("unknown command \"\(argv[1])\" (see rchat --help)")
 }
-let rest = argv.dropFirst(command.name.contains(" ") ? 3 : 2)
+let rest = argv.dropFirst(opensView ? 1 : command.name.contains(" ") ? 3 : 2)
 
 do {
     let arguments = try Arguments(rest, valued: command.valued, flags: command.flags)

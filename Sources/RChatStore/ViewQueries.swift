@@ -1,6 +1,8 @@
 import RChatCore
 import RChatSQL
 
+// Queries for the full-screen view (issue 6).
+
 extension StoreAccess {
     /// Marks the named incoming messages from `contact` as shown (the full-screen view
     /// reports what it actually drew); returns the ids that were unread until now, for the
@@ -28,5 +30,14 @@ extension StoreAccess {
             SELECT max(coalesce((SELECT created_at FROM messages WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0),
                        coalesce((SELECT created_at FROM system_rows WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0))
             """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
+    }
+
+    /// How many items the conversation has, from its last position alone: positions run
+    /// 1, 2, 3, … over messages and rows together and nothing is ever removed from a
+    /// conversation (see Conversation.swift), so the last position is the count — two index
+    /// probes instead of `conversationCount`'s walk over the whole history (the view asks
+    /// for it on opening and on every new item).
+    public func conversationLength(contact: ContactID) throws -> Int {
+        Int(try nextPosition(contact: contact) - 1)
     }
 }

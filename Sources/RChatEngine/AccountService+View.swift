@@ -1,0 +1,68 @@
+import Foundation
+import RChatCore
+import RChatStore
+
+/// What the full-screen view needs beyond the commands: messages marked shown one by one,
+/// the conversation list as the view draws it, and a message's status timeline.
+extension AccountService {
+    /// The view drew these incoming messages: they are read now, and their Read receipts
+    /// are owed from the same transaction (as `markRead` does for a whole conversation).
+    /// Returns the ids that were unread until now.
+    @discardableResult
+    public func markShown(_ name: String, ids: [MessageID]) throws(EngineError) -> [MessageID] {
+        guard !ids.isEmpty else { return [] }
+        let contact = try contact(named: name)
+        let t = clock.now()
+        let marked = try Self.wrap {
+            try store.transaction { tx -> [MessageID] in
+                let marked = try tx.markRead(contact: contact.id, ids: ids, at: t)
+                if contact.state == .ok, !marked.isEmpty {
+                    try tx.owePendingReceipts(contact: contact.id, kind: .read, ids: marked, at: t)
+                }
+                return marked
+            }
+        }
+        if !marked.isEmpty { WakeSignal.poke(home: locations.home) }
+        return marked
+    }
+
+    /// The conversation list: every contact with its state, unread count and last activity,
+    /// the most recent first.
+    public func conversationSummaries() throws(EngineError) -> [ConversationSummary] {
+        try Self.wrap {
+            try store.contacts().map { c in
+                ConversationSummary(name: c.name, state: c.displayState, unread: try store.unreadCount(contact: c.id),
+                                    lastActivity: max(try store.lastActivity(contact: c.id), c.addedAt))
+            }
+            .sorted { ($0.lastActivity, $1.name) > ($1.lastActivity, $0.name) }
+        }
+    }
+
+    /// Every status an outgoing message reached, with its time, in the view's words: the
+    /// first Sending is "stored", Sent is "relay acknowledged", a later Sending is a resend.
+    /// Empty for an incoming or unknown message.
+    public func timeline(_ name: String, id: MessageID) throws(EngineError) -> [TimelineEntry] {
+        let contact = try contact(named: name)
+        return try Self.wrap {
+            guard let message = try store.message(contact: contact.id, id: id), message.isOutgoing else { return [] }
+            return Self.timeline(try store.statusLog(message: message.rowID))
+        }
+    }
+
+    static func timeline(_ log: [StatusLogEntry]) -> [TimelineEntry] {
+        var stored = false
+        return log.map { entry in
+            let step: TimelineEntry.Step
+            switch entry.status {
+            case .sending:
+                step = stored ? .resent : .stored
+                stored = true
+            case .sent: step = .relayAcknowledged
+            case .delivered: step = .delivered
+            case .read: step = .read
+            default: step = .status(entry.status)
+            }
+            return TimelineEntry(step: step, at: entry.at)
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import RChatCore
+import RChatStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The engine as the full-screen view sees it (Core's `ChatModel`): reads and intents go
+/// through an `AccountService` opened for the UI thread — its own SQLite connection, read
+/// beside the engine's thanks to WAL — and the running engine (on its own thread, with its
+/// own connection) is woken after each write. The engine's events arrive on its thread;
+/// they are queued here and an eventfd becomes readable, which the view's poll() waits on.
+public final class EngineChatModel: ChatModel {
+    public let account: AccountService
+    private let wakeEngine: @Sendable () -> Void
+    private let events: ChatEventQueue
+
+    /// `engine`: the running engine whose events this model shows (nil: none, e.g. a
+    /// benchmark or a view over a store nobody syncs). Its `onEvent` is taken over.
+    public convenience init(account: AccountService, engine: Engine?) throws(EngineError) {
+        try self.init(account: account, wake: { [weak engine] in engine?.wake() })
+        if let engine {
+            let events = self.events
+            engine.onEvent = { event in events.post(event) }
+        }
+    }
+
+    /// A model whose engine is reached by `wake`; events come through `post`.
+    public init(account: AccountService, wake: @escaping @Sendable () -> Void) throws(EngineError) {
+        self.account = account
+        self.wakeEngine = wake
+        events = try ChatEventQueue()
+    }
+
+    /// For engine events from any thread (the engine's `onEvent` calls this).
+    public var eventSink: @Sendable (ChatEvent) -> Void {
+        let events = self.events
+        return { events.post($0) }
+    }
+
+    // MARK: reading
+
+    public func conversations() -> [ConversationSummary] {
+        (try? account.conversationSummaries()) ?? []
+    }
+
+    /// `before`: how many of the newest items to skip (nil: none).
+    public func page(of contact: String, before: Int?, limit: Int) -> [ConversationItem] {
+        (try? account.conversation(contact, limit: limit, skippingLatest: before ?? 0)) ?? []
+    }
+
+    public func itemCount(of contact: String) -> Int {
+        guard let c = try? account.contact(named: contact) else { return 0 }
+        return (try? account.store.conversationLength(contact: c.id)) ?? 0
+    }
+
+    public func timeline(of contact: String, message: MessageID) -> [TimelineEntry] {
+        (try? account.timeline(contact, id: message)) ?? []
+    }
+
+    public func connection() -> ConnectionState { events.connection }
+
+    public func myCode() -> String {
+        (try? account.contactCode().text) ?? "(your code cannot be read: see rchat code)"
+    }
+
+    // MARK: intents
+
+    public func send(to contact: String, text: String) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in _ = try account.send(to: contact, text: text) }
+        wakeEngine()
+    }
+
+    public func resend(to contact: String, messages: [MessageID]) throws(ChatModelError) {
+        let resent = try wrap { () throws(EngineError) in try account.resend(contact, ids: messages) }
+        wakeEngine()
+        // The view's copy of these rows still shows the old status: the store says Sending now.
+        for id in resent { events.post(.statusChanged(contact: contact, id: id, status: .sending)) }
+    }
+
+    public func markShown(contact: String, messages: [MessageID]) {
+        guard let marked = try? account.markShown(contact, ids: messages), !marked.isEmpty else { return }
+        wakeEngine()
+        events.post(.conversationsChanged)   // the unread count went down
+    }
+
+    public func addContact(code: String) throws(ChatModelError) -> String {
+        let parsed: ContactCode
+        do { parsed = try ContactCode(parsing: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
+            throw ChatModelError("That is not a contact code: \(error)")
+        }
+        let result = try wrap { () throws(EngineError) in try account.addContact(parsed, name: nil) }
+        wakeEngine()
+        return result.name
+    }
+
+    public func setMuted(_ contact: String, _ muted: Bool) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in try account.change(contact, muted ? .mute : .unmute) }
+        wakeEngine()
+    }
+
+    public func setBlocked(_ contact: String, _ blocked: Bool) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in try account.change(contact, blocked ? .block : .unblock) }
+        wakeEngine()
+    }
+
+    public func delete(_ contact: String) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in try account.change(contact, .delete) }
+        wakeEngine()
+    }
+
+    // MARK: events
+
+    public var wakeDescriptor: Int32 { events.descriptor }
+
+    public func drainEvents() -> [ChatEvent] { events.drain() }
+
+    private func wrap<T>(_ body: () throws(EngineError) -> T) throws(ChatModelError) -> T {
+        do { return try body() } catch { throw ChatModelError(Self.sentence(error.description)) }
+    }
+
+    /// An engine error as the status bar shows it: a sentence.
+    static func sentence(_ text: String) -> String {
+        guard let first = text.first else { return text }
+        return first.uppercased() + text.dropFirst() + (text.hasSuffix(".") ? "" : ".")
+    }
+}
+
+/// Events from the engine thread to the UI thread: a locked queue and a pipe whose read
+/// end is readable while the queue holds anything (one byte per non-empty spell, so the
+/// pipe never fills).
+final class ChatEventQueue: @unchecked Sendable {
+    let descriptor: Int32
+    private let writeEnd: Int32
+    private let lock = NSLock()
+    private var queued: [ChatEvent] = []
+    private var signalled = false
+    private var lastConnection: ConnectionState = .connecting
+
+    init() throws(EngineError) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            throw .io("cannot create a pipe: \(String(cString: strerror(errno)))")
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        descriptor = fds[0]
+        writeEnd = fds[1]
+    }
+
+    deinit {
+        close(descriptor)
+        close(writeEnd)
+    }
+
+    var connection: ConnectionState { lock.withLock { lastConnection } }
+
+    func post(_ event: ChatEvent) {
+        let poke = lock.withLock { () -> Bool in
+            if case .connectionChanged(let state) = event { lastConnection = state }
+            queued.append(event)
+            defer { signalled = true }
+            return !signalled
+        }
+        if poke {
+            var one: UInt8 = 1
+            _ = write(writeEnd, &one, 1)
+        }
+    }
+
+    func drain() -> [ChatEvent] {
+        lock.withLock {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while read(descriptor, &buffer, buffer.count) > 0 {}
+            signalled = false
+            defer { queued.removeAll(keepingCapacity: true) }
+            return queued
+        }
+    }
+}
+
+extension EngineChatModel {
+    /// `show-in-alerts`: what a banner shows ("name", "nothing" or "message").
+    public var alertSetting: String {
+        ((try? account.settingsList()) ?? []).first { $0.0 == "show-in-alerts" }?.1 ?? "name"
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import RChatCore
+import RChatEngine
+import RChatTUI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `rchat` with no command: the full-screen view over the account, with the engine running
+/// beside it in the same process. `rchat demo` is in DemoCommand.swift.
+enum TUICommand {
+    /// Matched when no command is given (or only options such as --home).
+    static let view = Command(
+        name: "", usage: "rchat [--home DIR] [--device-dir DIR]",
+        summary: "Open the full-screen view (the engine runs while it is open; ? lists the keys).",
+        details: """
+        Takes the account's engine lock, like `rchat sync`: only one of them runs on a home at
+        a time. The engine's log goes to view.log in the home directory, not to the screen.
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 0)
+        let session = try ViewSession(locations: locations, logPath: "\(locations.home)/view.log")
+        let status = session.run(TUIOptions(alerts: AlertContent(rawValue: session.model.alertSetting) ?? .name))
+        // About 30 seconds more in the background: finish sending what is in flight and
+        // alert on what arrives (seed 001).
+        session.release()
+        Linger.spawn(locations)
+        exit(status)
+    }
+
+    static func requireTerminal() throws(EngineError) {
+        guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+            throw .io("the full-screen view needs a terminal (see rchat --help for the commands)")
+        }
+    }
+}
+
+/// One account opened for the view: the engine on a thread of its own (its own store
+/// connection), the model over a second connection for the UI thread, and the engine lock.
+final class ViewSession {
+    let model: EngineChatModel
+    private let runner: EngineThread
+    private var lock: EngineLock?
+    private let log: LogFile
+
+    init(locations: Locations, logPath: String) throws(EngineError) {
+        let engineAccount = try AccountService(locations: locations)
+        // A view that quit moments ago may still be lingering: it hands over at once.
+        guard let lock = try Linger.takeOver(locations) else {
+            throw .io("another rchat (the view or rchat sync) is already running on \(locations.home); quit it first")
+        }
+        try TUICommand.requireTerminal()
+        self.lock = lock
+        let log = LogFile(path: logPath)
+        self.log = log
+        let engine = try Engine(account: engineAccount) { line in log.write(line) }
+        let model = try EngineChatModel(account: try AccountService(locations: locations), engine: engine)
+        self.model = model
+        let sink = model.eventSink
+        let ended: @Sendable (EngineError?) -> Void = { failure in
+            guard let failure else { return }
+            log.write("the engine stopped: \(failure)")
+            sink(.connectionChanged(.offline(retryIn: 0)))   // the view shows it offline
+        }
+        runner = EngineThread(engine: engine, whenFinished: ended)
+    }
+
+    /// Runs the view until the user quits, then stops the engine (its sessions saved).
+    /// Returns the exit status.
+    func run(_ options: TUIOptions) -> Int32 {
+        runner.start()
+        var status = runTUI(model: model, options: options)
+        if !runner.stop(timeout: 10) {
+            FileHandle.standardError.write(Data("rchat: the engine did not stop within 10 s\n".utf8))
+            status = 1
+        }
+        if let failure = runner.failure {
+            FileHandle.standardError.write(Data("rchat: \(failure)\n".utf8))
+            status = 1
+        }
+        withExtendedLifetime(lock) {}
+        return status
+    }
+
+    /// Lets go of the engine lock (for the lingering process to take it).
+    func release() { lock = nil }
+}
+
+/// A log the view's engine writes to instead of the screen: one timestamped line per
+/// event, the file started afresh each run (mode 0600).
+final class LogFile: @unchecked Sendable {
+    private let fd: Int32
+    private let lock = NSLock()
+
+    init(path: String) {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    func write(_ line: String) {
+        guard fd >= 0 else { return }
+        let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: .current, formatOptions: [.withInternetDateTime])
+        let bytes = Array("\(stamp) \(line)\n".utf8)
+        lock.withLock { _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import XCTest
+
+/// Issue 6 end to end: real `rchat` full-screen views in tmux, talking through a real
+/// `rchat-relay` process — what a user sees, keystroke by keystroke.
+final class TUIEndToEndTests: XCTestCase {
+    var world: EngineWorld!
+    var screens: TmuxScreens!
+
+    static let utf8 = ["LANG": "C.UTF-8", "TERM": "xterm-256color"]
+
+    override func setUpWithError() throws {
+        try XCTSkipIf(TmuxScreens.executable == nil, "tmux is not installed (make deps installs it)")
+        world = try EngineWorld()
+        try world.startRelay()
+        screens = TmuxScreens(box: world.box)
+    }
+
+    override func tearDown() {
+        screens?.closeAll()
+        world?.shutDown()
+        screens = nil
+        world = nil
+    }
+
+    // MARK: helpers
+
+    /// A session name unique to this test run.
+    func session(_ person: String) -> String { "\(person)-\(screens.server)" }
+
+    /// Opens `person`'s full-screen view (home and device directory in the sandbox).
+    func openView(_ person: String, home: String? = nil, env: [String: String] = utf8,
+                  columns: Int = 100, rows: Int = 30) throws {
+        let home = home ?? person
+        try screens.open(session(person), [Binaries.path("rchat"), "--home", world.box.path("\(home)-home"),
+                                          "--device-dir", world.box.path("\(home)-device")],
+                         env: env, columns: columns, rows: rows)
+    }
+
+    /// The view logs of everyone, for a failure message.
+    func logs() -> String {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: world.box.root.path)) ?? []
+        return files.filter { $0.hasSuffix("-home") }.sorted().map { home in
+            "--- \(home)/view.log\n" + ((try? String(contentsOfFile: world.box.path("\(home)/view.log"), encoding: .utf8)) ?? "")
+        }.joined(separator: "\n") + "\n" + world.diagnostics()
+    }
+
+    @discardableResult
+    func screen(_ person: String, _ what: String, seconds: Double = 15, escapes: Bool = false,
+                _ condition: (String) -> Bool) throws -> String {
+        try screens.screenUntilDeadline(session(person), what, seconds: seconds, escapes: escapes, context: logs, condition)
+    }
+
+    /// A conversation line showing `text` (not the composer, which shows it while typing).
+    static func conversationLine(_ text: String, in screen: String) -> String? {
+        screen.screenLines.first { $0.contains(text) && !$0.hasPrefix("›") && !$0.hasPrefix("> ") }
+    }
+
+    /// The status glyph at the end of the line showing an outgoing message's text.
+    static func glyph(of text: String, in screen: String) -> String? {
+        guard let line = conversationLine(text, in: screen) else { return nil }
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard let space = trimmed.lastIndex(of: " ") else { return nil }
+        return String(trimmed[trimmed.index(after: space)...])
+    }
+
+    /// Whether the glyph that ends the line showing `text` is drawn in reverse video (Read),
+    /// read from a capture with escapes.
+    static func glyphIsReversed(_ text: String, in escaped: String) -> Bool {
+        guard let line = escaped.screenLines.first(where: { $0.contains(text) && !$0.contains("›") }) else { return false }
+        var reverse = false
+        var lastVisibleReverse = false
+        var rest = Substring(line)
+        while let c = rest.first {
+            if c == "\u{1B}", rest.dropFirst().first == "[" {
+                guard let end = rest.firstIndex(where: { $0.isLetter }) else { break }
+                let params = rest[rest.index(rest.startIndex, offsetBy: 2)..<end]
+                if rest[end] == "m" {
+                    for p in params.split(separator: ";", omittingEmptySubsequences: false) {
+                        if p.isEmpty || p == "0" || p == "27" { reverse = false }
+                        if p == "7" { reverse = true }
+                    }
+                }
+                rest = rest[rest.index(after: end)...]
+                continue
+            }
+            if !c.isWhitespace { lastVisibleReverse = reverse }
+            rest = rest.dropFirst()
+        }
+        return lastVisibleReverse
+    }
+
+    /// Glyphs seen only ever go up: Sending, Sent, Delivered.
+    static func inStatusOrder(_ seen: [String]) -> Bool {
+        let ranks = seen.map { ["◷", "✓", "ⓥ"].firstIndex(of: $0) ?? -1 }
+        return !ranks.contains(-1) && ranks == ranks.sorted() && Set(ranks).count == ranks.count
+    }
+
+    /// The glyphs a message showed, in the order seen, recorded while waiting for `last`.
+    func watchGlyphs(_ person: String, _ text: String, until last: String, seen: inout [String],
+                     seconds: Double = 15) throws {
+        try screen(person, "\"\(text)\" shows \(last) (seen so far: \(seen))", seconds: seconds) { s in
+            if let g = Self.glyph(of: text, in: s), seen.last != g { seen.append(g) }
+            return seen.last == last
+        }
+    }
+
+    // MARK: scenarios
+
+    /// Type and send; the sender's screen shows ◷ Sending, ✓ Sent, ⓥ Delivered, and Read
+    /// (ⓥ reversed) once the receiver opens the conversation.
+    func testStatusGlyphsChangeLiveOnTheSendersScreen() throws {
+        try world.makePair("alice", "sam")
+        try openView("alice")
+        try screen("alice", "the list with Sam and the relay online") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")   // open Sam
+        try screen("alice", "the composer addressed to Sam") { $0.contains("Message Sam") }
+
+        // Sam has never been online: the first message waits, Sending.
+        try screens.type(session("alice"), "hello sam")
+        try screen("alice", "hello sam is Sending") { Self.glyph(of: "hello sam", in: $0) == "◷" }
+
+        // Sam's view opens on the list: the message arrives (Delivered), not yet read.
+        try openView("sam")
+        var first: [String] = ["◷"]
+        try watchGlyphs("alice", "hello sam", until: "ⓥ", seen: &first)
+        XCTAssertFalse(Self.glyphIsReversed("hello sam", in: try screens.capture(session("alice"), escapes: true)),
+                       "Delivered, not Read, while Sam has not opened the conversation")
+        try screen("sam", "Alice listed with an unread message") { $0.contains("Alice") && $0.contains("1") }
+
+        // Sam leaves; what Alice sends now waits at the relay: Sent.
+        try screens.keys(session("sam"), "q")
+        try screen("sam", "Sam's view quit cleanly") { $0.contains("[exited 0]") }
+        var second: [String] = []
+        try screens.type(session("alice"), "are you there?")
+        try watchGlyphs("alice", "are you there?", until: "✓", seen: &second)
+
+        // Sam comes back: Delivered. Sam opens the conversation: Read, live on Alice's screen.
+        try openView("sam")
+        try watchGlyphs("alice", "are you there?", until: "ⓥ", seen: &second)
+        try screen("sam", "Alice listed") { $0.contains("Alice") }
+        try screens.keys(session("sam"), "Enter")
+        try screen("sam", "both messages on Sam's screen") { $0.contains("hello sam") && $0.contains("are you there?") }
+        try screen("alice", "are you there? is Read (reversed)", escapes: true) { Self.glyphIsReversed("are you there?", in: $0) }
+        try screen("alice", "hello sam is Read (reversed)", escapes: true) { Self.glyphIsReversed("hello sam", in: $0) }
+        XCTAssertTrue(Self.inStatusOrder(first) && first.first == "◷" && first.last == "ⓥ", "hello sam went \(first)")
+        XCTAssertTrue(Self.inStatusOrder(second) && second.contains("✓"), "are you there? went \(second)")
+
+        // The details say why: each step with its time.
+        try screens.keys(session("alice"), "Tab")
+        try screens.keys(session("alice"), "i")
+        let details = try screen("alice", "the message details") { $0.contains("Message details") }
+        for step in ["Status: Read", "Stored", "Relay acknowledged", "Delivered", "Read"] {
+            XCTAssertTrue(details.contains(step), "details show \(step):\n\(details)")
+        }
+        try screens.keys(session("alice"), "Escape")
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// Sam moves to a new phone while a message waits for him: it cannot be read there, and
+    /// Alice's screen says so with a Resend one keypress away.
+    func testResendByKeypressAfterTheReceiverMovedToANewPhone() throws {
+        try world.makePair("alice", "sam")
+        try openView("sam")
+        try openView("alice")
+        try screen("alice", "online") { $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screens.type(session("alice"), "warm-up")
+        try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == "ⓥ" }
+
+        try screens.keys(session("sam"), "q")
+        try screen("sam", "Sam's view quit cleanly") { $0.contains("[exited 0]") }
+        try screens.type(session("alice"), "lost on the old phone")
+        try screen("alice", "the message held at the relay: Sent") { Self.glyph(of: "lost on the old phone", in: $0) == "✓" }
+
+        // Sam restores his account on a new phone: a new home and an empty device directory.
+        let backup = world.box.path("sam.backup")
+        let secret = ["RCHAT_PASSPHRASE": "correct horse"]
+        try world.expectSuccess(world.box.rchat("sam", ["account", "export", backup], env: secret))
+        try world.expectSuccess(world.box.rchat("sam2", ["init", "--import", backup], env: secret))
+        try openView("sam2")
+
+        let notDelivered = try screen("alice", "Not delivered with a Resend row") { s in
+            Self.glyph(of: "lost on the old phone", in: s) == "!" && s.contains("couldn't be read on Sam's phone")
+        }
+        XCTAssertTrue(notDelivered.contains("[r] Resend"), notDelivered)
+
+        // Tab selects the newest item (the row); r resends what it names.
+        try screens.keys(session("alice"), "Tab")
+        try screen("alice", "the row selected") { $0.line(containing: "couldn't be read")?.contains("▶") ?? false }
+        try screens.keys(session("alice"), "r")
+        try screen("alice", "the resent message Delivered") { s in
+            Self.glyph(of: "lost on the old phone", in: s) == "ⓥ" && s.contains("Resending 1 message")
+        }
+        try screen("sam2", "Alice listed on the new phone") { $0.contains("Alice") }
+        try screens.keys(session("sam2"), "Enter")
+        try screen("sam2", "the message on the new phone") { $0.contains("lost on the old phone") }
+    }
+
+    /// Resizing at any moment re-lays out the screen from the model; too small says so.
+    func testResizeKeepsTheScreenSane() throws {
+        try world.makePair("alice", "sam")
+        world.stopRelay()
+        let long = "a long message that has to wrap when the window gets narrow, word by word, without losing any of it"
+        try world.send("alice", to: "Sam", long)
+        try openView("alice")
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "the message") { $0.contains("a long message") }
+
+        try screens.resize(session("alice"), columns: 60, rows: 16)
+        let narrow = try screen("alice", "laid out for 60×16") { s in
+            let lines = s.screenLines.filter { !$0.isEmpty }
+            return lines.count <= 16 && (lines.last?.hasPrefix("›") ?? false) && s.contains("losing any of it")
+        }
+        let lines = narrow.screenLines
+        XCTAssertTrue(lines.allSatisfy { $0.count <= 60 }, narrow)
+        XCTAssertTrue(lines.contains { $0.contains("Offline") || $0.contains("Connecting") }, "status bar kept:\n\(narrow)")
+
+        try screens.resize(session("alice"), columns: 30, rows: 8)
+        try screen("alice", "too small, said clearly") { $0.contains("too small") }
+
+        try screens.resize(session("alice"), columns: 100, rows: 30)
+        let back = try screen("alice", "back to 100×30") { s in
+            s.contains("a long message that has to wrap") && (s.screenLines.last { !$0.isEmpty }?.hasPrefix("›") ?? false)
+        }
+        XCTAssertFalse(back.contains("too small"), back)
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// A locale that is not UTF-8 gets the ASCII glyph set, not garbage.
+    func testNonUTF8LocaleShowsASCIIGlyphs() throws {
+        try world.makePair("alice", "sam")
+        world.stopRelay()
+        try world.send("alice", to: "Sam", "waiting for a relay")
+        try world.expectSuccess(world.box.rchat("alice", ["block", "Sam"]))
+        try world.send("alice", to: "Sam", "to a blocked contact")
+        try world.expectSuccess(world.box.rchat("alice", ["unblock", "Sam"]))
+        try openView("alice", env: ["LANG": "C", "TERM": "xterm-256color"])
+        try screens.keys(session("alice"), "Enter")
+        let shown = try screen("alice", "the conversation in ASCII") { s in
+            s.contains("waiting for a relay") && s.contains("to a blocked contact")
+        }
+        XCTAssertEqual(Self.glyph(of: "waiting for a relay", in: shown), "..", shown)
+        XCTAssertEqual(Self.glyph(of: "to a blocked contact", in: shown), "x!", shown)
+        XCTAssertTrue(shown.unicodeScalars.allSatisfy { $0.isASCII }, "only ASCII on screen:\n\(shown)")
+        XCTAssertTrue(shown.screenLines.contains { $0.hasPrefix("> ") }, shown)
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// `rchat demo`: one command, and Sam answers.
+    func testDemoStartsAndSamReplies() throws {
+        try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8)
+        try screen("demo", "Sam's greeting") { $0.contains("Hi, I'm Sam") && $0.contains("Online") }
+        try screens.type(session("demo"), "hello from the test")
+        let replied = try screen("demo", "Sam's reply", seconds: 20) { $0.contains("Got it!") }
+        XCTAssertNotNil(Self.glyph(of: "hello from the test", in: replied))
+        try screen("demo", "the message shown Read", escapes: true) { Self.glyphIsReversed("hello from the test", in: $0) }
+        try screens.keys(session("demo"), "C-q")
+        try screen("demo", "the demo quit cleanly") { $0.contains("[exited 0]") }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import XCTest
+import RChatCore
+import RChatStore
+@testable import RChatEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 6: the engine as the view sees it, over a real store (no relay: intents are
+/// stored, events are posted by hand as the engine's thread would).
+final class EngineChatModelTests: XCTestCase {
+    var directory: URL!
+    var model: EngineChatModel!
+    var wakes = Counter()
+
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var n = 0
+        func add() { lock.withLock { n += 1 } }
+        var value: Int { lock.withLock { n } }
+    }
+
+    static let relay = "127.0.0.1:9/" + String(repeating: "A", count: 43)
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-model-\(UUID().uuidString)")
+        let me = Locations(home: directory.path + "/me", deviceDirectory: directory.path + "/me-device")
+        let sam = Locations(home: directory.path + "/sam", deviceDirectory: directory.path + "/sam-device")
+        try AccountService.create(at: me, name: "Me", relay: RelayAddress(parsing: Self.relay))
+        try AccountService.create(at: sam, name: "Sam", relay: RelayAddress(parsing: Self.relay))
+        let account = try AccountService(locations: me)
+        _ = try account.addContact(try AccountService(locations: sam).contactCode(), name: nil)
+        let wakes = self.wakes
+        model = try EngineChatModel(account: account, wake: { wakes.add() })
+    }
+
+    override func tearDown() {
+        model = nil
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var samID: ContactID { get throws { try model.account.contact(named: "Sam").id } }
+
+    func incoming(_ text: String) throws -> MessageID {
+        let id = MessageID.random()
+        try model.account.store.insertIncoming(contact: try samID, id: id, text: text, at: 100)
+        return id
+    }
+
+    func testPagesCountFromTheNewestAndSendWakesTheEngine() throws {
+        for n in 0..<10 { try model.send(to: "Sam", text: "m\(n)") }
+        XCTAssertEqual(wakes.value, 10)
+        XCTAssertEqual(model.itemCount(of: "Sam"), 10)
+        let texts = { (items: [ConversationItem]) in items.compactMap { item -> String? in
+            if case .message(let m) = item { return m.text } else { return nil }
+        } }
+        XCTAssertEqual(texts(model.page(of: "Sam", before: nil, limit: 3)), ["m7", "m8", "m9"])
+        XCTAssertEqual(texts(model.page(of: "Sam", before: 3, limit: 3)), ["m4", "m5", "m6"], "before: skip the newest 3")
+        XCTAssertEqual(texts(model.page(of: "Sam", before: 8, limit: 5)), ["m0", "m1"])
+        XCTAssertEqual(model.page(of: "Nobody", before: nil, limit: 3), [])
+        XCTAssertEqual(model.itemCount(of: "Nobody"), 0)
+        XCTAssertThrowsError(try model.send(to: "Sam", text: "   ")) { error in
+            XCTAssertEqual((error as? ChatModelError)?.description, "An empty message is not sent.")
+        }
+    }
+
+    func testTimelineNamesEachStepAndAResendIsResent() throws {
+        try model.send(to: "Sam", text: "hello")
+        guard case .message(let m)? = model.page(of: "Sam", before: nil, limit: 1).first else { return XCTFail("no message") }
+        let store = model.account.store, sam = try samID
+        try store.raiseStatus(contact: sam, id: m.id, event: .relayAcknowledged, at: 200)
+        try store.raiseStatus(contact: sam, id: m.id, event: .peerCouldNotRead, at: 300)
+        try model.resend(to: "Sam", messages: [m.id])
+        XCTAssertEqual(model.drainEvents(), [.statusChanged(contact: "Sam", id: m.id, status: .sending)],
+                       "the view learns the resent message is Sending again")
+        try store.raiseStatus(contact: sam, id: m.id, event: .deliveredReceipt, at: 500)
+        try store.raiseStatus(contact: sam, id: m.id, event: .readReceipt, at: 600)
+        XCTAssertEqual(model.timeline(of: "Sam", message: m.id).map(\.step),
+                       [.stored, .relayAcknowledged, .status(.notDelivered), .resent, .delivered, .read])
+        XCTAssertEqual(model.timeline(of: "Sam", message: m.id).last?.at, 600)
+        XCTAssertEqual(model.timeline(of: "Sam", message: try incoming("hi")), [], "incoming messages have no status steps")
+    }
+
+    func testMarkShownReadsOnlyThoseAndOwesTheirReadReceipts() throws {
+        let a = try incoming("a"), b = try incoming("b")
+        XCTAssertEqual(model.conversations().first?.unread, 2)
+        model.markShown(contact: "Sam", messages: [a])
+        XCTAssertEqual(model.conversations().first?.unread, 1)
+        XCTAssertEqual(try model.account.store.pendingReceipts(contact: try samID, kind: .read, limit: 10), [a])
+        XCTAssertEqual(model.drainEvents(), [.conversationsChanged])
+        XCTAssertEqual(wakes.value, 1)
+        model.markShown(contact: "Sam", messages: [a])
+        XCTAssertEqual(wakes.value, 1, "nothing new read: no wake-up")
+        _ = b
+    }
+
+    func testEngineEventsWakeThePollAndDrainInOrder() throws {
+        var fds = [pollfd(fd: model.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+        XCTAssertEqual(poll(&fds, 1, 0), 0, "nothing queued yet")
+        XCTAssertEqual(model.connection(), .connecting)
+        let sink = model.eventSink
+        let posted = expectation(description: "posted from another thread")
+        Thread {
+            for n in 0..<100 { sink(.rowAdded(contact: "c\(n)")) }
+            sink(.connectionChanged(.online))
+            posted.fulfill()
+        }.start()
+        wait(for: [posted], timeout: 5)
+        XCTAssertEqual(poll(&fds, 1, 1000), 1, "readable once events wait")
+        let events = model.drainEvents()
+        XCTAssertEqual(events.count, 101)
+        XCTAssertEqual(events.first, .rowAdded(contact: "c0"))
+        XCTAssertEqual(model.connection(), .online)
+        fds[0].revents = 0
+        XCTAssertEqual(poll(&fds, 1, 0), 0, "drained: not readable any more")
+        XCTAssertEqual(model.drainEvents(), [])
+    }
+
+    func testAddContactMuteBlockDeleteAndTheirErrors() throws {
+        XCTAssertThrowsError(try model.addContact(code: "not a code"))
+        try model.setMuted("Sam", true)
+        XCTAssertEqual(model.conversations().first?.state, .muted)
+        try model.setBlocked("Sam", true)
+        XCTAssertEqual(model.conversations().first?.state, .blocked)
+        try model.delete("Sam")
+        XCTAssertEqual(model.conversations(), [])
+        XCTAssertThrowsError(try model.setMuted("Sam", false)) { error in
+            XCTAssertTrue("\(error)".contains("No contact named Sam"), "\(error)")
+        }
+        XCTAssertTrue(model.myCode().hasPrefix("rchat-"), model.myCode())
+    }
+}
