@@ -109,6 +109,15 @@ public final class EngineChatModel: ChatModel {
         wakeEngine()
     }
 
+    // MARK: alert permission
+
+    public var alertPermissionAsked: Bool { AlertCenter(account: account).permissionAsked }
+
+    /// Not stored (a failed write): the view asks again next time, nothing else changes.
+    public func setAlertPermission(_ allowed: Bool) {
+        try? AlertCenter(account: account).setDesktopAllowed(allowed)
+    }
+
     // MARK: events
 
     public var wakeDescriptor: Int32 { events.descriptor }

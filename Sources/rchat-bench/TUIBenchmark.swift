@@ -89,6 +89,8 @@ struct TUIBenchmark {
             try AccountService.create(at: locations, name: "You", relay: try RelayAddress(parsing: Self.offlineRelay))
             let account = try AccountService(locations: locations)
             _ = try account.addContact(samCode, name: nil)
+            // Asked and answered, so the first frame is the conversation, not the question.
+            try account.setSetting("desktop-alerts", "off")
             let contact = try account.contact(named: "Sam")
             let start: Int64 = 1_700_000_000
             try account.store.transaction { tx in

@@ -105,8 +105,8 @@ final class EngineWorld {
     private func launchRelay(port: Int, keyFile: String, arguments: [String]) throws -> (Process, String) {
         relayRuns += 1
         let out = box.path("relay-\(relayRuns).out"), err = box.path("relay-\(relayRuns).err")
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Binaries.path("rchat-relay"))
         p.arguments = ["--listen", "127.0.0.1:\(port)", "--key-file", keyFile] + arguments
@@ -180,7 +180,7 @@ final class EngineWorld {
         let n = (syncRuns[person] ?? 0) + 1
         syncRuns[person] = n
         let err = box.path("\(person)-sync-\(n).err")
-        FileManager.default.createFile(atPath: err, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Binaries.path("rchat"))
         p.arguments = ["sync", "--seconds", "300", "--home", box.path("\(person)-home"), "--device-dir", box.path("\(person)-device")]

@@ -1,5 +1,8 @@
 import Foundation
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 6 end to end: real `rchat` full-screen views in tmux, talking through a real
 /// `rchat-relay` process — what a user sees, keystroke by keystroke.
@@ -32,9 +35,25 @@ final class TUIEndToEndTests: XCTestCase {
     func openView(_ person: String, home: String? = nil, env: [String: String] = utf8,
                   columns: Int = 100, rows: Int = 30) throws {
         let home = home ?? person
+        // The desktop-alerts question is asked at the first open (its own tests are
+        // screen-model tests); answered here so the keys below reach the composer.
+        if FileManager.default.fileExists(atPath: world.box.path("\(home)-home/rchat.db")) {
+            try world.expectSuccess(world.box.rchat(home, ["settings", "desktop-alerts", "off"]))
+        }
         try screens.open(session(person), [Binaries.path("rchat"), "--home", world.box.path("\(home)-home"),
                                           "--device-dir", world.box.path("\(home)-device")],
                          env: env, columns: columns, rows: rows)
+    }
+
+    /// Ends the background linger a quit view left on `person`'s home (a process this
+    /// test started, through the view), by the PID it wrote, and waits until it is gone.
+    func stopLinger(_ person: String) throws {
+        let pidFile = world.box.path("\(person)-home/linger.pid")
+        try world.eventually("\(person)'s linger started", timeout: 10) { FileManager.default.fileExists(atPath: pidFile) }
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return }
+        kill(pid, SIGTERM)
+        try world.eventually("\(person)'s linger ended", timeout: 10) { kill(pid, 0) != 0 }
     }
 
     /// The view logs of everyone, for a failure message.
@@ -131,6 +150,7 @@ final class TUIEndToEndTests: XCTestCase {
         // Sam leaves; what Alice sends now waits at the relay: Sent.
         try screens.keys(session("sam"), "q")
         try screen("sam", "Sam's view quit cleanly") { $0.contains("[exited 0]") }
+        try stopLinger("sam")
         var second: [String] = []
         try screens.type(session("alice"), "are you there?")
         try watchGlyphs("alice", "are you there?", until: "✓", seen: &second)
@@ -171,6 +191,9 @@ final class TUIEndToEndTests: XCTestCase {
 
         try screens.keys(session("sam"), "q")
         try screen("sam", "Sam's view quit cleanly") { $0.contains("[exited 0]") }
+        // Quitting leaves rChat running about 30 s more (the linger); end it now, as if
+        // that time had passed, so Sam is really away.
+        try stopLinger("sam")
         try screens.type(session("alice"), "lost on the old phone")
         try screen("alice", "the message held at the relay: Sent") { Self.glyph(of: "lost on the old phone", in: $0) == "✓" }
 
@@ -253,6 +276,9 @@ final class TUIEndToEndTests: XCTestCase {
     /// `rchat demo`: one command, and Sam answers.
     func testDemoStartsAndSamReplies() throws {
         try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8)
+        // The conversation opens at start, so the desktop-alerts question comes first.
+        try screen("demo", "the desktop-alerts question") { $0.contains("Show desktop alerts") }
+        try screens.keys(session("demo"), "n")
         try screen("demo", "Sam's greeting") { $0.contains("Hi, I'm Sam") && $0.contains("Online") }
         try screens.type(session("demo"), "hello from the test")
         let replied = try screen("demo", "Sam's reply", seconds: 20) { $0.contains("Got it!") }

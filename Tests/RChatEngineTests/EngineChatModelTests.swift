@@ -130,4 +130,24 @@ final class EngineChatModelTests: XCTestCase {
         }
         XCTAssertTrue(model.myCode().hasPrefix("rchat-"), model.myCode())
     }
+
+    /// Seed 001: the view's answer to "Show desktop alerts?" is the store's, the one
+    /// `rchat settings desktop-alerts` shows and changes, and the alert center reads.
+    func testAlertPermissionIsStoredThroughTheAlertCenter() throws {
+        let settings = { [model] in Dictionary(uniqueKeysWithValues: try model!.account.settingsList())["desktop-alerts"] }
+        XCTAssertFalse(model.alertPermissionAsked)
+        XCTAssertEqual(try settings(), "not asked yet")
+        model.setAlertPermission(true)
+        XCTAssertTrue(model.alertPermissionAsked)
+        XCTAssertTrue(AlertCenter(account: model.account).desktopAllowed)
+        XCTAssertEqual(try settings(), "on")
+        model.setAlertPermission(false)
+        XCTAssertTrue(model.alertPermissionAsked, "refused is an answer too: never asked again")
+        XCTAssertFalse(AlertCenter(account: model.account).desktopAllowed)
+        XCTAssertEqual(try settings(), "off")
+        try model.account.setSetting("desktop-alerts", "on")
+        XCTAssertTrue(model.alertPermissionAsked)
+        XCTAssertTrue(AlertCenter(account: model.account).desktopAllowed)
+        XCTAssertTrue(model.drainEvents().isEmpty, "no event: nothing on screen changes")
+    }
 }

@@ -59,8 +59,8 @@ final class RecoveryForgedNoticeTests: XCTestCase {
     func startRelay() throws -> RelayAddress {
         let binary = try XCTUnwrap(Self.relayBinary, "build rchat-relay first")
         let out = directory.appendingPathComponent("relay.out"), err = directory.appendingPathComponent("relay.err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = ["--listen", "127.0.0.1:0", "--key-file", directory.appendingPathComponent("relay.key").path]
@@ -144,8 +144,8 @@ final class RecoveryForgedNoticeTests: XCTestCase {
         let sam = try account("Sam", relay: address)
         let samIdentity = try sam.identity()
         let aliceIdentity = try alice.identity()
-        try alice.addContact(samIdentity.contactCode(device: sam.device), name: nil)
-        try sam.addContact(aliceIdentity.contactCode(device: alice.device), name: nil)
+        _ = try alice.addContact(samIdentity.contactCode(device: sam.device), name: nil)
+        _ = try sam.addContact(aliceIdentity.contactCode(device: alice.device), name: nil)
 
         // A conversation with a session; then Sam goes away and Alice writes two messages
         // that the relay holds for him.

@@ -11,6 +11,9 @@ final class FakeChatModel: ChatModel {
     var code = "rchat-1-MYCODE"
     var events: [ChatEvent] = []
     var failNextSend: ChatModelError?
+    /// Already answered unless a test says otherwise, so opening a conversation goes
+    /// straight to the composer.
+    var alertPermissionAsked = true
 
     // What the view did.
     var pageRequests: [(contact: String, before: Int?, limit: Int)] = []
@@ -21,6 +24,7 @@ final class FakeChatModel: ChatModel {
     var muted: [(String, Bool)] = []
     var blocked: [(String, Bool)] = []
     var deleted: [String] = []
+    var alertPermissionAnswers: [Bool] = []
 
     private var nextID: UInt8 = 0
     var clock: Int64 = 1_700_000_000
@@ -63,6 +67,11 @@ final class FakeChatModel: ChatModel {
         deleted.append(contact)
         summaries.removeAll { $0.name == contact }
         items[contact] = nil
+    }
+
+    func setAlertPermission(_ allowed: Bool) {
+        alertPermissionAnswers.append(allowed)
+        alertPermissionAsked = true
     }
 
     var wakeDescriptor: Int32 { -1 }

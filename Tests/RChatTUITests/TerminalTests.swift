@@ -54,3 +54,52 @@ final class TerminalTests: XCTestCase {
         XCTAssertEqual(KeyDecoder.functionKey(KEY_F0 + 1), .function(1))
     }
 }
+
+/// Home and End as tmux, screen and the Linux console send them, when curses hands them
+/// over unrecognised: Esc and then the bytes as characters.
+final class EscapeSequenceTests: XCTestCase {
+    private func raw(_ bytes: String) -> [Key] { [.escape] + bytes.map { .character($0) } }
+
+    func testHomeAndEndSequencesAreFolded() {
+        for bytes in ["[1~", "[7~", "[H", "OH"] {
+            XCTAssertEqual(KeyDecoder.folding(raw(bytes)), [.home], "ESC \(bytes)")
+        }
+        for bytes in ["[4~", "[8~", "[F", "OF"] {
+            XCTAssertEqual(KeyDecoder.folding(raw(bytes)), [.end], "ESC \(bytes)")
+        }
+    }
+
+    func testSequencesAmongTypedTextAndTogether() {
+        let keys: [Key] = [.character("a")] + raw("[4~") + raw("[1~") + [.character("b")] + raw("OF")
+        XCTAssertEqual(KeyDecoder.folding(keys), [.character("a"), .end, .home, .character("b"), .end])
+        XCTAssertEqual(KeyDecoder.folding([.escape] + raw("[4~")), [.escape, .end], "a real Esc before End stays")
+    }
+
+    func testEverythingElsePassesThrough() {
+        XCTAssertEqual(KeyDecoder.folding([.escape]), [.escape])
+        XCTAssertEqual(KeyDecoder.folding([.escape, .character("x")]), [.escape, .character("x")])
+        XCTAssertEqual(KeyDecoder.folding(raw("[4")), raw("[4"), "incomplete")
+        XCTAssertEqual(KeyDecoder.folding(raw("[5~")), raw("[5~"), "not Home or End")
+        XCTAssertEqual(KeyDecoder.folding(raw("[2~")), raw("[2~"))
+        let text: [Key] = "[4~ typed".map { .character($0) }
+        XCTAssertEqual(KeyDecoder.folding(text), text, "without Esc it is typed text")
+        XCTAssertEqual(KeyDecoder.folding([]), [])
+    }
+
+    func testFindIsHome() {
+        // xterm's terminfo calls ESC[1~ Find (and ESC[4~ Select): tmux and screen send them for Home/End.
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_FIND), .home)
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_SELECT), .end)
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_HOME), .home)
+        XCTAssertEqual(KeyDecoder.functionKey(KEY_END), .end)
+    }
+
+    func testEndNoLongerTypesIntoTheComposer() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        view.type("hi")
+        for key in KeyDecoder.folding(raw("[4~") + raw("[8~") + raw("[1~")) { view.handle(key) }
+        XCTAssertEqual(view.state.composer.text, "hi")
+        XCTAssertEqual(view.state.focus, .composer)
+    }
+}

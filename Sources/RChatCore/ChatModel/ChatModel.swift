@@ -21,6 +21,12 @@ public protocol ChatModel: AnyObject {
     func setBlocked(_ contact: String, _ blocked: Bool) throws(ChatModelError)
     func delete(_ contact: String) throws(ChatModelError)
 
+    /// Whether the user has answered "Show desktop alerts?" (asked once, the first time a
+    /// conversation is opened; `rchat settings desktop-alerts on|off` changes it later).
+    var alertPermissionAsked: Bool { get }
+    /// The answer, remembered by the store: desktop alerts allowed or refused.
+    func setAlertPermission(_ allowed: Bool)
+
     /// A descriptor that becomes readable when something changed; `drainEvents` empties it
     /// and says what changed, so the view redraws only that.
     var wakeDescriptor: Int32 { get }

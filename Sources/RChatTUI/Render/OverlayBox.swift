@@ -6,7 +6,7 @@ enum OverlayBox {
         let widest = overlay.lines.map { TextWidth.columns(of: $0.text) }.max() ?? 0
         let inner = min(maxInner, max(widest, TextWidth.columns(of: overlay.title) + 4, 20))
         let wrapped = wrappedLines(overlay, width: inner)
-        let footer = overlay.kind.isQuestion ? "y: yes, any other key: no" : "Esc closes; Up/Down scroll"
+        let footer = overlay.kind.footer
         let maxBody = max(1, layout.rows - 4)
         let bodyHeight = min(wrapped.count, maxBody)
         let width = inner + 4
@@ -59,5 +59,12 @@ enum OverlayBox {
 }
 
 extension Overlay.Kind {
-    var isQuestion: Bool { if case .confirmDelete = self { true } else { false } }
+    /// The keys the box answers to, on its bottom edge.
+    var footer: String {
+        switch self {
+        case .confirmDelete: "y: yes, any other key: no"
+        case .alertPermission: "y: yes, n or Esc: no"
+        case .help, .details, .code: "Esc closes; Up/Down scroll"
+        }
+    }
 }

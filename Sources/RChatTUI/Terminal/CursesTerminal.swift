@@ -25,6 +25,11 @@ final class CursesTerminal {
         nodelay(stdscr, true)
         intrflush(stdscr, false)
         set_escdelay(25)
+        // Home and End as tmux, screen and the Linux console send them, where $TERM's
+        // terminfo entry does not list them (a sequence it does list keeps its meaning).
+        for (bytes, key) in KeyDecoder.escapeSequences where key_defined("\u{1B}" + bytes) == 0 {
+            _ = define_key("\u{1B}" + bytes, key == .home ? KEY_HOME : KEY_END)
+        }
         let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
         colors = !noColor && has_colors()
         if colors {
@@ -127,7 +132,8 @@ final class CursesTerminal {
                 if let key { keys.append(key) }
             }
         }
-        return keys
+        // Curses hands over a sequence it does not know as Esc and characters.
+        return KeyDecoder.folding(keys)
     }
 
     /// Puts the terminal back: cursor, attributes, cooked mode, the title.

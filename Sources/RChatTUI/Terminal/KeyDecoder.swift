@@ -24,7 +24,8 @@ public enum KeyDecoder {
         case KEY_DOWN: return .down
         case KEY_LEFT: return .left
         case KEY_RIGHT: return .right
-        case KEY_HOME: return .home
+        // KEY_FIND: xterm's terminfo names ESC[1~ Find; tmux and screen send it for Home.
+        case KEY_HOME, KEY_FIND: return .home
         case KEY_END, KEY_LL, KEY_SELECT: return .end
         case KEY_PPAGE: return .pageUp
         case KEY_NPAGE: return .pageDown
@@ -36,5 +37,40 @@ public enum KeyDecoder {
         case (KEY_F0 + 1)...(KEY_F0 + 24): return .function(Int(code - KEY_F0))
         default: return nil
         }
+    }
+
+    /// Home and End as tmux, screen, the Linux console, rxvt and xterm send them (the bytes
+    /// after ESC), whatever the terminfo entry of $TERM lists.
+    public static let escapeSequences: [(bytes: String, key: Key)] = [
+        ("[1~", .home), ("[7~", .home), ("[H", .home), ("OH", .home),
+        ("[4~", .end), ("[8~", .end), ("[F", .end), ("OF", .end),
+    ]
+
+    /// Puts back together a sequence of `escapeSequences` that curses did not recognise: it
+    /// hands one over as Esc followed by its bytes as typed characters, which would type
+    /// "[4~" into the composer. A lone Esc and everything else pass through unchanged.
+    public static func folding(_ keys: [Key]) -> [Key] {
+        guard keys.contains(.escape) else { return keys }
+        var out: [Key] = []
+        out.reserveCapacity(keys.count)
+        var i = keys.startIndex
+        while i < keys.endIndex {
+            if keys[i] == .escape, let (key, length) = sequence(in: keys[(i + 1)...]) {
+                out.append(key)
+                i += 1 + length
+            } else {
+                out.append(keys[i])
+                i += 1
+            }
+        }
+        return out
+    }
+
+    /// The known sequence `keys` starts with, and how many keys it spans.
+    private static func sequence(in keys: ArraySlice<Key>) -> (Key, Int)? {
+        for (bytes, key) in escapeSequences where keys.count >= bytes.count {
+            if zip(bytes, keys).allSatisfy({ .character($0) == $1 }) { return (key, bytes.count) }
+        }
+        return nil
     }
 }

@@ -78,6 +78,7 @@ extension ChatView {
 
     func overlayKey(_ key: Key) {
         guard var overlay = state.overlay else { return }
+        if overlay.kind == .alertPermission { return alertPermissionKey(key) }
         if case .confirmDelete(let contact) = overlay.kind {
             state.overlay = nil
             if key == .character("y") || key == .character("Y") {

@@ -15,6 +15,9 @@ public final class ChatView {
     /// unread" is, even after some of them have been read.
     var unreadAtOpen = (count: 0, total: 0)
     public internal(set) var quitRequested = false
+    /// The desktop-alerts question was considered (asked, or found answered): at most once
+    /// per run, whatever the store says afterwards.
+    var alertPermissionConsidered = false
     /// Ctrl-L: the backend should repaint everything, not just the changes.
     public var wantsFullRedraw = false
 
@@ -110,6 +113,7 @@ public final class ChatView {
         let summary = state.conversations.first { $0.name == name }
         unreadAtOpen = (summary?.unread ?? 0, state.window?.total ?? 0)
         if let i = state.conversations.firstIndex(where: { $0.name == name }) { state.listCursor = i }
+        askAlertPermissionOnce()
     }
 
     func close() {

@@ -4,6 +4,9 @@ public struct Overlay: Equatable, Sendable {
         case help, details, code
         /// Asks before deleting a conversation: `y` deletes, anything else keeps it.
         case confirmDelete(contact: String)
+        /// Asks once whether new messages may raise desktop alerts: `y` or `n` (Esc: no);
+        /// any other key leaves it up.
+        case alertPermission
     }
 
     public struct Line: Equatable, Sendable {
