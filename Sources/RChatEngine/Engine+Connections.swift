@@ -129,7 +129,13 @@ extension Engine {
         // Several codes of one presentation can match at once; both sides see the links in
         // the same order and keep the first while its peer is there.
         if conversation.link != nil && !conversation.peerGone && conversation.linkGeneration == connection.generation { return }
-        conversation.dropLink(at: now)
+        // The peer came back. Until the new handshake completes, the current session (if
+        // any) keeps carrying frames on the new link: if the peer leaves mid-handshake, what
+        // we send is still held for it, readable with the keys it saved.
+        if conversation.linkGeneration != connection.generation { conversation.dropLink(at: now) }
+        conversation.initiator = nil
+        conversation.awaitingReplyAcceptance = false
+        conversation.peerGone = false
         conversation.link = link
         conversation.linkGeneration = connection.generation
         guard conversation.role == .initiator else { return }

@@ -9,7 +9,7 @@ extension Engine {
     struct AfterCommit {
         var acknowledgements: [RelayAddress: [HeldItemID]] = [:]
         var replies: [(LiveConversation, LinkFrame)] = []
-        var sessionsStarted: [(LiveConversation, startedOver: Bool)] = []
+        var sessionsStarted: [LiveConversation] = []
         var resendQueued: [LiveConversation] = []
         /// Messages decrypted in this batch, stored together before the commit.
         var incoming: [(LiveConversation, IncomingMessage)] = []
@@ -45,11 +45,9 @@ extension Engine {
             }
         }
         for event in after.events { emit(event) }
-        for (conversation, startedOver) in after.sessionsStarted {
+        for conversation in after.sessionsStarted {
             log("secure session with \(conversation.contact.name) started")
-            try sendNoticeIfNeeded(conversation, startedOver: startedOver)
-            try announceRotationIfNeeded(conversation)
-            try flushOutbox(conversation, ignoringBackoff: true)
+            try sessionReady(conversation)
         }
         for conversation in after.resendQueued { try flushOutbox(conversation) }
         for contactID in after.rebuild { try rebuild(contactID) }
@@ -88,6 +86,17 @@ extension Engine {
         }
     }
 
+    /// The session can carry frames (for a responder: the relay took its reply): the notice,
+    /// a key rotation, then the outbox, and receipts soon.
+    func sessionReady(_ conversation: LiveConversation) throws(EngineError) {
+        guard conversation.hasSession else { return }
+        try sendNoticeIfNeeded(conversation, startedOver: conversation.startedOverNoticeDue)
+        conversation.startedOverNoticeDue = false
+        try announceRotationIfNeeded(conversation)
+        try flushOutbox(conversation, ignoringBackoff: true)
+        scheduleReceipts(urgent: true)
+    }
+
     private func respond(_ conversation: LiveConversation, to first: [UInt8], _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         do {
             let responder = try Handshake.Responder(
@@ -96,6 +105,7 @@ extension Engine {
             let (reply, session) = try responder.respond(to: first)
             after.replies.append((conversation, .handshakeReply(reply)))
             try begin(session, in: conversation, tx, &after)
+            conversation.awaitingReplyAcceptance = true
         } catch {
             try handshakeFailed(conversation, error, tx)
         }
@@ -116,7 +126,8 @@ extension Engine {
         conversation.sent.removeAll()
         conversation.receiptsInFlight.removeAll()
         try persist(conversation, tx)
-        after.sessionsStarted.append((conversation, !hadState))
+        conversation.startedOverNoticeDue = !hadState
+        after.sessionsStarted.append(conversation)
     }
 
     private func handshakeFailed(_ conversation: LiveConversation, _ error: Error, _ tx: StoreTransaction) throws {

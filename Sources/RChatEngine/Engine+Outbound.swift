@@ -70,6 +70,7 @@ extension Engine {
         let t = now
         var events: [ChatEvent] = []
         var receiptsSettled = false
+        var ready: [LiveConversation] = []
         try AccountService.wrap {
             try store.transaction { tx in
                 for (connection, event) in answers {
@@ -92,8 +93,12 @@ extension Engine {
                             receiptsSettled = true
                         case let .notice(contactID, ids):
                             try noticeSent(contactID, ids, tx, &events)
-                        case .control:
-                            break
+                        case let .control(contactID, frame):
+                            // Our handshake reply is at the relay, ahead of anything else.
+                            if case .handshakeReply = frame, let c = conversations[contactID], c.awaitingReplyAcceptance {
+                                c.awaitingReplyAcceptance = false
+                                ready.append(c)
+                            }
                         }
                     case let .refused(seq, reason):
                         guard let what = connection.inFlight.removeValue(forKey: seq) else { continue }
@@ -130,6 +135,7 @@ extension Engine {
             }
         }
         for event in events { emit(event) }
+        for conversation in ready { try sessionReady(conversation) }
         // More may be owed than one flush takes (a long backlog): go on at once.
         if receiptsSettled { scheduleReceipts(urgent: true) }
     }

@@ -49,7 +49,12 @@ final class LiveConversation {
     var role: Handshake.Role { Handshake.Role.of(myAccountKey: secret.myAccountKey, peerAccountKey: secret.peerAccountKey) }
 
     /// A session is up on a link: messages go now (held by the relay if the peer left).
-    var hasSession: Bool { saved?.current != nil && link != nil }
+    /// A responder waits until the relay took its handshake reply: anything sent before it
+    /// could reach the peer ahead of the reply, unreadable.
+    var hasSession: Bool { saved?.current != nil && link != nil && !awaitingReplyAcceptance }
+    var awaitingReplyAcceptance = false
+    /// This side started over in the current session: its first notice goes even if empty.
+    var startedOverNoticeDue = false
 
     /// Whether sessions may be set up at all with this contact.
     var isReachable: Bool {
@@ -66,5 +71,7 @@ final class LiveConversation {
         receiptsInFlight.removeAll()
         noticeInFlight.removeAll()
         peer = nil
+        awaitingReplyAcceptance = false
+        startedOverNoticeDue = false
     }
 }

@@ -69,10 +69,6 @@ enum Linger {
             if lock == nil { usleep(20_000) }
         }
         guard let lock else { return }
-        let pidFile = pidPath(locations.home)
-        try? "\(getpid())\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: pidFile) }
-
         let engine = try Engine(account: account) { _ in }
         let center = AlertCenter(account: account)
         let sink: AlertSink? = center.desktopAllowed ? .detect() : nil
@@ -83,6 +79,10 @@ enum Linger {
             for alert in alerts { sink.post(alert) }
         }
         Signals.onTerminate { engine.stop() }
+        // Written only once a SIGTERM would end us cleanly: the next start relies on it.
+        let pidFile = pidPath(locations.home)
+        try? "\(getpid())\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
         try engine.run(seconds: seconds)
         withExtendedLifetime(lock) {}
     }
