@@ -36,7 +36,10 @@ final class RelayBehaviourTests: XCTestCase {
         XCTAssertEqual(b.nextEvent(timeout: 5), .drained)
         let code = Random.bytes(32)
         try a.present([code])
-        Thread.sleep(forTimeInterval: 1.2) // past the pairing timeout: nothing to poll for
+        // Time has to pass the pairing timeout (0.3 s) for the code to expire; there is no
+        // event to poll for, so wait until a deadline well past it.
+        let expiryDeadline = Date(timeIntervalSinceNow: 1.2)
+        Thread.sleep(until: expiryDeadline)
         try b.present([code])
         b.expectQuiet()
         a.expectQuiet(0.05)

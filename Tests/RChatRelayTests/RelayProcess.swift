@@ -89,7 +89,7 @@ func waitFor<T>(timeout: Double, interval: Double = 0.01, _ body: () -> T?) -> T
     let deadline = Date(timeIntervalSinceNow: timeout)
     while Date() < deadline {
         if let v = body() { return v }
-        Thread.sleep(forTimeInterval: interval)
+        Thread.sleep(until: min(deadline, Date(timeIntervalSinceNow: interval)))
     }
     return body()
 }
