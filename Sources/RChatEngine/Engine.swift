@@ -167,6 +167,11 @@ public final class Engine: @unchecked Sendable {
         }
         for conversation in conversations.values {
             if rotated { try announceRotationIfNeeded(conversation) }
+            // A message whose acknowledgement timed out (Not confirmed) and that the user
+            // sent again (Sending once more) goes again now, not at the next session.
+            for row in conversation.sent where conversation.acknowledgementDeadlines[row] == nil {
+                if (try? store.message(row))??.status == .sending { conversation.sent.remove(row) }
+            }
             try flushOutbox(conversation)
         }
     }
