@@ -31,11 +31,12 @@ extension StoreAccess {
             try translatingConstraints(foreignKey: .unknownContact(contact)) {
                 for m in messages {
                     try database.execute("""
-                        INSERT INTO messages (contact_id, id, direction, text, created_at, received_at, seq, position)
-                        VALUES (?, ?, 'in', ?, ?, ?, ?, ?)
+                        INSERT INTO messages (contact_id, id, direction, text, created_at, received_at, seq, position,
+                                              delivered_owed)
+                        VALUES (?, ?, 'in', ?, ?, ?, ?, ?, ?)
                         ON CONFLICT (contact_id, id) DO NOTHING
                         """, [.integer(contact.rawValue), .blob(m.id.bytes), .text(m.text), .integer(m.sentAt),
-                              .integer(now), SQLValue(m.seq), .integer(position)])
+                              .integer(now), SQLValue(m.seq), .integer(position), SQLValue(oweDelivered)])
                     guard database.changes == 1 else { continue }
                     stored.append((m.id, MessageRowID(database.lastInsertRowID)))
                     position += 1
@@ -46,9 +47,6 @@ extension StoreAccess {
                     try database.execute("DELETE FROM undecryptable WHERE contact_id = ? AND id = ?",
                                          [.integer(contact.rawValue), .blob(id.bytes)])
                 }
-            }
-            if oweDelivered {
-                try owePendingReceipts(contact: contact, kind: .delivered, ids: stored.map(\.0), at: now)
             }
             return stored
         }

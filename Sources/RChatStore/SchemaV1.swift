@@ -76,11 +76,19 @@ enum SchemaV1 {
         seq INTEGER,
         keys_fingerprint BLOB,
         position INTEGER NOT NULL,
+        -- Receipts owed to the sender, durable until the relay takes them: a Delivered
+        -- receipt is owed in the same write that stores the message, a Read receipt in the
+        -- same transaction that marks it shown. Kept on the message row: one row per
+        -- message stored, not two.
+        delivered_owed INTEGER NOT NULL DEFAULT 0 CHECK (delivered_owed IN (0, 1)),
+        read_owed INTEGER NOT NULL DEFAULT 0 CHECK (read_owed IN (0, 1)),
         UNIQUE (contact_id, id),
         CHECK ((direction = 'out') = (status IS NOT NULL))
     ) STRICT;
     CREATE UNIQUE INDEX messages_by_conversation ON messages (contact_id, position);
     CREATE INDEX messages_unread ON messages (contact_id) WHERE direction = 'in' AND read_at IS NULL;
+    CREATE INDEX messages_delivered_owed ON messages (contact_id, position) WHERE delivered_owed = 1;
+    CREATE INDEX messages_read_owed ON messages (contact_id, position) WHERE read_owed = 1;
 
     -- Defence in depth behind StatusLattice: even a raw UPDATE cannot lower a status the
     -- peer proved. Delivered may only become Read; Read stays Read.
@@ -143,17 +151,6 @@ enum SchemaV1 {
         UNIQUE (message_rowid, kind)
     ) STRICT;
     CREATE INDEX alerts_by_time ON alerts (created_at);
-
-    -- Receipts owed to contacts, durable until the relay takes them: a Delivered receipt is
-    -- written in the same transaction as the message it proves stored, a Read receipt in
-    -- the same transaction as the message marked shown.
-    CREATE TABLE pending_receipts (
-        contact_id INTEGER NOT NULL REFERENCES contacts(id),
-        id BLOB NOT NULL CHECK (length(id) = 16),
-        kind TEXT NOT NULL CHECK (kind IN ('delivered', 'read')),
-        created_at INTEGER NOT NULL,
-        PRIMARY KEY (contact_id, kind, id)
-    ) STRICT, WITHOUT ROWID;
 
     -- Message ids this side could not read, for the could-not-read notice.
     CREATE TABLE undecryptable (
