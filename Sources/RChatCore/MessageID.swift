@@ -21,8 +21,14 @@ public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible
     }
 
     public static func random<G: RandomNumberGenerator>(using generator: inout G) -> MessageID {
-        var bytes = [UInt8](repeating: 0, count: byteCount)
-        for i in 0..<byteCount { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
+        // Two 64-bit draws, not sixteen byte draws: each draw of the system generator is a
+        // getrandom call.
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(byteCount)
+        for _ in 0..<2 {
+            let word = generator.next()
+            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        }
         return MessageID(bytes: bytes)!
     }
 
