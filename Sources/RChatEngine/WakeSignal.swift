@@ -11,8 +11,8 @@ import Glibc
 /// crash, and a poke with nobody listening simply goes nowhere.
 public enum WakeSignal {
     static func address(home: String) -> sockaddr_un {
-        let canonical = (try? FileManager.default.destinationOfSymbolicLink(atPath: home)) ?? home
-        let real = URL(fileURLWithPath: canonical).standardizedFileURL.path
+        // Every spelling of the same home (relative, through a symlink) names one socket.
+        let real = URL(fileURLWithPath: home).standardizedFileURL.resolvingSymlinksInPath().path
         let name = "rchat-engine-" + Hex.encode(Hash.blake2b(Array(real.utf8), outputBytes: 16))
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)

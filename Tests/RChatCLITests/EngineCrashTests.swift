@@ -130,19 +130,25 @@ final class EngineCrashTests: EngineTestCase {
         world.stopSync("sam")
     }
 
-    /// No acknowledgement in time: Not confirmed; the late acknowledgement and the receipt
-    /// still count.
-    func testRelayThatDoesNotAnswerMakesNotConfirmedAndALateAckStillCounts() throws {
+    /// A session with one message Delivered, then a relay that stops answering (SIGSTOP):
+    /// `text` becomes Not confirmed after the one-second acknowledgement timeout.
+    func notConfirmedBehindAFrozenRelay(_ text: String) throws -> (warmUp: String, id: String) {
         try world.makePair()
         try expectSuccessfulSetting("alice", "ack-timeout-s", "1")
         try world.startSync("sam")
         try world.startSync("alice")
         let warmUp = try world.send("alice", to: "Sam", "warm-up")
         try world.waitForStatus("alice", "Sam", warmUp, "Delivered")
-
         world.freezeRelay()
-        let id = try world.send("alice", to: "Sam", "are you there, relay?")
+        let id = try world.send("alice", to: "Sam", text)
         try world.waitForStatus("alice", "Sam", id, "Not confirmed", timeout: 10)
+        return (warmUp, id)
+    }
+
+    /// No acknowledgement in time: Not confirmed; the late acknowledgement and the receipt
+    /// still count.
+    func testRelayThatDoesNotAnswerMakesNotConfirmedAndALateAckStillCounts() throws {
+        let (warmUp, id) = try notConfirmedBehindAFrozenRelay("are you there, relay?")
         XCTAssertFalse(try world.list("sam", "Alice").contains { $0.id == id })
         world.thawRelay()
         try world.waitForStatus("alice", "Sam", id, "Delivered")
@@ -158,16 +164,7 @@ final class EngineCrashTests: EngineTestCase {
     /// Sent on a link, never acknowledged, and the relay dies with it: the message goes
     /// again, unchanged, on the next session — and is shown once.
     func testUnacknowledgedMessageIsSentAgainOnTheNextSessionAfterARelayCrash() throws {
-        try world.makePair()
-        try expectSuccessfulSetting("alice", "ack-timeout-s", "1")
-        try world.startSync("sam")
-        try world.startSync("alice")
-        let warmUp = try world.send("alice", to: "Sam", "warm-up")
-        try world.waitForStatus("alice", "Sam", warmUp, "Delivered")
-
-        world.freezeRelay()
-        let id = try world.send("alice", to: "Sam", "lost with the relay?")
-        try world.waitForStatus("alice", "Sam", id, "Not confirmed", timeout: 10)
+        let (warmUp, id) = try notConfirmedBehindAFrozenRelay("lost with the relay?")
         world.stopRelay(signal: SIGKILL)
         try world.startRelay(samePort: true)
         try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 20)

@@ -99,20 +99,9 @@ extension EngineWorld {
 
 /// The base of the recovery tests: like `EngineTestCase`, with a check that fits resends —
 /// a resent message goes back to Sending on purpose, but a Delivered or Read never goes back.
-class RecoveryTestCase: XCTestCase {
-    var world: EngineWorld!
-
-    override func setUpWithError() throws {
-        world = try EngineWorld()
-        try world.startRelay()
-    }
-
-    override func tearDown() {
-        if let world {
-            world.shutDown()
-            assertDeliveredNeverGoesBack(world)
-        }
-        world = nil
+class RecoveryTestCase: EngineTestCase {
+    override func checkStatusHistory(_ world: EngineWorld) {
+        assertDeliveredNeverGoesBack(world)
     }
 
     func assertDeliveredNeverGoesBack(_ world: EngineWorld, file: StaticString = #filePath, line: UInt = #line) {
