@@ -1,13 +1,30 @@
-/// A message's identity: 128 random bits, shown as 32 hex digits. A resend carries the
-/// original id, so the receiver can keep each message once.
+import Foundation
+
+/// A message's identity: 128 bits, shown as 32 hex digits. A resend carries the original id,
+/// so the receiver can keep each message once.
+///
+/// A new id starts with the millisecond it was made (48 bits, as in a UUIDv7) and ends with
+/// 80 random bits: ids made later sort later, so the receiver's index of ids grows at its end
+/// instead of touching a random page of it for every message stored.
+/// Kept as two words rather than an array: no allocation, and hashing is two combines.
 public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let bytes: [UInt8]
+    public let high: UInt64
+    public let low: UInt64
 
     public static let byteCount = 16
 
-    public init?(bytes: [UInt8]) {
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == Self.byteCount else { return nil }
-        self.bytes = bytes
+        var high: UInt64 = 0, low: UInt64 = 0
+        for (i, byte) in bytes.enumerated() {
+            if i < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.init(high: high, low: low)
     }
 
     public init?(hex: String) {
@@ -15,25 +32,34 @@ public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible
         self.init(bytes: bytes)
     }
 
-    public static func random() -> MessageID {
-        var generator = SystemRandomNumberGenerator()
-        return random(using: &generator)
+    /// The id's 16 bytes, big-endian: the order in which ids sort.
+    public var bytes: [UInt8] {
+        var out = [UInt8](repeating: 0, count: Self.byteCount)
+        for i in 0..<8 {
+            out[i] = UInt8(truncatingIfNeeded: high >> UInt64(56 - 8 * i))
+            out[8 + i] = UInt8(truncatingIfNeeded: low >> UInt64(56 - 8 * i))
+        }
+        return out
     }
 
-    public static func random<G: RandomNumberGenerator>(using generator: inout G) -> MessageID {
-        // Two 64-bit draws, not sixteen byte draws: each draw of the system generator is a
-        // getrandom call.
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(byteCount)
-        for _ in 0..<2 {
-            let word = generator.next()
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
-        }
-        return MessageID(bytes: bytes)!
+    /// A new id, made now.
+    public static func random() -> MessageID {
+        var generator = SystemRandomNumberGenerator()
+        return make(milliseconds: UInt64(max(0, Date().timeIntervalSince1970 * 1000)), using: &generator)
     }
+
+    /// An id made at `milliseconds` since 1970, its other 80 bits from `generator` (one
+    /// 64-bit draw and part of another: each draw of the system generator is a getrandom call).
+    public static func make<G: RandomNumberGenerator>(milliseconds: UInt64, using generator: inout G) -> MessageID {
+        let a = generator.next(), b = generator.next()
+        return MessageID(high: (milliseconds & 0xFFFF_FFFF_FFFF) << 16 | (a >> 48), low: b)
+    }
+
+    /// When the id was made (milliseconds since 1970), as its maker's clock said.
+    public var milliseconds: UInt64 { high >> 16 }
 
     public var hex: String { Hex.encode(bytes) }
     public var description: String { hex }
 
-    public static func < (a: MessageID, b: MessageID) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+    public static func < (a: MessageID, b: MessageID) -> Bool { (a.high, a.low) < (b.high, b.low) }
 }

@@ -59,7 +59,7 @@ extension AccountService {
         let ids = try Self.wrap {
             try store.transaction { tx -> [MessageID] in
                 let ids = try tx.markRead(contact: contact.id, at: t)
-                if contact.state == .ok { try tx.owePendingReceipts(contact: contact.id, kind: .read, ids: ids, at: t) }
+                if contact.state == .ok { try tx.oweReadReceipts(contact: contact.id, ids: ids) }
                 return ids
             }
         }

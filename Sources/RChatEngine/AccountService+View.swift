@@ -17,7 +17,7 @@ extension AccountService {
             try store.transaction { tx -> [MessageID] in
                 let marked = try tx.markRead(contact: contact.id, ids: ids, at: t)
                 if contact.state == .ok, !marked.isEmpty {
-                    try tx.owePendingReceipts(contact: contact.id, kind: .read, ids: marked, at: t)
+                    try tx.oweReadReceipts(contact: contact.id, ids: marked)
                 }
                 return marked
             }

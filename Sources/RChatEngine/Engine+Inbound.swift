@@ -124,7 +124,8 @@ extension Engine {
         conversation.saved = saved
         conversation.initiator = nil
         conversation.sent.removeAll()
-        conversation.receiptsInFlight.removeAll()
+        conversation.deliveredInFlight.forgetAll()
+        conversation.readReceiptsInFlight.removeAll()
         try persist(conversation, tx)
         conversation.startedOverNoticeDue = !hadState
         after.sessionsStarted.append(conversation)
@@ -211,7 +212,7 @@ extension Engine {
         let t = now
         for id in order {
             let (conversation, messages) = groups[id]!
-            let stored = try tx.insertIncoming(contact: id, messages, at: t, oweDelivered: true)
+            let stored = try tx.insertIncoming(contact: id, messages, at: t)
             after.receiptsOwed += stored.count
             let texts = Dictionary(messages.map { ($0.id, $0.text) }, uniquingKeysWith: { first, _ in first })
             for (messageID, _) in stored {
@@ -258,7 +259,6 @@ extension Engine {
         guard let contact else { return }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, text: request.text, at: now,
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
-        try tx.owePendingReceipts(contact: contact.id, kind: .delivered, ids: [request.messageID], at: now)
         after.receiptsOwed += 1
         after.events.append(.newMessage(contact: contact.name, id: request.messageID, preview: request.text))
     }

@@ -87,9 +87,14 @@ extension Engine {
                                let name = conversations[contactID]?.contact.name {
                                 events.append(.statusChanged(contact: name, id: change.id, status: change.current))
                             }
-                        case let .receipts(contactID, kind, ids):
-                            try tx.settlePendingReceipts(contact: contactID, kind: kind, ids: ids)
-                            if let c = conversations[contactID] { c.receiptsInFlight.subtract(ids) }
+                        case let .deliveredReceipts(contactID, _):
+                            if let mark = conversations[contactID]?.deliveredInFlight.taken(seq: seq) {
+                                try tx.settleDeliveredReceipts(contact: contactID, through: mark)
+                            }
+                            receiptsSettled = true
+                        case let .readReceipts(contactID, ids):
+                            try tx.settleReadReceipts(contact: contactID, ids: ids)
+                            conversations[contactID]?.readReceiptsInFlight.subtract(ids)
                             receiptsSettled = true
                         case let .notice(contactID, ids):
                             try noticeSent(contactID, ids, tx, &events)
@@ -113,9 +118,13 @@ extension Engine {
                             conversations[contactID]?.sent.remove(row)
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
                             log("the relay refused a message: \(reason); trying again in \(wait) s")
-                        case let .receipts(contactID, _, ids):
+                        case .deliveredReceipts(let contactID, _), .readReceipts(let contactID, _):
                             // Still owed in the store: tried again in a moment.
-                            conversations[contactID]?.receiptsInFlight.subtract(ids)
+                            if case let .readReceipts(_, ids) = what {
+                                conversations[contactID]?.readReceiptsInFlight.subtract(ids)
+                            } else {
+                                conversations[contactID]?.deliveredInFlight.forgetAll()
+                            }
                             let retry = Date(timeIntervalSinceNow: 1)
                             receiptsDue = min(receiptsDue ?? retry, retry)
                         case let .notice(contactID, ids):
@@ -148,37 +157,61 @@ extension Engine {
         receiptsDue = min(receiptsDue ?? when, when)
     }
 
+    /// Sends the receipts owed, up to `receiptsPerFlush` of each kind per conversation; when
+    /// more are owed it comes back at once (a long backlog goes out frame after frame).
     func flushReceipts() throws(EngineError) {
         receiptsDue = nil
         guard !checkOnly else { return }
         let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
+        var more = false
         for contactID in owed {
             guard let conversation = conversations[contactID], conversation.hasSession, var saved = conversation.saved,
                   let keys = saved.current?.keys else { continue }
-            for kind in ReceiptKind.allCases {
-                let ids = try AccountService.wrap { try store.pendingReceipts(contact: contactID, kind: kind, limit: 4096) }
-                    .filter { !conversation.receiptsInFlight.contains($0) }
-                var rest = ids[...]
-                while !rest.isEmpty {
-                    let chunk = Array(rest.prefix(1024))
-                    rest = rest.dropFirst(chunk.count)
-                    var body = ByteWriter(capacity: 2 + chunk.count * 16)
-                    body.u16(UInt16(chunk.count))
-                    for id in chunk { body.raw(id.bytes) }
-                    guard let sequence = saved.takeSendSequence() else { break }
-                    let envelope = Envelope.seal(kind: kind == .read ? .receiptRead : .receiptDelivered, messageID: .random(),
-                                                 sequence: sequence, body: body.bytes, keys: keys, conversation: conversation.secret)
-                    do {
-                        try sendOnLink(conversation, .envelope(envelope), as: .receipts(contactID, kind, chunk), flush: false)
-                    } catch {
-                        break
-                    }
-                    conversation.receiptsInFlight.formUnion(chunk)
-                }
+            let delivered = try AccountService.wrap {
+                try store.deliveredReceiptsOwed(contact: contactID, after: conversation.deliveredInFlight.sentThrough,
+                                                limit: Self.receiptsPerFlush)
+            }
+            let read = try AccountService.wrap { try store.readReceiptsOwed(contact: contactID, limit: Self.receiptsPerFlush) }
+                .filter { !conversation.readReceiptsInFlight.contains($0) }
+            more = more || delivered.count == Self.receiptsPerFlush
+            var rest = delivered[...]
+            while !rest.isEmpty {
+                let chunk = rest.prefix(Self.receiptsPerFrame)
+                rest = rest.dropFirst(chunk.count)
+                guard let sequence = saved.takeSendSequence() else { break }
+                let envelope = Self.receiptEnvelope(.receiptDelivered, chunk.map(\.id), sequence: sequence, keys: keys, conversation: conversation)
+                let through = chunk.last!.position
+                guard let seq = try? sendOnLink(conversation, .envelope(envelope), as: .deliveredReceipts(contactID, through: through),
+                                                flush: false) else { break }
+                conversation.deliveredInFlight.sent(seq: seq, through: through)
+            }
+            var readRest = read[...]
+            while !readRest.isEmpty {
+                let chunk = Array(readRest.prefix(Self.receiptsPerFrame))
+                readRest = readRest.dropFirst(chunk.count)
+                guard let sequence = saved.takeSendSequence() else { break }
+                let envelope = Self.receiptEnvelope(.receiptRead, chunk, sequence: sequence, keys: keys, conversation: conversation)
+                guard (try? sendOnLink(conversation, .envelope(envelope), as: .readReceipts(contactID, chunk), flush: false)) != nil
+                else { break }
+                conversation.readReceiptsInFlight.formUnion(chunk)
             }
             conversation.saved = saved
             try? connections[conversation.relay]?.client?.flush()
         }
+        if more { scheduleReceipts(urgent: true) }
+    }
+
+    /// Receipts taken from the store per conversation and kind in one flush, and ids per frame.
+    static let receiptsPerFlush = 4096
+    static let receiptsPerFrame = 1024
+
+    static func receiptEnvelope(_ kind: EnvelopeKind, _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
+                                conversation: LiveConversation) -> [UInt8] {
+        var body = ByteWriter(capacity: 2 + ids.count * MessageID.byteCount)
+        body.u16(UInt16(ids.count))
+        for id in ids { body.raw(id.bytes) }
+        return Envelope.seal(kind: kind, messageID: .random(), sequence: sequence, body: body.bytes, keys: keys,
+                             conversation: conversation.secret)
     }
 
     // MARK: timers

@@ -20,7 +20,8 @@ final class LiveConversation {
     var initiator: Handshake.Initiator?
     /// Messages sent in the current session (or as requests in this run): not sent twice.
     var sent: Set<MessageRowID> = []
-    var receiptsInFlight: Set<MessageID> = []
+    var deliveredInFlight = DeliveredReceiptsInFlight()
+    var readReceiptsInFlight: Set<MessageID> = []
     var noticeInFlight: Set<MessageID> = []
     /// Link frames the relay refused, to send again on the same link.
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Date)] = []
@@ -68,7 +69,8 @@ final class LiveConversation {
         initiator = nil
         peerGone = false
         sent.removeAll()
-        receiptsInFlight.removeAll()
+        deliveredInFlight.forgetAll()
+        readReceiptsInFlight.removeAll()
         noticeInFlight.removeAll()
         peer = nil
         awaitingReplyAcceptance = false

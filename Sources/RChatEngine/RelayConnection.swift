@@ -9,7 +9,9 @@ final class RelayConnection {
     /// What a relay sequence number stood for, so its `sent`/`refused` lands in the right place.
     enum InFlight {
         case message(ContactID, MessageRowID)
-        case receipts(ContactID, ReceiptKind, [MessageID])
+        /// Delivered receipts for the conversation's incoming messages up to `through`.
+        case deliveredReceipts(ContactID, through: Int64)
+        case readReceipts(ContactID, [MessageID])
         case notice(ContactID, [MessageID])
         /// A frame on a conversation's link (handshake, key announcement): sent again on the
         /// same link if the relay refuses it (its quota for the peer's mailbox).

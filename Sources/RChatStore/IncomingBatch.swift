@@ -19,24 +19,27 @@ public struct IncomingMessage: Sendable {
 extension StoreAccess {
     /// Stores what arrived from `contact` in one batch — the engine's fast path, many
     /// messages per transaction — with the same rules as `insertIncoming`: each id once,
-    /// undecryptable ids struck off. With `oweDelivered`, a Delivered receipt is owed for each
-    /// new message in the same transaction. Returns the messages newly stored, in order.
-    public func insertIncoming(contact: ContactID, _ messages: [IncomingMessage], at now: Int64,
-                               oweDelivered: Bool) throws -> [(MessageID, MessageRowID)] {
+    /// undecryptable ids struck off. A Delivered receipt is owed for each new message from the
+    /// moment this commits (by its position: `deliveredReceiptsOwed`). Returns the messages
+    /// newly stored, in order.
+    public func insertIncoming(contact: ContactID, _ messages: [IncomingMessage], at now: Int64) throws -> [(MessageID, MessageRowID)] {
         guard !messages.isEmpty else { return [] }
         return try atomically {
             var position = try nextPosition(contact: contact)
             var stored: [(MessageID, MessageRowID)] = []
             stored.reserveCapacity(messages.count)
+            // ON CONFLICT names the one constraint a duplicate breaks; any other failure still
+            // throws (INSERT OR IGNORE would also hide CHECK and NOT NULL failures). No
+            // RETURNING: SQLite builds an ephemeral table for it on every execution, which
+            // cost more than the rest of the insert; `changes` and the last rowid say the same.
             try translatingConstraints(foreignKey: .unknownContact(contact)) {
                 for m in messages {
                     try database.execute("""
-                        INSERT INTO messages (contact_id, id, direction, text, created_at, received_at, seq, position,
-                                              delivered_owed)
-                        VALUES (?, ?, 'in', ?, ?, ?, ?, ?, ?)
+                        INSERT INTO messages (contact_id, id, direction, text, created_at, received_at, seq, position)
+                        VALUES (?, ?, 'in', ?, ?, ?, ?, ?)
                         ON CONFLICT (contact_id, id) DO NOTHING
                         """, [.integer(contact.rawValue), .blob(m.id.bytes), .text(m.text), .integer(m.sentAt),
-                              .integer(now), SQLValue(m.seq), .integer(position), SQLValue(oweDelivered)])
+                              .integer(now), SQLValue(m.seq), .integer(position)])
                     guard database.changes == 1 else { continue }
                     stored.append((m.id, MessageRowID(database.lastInsertRowID)))
                     position += 1

@@ -37,29 +37,7 @@ extension StoreAccess {
     @discardableResult
     public func insertIncoming(contact: ContactID, id: MessageID, text: String, at now: Int64,
                                sentAt: Int64? = nil, seq: Int64? = nil) throws -> MessageRowID? {
-        try atomically {
-            // Checked under the write lock, so a duplicate changes nothing, not even the counter.
-            if try database.queryOne("SELECT 1 FROM messages WHERE contact_id = ? AND id = ?",
-                                     [.integer(contact.rawValue), .blob(id.bytes)]) != nil { return nil }
-            let position = try nextPosition(contact: contact)
-            // ON CONFLICT names the one constraint a duplicate breaks; any other failure
-            // still throws (INSERT OR IGNORE would also hide CHECK and NOT NULL failures).
-            // No RETURNING: SQLite builds an ephemeral table for it on every execution, which
-            // cost more than the rest of the insert; `changes` and the last rowid say the same.
-            try translatingConstraints(foreignKey: .unknownContact(contact)) {
-                try database.execute("""
-                    INSERT INTO messages (contact_id, id, direction, text, created_at, received_at, seq, position)
-                    VALUES (?, ?, 'in', ?, ?, ?, ?, ?)
-                    ON CONFLICT (contact_id, id) DO NOTHING
-                    """, [.integer(contact.rawValue), .blob(id.bytes), .text(text), .integer(sentAt ?? now),
-                          .integer(now), SQLValue(seq), .integer(position)])
-            }
-            guard database.changes == 1 else { return nil }
-            let row = MessageRowID(database.lastInsertRowID)
-            try database.execute("DELETE FROM undecryptable WHERE contact_id = ? AND id = ?",
-                                 [.integer(contact.rawValue), .blob(id.bytes)])
-            return row
-        }
+        try insertIncoming(contact: contact, [IncomingMessage(id: id, text: text, sentAt: sentAt ?? now, seq: seq)], at: now).first?.1
     }
 
     public func message(contact: ContactID, id: MessageID) throws -> StoredMessage? {

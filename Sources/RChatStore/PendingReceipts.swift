@@ -1,49 +1,72 @@
 import RChatCore
 import RChatSQL
 
-/// Which receipt is owed.
-public enum ReceiptKind: String, Sendable, CaseIterable {
-    case delivered, read
-
-    /// The message column that says this receipt is owed.
-    var column: String { self == .delivered ? "delivered_owed" : "read_owed" }
+/// An incoming message whose Delivered receipt is owed, with its place in the conversation:
+/// the mark that moves to it once the relay takes the receipt.
+public struct OwedDelivered: Equatable, Sendable {
+    public let id: MessageID
+    public let position: Int64
 }
 
-/// Receipts owed to contacts live on the messages they are about (`delivered_owed`,
-/// `read_owed`, each with a partial index), so storing a message and owing its Delivered
-/// receipt is one row written.
+/// Receipts owed to contacts, durable until the relay takes them.
+///
+/// Delivered: owed for every incoming message after the contact's mark
+/// (`delivered_receipted_through`), so storing a message owes its receipt in the same write,
+/// with nothing more written. Read: a flag on the message (`read_owed`), set in the
+/// transaction that marks it shown.
 extension StoreAccess {
-    /// Owes `contact` a receipt for `ids`. Call it in the transaction that stored (Delivered)
-    /// or marked read (Read) the messages, so a receipt is never owed for what is not true.
-    public func owePendingReceipts(contact: ContactID, kind: ReceiptKind, ids: [MessageID], at now: Int64) throws {
+    /// Delivered receipts owed to `contact`, oldest first: incoming messages after its mark
+    /// and after `position` (what this run already sent, nil: nothing).
+    public func deliveredReceiptsOwed(contact: ContactID, after position: Int64?, limit: Int) throws -> [OwedDelivered] {
+        try database.query("""
+            SELECT id, position FROM messages
+            WHERE contact_id = ?1 AND direction = 'in'
+              AND position > max(?2, (SELECT delivered_receipted_through FROM contacts WHERE id = ?1))
+            ORDER BY position LIMIT ?3
+            """, [.integer(contact.rawValue), .integer(position ?? 0), .integer(Int64(limit))]).map { row in
+            OwedDelivered(id: try row.messageID("id", table: "messages"), position: try row.int64("position"))
+        }
+    }
+
+    /// The relay took Delivered receipts for every incoming message up to `position`. The
+    /// mark only moves forward.
+    public func settleDeliveredReceipts(contact: ContactID, through position: Int64) throws {
+        try database.execute("""
+            UPDATE contacts SET delivered_receipted_through = ?2 WHERE id = ?1 AND delivered_receipted_through < ?2
+            """, [.integer(contact.rawValue), .integer(position)])
+    }
+
+    /// Owes `contact` a Read receipt for `ids`. Call it in the transaction that marks them
+    /// shown, so a receipt is never owed for what is not true.
+    public func oweReadReceipts(contact: ContactID, ids: [MessageID]) throws {
         for id in ids {
-            try database.execute("UPDATE messages SET \(kind.column) = 1 WHERE contact_id = ? AND id = ? AND direction = 'in'",
+            try database.execute("UPDATE messages SET read_owed = 1 WHERE contact_id = ? AND id = ? AND direction = 'in'",
                                  [.integer(contact.rawValue), .blob(id.bytes)])
         }
     }
 
-    /// The receipts owed to `contact`, oldest first.
-    public func pendingReceipts(contact: ContactID, kind: ReceiptKind, limit: Int) throws -> [MessageID] {
+    /// The Read receipts owed to `contact`, oldest first.
+    public func readReceiptsOwed(contact: ContactID, limit: Int) throws -> [MessageID] {
         try database.query("""
-            SELECT id FROM messages WHERE contact_id = ? AND \(kind.column) = 1 ORDER BY position LIMIT ?
-            """, [.integer(contact.rawValue), .integer(Int64(limit))]).compactMap {
-            MessageID(bytes: try $0.blob("id"))
+            SELECT id FROM messages WHERE contact_id = ? AND read_owed = 1 ORDER BY position LIMIT ?
+            """, [.integer(contact.rawValue), .integer(Int64(limit))]).map { try $0.messageID("id", table: "messages") }
+    }
+
+    /// The relay took the Read receipt frame carrying these.
+    public func settleReadReceipts(contact: ContactID, ids: [MessageID]) throws {
+        for id in ids {
+            try database.execute("UPDATE messages SET read_owed = 0 WHERE contact_id = ? AND id = ?",
+                                 [.integer(contact.rawValue), .blob(id.bytes)])
         }
     }
 
-    /// Contacts that are owed any receipt.
+    /// Contacts owed any receipt. One index probe per contact for each kind.
     public func contactsOwedReceipts() throws -> [ContactID] {
         try database.query("""
-            SELECT DISTINCT contact_id FROM messages WHERE delivered_owed = 1
-            UNION SELECT DISTINCT contact_id FROM messages WHERE read_owed = 1
-            """).map { ContactID(try $0.int64("contact_id")) }
-    }
-
-    /// The relay took the receipt frame carrying these.
-    public func settlePendingReceipts(contact: ContactID, kind: ReceiptKind, ids: [MessageID]) throws {
-        for id in ids {
-            try database.execute("UPDATE messages SET \(kind.column) = 0 WHERE contact_id = ? AND id = ?",
-                                 [.integer(contact.rawValue), .blob(id.bytes)])
-        }
+            SELECT id FROM contacts AS c
+            WHERE EXISTS (SELECT 1 FROM messages WHERE contact_id = c.id AND direction = 'in'
+                                                     AND position > c.delivered_receipted_through)
+               OR EXISTS (SELECT 1 FROM messages WHERE contact_id = c.id AND read_owed = 1)
+            """).map { ContactID(try $0.int64("id")) }
     }
 }

@@ -50,6 +50,11 @@ enum SchemaV1 {
         deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
         -- Whether this contact has accepted our current account key (after `keys rotate`).
         rotation_acknowledged INTEGER NOT NULL DEFAULT 1 CHECK (rotation_acknowledged IN (0, 1)),
+        -- Delivered receipts: the relay has taken one for every incoming message up to this
+        -- position; one is owed for every incoming message after it. A mark per contact,
+        -- not a flag per message: storing a message writes nothing more for its receipt,
+        -- and settling a frame of a thousand receipts is one row written.
+        delivered_receipted_through INTEGER NOT NULL DEFAULT 0,
         keys_changed_at INTEGER NOT NULL,
         added_at INTEGER NOT NULL
     ) STRICT;
@@ -76,18 +81,16 @@ enum SchemaV1 {
         seq INTEGER,
         keys_fingerprint BLOB,
         position INTEGER NOT NULL,
-        -- Receipts owed to the sender, durable until the relay takes them: a Delivered
-        -- receipt is owed in the same write that stores the message, a Read receipt in the
-        -- same transaction that marks it shown. Kept on the message row: one row per
-        -- message stored, not two.
-        delivered_owed INTEGER NOT NULL DEFAULT 0 CHECK (delivered_owed IN (0, 1)),
+        -- A Read receipt owed to the sender, durable until the relay takes it: owed in the
+        -- same transaction that marks the message shown. (Delivered receipts are owed by
+        -- position: contacts.delivered_receipted_through.)
         read_owed INTEGER NOT NULL DEFAULT 0 CHECK (read_owed IN (0, 1)),
         UNIQUE (contact_id, id),
         CHECK ((direction = 'out') = (status IS NOT NULL))
     ) STRICT;
     CREATE UNIQUE INDEX messages_by_conversation ON messages (contact_id, position);
     CREATE INDEX messages_unread ON messages (contact_id) WHERE direction = 'in' AND read_at IS NULL;
-    CREATE INDEX messages_delivered_owed ON messages (contact_id, position) WHERE delivered_owed = 1;
+    CREATE INDEX messages_incoming ON messages (contact_id, position) WHERE direction = 'in';
     CREATE INDEX messages_read_owed ON messages (contact_id, position) WHERE read_owed = 1;
 
     -- Defence in depth behind StatusLattice: even a raw UPDATE cannot lower a status the

@@ -9,13 +9,30 @@ final class EncodingTests: XCTestCase {
         for bad in ["0", "zz", "0g", "a b"] { XCTAssertNil(Hex.decode(bad), bad) }
     }
 
-    func testMessageIDIsRandom128BitHex() {
+    func testMessageIDIs128BitHexStartingWithItsMillisecond() {
+        let before = UInt64(Date().timeIntervalSince1970 * 1000)
         let a = MessageID.random(), b = MessageID.random()
+        let after = UInt64(Date().timeIntervalSince1970 * 1000)
         XCTAssertNotEqual(a, b)
         XCTAssertEqual(a.hex.count, 32)
         XCTAssertEqual(MessageID(hex: a.hex), a)
+        XCTAssertEqual(MessageID(bytes: a.bytes), a)
+        XCTAssertTrue((before...after).contains(a.milliseconds), "\(a.milliseconds) not in \(before)...\(after)")
         XCTAssertNil(MessageID(hex: "abcd"))
         XCTAssertNil(MessageID(bytes: [UInt8](repeating: 1, count: 15)))
+        XCTAssertNil(MessageID(bytes: [UInt8](repeating: 1, count: 17)))
+    }
+
+    func testMessageIDsSortByTimeThenRandomBits() {
+        var zeros = FixedGenerator(words: [0, 0]), ones = FixedGenerator(words: [.max, .max])
+        let early = MessageID.make(milliseconds: 1_000, using: &ones)
+        let late = MessageID.make(milliseconds: 1_001, using: &zeros)
+        XCTAssertLessThan(early, late, "a later millisecond sorts later, whatever the random bits")
+        XCTAssertEqual(late.hex, "0000000003e900000000000000000000")
+        XCTAssertEqual(early.hex, "0000000003e8ffffffffffffffffffff")
+        XCTAssertTrue(early.bytes.lexicographicallyPrecedes(late.bytes), "bytes sort as ids do (the store's index)")
+        // Only 48 bits of time: a clock past them wraps rather than spilling into the random bits.
+        XCTAssertEqual(MessageID.make(milliseconds: 1 << 48 | 5, using: &zeros).milliseconds, 5)
     }
 
     func testBase64URLKnownValues() {
@@ -69,5 +86,15 @@ final class JSONLineTests: XCTestCase {
         // And it is real JSON.
         let parsed = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         XCTAssertEqual(parsed?["text"] as? String, "a\"b\\c\nd\u{1}é🙂")
+    }
+}
+
+/// Returns the words it was given, in turn.
+struct FixedGenerator: RandomNumberGenerator {
+    var words: [UInt64]
+    var index = 0
+    mutating func next() -> UInt64 {
+        defer { index += 1 }
+        return words[index % words.count]
     }
 }

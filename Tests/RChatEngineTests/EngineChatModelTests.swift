@@ -87,7 +87,7 @@ final class EngineChatModelTests: XCTestCase {
         XCTAssertEqual(model.conversations().first?.unread, 2)
         model.markShown(contact: "Sam", messages: [a])
         XCTAssertEqual(model.conversations().first?.unread, 1)
-        XCTAssertEqual(try model.account.store.pendingReceipts(contact: try samID, kind: .read, limit: 10), [a])
+        XCTAssertEqual(try model.account.store.readReceiptsOwed(contact: try samID, limit: 10), [a])
         XCTAssertEqual(model.drainEvents(), [.conversationsChanged])
         XCTAssertEqual(wakes.value, 1)
         model.markShown(contact: "Sam", messages: [a])
