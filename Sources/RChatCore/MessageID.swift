@@ -18,13 +18,20 @@ public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible
         self.low = low
     }
 
-    public init?(bytes: some Collection<UInt8>) {
+    public init?(bytes: [UInt8]) {
         guard bytes.count == Self.byteCount else { return nil }
-        var high: UInt64 = 0, low: UInt64 = 0
-        for (i, byte) in bytes.enumerated() {
-            if i < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
-        }
-        self.init(high: high, low: low)
+        self = bytes.withUnsafeBytes { Self(loading: $0) }
+    }
+
+    public init?(bytes: ArraySlice<UInt8>) {
+        guard bytes.count == Self.byteCount else { return nil }
+        self = bytes.withUnsafeBytes { Self(loading: $0) }
+    }
+
+    /// Two big-endian words from 16 bytes (the caller checked the count).
+    private init(loading raw: UnsafeRawBufferPointer) {
+        self.init(high: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                  low: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
     }
 
     public init?(hex: String) {
@@ -34,12 +41,12 @@ public struct MessageID: Hashable, Sendable, Comparable, CustomStringConvertible
 
     /// The id's 16 bytes, big-endian: the order in which ids sort.
     public var bytes: [UInt8] {
-        var out = [UInt8](repeating: 0, count: Self.byteCount)
-        for i in 0..<8 {
-            out[i] = UInt8(truncatingIfNeeded: high >> UInt64(56 - 8 * i))
-            out[8 + i] = UInt8(truncatingIfNeeded: low >> UInt64(56 - 8 * i))
+        [UInt8](unsafeUninitializedCapacity: Self.byteCount) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            raw.storeBytes(of: high.bigEndian, toByteOffset: 0, as: UInt64.self)
+            raw.storeBytes(of: low.bigEndian, toByteOffset: 8, as: UInt64.self)
+            count = Self.byteCount
         }
-        return out
     }
 
     /// A new id, made now.

@@ -13,6 +13,11 @@ public struct ConversationSecret: Sendable {
     public let key: SecretBytes
     public let myAccountKey: [UInt8]
     public let peerAccountKey: [UInt8]
+    /// The keys that seal the headers of envelopes I send and of those the peer sends: one
+    /// per direction, so a frame reflected back to its sender does not even open. Derived
+    /// once here rather than for every envelope.
+    let sendHeaderKey: SecretBytes
+    let receiveHeaderKey: SecretBytes
 
     /// Throws `.malformed` for a peer key that is not a valid Ed25519 point, or one equal to
     /// mine (there is no conversation with oneself: roles and ownership would be undecidable).
@@ -27,6 +32,8 @@ public struct ConversationSecret: Sendable {
         key = Hash.deriveKey(from: shared, context: "rchat conversation secret v1", first, second)
         myAccountKey = myAccount.publicKey
         self.peerAccountKey = peerAccountKey
+        sendHeaderKey = Self.headerKey(from: key, sentBy: myAccountKey)
+        receiveHeaderKey = Self.headerKey(from: key, sentBy: peerAccountKey)
     }
 
     /// The two keys with the one that sorts first (lexicographically) in front.
@@ -53,8 +60,7 @@ public struct ConversationSecret: Sendable {
     }
 
     /// The key that seals the headers of envelopes sent by `sender` (an account public key).
-    /// One per direction, so a frame reflected back to its sender does not even open.
-    func headerKey(sentBy sender: [UInt8]) -> SecretBytes {
+    private static func headerKey(from key: SecretBytes, sentBy sender: [UInt8]) -> SecretBytes {
         Hash.deriveKey(from: key, context: "rchat envelope header key v1", sender)
     }
 }

@@ -22,7 +22,7 @@ public enum Envelope {
     public static func seal(kind: EnvelopeKind, messageID: MessageID, sequence: UInt64, body: [UInt8],
                             keys: SessionKeys, conversation: ConversationSecret) -> [UInt8] {
         let header = EnvelopeHeader(kind: kind, messageID: messageID, sequence: sequence, sessionID: keys.sessionID)
-        let headerKey = conversation.headerKey(sentBy: conversation.myAccountKey)
+        let headerKey = conversation.sendHeaderKey
         let headerBox = AEAD.sealWithRandomNonce(header.encoded(), additionalData: [version], key: headerKey)
         let bodyBox = AEAD.seal(body, additionalData: header.bodyAssociatedData(frameVersion: version),
                                 nonce: AEAD.counterNonce(sequence, direction: keys.role.rawValue), key: keys.sendKey)
@@ -32,7 +32,7 @@ public enum Envelope {
     /// Reads the header of a frame from the peer with only the conversation secret.
     public static func openHeader(_ frame: [UInt8], conversation: ConversationSecret) throws(EnvelopeError) -> EnvelopeHeader {
         let headerBox = try split(frame).headerBox
-        let headerKey = conversation.headerKey(sentBy: conversation.peerAccountKey)
+        let headerKey = conversation.receiveHeaderKey
         let plain: [UInt8]
         do { plain = try AEAD.openWithNonceInFront(headerBox, additionalData: [version], key: headerKey) }
         catch { throw .headerUnreadable }
