@@ -67,3 +67,14 @@ public struct ByteReader {
         return Array(bytes[offset...])
     }
 }
+
+/// Bytes as a dictionary key, hashed in one call (an array of bytes hashes them one by one).
+public struct HashedBytes: Hashable, Sendable {
+    public let bytes: [UInt8]
+
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}

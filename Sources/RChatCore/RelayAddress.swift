@@ -7,6 +7,14 @@ public struct RelayAddress: Hashable, Sendable, CustomStringConvertible {
     public let port: UInt16
     public let publicKey: [UInt8]
 
+    /// The key's bytes in one go (the synthesized hash took them one at a time, and the
+    /// engine looks a relay up for every frame it receives). Equality stays synthesized.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(host)
+        hasher.combine(port)
+        publicKey.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case missingKey, badKey, missingPort, badPort, badHost
 

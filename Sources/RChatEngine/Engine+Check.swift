@@ -28,7 +28,7 @@ extension Engine {
             }
             if settled { break }
             let items = inbox.take(until: min(end, Date(timeIntervalSinceNow: 0.5)))
-            var deliveries: [(RelayConnection, Delivery)] = []
+            var deliveries: [Arrival] = []
             for item in items {
                 switch item {
                 case let .connected(address, generation, client):
@@ -37,11 +37,11 @@ extension Engine {
                     connectFailed(address, generation, reason)
                     // One attempt per check: a relay that cannot be reached is visited next time.
                     connections[address]?.retryAt = .distantFuture
-                case let .relay(address, generation, event):
+                case let .relay(address, generation, event, opened):
                     guard let connection = connections[address], connection.generation == generation else { continue }
                     if connection.client == nil { connection.early.append(event); continue }
                     if case .delivery(let d) = event {
-                        deliveries.append((connection, d))
+                        deliveries.append((connection, d, opened))
                     } else {
                         if !deliveries.isEmpty { try handleDeliveries(deliveries); deliveries.removeAll() }
                         try handle(event, on: connection)
@@ -51,6 +51,7 @@ extension Engine {
                 }
             }
             if !deliveries.isEmpty { try handleDeliveries(deliveries) }
+            publishKeyringIfNeeded()
         }
         for event in collected.withLock({ events }) {
             if case let .newMessage(contact, id, _) = event { arrived.append((contact, id)) }

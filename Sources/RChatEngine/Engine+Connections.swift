@@ -11,7 +11,7 @@ extension Engine {
         var relays: Set<RelayAddress> = [identity.relay]
         for conversation in conversations.values where conversation.isReachable {
             relays.insert(conversation.relay)
-            if let text = conversation.contact.relayAddress, let address = try? RelayAddress(parsing: text) { relays.insert(address) }
+            if let address = conversation.contactRelay { relays.insert(address) }
         }
         return relays
     }
@@ -31,11 +31,14 @@ extension Engine {
             connection.early.removeAll()
             let generation = connection.generation
             let inbox = self.inbox
+            let keyring = self.keyring
             let mailboxKey = identity.mailboxKey
             let thread = Thread {
                 do {
                     let client = try RelayClient.connect(to: address, mailboxKey: mailboxKey, timeout: 5) { event in
-                        inbox.post(.relay(address, generation: generation, event))
+                        var opened: OpenedEnvelope?
+                        if case .delivery(let delivery) = event { opened = keyring.open(delivery) }
+                        inbox.post(.relay(address, generation: generation, event, opened: opened))
                     }
                     inbox.post(.connected(address, generation: generation, client))
                 } catch {
@@ -66,7 +69,7 @@ extension Engine {
         for event in early {
             do {
                 switch event {
-                case .delivery(let d): try handleDeliveries([(connection, d)])
+                case .delivery(let d): try handleDeliveries([(connection, d, nil)])
                 case .sent, .refused: try handleAnswers([(connection, event)])
                 default: try handle(event, on: connection)
                 }
@@ -89,7 +92,7 @@ extension Engine {
     func handle(_ event: RelayEvent, on connection: RelayConnection) throws(EngineError) {
         switch event {
         case let .linked(link, _, code):
-            guard let id = codeIndex[code], let conversation = conversations[id], conversation.isReachable else { return }
+            guard let id = codeIndex[HashedBytes(code)], let conversation = conversations[id], conversation.isReachable else { return }
             linked(conversation, link: link, on: connection)
         case .peerGone(let link):
             guard let conversation = conversations.values.first(where: {

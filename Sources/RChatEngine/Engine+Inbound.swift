@@ -4,10 +4,16 @@ import RChatCrypto
 import RChatRelayClient
 import RChatStore
 
+/// A delivery as the engine thread takes it: the connection it came on, and the envelope
+/// its reader thread already opened, if it could.
+typealias Arrival = (connection: RelayConnection, delivery: Delivery, opened: OpenedEnvelope?)
+
 extension Engine {
     /// What to do once the transaction that stored a batch has committed.
     struct AfterCommit {
-        var acknowledgements: [RelayAddress: [HeldItemID]] = [:]
+        /// Per connection (by identity: hashing its address for every delivery showed up in
+        /// profiles), the deliveries to acknowledge.
+        var acknowledgements: [ObjectIdentifier: (RelayConnection, [HeldItemID])] = [:]
         var replies: [(LiveConversation, LinkFrame)] = []
         var sessionsStarted: [LiveConversation] = []
         var resendQueued: [LiveConversation] = []
@@ -21,13 +27,13 @@ extension Engine {
 
     /// Stores everything in `batch` in one transaction, then acknowledges it to the relay:
     /// nothing is acknowledged that is not durably stored (or deliberately dropped).
-    func handleDeliveries(_ batch: [(RelayConnection, Delivery)]) throws(EngineError) {
+    func handleDeliveries(_ batch: [Arrival]) throws(EngineError) {
         var after = AfterCommit()
         try AccountService.wrap {
             try store.transaction { tx in
-                for (connection, delivery) in batch {
-                    try receive(delivery, on: connection, tx, &after)
-                    after.acknowledgements[connection.address, default: []].append(delivery.id)
+                for (connection, delivery, opened) in batch {
+                    try receive(delivery, opened: opened, on: connection, tx, &after)
+                    after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(delivery.id)
                 }
                 try storeIncoming(&after, tx)
             }
@@ -35,8 +41,9 @@ extension Engine {
         for (conversation, reply) in after.replies {
             do { try sendOnLink(conversation, reply, as: .control(conversation.contact.id, reply)) } catch { log("cannot answer \(conversation.contact.name): \(error)") }
         }
-        for (address, ids) in after.acknowledgements {
-            guard let client = connections[address]?.client else { continue }
+        for (connection, ids) in after.acknowledgements.values {
+            // Only to the client that delivered them (a reconnect has its own).
+            guard let client = connection.client, connections[connection.address] === connection else { continue }
             var rest = ids[...]
             while !rest.isEmpty {
                 let chunk = rest.prefix(RelayProtocol.maximumAcknowledgementsPerFrame)
@@ -57,13 +64,14 @@ extension Engine {
         }
     }
 
-    private func receive(_ delivery: Delivery, on connection: RelayConnection, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+    private func receive(_ delivery: Delivery, opened: OpenedEnvelope?, on connection: RelayConnection, _ tx: StoreTransaction,
+                         _ after: inout AfterCommit) throws {
         switch delivery.origin {
         case .invite:
             try receiveRequest(delivery.payload, tx, &after)
         case .link(let code, _):
             guard let frame = LinkFrame(delivery.payload) else { return rejectForged("an unreadable frame") }
-            let known = codeIndex[code].flatMap { conversations[$0] }
+            let known = codeIndex[HashedBytes(code)].flatMap { conversations[$0] }
             switch frame {
             case .handshakeFirst(let bytes):
                 // Only on a live link: a handshake held from an earlier link is stale.
@@ -81,7 +89,7 @@ extension Engine {
                     try handshakeFailed(conversation, error, tx)
                 }
             case .envelope(let bytes):
-                try receiveEnvelope(bytes, known: known, at: delivery.heldAt, tx, &after)
+                try receiveEnvelope(bytes, known: known, opened: opened, at: delivery.heldAt, tx, &after)
             }
         }
     }
@@ -158,12 +166,28 @@ extension Engine {
         return nil
     }
 
-    private func receiveEnvelope(_ bytes: [UInt8], known: LiveConversation?, at heldAt: Int64,
+    /// The envelope's conversation, header and body: as the reader thread opened it, when
+    /// the conversation still holds the secret and key that did; else opened here. nil: the
+    /// header opens with no conversation's secret.
+    private func openEnvelope(_ bytes: [UInt8], known: LiveConversation?, opened: OpenedEnvelope?)
+        -> (LiveConversation, EnvelopeHeader, body: [UInt8]?, text: String?)? {
+        if let opened, let conversation = conversations[opened.contact], known == nil || known === conversation,
+           conversation.secret.key === opened.secretKey, conversation.saved?.holdsReceiveKey(opened.sessionKey) == true {
+            return (conversation, opened.header, opened.body, opened.text)
+        }
+        guard let (conversation, header) = open(bytes, known: known) else { return nil }
+        let body = try? Envelope.openBody(bytes, header: header, keys: conversation.saved?.receiveKeys ?? [])
+        let text = header.kind == .message ? body.flatMap { String(validating: $0, as: UTF8.self) } : nil
+        return (conversation, header, body, text)
+    }
+
+    private func receiveEnvelope(_ bytes: [UInt8], known: LiveConversation?, opened: OpenedEnvelope?, at heldAt: Int64,
                                  _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        guard let (conversation, header) = open(bytes, known: known) else { return rejectForged("a frame no conversation can read") }
+        guard let (conversation, header, body, text) = openEnvelope(bytes, known: known, opened: opened) else {
+            return rejectForged("a frame no conversation can read")
+        }
         let contact = conversation.contact
-        let keys = conversation.saved?.receiveKeys ?? []
-        guard let body = try? Envelope.openBody(bytes, header: header, keys: keys) else {
+        guard let body else {
             // Its id is readable, its body is not: this side lost the session it was sent in.
             if header.kind == .message {
                 _ = try tx.recordUndecryptable(contact: contact.id, id: header.messageID, at: now)
@@ -174,7 +198,7 @@ extension Engine {
         switch header.kind {
         case .message:
             guard !contact.isBlocked, !contact.isDeleted else { return }
-            guard let text = String(validating: body, as: UTF8.self) else { return rejectForged("a message that is not text") }
+            guard let text else { return rejectForged("a message that is not text") }
             after.incoming.append((conversation, IncomingMessage(id: header.messageID, text: text, sentAt: heldAt,
                                                                  seq: Int64(bitPattern: header.sequence))))
         case .receiptDelivered, .receiptRead:

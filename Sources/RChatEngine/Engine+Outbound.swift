@@ -48,7 +48,7 @@ extension Engine {
             conversation.saved = saved
             try? connections[conversation.relay]?.client?.flush()
         } else if conversation.saved == nil, let token = contact.inviteToken.flatMap({ InviteToken(bytes: $0) }),
-                  let text = contact.relayAddress, let address = try? RelayAddress(parsing: text),
+                  let address = conversation.contactRelay,
                   let connection = connections[address], let client = connection.client {
             // Never had a session: a message request reaches them even while they are offline.
             let code = identity.contactCode(device: account.device).text

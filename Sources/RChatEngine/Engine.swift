@@ -22,7 +22,11 @@ public final class Engine: @unchecked Sendable {
     var connections: [RelayAddress: RelayConnection] = [:]
     var conversations: [ContactID: LiveConversation] = [:]
     /// Every rendezvous code presented in this run → its conversation.
-    var codeIndex: [[UInt8]: ContactID] = [:]
+    var codeIndex: [HashedBytes: ContactID] = [:]
+    /// Keys published to the relay reader threads, to open envelopes there.
+    let keyring = EnvelopeKeyring()
+    /// Codes or keys changed since the keyring was last published.
+    var keyringDirty = true
     var receiptsDue: Date?
     var forgedFrames = 0
     var lastOutboxSweep = Date()
@@ -59,7 +63,7 @@ public final class Engine: @unchecked Sendable {
         var stopping = false
         while !stopping && Date() < end {
             let items = inbox.take(until: min(end, nextTimer()))
-            var deliveries: [(RelayConnection, Delivery)] = []
+            var deliveries: [Arrival] = []
             var answers: [(RelayConnection, RelayEvent)] = []
             for item in items {
                 switch item {
@@ -72,14 +76,14 @@ public final class Engine: @unchecked Sendable {
                     connected(address, generation, client)
                 case let .connectFailed(address, generation, reason):
                     connectFailed(address, generation, reason)
-                case let .relay(address, generation, event):
+                case let .relay(address, generation, event, opened):
                     guard let connection = connections[address], connection.generation == generation else { continue }
                     if connection.client == nil {
                         connection.early.append(event)
                         continue
                     }
                     switch event {
-                    case .delivery(let d): deliveries.append((connection, d))
+                    case .delivery(let d): deliveries.append((connection, d, opened))
                     case .sent, .refused: answers.append((connection, event))
                     default:
                         try flushBatches(&deliveries, &answers)
@@ -90,6 +94,7 @@ public final class Engine: @unchecked Sendable {
             try flushBatches(&deliveries, &answers)
             try runTimers()
             connectWhereNeeded()
+            publishKeyringIfNeeded()
         }
     }
 
@@ -100,7 +105,7 @@ public final class Engine: @unchecked Sendable {
     /// `WakeSignal.poke`.
     public func wake() { inbox.post(.wake) }
 
-    private func flushBatches(_ deliveries: inout [(RelayConnection, Delivery)],
+    private func flushBatches(_ deliveries: inout [Arrival],
                               _ answers: inout [(RelayConnection, RelayEvent)]) throws(EngineError) {
         if !answers.isEmpty { try handleAnswers(answers); answers.removeAll() }
         if !deliveries.isEmpty { try handleDeliveries(deliveries); deliveries.removeAll() }
@@ -203,6 +208,7 @@ public final class Engine: @unchecked Sendable {
 
     func persist(_ conversation: LiveConversation, _ tx: StoreTransaction) throws {
         guard let saved = conversation.saved else { return }
+        keyringDirty = true
         try tx.putSealedState(contact: conversation.contact.id,
                               sealed: account.sealingKey.seal(saved.serialized(), purpose: statePurpose(conversation.contact)),
                               at: now)
@@ -220,9 +226,26 @@ public final class Engine: @unchecked Sendable {
     func present(_ conversation: LiveConversation) {
         guard !checkOnly, conversation.isReachable, let connection = connections[conversation.relay], let client = connection.client else { return }
         let codes = RendezvousCode.presented(for: conversation.secret, at: now, reconnectCounter: conversation.saved?.reconnectCounter)
-        for code in codes { codeIndex[code.bytes] = conversation.contact.id }
+        for code in codes { codeIndex[HashedBytes(code.bytes)] = conversation.contact.id }
+        keyringDirty = true
         do { try client.present(codes.map(\.bytes)) } catch { log("cannot present codes: \(error)") }
     }
 
     func emit(_ event: ChatEvent) { onEvent?(event) }
+
+    /// Hands the relay reader threads the codes and receive keys of this moment.
+    func publishKeyringIfNeeded() {
+        guard keyringDirty else { return }
+        keyringDirty = false
+        var byContact: [ContactID: EnvelopeKeyring.Entry] = [:]
+        var entries: [HashedBytes: EnvelopeKeyring.Entry] = [:]
+        for (code, id) in codeIndex {
+            guard let conversation = conversations[id] else { continue }
+            let entry = byContact[id] ?? EnvelopeKeyring.Entry(contact: id, secret: conversation.secret,
+                                                               keys: conversation.saved?.receiveKeys ?? [])
+            byContact[id] = entry
+            entries[code] = entry
+        }
+        keyring.publish(entries)
+    }
 }

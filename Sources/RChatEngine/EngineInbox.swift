@@ -6,7 +6,8 @@ import RChatRelayClient
 /// connection's reader thread), finished connection attempts, local wake-ups.
 final class EngineInbox: @unchecked Sendable {
     enum Item {
-        case relay(RelayAddress, generation: UInt64, RelayEvent)
+        /// `opened`: the reader thread opened the delivery's envelope (`EnvelopeKeyring`).
+        case relay(RelayAddress, generation: UInt64, RelayEvent, opened: OpenedEnvelope?)
         case connected(RelayAddress, generation: UInt64, RelayClient)
         case connectFailed(RelayAddress, generation: UInt64, String)
         case wake

@@ -7,7 +7,11 @@ import RChatStore
 /// One conversation as the running engine holds it: the contact, the secret both sides
 /// derive, the saved session state, and the link and session of this run.
 final class LiveConversation {
-    var contact: Contact
+    var contact: Contact {
+        didSet { if contact.relayAddress != oldValue.relayAddress { contactRelay = Self.relay(of: contact) } }
+    }
+    /// The contact's own relay (from its code), parsed once: message requests go there.
+    private(set) var contactRelay: RelayAddress?
     let secret: ConversationSecret
     /// The relay hosting the conversation (the one in the code whose account key sorts first).
     let relay: RelayAddress
@@ -42,9 +46,14 @@ final class LiveConversation {
          me: Handshake.LocalIdentity) {
         self.me = me
         self.contact = contact
+        self.contactRelay = Self.relay(of: contact)
         self.secret = secret
         self.relay = relay
         self.saved = saved
+    }
+
+    private static func relay(of contact: Contact) -> RelayAddress? {
+        contact.relayAddress.flatMap { try? RelayAddress(parsing: $0) }
     }
 
     var role: Handshake.Role { Handshake.Role.of(myAccountKey: secret.myAccountKey, peerAccountKey: secret.peerAccountKey) }

@@ -80,12 +80,13 @@ final class Statement {
             case .real(let v):
                 rc = sqlite3_bind_double(handle, i, v)
             case .text(let v):
-                // Explicit length, so text with NUL characters survives whole.
-                let bytes = Array(v.utf8)
-                rc = bytes.withUnsafeBytes { raw in
+                // Explicit length, so text with NUL characters survives whole; the string's
+                // own UTF-8 storage, copied once (by SQLite).
+                var text = v
+                rc = text.withUTF8 { utf8 in
                     // A NULL pointer would bind SQL NULL, not the empty string.
-                    let base = raw.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)
-                    return sqlite3_bind_text64(handle, i, base.assumingMemoryBound(to: CChar.self), UInt64(raw.count),
+                    let base = UnsafeRawPointer(utf8.baseAddress) ?? UnsafeRawPointer(("" as StaticString).utf8Start)
+                    return sqlite3_bind_text64(handle, i, base.assumingMemoryBound(to: CChar.self), UInt64(utf8.count),
                                                rchat_sqlite_transient(), UInt8(SQLITE_UTF8))
                 }
             case .blob(let v):

@@ -22,6 +22,7 @@ extension StoreAccess {
             SELECT id, position FROM messages
             WHERE contact_id = ?1 AND direction = 'in'
               AND position > max(?2, (SELECT delivered_receipted_through FROM contacts WHERE id = ?1))
+              AND position <= (SELECT last_incoming_position FROM contacts WHERE id = ?1)
             ORDER BY position LIMIT ?3
             """, [.integer(contact.rawValue), .integer(position ?? 0), .integer(Int64(limit))]).map { row in
             OwedDelivered(id: try row.messageID("id", table: "messages"), position: try row.int64("position"))
@@ -60,12 +61,11 @@ extension StoreAccess {
         }
     }
 
-    /// Contacts owed any receipt. One index probe per contact for each kind.
+    /// Contacts owed any receipt: a comparison per contact, and one index probe for Read.
     public func contactsOwedReceipts() throws -> [ContactID] {
         try database.query("""
             SELECT id FROM contacts AS c
-            WHERE EXISTS (SELECT 1 FROM messages WHERE contact_id = c.id AND direction = 'in'
-                                                     AND position > c.delivered_receipted_through)
+            WHERE last_incoming_position > delivered_receipted_through
                OR EXISTS (SELECT 1 FROM messages WHERE contact_id = c.id AND read_owed = 1)
             """).map { ContactID(try $0.int64("id")) }
     }

@@ -55,6 +55,9 @@ enum SchemaV1 {
         -- not a flag per message: storing a message writes nothing more for its receipt,
         -- and settling a frame of a thousand receipts is one row written.
         delivered_receipted_through INTEGER NOT NULL DEFAULT 0,
+        -- The position of the latest incoming message (0: none), kept by the store's insert:
+        -- whether receipts are owed is one comparison, with no index over incoming messages.
+        last_incoming_position INTEGER NOT NULL DEFAULT 0,
         keys_changed_at INTEGER NOT NULL,
         added_at INTEGER NOT NULL
     ) STRICT;
@@ -90,7 +93,6 @@ enum SchemaV1 {
     ) STRICT;
     CREATE UNIQUE INDEX messages_by_conversation ON messages (contact_id, position);
     CREATE INDEX messages_unread ON messages (contact_id) WHERE direction = 'in' AND read_at IS NULL;
-    CREATE INDEX messages_incoming ON messages (contact_id, position) WHERE direction = 'in';
     CREATE INDEX messages_read_owed ON messages (contact_id, position) WHERE read_owed = 1;
 
     -- Defence in depth behind StatusLattice: even a raw UPDATE cannot lower a status the

@@ -140,4 +140,40 @@ final class MessageTests: StoreTestCase {
         try store.insertIncoming(contact: sam, id: lost, text: "again", at: 4)
         XCTAssertEqual(try store.undecryptable(contact: sam).map(\.id), [other])
     }
+
+    func testABatchStoresEachIdOnceInOrderWithRowsAndPlacesOfItsOwn() throws {
+        let old = MessageID.random()
+        try store.insertIncoming(contact: sam, id: old, text: "stored before", at: 1)
+        try store.insertOutgoing(contact: sam, id: .random(), text: "mine", at: 1)
+        let twice = MessageID.random(), unreadable = MessageID.random()
+        XCTAssertTrue(try store.recordUndecryptable(contact: sam, id: unreadable, at: 1))
+        // 150 messages: one already stored, one twice in the batch (a replayed frame), one
+        // that could not be read before: 64 + 64 + 16 + 4 + 1 rows to the statement.
+        var batch: [IncomingMessage] = []
+        for i in 0..<147 { batch.append(IncomingMessage(id: i == 70 ? unreadable : .random(), text: "m\(i)", sentAt: 5, seq: Int64(i))) }
+        batch.insert(IncomingMessage(id: old, text: "a copy", sentAt: 5, seq: nil), at: 10)
+        batch.insert(IncomingMessage(id: twice, text: "first", sentAt: 5, seq: nil), at: 20)
+        batch.append(IncomingMessage(id: twice, text: "second", sentAt: 5, seq: nil))
+        let stored = try store.transaction { tx in try tx.insertIncoming(contact: sam, batch, at: 6) }
+
+        // Without the stored one, and without the second copy of `twice` (the last message).
+        let expected = Array(batch.filter { $0.id != old }.map(\.id).dropLast())
+        XCTAssertEqual(stored.map(\.0), expected, "new ids once each, in the order they came")
+        let firstPosition = try XCTUnwrap(store.message(contact: sam, id: expected[0])?.position)
+        for (offset, (id, row)) in stored.enumerated() {
+            let message = try XCTUnwrap(store.message(row), "row \(row) of \(id)")
+            XCTAssertEqual(message.id, id)
+            XCTAssertEqual(message.position, firstPosition + Int64(offset), "places follow one another")
+            XCTAssertEqual(message.receivedAt, 6)
+        }
+        XCTAssertEqual(try store.message(contact: sam, id: twice)?.text, "first")
+        XCTAssertEqual(try store.message(contact: sam, id: old)?.text, "stored before")
+        XCTAssertEqual(try count("messages"), 2 + 148)
+        XCTAssertEqual(try store.undecryptable(contact: sam).map(\.id), [], "read now")
+        XCTAssertEqual(try store.deliveredReceiptsOwed(contact: sam, after: nil, limit: 1000).map(\.id), [old] + expected)
+        // The same batch again stores nothing and takes no place.
+        XCTAssertEqual(try store.transaction { tx in try tx.insertIncoming(contact: sam, batch, at: 7) }.count, 0)
+        let next = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), text: "next", at: 8))
+        XCTAssertEqual(try store.message(next)?.position, firstPosition + 148)
+    }
 }

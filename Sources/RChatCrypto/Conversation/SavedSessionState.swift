@@ -74,6 +74,11 @@ public struct SavedSessionState: Sendable {
         (current.map { [$0.keys.receiving] } ?? []) + older.reversed().map(\.receiving)
     }
 
+    /// Whether `key` (by identity) is one of `receiveKeys`, without building that list.
+    public func holdsReceiveKey(_ key: SecretBytes) -> Bool {
+        current?.keys.receiving.key === key || older.contains { $0.receiving.key === key }
+    }
+
     // MARK: bytes
 
     static let currentBytes = SessionKeys.sessionIDBytes + 1 + 2 * AEAD.keyBytes + 8 + 8

@@ -1,0 +1,60 @@
+import XCTest
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatStore
+@testable import RChatEngine
+
+/// Envelopes opened on the reader thread: with the keys published, for the codes published
+/// and for codes of earlier runs (learned), and never with keys no longer published.
+final class EnvelopeKeyringTests: XCTestCase {
+    let sam = SigningKey.generate(), me = SigningKey.generate()
+    lazy var samSide = try! ConversationSecret(myAccount: sam, peerAccountKey: me.publicKey)
+    lazy var mySide = try! ConversationSecret(myAccount: me, peerAccountKey: sam.publicKey)
+    let sessionID = [UInt8](repeating: 4, count: SessionKeys.sessionIDBytes)
+    let samToMe = SecretBytes(count: AEAD.keyBytes) { $0.initialize(repeating: 7, count: AEAD.keyBytes) }
+    let meToSam = SecretBytes(count: AEAD.keyBytes) { $0.initialize(repeating: 8, count: AEAD.keyBytes) }
+    let code = [UInt8](repeating: 1, count: 32), oldCode = [UInt8](repeating: 2, count: 32)
+
+    private func delivery(_ text: String, id: MessageID, code: [UInt8]) -> Delivery {
+        let keys = SessionKeys(sessionID: sessionID, role: .initiator, sendKey: samToMe, receiveKey: meToSam)
+        let envelope = Envelope.seal(kind: .message, messageID: id, sequence: 3, body: Array(text.utf8), keys: keys, conversation: samSide)
+        return Delivery(id: 1, heldAt: 5, link: nil, origin: .link(code: code, sender: MailboxID(bytes: [UInt8](repeating: 9, count: 32))!),
+                        payload: LinkFrame.envelope(envelope).encoded)
+    }
+
+    private func entry(keys: [ReceiveKey]) -> EnvelopeKeyring.Entry {
+        EnvelopeKeyring.Entry(contact: ContactID(3), secret: mySide, keys: keys)
+    }
+
+    func testOpensWithThePublishedKeysForPresentedAndEarlierCodes() throws {
+        let keyring = EnvelopeKeyring()
+        let id = MessageID.random()
+        XCTAssertNil(keyring.open(delivery("hi", id: id, code: code)), "nothing published yet")
+        let receive = ReceiveKey(sessionID: sessionID, senderRole: .initiator, key: samToMe)
+        keyring.publish([HashedBytes(code): entry(keys: [receive])])
+
+        let opened = try XCTUnwrap(keyring.open(delivery("hi Sam", id: id, code: code)))
+        XCTAssertEqual(opened.contact, ContactID(3))
+        XCTAssertEqual(opened.header.messageID, id)
+        XCTAssertEqual(opened.text, "hi Sam")
+        XCTAssertTrue(opened.sessionKey === samToMe)
+        XCTAssertTrue(opened.secretKey === mySide.key)
+        // Held under a code of an earlier run: found by its header key, then remembered.
+        XCTAssertEqual(keyring.open(delivery("older", id: .random(), code: oldCode))?.text, "older")
+        XCTAssertEqual(keyring.open(delivery("older 2", id: .random(), code: oldCode))?.text, "older 2")
+    }
+
+    func testWithoutTheSessionKeyOrWithAnotherSecretNothingOpens() {
+        let keyring = EnvelopeKeyring()
+        keyring.publish([HashedBytes(code): entry(keys: [])])
+        XCTAssertNil(keyring.open(delivery("hi", id: .random(), code: code)), "the session's key is not published")
+        let stranger = try! ConversationSecret(myAccount: me, peerAccountKey: SigningKey.generate().publicKey)
+        keyring.publish([HashedBytes(code): EnvelopeKeyring.Entry(contact: ContactID(3), secret: stranger,
+                                                                  keys: [ReceiveKey(sessionID: sessionID, senderRole: .initiator, key: samToMe)])])
+        XCTAssertNil(keyring.open(delivery("hi", id: .random(), code: code)), "another conversation's header key")
+        var garbage = delivery("hi", id: .random(), code: code)
+        garbage = Delivery(id: 1, heldAt: 5, link: nil, origin: garbage.origin, payload: [3, 1, 2, 3])
+        XCTAssertNil(keyring.open(garbage))
+    }
+}
