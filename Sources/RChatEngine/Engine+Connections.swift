@@ -161,7 +161,9 @@ extension Engine {
         guard let link = conversation.link, let connection = connections[conversation.relay],
               connection.generation == conversation.linkGeneration, let client = connection.client
         else { throw EngineError.io("no link to \(conversation.contact.name)") }
-        let seq = try client.send(on: link, frame.encoded, flush: flush)
+        // A handshake goes ahead of what the peer's mailbox holds: behind a long backlog the
+        // session, and with it every receipt, would wait for the whole backlog.
+        let seq = try client.send(on: link, frame.encoded, ahead: frame.isHandshake, flush: flush)
         connection.inFlight[seq] = what
         return seq
     }

@@ -203,12 +203,9 @@ extension Engine {
                                                                  seq: Int64(bitPattern: header.sequence))))
         case .receiptDelivered, .receiptRead:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
-            for id in Self.receiptIDs(body) {
-                if let change = try tx.raiseStatus(contact: contact.id, id: id, event: event, at: now) {
-                    _ = try tx.removeFromOutbox(message: change.message)
-                    conversation.acknowledgementDeadlines[change.message] = nil
-                    if change.changed { after.events.append(.statusChanged(contact: contact.name, id: id, status: change.current)) }
-                }
+            for change in try tx.raiseStatuses(contact: contact.id, ids: Self.receiptIDs(body), event: event, at: now) {
+                conversation.acknowledgementDeadlines[change.message] = nil
+                if change.changed { after.events.append(.statusChanged(contact: contact.name, id: change.id, status: change.current)) }
             }
         case .notice:
             try receiveNotice(body, in: conversation, tx, &after)

@@ -5,6 +5,11 @@ enum LinkFrame {
     case handshakeReply([UInt8])
     case envelope([UInt8])
 
+    var isHandshake: Bool {
+        if case .envelope = self { return false }
+        return true
+    }
+
     var encoded: [UInt8] {
         switch self {
         case .handshakeFirst(let b): return [1] + b

@@ -20,6 +20,10 @@ final class MailboxQueue {
     private var cursor = Location(chunk: 0, offset: 0)
     /// Handed over on the current connection, not yet acknowledged.
     private(set) var inFlight: [HeldItemID: Location] = [:]
+    /// Records to hand over before the cursor's (a handshake behind a long backlog would
+    /// otherwise wait for all of it); they keep their place in the arena, and the cursor
+    /// passes over them while they are in flight.
+    private var ahead: [Location] = []
     private(set) var inFlightBytes = 0
 
     static let headerBytes = 25
@@ -47,7 +51,7 @@ final class MailboxQueue {
 
     // MARK: adding
 
-    func append(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8]) {
+    func append(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8], ahead: Bool = false) {
         let size = Self.headerBytes + payload.count
         if chunks.isEmpty || chunks[chunks.count - 1].room < size {
             // Grow geometrically: a mailbox holding one frame costs 1 KiB, a busy one
@@ -56,6 +60,7 @@ final class MailboxQueue {
             let capacity = max(size, min(Self.largestChunk, last * 2))
             chunks.append(HeldChunk(capacity: capacity))
         }
+        if ahead { self.ahead.append(Location(chunk: firstChunkNumber + chunks.count - 1, offset: chunks[chunks.count - 1].bytes.count)) }
         chunks[chunks.count - 1].append(id: id, heldAt: heldAt, origin: origin, payload: payload)
         liveCount += 1
         liveBytes += payload.count
@@ -63,7 +68,24 @@ final class MailboxQueue {
 
     // MARK: handing over
 
-    /// The next record to hand over, moved into the in-flight set; nil when all are out.
+    /// The next record sent ahead (a handshake) not yet handed over, moved into the
+    /// in-flight set; nil when there is none.
+    func takeAhead() -> Record? {
+        while !ahead.isEmpty {
+            let location = ahead.removeFirst()
+            let index = location.chunk - firstChunkNumber
+            // Gone already: its chunk was freed, or it was deleted (expired).
+            guard index >= 0, index < chunks.count, !chunks[index].isDeleted(at: location.offset) else { continue }
+            let record = chunks[index].record(at: location.offset, chunkNumber: location.chunk)
+            guard inFlight[record.id] == nil else { continue }
+            inFlight[record.id] = record.location
+            inFlightBytes += record.length
+            return record
+        }
+        return nil
+    }
+
+    /// The next record to hand over in order, moved into the in-flight set; nil when all are out.
     func takeNext() -> Record? {
         while true {
             let index = cursor.chunk - firstChunkNumber
@@ -77,7 +99,7 @@ final class MailboxQueue {
             }
             let record = chunk.record(at: cursor.offset, chunkNumber: cursor.chunk)
             cursor.offset += Self.headerBytes + record.length
-            if chunk.isDeleted(at: record.location.offset) { continue }
+            if chunk.isDeleted(at: record.location.offset) || inFlight[record.id] != nil { continue }
             inFlight[record.id] = record.location
             inFlightBytes += record.length
             return record
@@ -96,7 +118,9 @@ final class MailboxQueue {
                 probe = Location(chunk: probe.chunk + 1, offset: 0)
                 continue
             }
-            if !chunk.isDeleted(at: probe.offset) { return true }
+            if !chunk.isDeleted(at: probe.offset), inFlight[chunk.record(at: probe.offset, chunkNumber: probe.chunk).id] == nil {
+                return true
+            }
             probe.offset += Self.headerBytes + chunk.length(at: probe.offset)
         }
     }
@@ -116,6 +140,8 @@ final class MailboxQueue {
 
     /// The connection went away: what it did not acknowledge is handed over again, from the start.
     func restartHandover() {
+        // A new connection takes everything in order; what went ahead is stale by now.
+        ahead.removeAll()
         inFlight.removeAll()
         inFlightBytes = 0
         cursor = Location(chunk: firstChunkNumber, offset: 0)

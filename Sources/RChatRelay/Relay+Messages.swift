@@ -96,12 +96,14 @@ extension Relay {
                     log.note("\(session.name): invite registry full (\(configuration.maxInvites)); ignored")
                 }
             }
-        case .send(let seq, let link, let payload):
+        case .send(let seq, let link, let payload), .sendAhead(let seq, let link, let payload):
             guard let end = session.links[link] else {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownLink.rawValue), kind: .refused)
             }
             origins.retain(number: end.outgoingOrigin)
-            hold(payload, for: end.peerMailbox, origin: end.outgoingOrigin, seq: seq, from: session)
+            var ahead = false
+            if case .sendAhead = message { ahead = true }
+            hold(payload, for: end.peerMailbox, origin: end.outgoingOrigin, seq: seq, from: session, ahead: ahead)
         case .request(let seq, let token, let payload):
             guard let owner = invites.owner(of: token) else {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownInvite.rawValue), kind: .refused)
@@ -124,7 +126,8 @@ extension Relay {
 
     /// Takes a frame for `mailbox` (its origin already retained): queue it, acknowledge the
     /// sender ("Sent"), and push it on if the mailbox is connected. Over quota: refuse.
-    private func hold(_ payload: [UInt8], for mailbox: MailboxID, origin: UInt32, seq: UInt64, from sender: Session) {
+    private func hold(_ payload: [UInt8], for mailbox: MailboxID, origin: UInt32, seq: UInt64, from sender: Session,
+                      ahead: Bool = false) {
         let queue = queue(for: mailbox)
         if queue.liveCount >= configuration.quota || totalHeldBytes + payload.count > configuration.maxHeldBytes {
             origins.release(origin)
@@ -135,7 +138,7 @@ extension Relay {
         let id = nextItemID
         nextItemID += 1
         let heldAt = clock.now()
-        queue.append(id: id, heldAt: heldAt, origin: origin, payload: payload)
+        queue.append(id: id, heldAt: heldAt, origin: origin, payload: payload, ahead: ahead)
         totalHeldBytes += payload.count
         totalHeldItems += 1
         if let persistence, let o = origins.origin(origin) {
@@ -146,11 +149,12 @@ extension Relay {
         if online { pump(queue) }
     }
 
-    /// Hands the mailbox's connection what it may take now, within the window.
+    /// Hands the mailbox's connection what it may take now: what was sent ahead (handshakes,
+    /// small and few) at once, the rest in order within the window.
     func pump(_ queue: MailboxQueue) {
         guard let session = sessionsByMailbox[queue.mailbox]?.first, session.isOpen else { return }
-        while queue.inFlight.count < configuration.handoverWindow, queue.inFlightBytes < configuration.handoverWindowBytes,
-              let record = queue.takeNext() {
+        while let record = queue.takeAhead() ?? (queue.inFlight.count < configuration.handoverWindow
+                                                 && queue.inFlightBytes < configuration.handoverWindowBytes ? queue.takeNext() : nil) {
             guard let origin = origins.origin(record.origin) else { continue }
             let payload = queue.payload(of: record)
             var w = ByteWriter(capacity: 86 + payload.count)

@@ -21,8 +21,10 @@ public struct RelayConfiguration: Sendable {
     public var pairingTimeout = 300.0
     /// Held payload bytes over all mailboxes; beyond it sends are refused ("relay full").
     public var maxHeldBytes = 1 << 30
-    /// Items handed to one connection before it must acknowledge some.
-    public var handoverWindow = 512
+    /// Items handed to one connection before it must acknowledge some. A client acknowledges
+    /// a batch once it has committed it; with a window of one batch it would sit idle for
+    /// every round trip (512 cost a fifth of a draining engine's rate).
+    public var handoverWindow = 2048
     public var handoverWindowBytes = 2 << 20
     /// A connection whose unread output passes this is dropped: it is not reading.
     public var maxOutputBytes = 16 << 20

@@ -35,7 +35,7 @@ extension ClientMessage {
         case .auth: return .auth
         case .present: return .present
         case .registerInvites: return .registerInvites
-        case .send: return .send
+        case .send, .sendAhead: return .send
         case .request: return .request
         case .acknowledge: return .acknowledge
         case .ping: return .ping

@@ -9,9 +9,12 @@ public enum ClientMessage: Equatable, Sendable {
     case request(seq: UInt64, token: InviteToken, payload: [UInt8])
     case acknowledge([HeldItemID])
     case ping(UInt64)
+    /// As `send`, handed over ahead of what the mailbox already holds: for handshake
+    /// messages, which only mean something while both ends are online.
+    case sendAhead(seq: UInt64, link: LinkID, payload: [UInt8])
 
     enum Kind: UInt8 {
-        case auth = 0x01, present, registerInvites, send, request, acknowledge, ping
+        case auth = 0x01, present, registerInvites, send, request, acknowledge, ping, sendAhead
     }
 
     public func encoded() -> [UInt8] {
@@ -28,9 +31,9 @@ public enum ClientMessage: Equatable, Sendable {
             w = ByteWriter(capacity: 2 + tokens.count * 16)
             w.u8(Kind.registerInvites.rawValue); w.u8(UInt8(tokens.count))
             for t in tokens { w.raw(t.bytes) }
-        case .send(let seq, let link, let payload):
+        case .send(let seq, let link, let payload), .sendAhead(let seq, let link, let payload):
             w = ByteWriter(capacity: 13 + payload.count)
-            w.u8(Kind.send.rawValue); w.u64(seq); w.u32(link); w.raw(payload)
+            w.u8(self.isAhead ? Kind.sendAhead.rawValue : Kind.send.rawValue); w.u64(seq); w.u32(link); w.raw(payload)
         case .request(let seq, let token, let payload):
             w = ByteWriter(capacity: 25 + payload.count)
             w.u8(Kind.request.rawValue); w.u64(seq); w.raw(token.bytes); w.raw(payload)
@@ -43,6 +46,11 @@ public enum ClientMessage: Equatable, Sendable {
             w.u8(Kind.ping.rawValue); w.u64(v)
         }
         return w.bytes
+    }
+
+    private var isAhead: Bool {
+        if case .sendAhead = self { return true }
+        return false
     }
 
     /// Parses a decrypted body; nil for anything malformed (unknown kind, bad counts,
@@ -63,10 +71,11 @@ public enum ClientMessage: Equatable, Sendable {
                 let n = Int(try r.u8())
                 guard n >= 1, n <= RelayProtocol.maximumInvitesPerRegister else { return nil }
                 message = .registerInvites(try (0..<n).map { _ in InviteToken(bytes: try r.raw(16))! })
-            case .send:
+            case .send, .sendAhead:
                 let seq = try r.u64(), link = try r.u32()
                 guard r.remaining <= RelayProtocol.maximumPayloadBytes else { return nil }
-                message = .send(seq: seq, link: link, payload: r.rest())
+                message = kind == .send ? .send(seq: seq, link: link, payload: r.rest())
+                                        : .sendAhead(seq: seq, link: link, payload: r.rest())
             case .request:
                 let seq = try r.u64(), token = InviteToken(bytes: try r.raw(16))!
                 guard r.remaining <= RelayProtocol.maximumPayloadBytes else { return nil }

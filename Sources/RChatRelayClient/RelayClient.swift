@@ -102,10 +102,13 @@ public final class RelayClient: @unchecked Sendable {
     }
 
     /// Sends `payload` on `link`; returns the sequence number its `.sent`/`.refused` will carry.
+    /// `ahead`: the peer gets it before what its mailbox already holds (handshake messages).
     @discardableResult
-    public func send(on link: LinkID, _ payload: [UInt8], flush: Bool = true) throws(RelayClientError) -> UInt64 {
+    public func send(on link: LinkID, _ payload: [UInt8], ahead: Bool = false, flush: Bool = true) throws(RelayClientError) -> UInt64 {
         precondition(payload.count <= RelayProtocol.maximumPayloadBytes)
-        return try enqueueNumbered(flush: flush) { .send(seq: $0, link: link, payload: payload) }
+        return try enqueueNumbered(flush: flush) {
+            ahead ? .sendAhead(seq: $0, link: link, payload: payload) : .send(seq: $0, link: link, payload: payload)
+        }
     }
 
     /// Sends a sealed message request to whoever registered `token`.

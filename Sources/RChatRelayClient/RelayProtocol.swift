@@ -33,6 +33,7 @@
 /// | 0x05 request | seq u64, invite token 16, payload |
 /// | 0x06 acknowledge | n u16 (1…1024), n × held item id u64 |
 /// | 0x07 ping | value u64 |
+/// | 0x08 sendAhead | as send; handed over ahead of what the peer's mailbox already holds (handshakes) |
 ///
 /// | relay → client | fields |
 /// |---|---|

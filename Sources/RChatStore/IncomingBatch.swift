@@ -38,7 +38,7 @@ extension StoreAccess {
             try translatingConstraints(foreignKey: .unknownContact(contact)) {
                 var offset = 0
                 while offset < fresh.count {
-                    let rows = IncomingSQL.chunk(fresh.count - offset)
+                    let rows = BatchSQL.chunk(fresh.count - offset)
                     var args: [SQLValue] = []
                     args.reserveCapacity(rows * 8)
                     for i in offset..<(offset + rows) {
@@ -68,12 +68,9 @@ extension StoreAccess {
         var found: Set<MessageID> = []
         var rest = ids[...]
         while !rest.isEmpty {
-            let part = rest.prefix(IncomingSQL.idsPerLookup)
+            let part = rest.prefix(BatchSQL.listSize)
             rest = rest.dropFirst(part.count)
-            // Always 64 placeholders (one cached statement): a short part repeats its first id.
-            var args: [SQLValue] = [.integer(contact.rawValue)]
-            args.reserveCapacity(IncomingSQL.idsPerLookup + 1)
-            for i in 0..<IncomingSQL.idsPerLookup { args.append(.blob(part[part.startIndex + (i < part.count ? i : 0)].bytes)) }
+            let args = [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })
             for row in try database.query(IncomingSQL.storedIDs, args) { found.insert(try row.messageID("id", table: "messages")) }
         }
         return found
@@ -82,18 +79,7 @@ extension StoreAccess {
 
 /// The statements of the batch insert, built once.
 private enum IncomingSQL {
-    static let idsPerLookup = 64
-
-    static let storedIDs = "SELECT id FROM messages WHERE contact_id = ? AND id IN ("
-        + Array(repeating: "?", count: idsPerLookup).joined(separator: ", ") + ")"
-
-    /// Rows per INSERT for `remaining` rows: 64, 16, 4 or 1, so four statements are cached.
-    static func chunk(_ remaining: Int) -> Int {
-        remaining >= 64 ? 64 : remaining >= 16 ? 16 : remaining >= 4 ? 4 : 1
-    }
-
-    static let insert: [Int: String] = Dictionary(uniqueKeysWithValues: [1, 4, 16, 64].map { rows in
-        (rows, "INSERT INTO messages (rowid, contact_id, id, direction, text, created_at, received_at, seq, position) VALUES "
-            + Array(repeating: "(?, ?, ?, 'in', ?, ?, ?, ?, ?)", count: rows).joined(separator: ", "))
-    })
+    static let storedIDs = "SELECT id FROM messages WHERE contact_id = ? AND id IN " + BatchSQL.inList
+    static let insert = BatchSQL.inserts("INSERT INTO messages (rowid, contact_id, id, direction, text, created_at, received_at, seq, position)",
+                                         row: "(?, ?, ?, 'in', ?, ?, ?, ?, ?)")
 }

@@ -119,6 +119,44 @@ final class RelayBehaviourTests: XCTestCase {
         XCTAssertEqual(rest.map(\.payload), (4..<10).map { [UInt8($0)] })
     }
 
+    /// A handshake sent ahead reaches a peer draining a long backlog at once, even with
+    /// the handover window full; everything else keeps its order behind the backlog.
+    func testFramesSentAheadPassTheBacklogAndNothingElseDoes() throws {
+        let address = try relay.start()
+        let old = try link(address)
+        old.b.close()
+        XCTAssertEqual(old.a.nextEvent(timeout: 5), .peerGone(link: old.link))
+        let backlog = 2_100  // more than the handover window (2,048)
+        var seqs: [UInt64] = []
+        for i in 0..<backlog { seqs.append(try old.a.send(on: old.link, Array("held \(i)".utf8), flush: i == backlog - 1)) }
+        for s in seqs { XCTAssertEqual(old.a.nextEvent(timeout: 5), .sent(seq: s, forwarded: false)) }
+
+        let b = try RelayClient.connect(to: address, mailboxKey: old.keyB)
+        let firstWindow = b.expectDeliveries(2_048)
+        XCTAssertEqual(firstWindow.last.map { String(decoding: $0.payload, as: UTF8.self) }, "held 2047")
+        // The two meet again on a new link while the window is full.
+        let code = Random.bytes(32)
+        try old.a.present([code])
+        try b.present([code])
+        guard case .linked(let live, _, _)? = old.a.expectEvent(), case .linked? = b.expectEvent() else { return XCTFail("not linked") }
+        let later = try old.a.send(on: live, Array("in order".utf8))
+        XCTAssertEqual(old.a.expectEvent(), .sent(seq: later, forwarded: true))
+        let hello = try old.a.send(on: live, Array("handshake".utf8), ahead: true)
+        XCTAssertEqual(old.a.expectEvent(), .sent(seq: hello, forwarded: true))
+        let jumped = b.expectDeliveries(1)
+        XCTAssertEqual(jumped.map(\.payload), [Array("handshake".utf8)], "ahead of the backlog, past the full window")
+        XCTAssertEqual(jumped.first?.link, live)
+
+        // The rest comes in order once acknowledgements open the window: the backlog, then
+        // the frame sent in order; the handshake is not handed over twice.
+        try b.acknowledge(firstWindow.map(\.id) + jumped.map(\.id))
+        let rest = b.expectDeliveries(backlog - 2_048 + 1)
+        XCTAssertEqual(rest.map { String(decoding: $0.payload, as: UTF8.self) },
+                       (2_048..<backlog).map { "held \($0)" } + ["in order"])
+        try b.acknowledge(rest.map(\.id))
+        XCTAssertEqual(b.nextEvent(timeout: 5), .drained)
+    }
+
     func testQuotaRefusesWithAReasonAndHoldsNothing() throws {
         let address = try relay.start(["--quota", "3"])
         let pair = try link(address)

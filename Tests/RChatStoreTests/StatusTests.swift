@@ -23,6 +23,46 @@ final class StatusTests: StoreTestCase {
         }
     }
 
+    /// A receipt frame raises many messages at once: the same result, message by message,
+    /// as one `raiseStatus` each, for every status, with duplicates, unknown ids and other
+    /// contacts' messages among them, across several statements (over 64 ids).
+    func testARaiseOfManyMatchesOneRaiseEachForEveryStatus() throws {
+        for event in [StatusEvent.deliveredReceipt, .readReceipt] {
+            var rows: [(MessageID, MessageRowID, MessageStatus)] = []
+            for round in 0..<12 {
+                for status in MessageStatus.allCases {
+                    let id = MessageID.random()
+                    rows.append((id, try outgoing(in: status, id: id), status))
+                    if round == 0 { try store.database.execute("DELETE FROM outbox WHERE message_rowid = ?", [.integer(rows.last!.1.rawValue)]) }
+                }
+            }
+            let alex = try store.addContact(Self.newContact("Alex \(event)", key: event == .readReceipt ? 50 : 60), at: 1).id
+            let theirs = MessageID.random()
+            try store.insertOutgoing(contact: alex, id: theirs, text: "to Alex", at: 1)
+            let ids = rows.map(\.0) + [rows[3].0, .random(), theirs]
+            let logBefore = try count("status_log")
+
+            let changes = try store.transaction { tx in try tx.raiseStatuses(contact: sam, ids: ids, event: event, at: 4_000) }
+
+            XCTAssertEqual(changes.count, rows.count, "each of Sam's messages once; the unknown id and Alex's are skipped")
+            for (id, row, status) in rows {
+                let label = "\(status) + \(event)"
+                let change = try XCTUnwrap(changes.first { $0.id == id }, label)
+                XCTAssertEqual(change.message, row, label)
+                XCTAssertEqual(change.previous, status, label)
+                XCTAssertEqual(change.current, StatusLattice.raise(status, event), label)
+                XCTAssertEqual(try store.message(row)?.status, change.current, label)
+                if change.changed { XCTAssertEqual(try store.statusLog(message: row).last, StatusLogEntry(status: change.current, at: 4_000), label) }
+            }
+            XCTAssertEqual(try count("status_log"), logBefore + Int64(changes.filter(\.changed).count))
+            XCTAssertEqual(try store.outbox(contact: sam).count, 0, "proof it arrived: nothing left to send")
+            XCTAssertEqual(try store.message(contact: alex, id: theirs)?.status, .sending, "another contact's message is untouched")
+            try store.database.execute("DELETE FROM status_log")
+            try store.database.execute("DELETE FROM outbox")
+            try store.database.execute("DELETE FROM messages")
+        }
+    }
+
     func testReceiptsInAnyOrderEndAtTheHighestProof() throws {
         let orders: [[StatusEvent]] = [
             [.readReceipt, .deliveredReceipt, .relayAcknowledged, .acknowledgementTimedOut, .peerCouldNotRead, .gaveUp],

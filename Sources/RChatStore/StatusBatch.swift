@@ -1,0 +1,78 @@
+import RChatCore
+import RChatSQL
+
+/// Receipts arrive a thousand ids to a frame: the same compare-and-raise as `raiseStatus`,
+/// done 64 messages to a statement. One statement per id cost the sender more than the
+/// receiver spent storing the messages.
+extension StoreAccess {
+    /// Applies a receipt's `event` to each of `ids` (outgoing messages to `contact`), through
+    /// `StatusLattice.raise`, writing a timeline entry for each status that changed and
+    /// taking every message found off the outbox. Unknown ids are skipped. Returns one change
+    /// per message found, in the order found.
+    public func raiseStatuses(contact: ContactID, ids: [MessageID], event: StatusEvent, at now: Int64) throws -> [StatusChange] {
+        guard !ids.isEmpty else { return [] }
+        return try atomically {
+            var changes: [StatusChange] = []
+            changes.reserveCapacity(ids.count)
+            var seen: Set<MessageID> = []  // an id listed twice is raised once
+            var rest = ids[...]
+            while !rest.isEmpty {
+                let part = rest.prefix(BatchSQL.listSize)
+                rest = rest.dropFirst(part.count)
+                let args = [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })
+                for row in try database.query(StatusBatchSQL.lookup, args) {
+                    let id = try row.messageID("id", table: "messages")
+                    guard seen.insert(id).inserted else { continue }
+                    guard let current = try row.status("status", table: "messages") else {
+                        throw StoreError.malformedValue(table: "messages", column: "status", detail: "NULL on an outgoing message")
+                    }
+                    changes.append(StatusChange(message: try row.messageRowID("rowid"), id: id, previous: current,
+                                                current: StatusLattice.raise(current, event)))
+                }
+            }
+            try write(changes.filter(\.changed), at: now)
+            // Proof it arrived: nothing of these is left to send, changed or not.
+            var rows = changes[...]
+            while !rows.isEmpty {
+                let part = rows.prefix(BatchSQL.listSize)
+                rows = rows.dropFirst(part.count)
+                try database.execute(StatusBatchSQL.removeFromOutbox, BatchSQL.padded(part.map { .integer($0.message.rawValue) }))
+            }
+            return changes
+        }
+    }
+
+    /// Writes changed statuses: one UPDATE per (from, to) pair and 64 rows, each a
+    /// compare-and-set on the status read; then the timeline.
+    private func write(_ changes: [StatusChange], at now: Int64) throws {
+        var groups: [[MessageStatus]: [StatusChange]] = [:]
+        for change in changes { groups[[change.previous, change.current], default: []].append(change) }
+        for (pair, group) in groups {
+            var rest = group[...]
+            while !rest.isEmpty {
+                let part = rest.prefix(BatchSQL.listSize)
+                rest = rest.dropFirst(part.count)
+                let args = [.text(pair[1].rawValue), .text(pair[0].rawValue)] + BatchSQL.padded(part.map { .integer($0.message.rawValue) })
+                try database.execute(StatusBatchSQL.update, args)
+                guard database.changes == part.count else { throw StoreError.unknownMessage(part.first!.message) }
+            }
+        }
+        var rest = changes[...]
+        while !rest.isEmpty {
+            let n = BatchSQL.chunk(rest.count)
+            let part = rest.prefix(n)
+            rest = rest.dropFirst(n)
+            var log: [SQLValue] = []
+            log.reserveCapacity(3 * n)
+            for change in part { log.append(contentsOf: [.integer(change.message.rawValue), .text(change.current.rawValue), .integer(now)]) }
+            try database.execute(StatusBatchSQL.appendLog[n]!, log)
+        }
+    }
+}
+
+private enum StatusBatchSQL {
+    static let lookup = "SELECT rowid, id, status FROM messages WHERE contact_id = ? AND direction = 'out' AND id IN " + BatchSQL.inList
+    static let update = "UPDATE messages SET status = ? WHERE status = ? AND rowid IN " + BatchSQL.inList
+    static let removeFromOutbox = "DELETE FROM outbox WHERE message_rowid IN " + BatchSQL.inList
+    static let appendLog = BatchSQL.inserts("INSERT INTO status_log (message_rowid, status, at)", row: "(?, ?, ?)")
+}
