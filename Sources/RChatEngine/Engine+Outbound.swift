@@ -73,20 +73,20 @@ extension Engine {
         var ready: [LiveConversation] = []
         try AccountService.wrap {
             try store.transaction { tx in
+                // Sent: the relay took these messages. Raised together after the loop.
+                var taken: [MessageRowID] = []
+                var takenFor: [MessageRowID: ContactID] = [:]
                 for (connection, event) in answers {
                     switch event {
                     case let .sent(seq, _):
                         guard let what = connection.inFlight.removeValue(forKey: seq) else { continue }
                         switch what {
                         case let .message(contactID, row):
-                            _ = try tx.removeFromOutbox(message: row)
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
                             // Off the outbox now: a later Resend in this session must go out.
                             conversations[contactID]?.sent.remove(row)
-                            if let change = try tx.raiseStatus(message: row, event: .relayAcknowledged, at: t), change.changed,
-                               let name = conversations[contactID]?.contact.name {
-                                events.append(.statusChanged(contact: name, id: change.id, status: change.current))
-                            }
+                            taken.append(row)
+                            takenFor[row] = contactID
                         case let .deliveredReceipts(contactID, _):
                             if let mark = conversations[contactID]?.deliveredInFlight.taken(seq: seq) {
                                 try tx.settleDeliveredReceipts(contact: contactID, through: mark)
@@ -112,7 +112,7 @@ extension Engine {
                             // Stays Sending; tried again after a backoff. Unless it already left
                             // the outbox: another copy (a request, an earlier session's) was
                             // acknowledged, or a receipt came — then there is nothing to retry.
-                            guard let queued = try tx.outbox(contact: contactID).first(where: { $0.message == row }) else { continue }
+                            guard let queued = try tx.outboxItem(message: row) else { continue }
                             let wait = Int64(min(300, 1 << min(queued.attempts + 1, 8)))
                             try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: t + wait)
                             conversations[contactID]?.sent.remove(row)
@@ -139,6 +139,11 @@ extension Engine {
                         }
                     default:
                         break
+                    }
+                }
+                for change in try tx.raiseStatuses(messages: taken, event: .relayAcknowledged, at: t) where change.changed {
+                    if let name = takenFor[change.message].flatMap({ conversations[$0]?.contact.name }) {
+                        events.append(.statusChanged(contact: name, id: change.id, status: change.current))
                     }
                 }
             }

@@ -40,6 +40,11 @@ extension StoreAccess {
                            [.integer(contact.rawValue)]).map(Self.decodeOutboxItem)
     }
 
+    /// The message's outbox entry, if it is queued.
+    public func outboxItem(message: MessageRowID) throws -> OutboxItem? {
+        try database.queryOne("\(Self.outboxSelect) WHERE o.message_rowid = ?", [.integer(message.rawValue)]).map(Self.decodeOutboxItem)
+    }
+
     /// Records that the message went out in `session`; it stays queued until acknowledged.
     public func recordSendAttempt(message: MessageRowID, session: [UInt8]?, nextAttemptAt: Int64) throws {
         try database.execute("""

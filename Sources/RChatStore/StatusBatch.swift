@@ -1,37 +1,47 @@
 import RChatCore
 import RChatSQL
 
-/// Receipts arrive a thousand ids to a frame: the same compare-and-raise as `raiseStatus`,
-/// done 64 messages to a statement. One statement per id cost the sender more than the
-/// receiver spent storing the messages.
+/// Receipts arrive a thousand ids to a frame, relay acknowledgements hundreds at a time: the
+/// same compare-and-raise as `raiseStatus`, done 64 messages to a statement. One statement
+/// per id cost the sender more than the receiver spent storing the messages.
 extension StoreAccess {
     /// Applies a receipt's `event` to each of `ids` (outgoing messages to `contact`), through
     /// `StatusLattice.raise`, writing a timeline entry for each status that changed and
     /// taking every message found off the outbox. Unknown ids are skipped. Returns one change
     /// per message found, in the order found.
     public func raiseStatuses(contact: ContactID, ids: [MessageID], event: StatusEvent, at now: Int64) throws -> [StatusChange] {
-        guard !ids.isEmpty else { return [] }
+        try raise(ids, lookup: StatusBatchSQL.lookupByID, prefix: [.integer(contact.rawValue)], value: { .blob($0.bytes) },
+                  event: event, at: now)
+    }
+
+    /// The same for messages known by row (the relay's acknowledgements: Sent).
+    public func raiseStatuses(messages: [MessageRowID], event: StatusEvent, at now: Int64) throws -> [StatusChange] {
+        try raise(messages, lookup: StatusBatchSQL.lookupByRow, prefix: [], value: { .integer($0.rawValue) }, event: event, at: now)
+    }
+
+    private func raise<Key>(_ keys: [Key], lookup: String, prefix: [SQLValue], value: (Key) -> SQLValue,
+                            event: StatusEvent, at now: Int64) throws -> [StatusChange] {
+        guard !keys.isEmpty else { return [] }
         return try atomically {
             var changes: [StatusChange] = []
-            changes.reserveCapacity(ids.count)
-            var seen: Set<MessageID> = []  // an id listed twice is raised once
-            var rest = ids[...]
+            changes.reserveCapacity(keys.count)
+            var seen: Set<MessageRowID> = []  // listed twice: raised once
+            var rest = keys[...]
             while !rest.isEmpty {
                 let part = rest.prefix(BatchSQL.listSize)
                 rest = rest.dropFirst(part.count)
-                let args = [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })
-                for row in try database.query(StatusBatchSQL.lookup, args) {
-                    let id = try row.messageID("id", table: "messages")
-                    guard seen.insert(id).inserted else { continue }
+                for row in try database.query(lookup, prefix + BatchSQL.padded(part.map(value))) {
+                    let message = try row.messageRowID("rowid")
+                    guard seen.insert(message).inserted else { continue }
                     guard let current = try row.status("status", table: "messages") else {
                         throw StoreError.malformedValue(table: "messages", column: "status", detail: "NULL on an outgoing message")
                     }
-                    changes.append(StatusChange(message: try row.messageRowID("rowid"), id: id, previous: current,
+                    changes.append(StatusChange(message: message, id: try row.messageID("id", table: "messages"), previous: current,
                                                 current: StatusLattice.raise(current, event)))
                 }
             }
             try write(changes.filter(\.changed), at: now)
-            // Proof it arrived: nothing of these is left to send, changed or not.
+            // Proof it arrived, or the relay took it: nothing of these is left to send.
             var rows = changes[...]
             while !rows.isEmpty {
                 let part = rows.prefix(BatchSQL.listSize)
@@ -71,7 +81,8 @@ extension StoreAccess {
 }
 
 private enum StatusBatchSQL {
-    static let lookup = "SELECT rowid, id, status FROM messages WHERE contact_id = ? AND direction = 'out' AND id IN " + BatchSQL.inList
+    static let lookupByID = "SELECT rowid, id, status FROM messages WHERE contact_id = ? AND direction = 'out' AND id IN " + BatchSQL.inList
+    static let lookupByRow = "SELECT rowid, id, status FROM messages WHERE direction = 'out' AND rowid IN " + BatchSQL.inList
     static let update = "UPDATE messages SET status = ? WHERE status = ? AND rowid IN " + BatchSQL.inList
     static let removeFromOutbox = "DELETE FROM outbox WHERE message_rowid IN " + BatchSQL.inList
     static let appendLog = BatchSQL.inserts("INSERT INTO status_log (message_rowid, status, at)", row: "(?, ?, ?)")

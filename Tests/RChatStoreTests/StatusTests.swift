@@ -63,6 +63,23 @@ final class StatusTests: StoreTestCase {
         }
     }
 
+    /// The relay's acknowledgements, many at once by row: Sent where the lattice says so,
+    /// each off the outbox, incoming rows and unknown rows skipped.
+    func testARaiseOfManyRowsMatchesTheLattice() throws {
+        var rows: [(MessageRowID, MessageStatus)] = []
+        for _ in 0..<10 { for status in MessageStatus.allCases { rows.append((try outgoing(in: status), status)) } }
+        let incoming = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), text: "theirs", at: 1))
+        let changes = try store.transaction { tx in
+            try tx.raiseStatuses(messages: rows.map(\.0) + [incoming, MessageRowID(999_999), rows[0].0], event: .relayAcknowledged, at: 5_000)
+        }
+        XCTAssertEqual(changes.map(\.message), rows.map(\.0).sorted { $0.rawValue < $1.rawValue })
+        for (row, status) in rows {
+            XCTAssertEqual(try store.message(row)?.status, StatusLattice.raise(status, .relayAcknowledged), "\(status)")
+        }
+        XCTAssertEqual(try store.outbox(contact: sam).count, 0)
+        XCTAssertNil(try store.message(incoming)?.status)
+    }
+
     func testReceiptsInAnyOrderEndAtTheHighestProof() throws {
         let orders: [[StatusEvent]] = [
             [.readReceipt, .deliveredReceipt, .relayAcknowledged, .acknowledgementTimedOut, .peerCouldNotRead, .gaveUp],
