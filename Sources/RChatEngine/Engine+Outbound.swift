@@ -30,6 +30,8 @@ extension Engine {
             return
         }
         let due = items.filter { !conversation.sent.contains($0.message) && (ignoringBackoff || $0.nextAttemptAt <= t) }
+        // What a refusal postponed and is not due yet: the once-a-second sweep comes back for it.
+        conversation.backoffPending = !ignoringBackoff && items.contains { $0.nextAttemptAt > t }
         guard !due.isEmpty else { return }
         let deadline = Date(timeIntervalSinceNow: Double(settings.acknowledgementTimeoutSeconds))
         if conversation.hasSession, var saved = conversation.saved, let keys = saved.current?.keys {
@@ -117,6 +119,7 @@ extension Engine {
                             try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: t + wait)
                             conversations[contactID]?.sent.remove(row)
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
+                            conversations[contactID]?.backoffPending = true
                             log("the relay refused a message: \(reason); trying again in \(wait) s")
                         case .deliveredReceipts(let contactID, _), .readReceipts(let contactID, _):
                             // Still owed in the store: tried again in a moment.
@@ -266,10 +269,11 @@ extension Engine {
             }
         }
         for event in events { emit(event) }
-        // Retries whose backoff has passed.
+        // Retries whose backoff has passed (only where a refusal postponed something: reading
+        // a long outbox every second cost the sender a quarter of its time).
         if lastOutboxSweep.timeIntervalSinceNow < -1 {
             lastOutboxSweep = nowDate
-            for conversation in conversations.values { try flushOutbox(conversation) }
+            for conversation in conversations.values where conversation.backoffPending { try flushOutbox(conversation) }
         }
     }
 }

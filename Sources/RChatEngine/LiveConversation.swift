@@ -35,6 +35,8 @@ final class LiveConversation {
     /// notice arrives, recent messages may not have reached it.
     var peerStartedOver = false
     var noticeReceived = false
+    /// The relay refused something that waits out a backoff in the outbox.
+    var backoffPending = false
     /// When a message's relay acknowledgement is overdue (Not confirmed).
     var acknowledgementDeadlines: [MessageRowID: Date] = [:]
 
