@@ -181,7 +181,6 @@ extension Engine {
             }
             let read = try AccountService.wrap { try store.readReceiptsOwed(contact: contactID, limit: Self.receiptsPerFlush) }
                 .filter { !conversation.readReceiptsInFlight.contains($0) }
-            more = more || delivered.count == Self.receiptsPerFlush
             var rest = delivered[...]
             while !rest.isEmpty {
                 let chunk = rest.prefix(Self.receiptsPerFrame)
@@ -193,6 +192,9 @@ extension Engine {
                                                 flush: false) else { break }
                 conversation.deliveredInFlight.sent(seq: seq, through: through)
             }
+            // All of this flush went, and more may be owed: come back at once. (A frame that
+            // could not go leaves the rest for the session's next start or settle.)
+            if rest.isEmpty && delivered.count == Self.receiptsPerFlush { more = true }
             var readRest = read[...]
             while !readRest.isEmpty {
                 let chunk = Array(readRest.prefix(Self.receiptsPerFrame))

@@ -184,10 +184,10 @@ final class TUIEndToEndTests: XCTestCase {
         }
         XCTAssertTrue(selectedRow(try screens.capture(session("alice"))).contains("are you there?"))
         try screens.keys(session("alice"), "i")
-        let details = try screen("alice", "the message details") { $0.contains("Message details") }
-        for step in ["Status: Read", "Stored", "Relay acknowledged", "Delivered", "Read"] {
-            XCTAssertTrue(details.contains(step), "details show \(step):\n\(details)")
-        }
+        // Waits for the whole box: a capture can catch it half drawn.
+        let steps = ["Message details", "Status: Read", "Stored", "Relay acknowledged", "Delivered", "Read"]
+        let details = try screen("alice", "the message details, each step") { screen in steps.allSatisfy { screen.contains($0) } }
+        for step in steps { XCTAssertTrue(details.contains(step), "details show \(step):\n\(details)") }
         try screens.keys(session("alice"), "Escape")
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
@@ -221,6 +221,7 @@ final class TUIEndToEndTests: XCTestCase {
 
         let notDelivered = try screen("alice", "Not delivered with a Resend row") { s in
             Self.glyph(of: "lost on the old phone", in: s) == "!" && s.contains("couldn't be read on Sam's phone")
+                && s.contains("[r] Resend")  // in the wait too: a capture can catch the screen half drawn
         }
         XCTAssertTrue(notDelivered.contains("[r] Resend"), notDelivered)
 
@@ -277,8 +278,8 @@ final class TUIEndToEndTests: XCTestCase {
         try world.expectSuccess(world.box.rchat("alice", ["unblock", "Sam"]))
         try openView("alice", env: ["LANG": "C", "TERM": "xterm-256color"])
         try screens.keys(session("alice"), "Enter")
-        let shown = try screen("alice", "the conversation in ASCII") { s in
-            s.contains("waiting for a relay") && s.contains("to a blocked contact")
+        let shown = try screen("alice", "the conversation in ASCII, with the composer") { s in
+            s.contains("waiting for a relay") && s.contains("to a blocked contact") && s.screenLines.contains { $0.hasPrefix("> ") }
         }
         XCTAssertEqual(Self.glyph(of: "waiting for a relay", in: shown), "..", shown)
         XCTAssertEqual(Self.glyph(of: "to a blocked contact", in: shown), "x!", shown)
