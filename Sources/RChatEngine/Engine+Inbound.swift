@@ -84,7 +84,7 @@ extension Engine {
                       let initiator = conversation.initiator else { return }
                 do {
                     let session = try initiator.finish(bytes)
-                    try begin(session, in: conversation, tx, &after)
+                    try begin(session, in: conversation, asResponder: false, tx, &after)
                 } catch {
                     try handshakeFailed(conversation, error, tx)
                 }
@@ -98,6 +98,7 @@ extension Engine {
     /// a key rotation, then the outbox, and receipts soon.
     func sessionReady(_ conversation: LiveConversation) throws(EngineError) {
         guard conversation.hasSession else { return }
+        if conversation.role == .initiator { sendConfirmation(conversation) }
         try sendNoticeIfNeeded(conversation, startedOver: conversation.startedOverNoticeDue)
         conversation.startedOverNoticeDue = false
         try announceRotationIfNeeded(conversation)
@@ -112,14 +113,15 @@ extension Engine {
                 reconnectCounter: conversation.saved?.reconnectCounter)
             let (reply, session) = try responder.respond(to: first)
             after.replies.append((conversation, .handshakeReply(reply)))
-            try begin(session, in: conversation, tx, &after)
+            try begin(session, in: conversation, asResponder: true, tx, &after)
             conversation.awaitingReplyAcceptance = true
         } catch {
             try handshakeFailed(conversation, error, tx)
         }
     }
 
-    private func begin(_ session: Session, in conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+    private func begin(_ session: Session, in conversation: LiveConversation, asResponder: Bool, _ tx: StoreTransaction,
+                       _ after: inout AfterCommit) throws {
         // This side knew the conversation before (it kept state): the peer starting over
         // means the peer lost its state. Without state here it is a first meeting, or we
         // are the ones starting over.
@@ -128,7 +130,9 @@ extension Engine {
         conversation.peerStartedOver = hadState && session.peer.startedOver
         conversation.noticeReceived = false
         var saved = conversation.saved ?? SavedSessionState()
-        saved.begin(session, at: now)
+        // A responder keeps sending in the previous session until the initiator's first frame
+        // shows it completed the handshake (SavedSessionState.begin).
+        saved.begin(session, at: now, confirmed: !asResponder || session.peer.startedOver)
         conversation.saved = saved
         conversation.initiator = nil
         conversation.sent.removeAll()
@@ -187,6 +191,11 @@ extension Engine {
             return rejectForged("a frame no conversation can read")
         }
         let contact = conversation.contact
+        if body != nil, let saved = conversation.saved, saved.sendingUntilConfirmed != nil,
+           header.sessionID == saved.current?.keys.sessionID {
+            // The peer holds the new session: send in it from now on.
+            conversation.saved?.confirm()
+        }
         guard let body else {
             // Its id is readable, its body is not: this side lost the session it was sent in.
             if header.kind == .message {
@@ -282,5 +291,23 @@ extension Engine {
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
         after.receiptsOwed += 1
         after.events.append(.newMessage(contact: contact.name, id: request.messageID, preview: request.text))
+    }
+}
+
+extension Engine {
+    /// The initiator's first frame in a new session, with nothing to show: it tells the
+    /// responder the handshake completed here, so the responder moves its sending to the
+    /// new session (`SavedSessionState.confirm`).
+    func sendConfirmation(_ conversation: LiveConversation) {
+        guard var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+        let envelope = Envelope.seal(kind: .cover, messageID: .random(), sequence: sequence, body: [], keys: keys,
+                                     conversation: conversation.secret)
+        let frame = LinkFrame.envelope(envelope)
+        conversation.saved = saved  // the sequence is used, whatever happens to the frame
+        do {
+            try sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))
+        } catch {
+            log("cannot confirm the session with \(conversation.contact.name): \(error)")
+        }
     }
 }

@@ -14,7 +14,7 @@ extension Engine {
     /// After a session starts with a contact who has not accepted our new key: tell them.
     func announceRotationIfNeeded(_ conversation: LiveConversation) throws(EngineError) {
         guard let previous = identity.previous, !conversation.contact.rotationAcknowledged,
-              conversation.hasSession, var saved = conversation.saved, let keys = saved.current?.keys,
+              conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
               let sequence = saved.takeSendSequence() else { return }
         let body = KeyRotation.announcement(
             newKey: identity.accountKey.publicKey, statement: previous.statement,
@@ -44,7 +44,7 @@ extension Engine {
         after.events.append(.rowAdded(contact: contact.name))
         after.events.append(.conversationsChanged)
         log("\(contact.name) rotated their account key; the new key is pinned")
-        if var saved = conversation.saved, let keys = saved.current?.keys, let sequence = saved.takeSendSequence() {
+        if var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
             let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .random(), sequence: sequence, body: [],
                                          keys: keys, conversation: conversation.secret)
             conversation.saved = saved

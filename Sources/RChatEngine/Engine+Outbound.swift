@@ -34,7 +34,7 @@ extension Engine {
         conversation.backoffPending = !ignoringBackoff && items.contains { $0.nextAttemptAt > t }
         guard !due.isEmpty else { return }
         let deadline = Date(timeIntervalSinceNow: Double(settings.acknowledgementTimeoutSeconds))
-        if conversation.hasSession, var saved = conversation.saved, let keys = saved.current?.keys {
+        if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys {
             for item in due {
                 guard let sequence = saved.takeSendSequence() else { break }
                 let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: Array(item.text.utf8),
@@ -174,7 +174,7 @@ extension Engine {
         var more = false
         for contactID in owed {
             guard let conversation = conversations[contactID], conversation.hasSession, var saved = conversation.saved,
-                  let keys = saved.current?.keys else { continue }
+                  let keys = saved.sendKeys else { continue }
             let delivered = try AccountService.wrap {
                 try store.deliveredReceiptsOwed(contact: contactID, after: conversation.deliveredInFlight.sentThrough,
                                                 limit: Self.receiptsPerFlush)

@@ -21,7 +21,7 @@ extension Engine {
     /// tell the contact which ids this side could not read. A side that started over always
     /// sends one (maybe empty), so the contact knows there is nothing more to wait for.
     func sendNoticeIfNeeded(_ conversation: LiveConversation, startedOver: Bool) throws(EngineError) {
-        guard conversation.hasSession, var saved = conversation.saved, let keys = saved.current?.keys else { return }
+        guard conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys else { return }
         let pending = try AccountService.wrap { try store.undecryptable(contact: conversation.contact.id, notified: false) }
             .map(\.id).filter { !conversation.noticeInFlight.contains($0) }
         guard startedOver || !pending.isEmpty else { return }

@@ -170,9 +170,7 @@ final class TUIEndToEndTests: XCTestCase {
         XCTAssertTrue(Self.inStatusOrder(second) && second.contains("✓"), "are you there? went \(second)")
 
         // The details say why: each step with its time. The selection starts on the last
-        // row; a recovery row may follow the message (Sam's linger can be stopped after Alice
-        // answered its handshake and before it saved the session, and then Sam cannot read
-        // what Alice sent in it: rChat resends it, and says so in a row of its own).
+        // row; it is moved to the message rather than assumed to be on it.
         try screens.keys(session("alice"), "Tab")
         func selectedRow(_ screen: String) -> String {
             String(screen.split(separator: "\n").first { $0.contains("▶") && !$0.contains("▶Sam") } ?? "")

@@ -69,6 +69,46 @@ final class ConversationSavedStateTests: XCTestCase {
         XCTAssertEqual(s.receiveKeys.map(\.sessionID), [second.id, first.id])
     }
 
+    /// A responder's new session is unconfirmed: the previous one, which the peer surely
+    /// holds, keeps sending (its own numbering) until the peer's first frame in the new one.
+    func testAnUnconfirmedSessionSendsInThePreviousOneUntilConfirmed() throws {
+        var s = SavedSessionState()
+        let (first, _) = try pair.handshake(initiatorCounter: 0, responderCounter: 0)
+        s.begin(first, at: t0)
+        XCTAssertEqual(s.takeSendSequence(), 0)
+        XCTAssertEqual(s.takeSendSequence(), 1)
+        let (second, _) = try pair.handshake(initiatorCounter: 1, responderCounter: 1)
+        s.begin(second, at: t0 + 60, confirmed: false)
+        XCTAssertEqual(s.current?.keys.sessionID, second.id)
+        XCTAssertEqual(s.sendKeys?.sessionID, first.id, "still the previous session")
+        XCTAssertEqual(s.takeSendSequence(), 2, "its numbering goes on: no nonce twice")
+        XCTAssertEqual(s.receiveKeys.map(\.sessionID), [second.id, first.id])
+        // Not saved: after a restart the state holds no unconfirmed sending.
+        let restored = try SavedSessionState(serialized: s.serialized())
+        XCTAssertNil(restored.sendingUntilConfirmed)
+        XCTAssertEqual(restored.sendKeys?.sessionID, second.id)
+
+        // Another answer before any confirmation: still the first session sends.
+        let (third, _) = try pair.handshake(initiatorCounter: 2, responderCounter: 2)
+        var twice = s
+        twice.begin(third, at: t0 + 90, confirmed: false)
+        XCTAssertEqual(twice.sendKeys?.sessionID, first.id, "not the unconfirmed session it replaced")
+        XCTAssertEqual(twice.takeSendSequence(), 3)
+
+        s.confirm()
+        XCTAssertEqual(s.sendKeys?.sessionID, second.id)
+        XCTAssertEqual(s.takeSendSequence(), 0, "the new session numbers from 0")
+        // Without a previous session there is nothing else to send in.
+        var fresh = SavedSessionState()
+        fresh.begin(first, at: t0, confirmed: false)
+        XCTAssertEqual(fresh.sendKeys?.sessionID, first.id)
+        // The link going away ends both.
+        s.begin(try pair.handshake(initiatorCounter: 3, responderCounter: 3).0, at: t0 + 120, confirmed: false)
+        s.endCurrent(at: t0 + 180)
+        XCTAssertNil(s.sendKeys)
+        XCTAssertNil(s.takeSendSequence())
+    }
+
     func testPruningAt72Hours() throws {
         let retired = t0 + 3600
         let cases: [(name: String, now: Int64, kept: Bool)] = [

@@ -16,126 +16,7 @@ import Glibc
 /// random key. Each changes nothing but a log line. Then, as a check that the attacker's
 /// frames do reach Alice, a notice signed by its own certified device key: Not delivered
 /// with Resend — the new-phone path, never Resent.
-final class RecoveryForgedNoticeTests: XCTestCase {
-    var directory: URL!
-    var relay: Process?
-    var engines: [EngineThread] = []
-    var attackerClient: RelayClient?
-    let logLines = LogLines()
-
-    final class LogLines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [String] = []
-        func append(_ line: String) { lock.withLock { lines.append(line) } }
-        var all: [String] { lock.withLock { lines } }
-    }
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-forged-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        attackerClient?.close()
-        for engine in engines { engine.stop() }
-        if let relay, relay.isRunning {
-            kill(relay.processIdentifier, SIGKILL)
-            relay.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    // MARK: helpers
-
-    /// The built `rchat-relay`, beside the test bundle.
-    static var relayBinary: String? {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        var candidates: [URL] = []
-        for _ in 0..<4 { candidates.append(dir); dir = dir.deletingLastPathComponent() }
-        for bundle in Bundle.allBundles { candidates.append(bundle.bundleURL.deletingLastPathComponent()) }
-        return candidates.map { $0.appendingPathComponent("rchat-relay").path }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    func startRelay() throws -> RelayAddress {
-        let binary = try XCTUnwrap(Self.relayBinary, "build rchat-relay first")
-        let out = directory.appendingPathComponent("relay.out"), err = directory.appendingPathComponent("relay.err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["--listen", "127.0.0.1:0", "--key-file", directory.appendingPathComponent("relay.key").path]
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        relay = p
-        var line = ""
-        try untilDeadline("the relay prints its address", seconds: 10) {
-            line = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-            return line.hasSuffix("\n")
-        }
-        XCTAssertTrue(line.hasPrefix("relay "), line)
-        return try RelayAddress(parsing: String(line.dropFirst("relay ".count).dropLast()))
-    }
-
-    /// Re-checks `condition` about every 20 ms until it holds or `seconds` pass (then throws).
-    func untilDeadline(_ what: String, seconds: Double, _ condition: () throws -> Bool) throws {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while try !condition() {
-            guard Date() < deadline else {
-                throw NSError(domain: "timed out waiting for: \(what)\n" + logLines.all.joined(separator: "\n"), code: 1)
-            }
-            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 0.02)
-        }
-    }
-
-    func account(_ name: String, relay: RelayAddress) throws -> AccountService {
-        let locations = Locations(home: directory.appendingPathComponent("\(name)-home").path,
-                                  deviceDirectory: directory.appendingPathComponent("\(name)-device").path)
-        try AccountService.create(at: locations, name: name, relay: relay)
-        let service = try AccountService(locations: locations)
-        try service.setSetting("receipt-window-ms", "0")
-        return service
-    }
-
-    func startEngine(_ service: AccountService, logged: Bool) throws -> EngineThread {
-        let lines = logLines
-        let name = try service.identity().name
-        let engine = try Engine(account: AccountService(locations: service.locations)) { line in
-            if logged { lines.append("\(name): \(line)") }
-        }
-        let thread = EngineThread(engine: engine)
-        thread.start(name: "engine-\(name)")
-        engines.append(thread)
-        return thread
-    }
-
-    func messages(_ service: AccountService, _ contact: String) throws -> [MessageItem] {
-        try service.conversation(contact).compactMap { if case .message(let m) = $0 { return m } else { return nil } }
-    }
-
-    func rows(_ service: AccountService, _ contact: String) throws -> [SystemRow] {
-        try service.conversation(contact).compactMap { if case .row(let r) = $0 { return r } else { return nil } }
-    }
-
-    func waitForStatus(_ service: AccountService, _ contact: String, _ ids: [MessageID], _ status: MessageStatus) throws {
-        try untilDeadline("\(ids.map(\.hex)) are \(status.rawValue)", seconds: 20) {
-            let listed = try messages(service, contact)
-            return ids.allSatisfy { id in listed.first { $0.id == id }?.status == status }
-        }
-    }
-
-    /// The attacker's next event of interest, skipping the rest.
-    func nextEvent(_ client: RelayClient, _ what: String, _ match: (RelayEvent) -> Bool) throws -> RelayEvent {
-        let deadline = Date(timeIntervalSinceNow: 20)
-        while Date() < deadline {
-            guard let event = client.nextEvent(timeout: deadline.timeIntervalSinceNow) else { break }
-            if case .closed = event { XCTFail("the relay closed the attacker's connection: \(event)"); break }
-            if match(event) { return event }
-        }
-        throw NSError(domain: "the attacker did not see: \(what)\n" + logLines.all.joined(separator: "\n"), code: 1)
-    }
-
+final class RecoveryForgedNoticeTests: RelayEngineTestCase {
     // MARK: the test
 
     func testNoticesNotSignedByAnyCertifiedDeviceKeyChangeNothingButALogLine() throws {
@@ -149,12 +30,7 @@ final class RecoveryForgedNoticeTests: XCTestCase {
 
         // A conversation with a session; then Sam goes away and Alice writes two messages
         // that the relay holds for him.
-        let aliceEngine = try startEngine(alice, logged: true)
-        let samEngine = try startEngine(sam, logged: false)
-        let warmUp = try alice.send(to: "Sam", text: "warm-up")
-        aliceEngine.engine.wake()
-        try waitForStatus(alice, "Sam", [warmUp], .delivered)
-        XCTAssertTrue(samEngine.stop())
+        let aliceEngine = try sessionThenSamAway(alice: alice, sam: sam, samLogged: false)
         let held = [try alice.send(to: "Sam", text: "held 1"), try alice.send(to: "Sam", text: "held 2")]
         aliceEngine.engine.wake()
         try waitForStatus(alice, "Sam", held, .sent)
@@ -165,7 +41,7 @@ final class RecoveryForgedNoticeTests: XCTestCase {
         let attackerDevice = SigningKey.generate()
         let secret = try ConversationSecret(myAccount: stolen, peerAccountKey: aliceIdentity.accountKey.publicKey)
         let client = try RelayClient.connect(to: address, mailboxKey: SigningKey.generate(), timeout: 10)
-        attackerClient = client
+        rawClients.append(client)
         try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: nil).map(\.bytes))
         guard case let .linked(link, _, _) = try nextEvent(client, "a link with Alice", {
             if case .linked = $0 { return true } else { return false }

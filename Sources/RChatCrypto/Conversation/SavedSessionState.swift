@@ -45,20 +45,48 @@ public struct SavedSessionState: Sendable {
 
     /// Makes `session` current: the previous one (if any) keeps only its receive key, and the
     /// counter takes the value both sides agreed on.
-    public mutating func begin(_ session: Session, at now: Int64) {
+    ///
+    /// `confirmed: false` (the responder, which begins when it answers): the initiator may
+    /// not live to complete the handshake, and then what was sent in the new session could
+    /// never be read. So the previous session, which the peer surely holds, keeps sending
+    /// until `confirm()` — the first frame the peer sends in the new one. (Not for a peer
+    /// that started over: it holds no previous session.)
+    public mutating func begin(_ session: Session, at now: Int64, confirmed: Bool = true) {
+        // Still unconfirmed from an earlier answer: the session the peer surely holds is
+        // the one sending already, not the unconfirmed one about to be replaced.
+        let fallback = sendingUntilConfirmed ?? current
         endCurrent(at: now)
         current = CurrentSession(keys: session.keys, nextSendSequence: 0, startedAt: now)
+        sendingUntilConfirmed = confirmed ? nil : fallback
         reconnectCounter = session.nextReconnectCounter
     }
+
+    /// The peer sent a frame in the current session: it holds it, so sending moves to it.
+    public mutating func confirm() {
+        sendingUntilConfirmed = nil
+    }
+
+    /// The session this side sends in while the current one is unconfirmed; in memory
+    /// only (a restart begins a new session anyway).
+    public private(set) var sendingUntilConfirmed: CurrentSession?
+
+    /// The keys to send with now: the previous session's while the current one is
+    /// unconfirmed, else the current one's; nil without a session.
+    public var sendKeys: SessionKeys? { (sendingUntilConfirmed ?? current)?.keys }
 
     /// The link is gone: keep only the current session's receive key.
     public mutating func endCurrent(at now: Int64) {
         if let c = current { older.append(OlderSession(receiving: c.keys.receiving, retiredAt: now)) }
         current = nil
+        sendingUntilConfirmed = nil
     }
 
-    /// Takes the next send sequence of the current session; nil without one.
+    /// Takes the next send sequence of the session `sendKeys` belong to; nil without one.
     public mutating func takeSendSequence() -> UInt64? {
+        if let n = sendingUntilConfirmed?.nextSendSequence {
+            sendingUntilConfirmed!.nextSendSequence = n &+ 1
+            return n
+        }
         guard let n = current?.nextSendSequence else { return nil }
         current!.nextSendSequence = n &+ 1
         return n
