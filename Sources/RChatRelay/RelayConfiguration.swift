@@ -21,10 +21,11 @@ public struct RelayConfiguration: Sendable {
     public var pairingTimeout = 300.0
     /// Held payload bytes over all mailboxes; beyond it sends are refused ("relay full").
     public var maxHeldBytes = 1 << 30
-    /// Items handed to one connection before it must acknowledge some. A client acknowledges
-    /// a batch once it has committed it; with a window of one batch it would sit idle for
-    /// every round trip (512 cost a fifth of a draining engine's rate).
-    public var handoverWindow = 2048
+    /// Items (and bytes) handed to one connection before it must acknowledge some. A client
+    /// acknowledges a batch once it has committed it; a window of a batch or two leaves it
+    /// idle for every round trip (512 items cost a draining engine half its rate, 2,048 a
+    /// quarter). The bytes bound what a connection can have in flight either way.
+    public var handoverWindow = 8192
     public var handoverWindowBytes = 2 << 20
     /// A connection whose unread output passes this is dropped: it is not reading.
     public var maxOutputBytes = 16 << 20
