@@ -67,9 +67,11 @@ public enum StatusLattice {
         case (_, .resending):
             return .sending
 
-        case (.sending, .gaveUp), (.notConfirmed, .gaveUp):
+        case (.sending, .gaveUp):
             return .failedToSend
         case (_, .gaveUp):
+            // Not confirmed stays: the relay may have taken it, so "gave up before the relay
+            // took it" would not be proven.
             return current
         }
     }

@@ -47,7 +47,7 @@ let statusRank: [String: Int] = ["Sending": 0, "Not confirmed": 1, "Sent": 2, "D
 /// in one step or several: nothing ever lowers Sent, and nothing lowers Delivered or Read.
 let laterStatuses: [String: Set<String>] = [
     "Sending": ["Not confirmed", "Sent", "Delivered", "Read", "Not delivered", "Failed to send"],
-    "Not confirmed": ["Sent", "Delivered", "Read", "Not delivered", "Failed to send"],
+    "Not confirmed": ["Sent", "Delivered", "Read", "Not delivered"],
     "Sent": ["Delivered", "Read", "Not delivered"],
     "Failed to send": ["Delivered", "Read"],
     "Not delivered": ["Delivered", "Read"],

@@ -11,7 +11,7 @@ final class StatusLatticeTests: XCTestCase {
             .sent: [.relayAcknowledged: .sent, .acknowledgementTimedOut: .sent, .deliveredReceipt: .delivered,
                     .readReceipt: .read, .peerCouldNotRead: .notDelivered, .resending: .sending, .gaveUp: .sent],
             .notConfirmed: [.relayAcknowledged: .sent, .acknowledgementTimedOut: .notConfirmed, .deliveredReceipt: .delivered,
-                            .readReceipt: .read, .peerCouldNotRead: .notDelivered, .resending: .sending, .gaveUp: .failedToSend],
+                            .readReceipt: .read, .peerCouldNotRead: .notDelivered, .resending: .sending, .gaveUp: .notConfirmed],
             .notDelivered: [.relayAcknowledged: .notDelivered, .acknowledgementTimedOut: .notDelivered, .deliveredReceipt: .delivered,
                             .readReceipt: .read, .peerCouldNotRead: .notDelivered, .resending: .sending, .gaveUp: .notDelivered],
             .failedToSend: [.relayAcknowledged: .failedToSend, .acknowledgementTimedOut: .failedToSend, .deliveredReceipt: .delivered,
