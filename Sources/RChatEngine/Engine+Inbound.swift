@@ -293,21 +293,3 @@ extension Engine {
         after.events.append(.newMessage(contact: contact.name, id: request.messageID, preview: request.text))
     }
 }
-
-extension Engine {
-    /// The initiator's first frame in a new session, with nothing to show: it tells the
-    /// responder the handshake completed here, so the responder moves its sending to the
-    /// new session (`SavedSessionState.confirm`).
-    func sendConfirmation(_ conversation: LiveConversation) {
-        guard var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
-        let envelope = Envelope.seal(kind: .cover, messageID: .random(), sequence: sequence, body: [], keys: keys,
-                                     conversation: conversation.secret)
-        let frame = LinkFrame.envelope(envelope)
-        conversation.saved = saved  // the sequence is used, whatever happens to the frame
-        do {
-            try sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))
-        } catch {
-            log("cannot confirm the session with \(conversation.contact.name): \(error)")
-        }
-    }
-}

@@ -121,15 +121,13 @@ extension Engine {
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
                             conversations[contactID]?.backoffPending = true
                             log("the relay refused a message: \(reason); trying again in \(wait) s")
-                        case .deliveredReceipts(let contactID, _), .readReceipts(let contactID, _):
+                        case let .deliveredReceipts(contactID, _):
                             // Still owed in the store: tried again in a moment.
-                            if case let .readReceipts(_, ids) = what {
-                                conversations[contactID]?.readReceiptsInFlight.subtract(ids)
-                            } else {
-                                conversations[contactID]?.deliveredInFlight.forgetAll()
-                            }
-                            let retry = Date(timeIntervalSinceNow: 1)
-                            receiptsDue = min(receiptsDue ?? retry, retry)
+                            conversations[contactID]?.deliveredInFlight.forgetAll()
+                            retryReceiptsSoon()
+                        case let .readReceipts(contactID, ids):
+                            conversations[contactID]?.readReceiptsInFlight.subtract(ids)
+                            retryReceiptsSoon()
                         case let .notice(contactID, ids):
                             conversations[contactID]?.noticeInFlight.subtract(ids)
                         case let .control(contactID, frame):
@@ -157,7 +155,29 @@ extension Engine {
         if receiptsSettled { scheduleReceipts(urgent: true) }
     }
 
+    /// The initiator's first frame in a new session, with nothing to show: it tells the
+    /// responder the handshake completed here, so the responder moves its sending to the
+    /// new session (`SavedSessionState.confirm`).
+    func sendConfirmation(_ conversation: LiveConversation) {
+        guard var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+        let envelope = Envelope.seal(kind: .cover, messageID: .random(), sequence: sequence, body: [], keys: keys,
+                                     conversation: conversation.secret)
+        let frame = LinkFrame.envelope(envelope)
+        conversation.saved = saved  // the sequence is used, whatever happens to the frame
+        do {
+            try sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))
+        } catch {
+            log("cannot confirm the session with \(conversation.contact.name): \(error)")
+        }
+    }
+
     // MARK: receipts
+
+    /// A refused receipt frame: what it carried is still owed; go again in a second.
+    func retryReceiptsSoon() {
+        let retry = Date(timeIntervalSinceNow: 1)
+        receiptsDue = min(receiptsDue ?? retry, retry)
+    }
 
     /// Receipts go in small batches: after the window, or at once when many are owed.
     func scheduleReceipts(urgent: Bool) {

@@ -101,9 +101,7 @@ extension Relay {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownLink.rawValue), kind: .refused)
             }
             origins.retain(number: end.outgoingOrigin)
-            var ahead = false
-            if case .sendAhead = message { ahead = true }
-            hold(payload, for: end.peerMailbox, origin: end.outgoingOrigin, seq: seq, from: session, ahead: ahead)
+            hold(payload, for: end.peerMailbox, origin: end.outgoingOrigin, seq: seq, from: session, ahead: message.isAhead)
         case .request(let seq, let token, let payload):
             guard let owner = invites.owner(of: token) else {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownInvite.rawValue), kind: .refused)

@@ -48,7 +48,8 @@ public enum ClientMessage: Equatable, Sendable {
         return w.bytes
     }
 
-    private var isAhead: Bool {
+    /// A `sendAhead`.
+    public var isAhead: Bool {
         if case .sendAhead = self { return true }
         return false
     }

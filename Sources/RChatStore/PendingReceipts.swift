@@ -40,10 +40,7 @@ extension StoreAccess {
     /// Owes `contact` a Read receipt for `ids`. Call it in the transaction that marks them
     /// shown, so a receipt is never owed for what is not true.
     public func oweReadReceipts(contact: ContactID, ids: [MessageID]) throws {
-        for id in ids {
-            try database.execute("UPDATE messages SET read_owed = 1 WHERE contact_id = ? AND id = ? AND direction = 'in'",
-                                 [.integer(contact.rawValue), .blob(id.bytes)])
-        }
+        try setReadOwed(true, contact: contact, ids: ids)
     }
 
     /// The Read receipts owed to `contact`, oldest first.
@@ -55,9 +52,17 @@ extension StoreAccess {
 
     /// The relay took the Read receipt frame carrying these.
     public func settleReadReceipts(contact: ContactID, ids: [MessageID]) throws {
-        for id in ids {
-            try database.execute("UPDATE messages SET read_owed = 0 WHERE contact_id = ? AND id = ?",
-                                 [.integer(contact.rawValue), .blob(id.bytes)])
+        try setReadOwed(false, contact: contact, ids: ids)
+    }
+
+    /// 64 ids to a statement (a frame settles up to 1,024).
+    private func setReadOwed(_ owed: Bool, contact: ContactID, ids: [MessageID]) throws {
+        var rest = ids[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(BatchSQL.listSize)
+            rest = rest.dropFirst(part.count)
+            try database.execute("UPDATE messages SET read_owed = ? WHERE contact_id = ? AND direction = 'in' AND id IN " + BatchSQL.inList,
+                                 [SQLValue(owed), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
         }
     }
 

@@ -15,16 +15,9 @@ struct CheckBenchmark {
     var runs = 3
 
     init(arguments: [String]) {
-        var i = 0
-        while i < arguments.count {
-            let value = i + 1 < arguments.count ? arguments[i + 1] : ""
-            switch arguments[i] {
-            case "--messages": messages = Int(value) ?? messages; i += 1
-            case "--runs": runs = max(1, Int(value) ?? runs); i += 1
-            default: break
-            }
-            i += 1
-        }
+        let options = BenchmarkOptions(arguments, command: "check", options: ["--messages", "--runs"])
+        messages = options.int("--messages", default: messages, in: 1...1_000_000)
+        runs = options.int("--runs", default: runs, in: 1...100)
     }
 
     func run() {

@@ -30,20 +30,14 @@ struct EngineBenchmark {
     static let textBytes = 256
 
     init(arguments: [String]) {
-        var i = 0
-        while i < arguments.count {
-            let value = i + 1 < arguments.count ? arguments[i + 1] : ""
-            switch arguments[i] {
-            case "--messages": messages = Int(value) ?? messages; i += 1
-            case "--paced": paced = Int(value) ?? paced; i += 1
-            case "--interval-ms": intervalMilliseconds = Double(value) ?? intervalMilliseconds; i += 1
-            case "--reference-rows": referenceRows = Int(value) ?? referenceRows; i += 1
-            case "--verbose": verbose = true
-            case "--store-only": storeOnly = true
-            default: break
-            }
-            i += 1
-        }
+        let options = BenchmarkOptions(arguments, command: "engine", options: ["--messages", "--paced", "--interval-ms", "--reference-rows"],
+                                       flags: ["--verbose", "--store-only"])
+        messages = options.int("--messages", default: messages, in: 1...5_000_000)
+        paced = options.int("--paced", default: paced, in: 1...1_000_000)
+        intervalMilliseconds = options.double("--interval-ms", default: intervalMilliseconds, in: 0...10_000)
+        referenceRows = options.int("--reference-rows", default: referenceRows, in: 1...1_000_000)
+        verbose = options.flag("--verbose")
+        storeOnly = options.flag("--store-only")
     }
 
     func run() {
@@ -361,16 +355,16 @@ final class LiveEngine: @unchecked Sendable {
 
 /// Engine events with the monotonic time they were emitted (after the commit that made them true).
 final class EventRecorder: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let lock = NSLock()
     private var statusTimes: [MessageID: [MessageStatus: UInt64]] = [:]
     private var _newMessages = 0
     private var _lastNewMessage: UInt64 = 0
-    var newMessages: Int { condition.lock(); defer { condition.unlock() }; return _newMessages }
-    var lastNewMessage: UInt64 { condition.lock(); defer { condition.unlock() }; return _lastNewMessage }
+    var newMessages: Int { lock.lock(); defer { lock.unlock() }; return _newMessages }
+    var lastNewMessage: UInt64 { lock.lock(); defer { lock.unlock() }; return _lastNewMessage }
     private var newMessageTimes: [UInt64] = []
     /// When the (count + 1)-th `.newMessage` came.
     func firstNewMessage(after count: Int) -> UInt64 {
-        condition.lock(); defer { condition.unlock() }
+        lock.lock(); defer { lock.unlock() }
         return count < newMessageTimes.count ? newMessageTimes[count] : 0
     }
 
@@ -378,7 +372,7 @@ final class EventRecorder: @unchecked Sendable {
     /// the engine pays a lock and an append (a wake-up per message cost the engine more).
     func record(_ event: ChatEvent) {
         let now = monotonicNanoseconds()
-        condition.lock()
+        lock.lock()
         switch event {
         case let .statusChanged(_, id, status):
             if statusTimes[id]?[status] == nil { statusTimes[id, default: [:]][status] = now }
@@ -389,11 +383,11 @@ final class EventRecorder: @unchecked Sendable {
         default:
             break
         }
-        condition.unlock()
+        lock.unlock()
     }
 
     func time(_ id: MessageID, _ status: MessageStatus) -> UInt64? {
-        condition.lock(); defer { condition.unlock() }
+        lock.lock(); defer { lock.unlock() }
         return statusTimes[id]?[status]
     }
 

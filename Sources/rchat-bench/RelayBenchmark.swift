@@ -13,17 +13,10 @@ struct RelayBenchmark {
     static let window = 100
 
     init(arguments: [String]) {
-        var i = 0
-        while i + 1 < arguments.count {
-            let n = Int(arguments[i + 1]) ?? 0
-            switch arguments[i] {
-            case "--frames": frames = n
-            case "--paced": paced = n
-            case "--held": held = n
-            default: break
-            }
-            i += 2
-        }
+        let options = BenchmarkOptions(arguments, command: "relay", options: ["--frames", "--paced", "--held"])
+        frames = options.int("--frames", default: frames, in: 1...10_000_000)
+        paced = options.int("--paced", default: paced, in: 1...10_000_000)
+        held = options.int("--held", default: held, in: 1...10_000_000)
     }
 
     func run() {

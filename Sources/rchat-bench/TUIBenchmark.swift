@@ -23,16 +23,9 @@ struct TUIBenchmark {
     var columns = 100
 
     init(arguments: [String]) {
-        var i = 0
-        while i < arguments.count {
-            let value = i + 1 < arguments.count ? arguments[i + 1] : ""
-            switch arguments[i] {
-            case "--messages": messages = Int(value) ?? messages; i += 1
-            case "--big": big = Int(value) ?? big; i += 1
-            default: break
-            }
-            i += 1
-        }
+        let options = BenchmarkOptions(arguments, command: "tui", options: ["--messages", "--big"])
+        messages = options.int("--messages", default: messages, in: 1...10_000_000)
+        big = options.int("--big", default: big, in: 1...10_000_000)
     }
 
     static let offlineRelay = "127.0.0.1:9/" + String(repeating: "A", count: 43)

@@ -5,11 +5,7 @@ import XCTest
 final class CheckTests: EngineTestCase {
     /// Alice and Sam met once; Sam is away; Alice's messages wait at the relay.
     func heldForSam(_ texts: [String]) throws -> [String] {
-        try world.makePair()
-        try world.startSync("sam")
-        try world.startSync("alice")
-        let warmUp = try world.send("alice", to: "Sam", "warm-up")
-        try world.waitForStatus("alice", "Sam", warmUp, "Delivered")
+        try world.pairWithSession()
         world.stopSync("sam")
         var ids: [String] = []
         for text in texts {
@@ -76,11 +72,7 @@ final class CheckTests: EngineTestCase {
     }
 
     func testBlockedSenderIsNotStoredOrAlerted() throws {
-        try world.makePair()
-        try world.startSync("sam")
-        try world.startSync("alice")
-        let warmUp = try world.send("alice", to: "Sam", "warm-up")
-        try world.waitForStatus("alice", "Sam", warmUp, "Delivered")
+        try world.pairWithSession()
         world.stopSync("sam")
         XCTAssertEqual(try world.box.rchat("sam", ["block", "Alice"]).status, 0)
         let id = try world.send("alice", to: "Sam", "you blocked me")

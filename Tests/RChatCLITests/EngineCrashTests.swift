@@ -26,11 +26,7 @@ final class EngineCrashTests: EngineTestCase {
     }
 
     func testSenderKilledAfterCommitAndBeforeTheRelayAckLosesAndDuplicatesNothing() throws {
-        try world.makePair()
-        try world.startSync("sam")
-        try world.startSync("alice")
-        let warmUp = try world.send("alice", to: "Sam", "warm-up")
-        try world.waitForStatus("alice", "Sam", warmUp, "Delivered")
+        let warmUp = try world.pairWithSession()
         world.stopSync("alice")
 
         // Committed locally (Sending) while Alice's engine is not running.
@@ -64,11 +60,7 @@ final class EngineCrashTests: EngineTestCase {
     }
 
     func testReceiverKilledWhileMessagesArriveEndsWithEachMessageOnce() throws {
-        try world.makePair()
-        try world.startSync("sam")
-        try world.startSync("alice")
-        let warmUp = try world.send("alice", to: "Sam", "warm-up")
-        try world.waitForStatus("alice", "Sam", warmUp, "Delivered")
+        let warmUp = try world.pairWithSession()
 
         var ids: [String] = []
         var killed = false
@@ -103,11 +95,7 @@ final class EngineCrashTests: EngineTestCase {
     /// Frames the relay forwarded to a live Sam who never stored them (frozen, then killed):
     /// Sent on Alice's side, and handed over again when Sam comes back — each stored once.
     func testReceiverKilledBeforeStoringWhatWasForwardedGetsItAllAgain() throws {
-        try world.makePair()
-        try world.startSync("sam")
-        try world.startSync("alice")
-        let warmUp = try world.send("alice", to: "Sam", "warm-up")
-        try world.waitForStatus("alice", "Sam", warmUp, "Delivered")
+        let warmUp = try world.pairWithSession()
 
         world.freezeSync("sam")
         var ids: [String] = []

@@ -183,11 +183,7 @@ final class EngineDeliveryTests: EngineTestCase {
     func testQuotaRefusalKeepsSendingAndRetries() throws {
         world.stopRelay(signal: SIGKILL)
         try world.startRelay(arguments: ["--quota", "3"])
-        try world.makePair()
-        try world.startSync("sam")
-        try world.startSync("alice")
-        let warmUp = try world.send("alice", to: "Sam", "warm-up")
-        try world.waitForStatus("alice", "Sam", warmUp, "Delivered")
+        let warmUp = try world.pairWithSession()
         world.stopSync("sam")
 
         var ids: [String] = []

@@ -171,6 +171,18 @@ final class EngineWorld {
         try add(b, a)
     }
 
+    /// Alice and Sam with both engines running and a session between them: a warm-up
+    /// message from Alice is Delivered. Returns its id.
+    @discardableResult
+    func pairWithSession() throws -> String {
+        try makePair()
+        try startSync("sam")
+        try startSync("alice")
+        let warmUp = try send("alice", to: "Sam", "warm-up")
+        try waitForStatus("alice", "Sam", warmUp, "Delivered")
+        return warmUp
+    }
+
     // MARK: sync processes
 
     /// Starts `rchat sync` for a person (with a long --seconds as a safety net: a process
