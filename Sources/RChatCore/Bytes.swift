@@ -12,6 +12,10 @@ public struct ByteWriter: Sendable {
     public mutating func u32(_ v: UInt32) { for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
     public mutating func u64(_ v: UInt64) { for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
     public mutating func raw<C: Collection>(_ v: C) where C.Element == UInt8 { bytes.append(contentsOf: v) }
+    // Concrete forms of the common cases: a generic call across modules is not
+    // specialized, and looked up its type metadata on every frame.
+    public mutating func raw(_ v: [UInt8]) { bytes.append(contentsOf: v) }
+    public mutating func raw(_ v: ArraySlice<UInt8>) { bytes.append(contentsOf: v) }
     /// A byte string with a 16-bit length in front.
     public mutating func short<C: Collection>(_ v: C) where C.Element == UInt8 {
         precondition(v.count <= Int(UInt16.max))
@@ -19,6 +23,11 @@ public struct ByteWriter: Sendable {
     }
     /// A byte string with a 32-bit length in front.
     public mutating func long<C: Collection>(_ v: C) where C.Element == UInt8 { u32(UInt32(v.count)); bytes.append(contentsOf: v) }
+    public mutating func long(_ v: [UInt8]) { u32(UInt32(v.count)); bytes.append(contentsOf: v) }
+    public mutating func short(_ v: [UInt8]) {
+        precondition(v.count <= Int(UInt16.max))
+        u16(UInt16(v.count)); bytes.append(contentsOf: v)
+    }
     public mutating func string(_ s: String) { short(Array(s.utf8)) }
 }
 
@@ -40,10 +49,19 @@ public struct ByteReader {
     public var remaining: Int { bytes.count - offset }
     public var isAtEnd: Bool { offset == bytes.count }
 
-    public mutating func u8() throws -> UInt8 { try raw(1)[0] }
-    public mutating func u16() throws -> UInt16 { let b = try raw(2); return UInt16(b[0]) << 8 | UInt16(b[1]) }
-    public mutating func u32() throws -> UInt32 { try raw(4).reduce(0) { $0 << 8 | UInt32($1) } }
-    public mutating func u64() throws -> UInt64 { try raw(8).reduce(0) { $0 << 8 | UInt64($1) } }
+    public mutating func u8() throws -> UInt8 { UInt8(try integer(bytes: 1)) }
+    public mutating func u16() throws -> UInt16 { UInt16(try integer(bytes: 2)) }
+    public mutating func u32() throws -> UInt32 { UInt32(try integer(bytes: 4)) }
+    public mutating func u64() throws -> UInt64 { try integer(bytes: 8) }
+
+    /// A big-endian integer of `count` bytes, read in place (no array per field).
+    private mutating func integer(bytes count: Int) throws -> UInt64 {
+        guard count <= remaining else { throw ByteReaderError(offset: offset) }
+        var v: UInt64 = 0
+        for i in offset..<(offset + count) { v = v << 8 | UInt64(bytes[i]) }
+        offset += count
+        return v
+    }
 
     public mutating func raw(_ count: Int) throws -> [UInt8] {
         guard count >= 0, count <= remaining else { throw ByteReaderError(offset: offset) }

@@ -29,12 +29,19 @@ public enum AEAD {
     }
 
     public static func open(_ ciphertext: [UInt8], additionalData: [UInt8] = [], nonce: [UInt8], key: SecretBytes) throws(CryptoError) -> [UInt8] {
+        try open(ciphertext[...], additionalData: additionalData[...], nonce: nonce[...], key: key)
+    }
+
+    /// The same over slices, so a box inside a larger frame opens without being copied out
+    /// (the relay reader opens three boxes per delivery).
+    public static func open(_ ciphertext: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8>, nonce: ArraySlice<UInt8>,
+                            key: SecretBytes) throws(CryptoError) -> [UInt8] {
         Sodium.ensureInitialized()
         guard nonce.count == nonceBytes, key.count == keyBytes, ciphertext.count >= tagBytes else { throw .decryptionFailed }
-        var out = [UInt8](repeating: 0, count: ciphertext.count - tagBytes)
-        var outLen: UInt64 = 0
-        let rc = key.withBytes { k in
-            out.withUnsafeMutableBufferPointer { o in
+        var rc: Int32 = -1
+        let out = [UInt8](unsafeUninitializedCapacity: ciphertext.count - tagBytes) { o, count in
+            var outLen: UInt64 = 0
+            rc = key.withBytes { k in
                 ciphertext.withUnsafeBufferPointer { c in
                     additionalData.withUnsafeBufferPointer { a in
                         nonce.withUnsafeBufferPointer { n in
@@ -45,6 +52,7 @@ public enum AEAD {
                     }
                 }
             }
+            count = rc == 0 ? Int(outLen) : 0
         }
         guard rc == 0 else { throw .decryptionFailed }
         return out
@@ -57,8 +65,13 @@ public enum AEAD {
     }
 
     public static func openWithNonceInFront(_ box: [UInt8], additionalData: [UInt8] = [], key: SecretBytes) throws(CryptoError) -> [UInt8] {
+        try openWithNonceInFront(box[...], additionalData: additionalData, key: key)
+    }
+
+    public static func openWithNonceInFront(_ box: ArraySlice<UInt8>, additionalData: [UInt8] = [], key: SecretBytes) throws(CryptoError) -> [UInt8] {
         guard box.count >= nonceBytes + tagBytes else { throw .decryptionFailed }
-        return try open(Array(box[nonceBytes...]), additionalData: additionalData, nonce: Array(box[..<nonceBytes]), key: key)
+        let start = box.startIndex
+        return try open(box[(start + nonceBytes)...], additionalData: additionalData[...], nonce: box[start..<(start + nonceBytes)], key: key)
     }
 
     /// A 24-byte nonce from a counter: for channels where each side numbers its frames, so a

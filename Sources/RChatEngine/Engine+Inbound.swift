@@ -19,6 +19,8 @@ extension Engine {
         var resendQueued: [LiveConversation] = []
         /// Messages decrypted in this batch, stored together before the commit.
         var incoming: [(LiveConversation, IncomingMessage)] = []
+        /// What the batch stored, per conversation, once it commits.
+        var stored: [(LiveConversation, [OwedDelivered])] = []
         /// Conversations whose keys changed: set up again after the commit.
         var rebuild: [ContactID] = []
         var events: [ChatEvent] = []
@@ -38,6 +40,7 @@ extension Engine {
                 try storeIncoming(&after, tx)
             }
         }
+        for (conversation, owed) in after.stored { conversation.storedThisRun.stored(owed) }
         for (conversation, reply) in after.replies {
             do { try sendOnLink(conversation, reply, as: .control(conversation.contact.id, reply)) } catch { log("cannot answer \(conversation.contact.name): \(error)") }
         }
@@ -70,8 +73,12 @@ extension Engine {
         case .invite:
             try receiveRequest(delivery.payload, tx, &after)
         case .link(let code, _):
-            guard let frame = LinkFrame(delivery.payload) else { return rejectForged("an unreadable frame") }
             let known = codeIndex[HashedBytes(code)].flatMap { conversations[$0] }
+            if let opened, let usable = usable(opened, known: known) {
+                // The reader thread opened it with keys this conversation still holds.
+                return try receiveEnvelope(usable, at: delivery.heldAt, tx, &after)
+            }
+            guard let frame = LinkFrame(delivery.payload) else { return rejectForged("an unreadable frame") }
             switch frame {
             case .handshakeFirst(let bytes):
                 // Only on a live link: a handshake held from an earlier link is stale.
@@ -89,7 +96,8 @@ extension Engine {
                     try handshakeFailed(conversation, error, tx)
                 }
             case .envelope(let bytes):
-                try receiveEnvelope(bytes, known: known, opened: opened, at: delivery.heldAt, tx, &after)
+                guard let opening = openEnvelope(bytes, known: known) else { return rejectForged("a frame no conversation can read") }
+                try receiveEnvelope(opening, at: delivery.heldAt, tx, &after)
             }
         }
     }
@@ -170,26 +178,28 @@ extension Engine {
         return nil
     }
 
-    /// The envelope's conversation, header and body: as the reader thread opened it, when
-    /// the conversation still holds the secret and key that did; else opened here. nil: the
-    /// header opens with no conversation's secret.
-    private func openEnvelope(_ bytes: [UInt8], known: LiveConversation?, opened: OpenedEnvelope?)
-        -> (LiveConversation, EnvelopeHeader, body: [UInt8]?, text: String?)? {
-        if let opened, let conversation = conversations[opened.contact], known == nil || known === conversation,
-           conversation.secret.key === opened.secretKey, conversation.saved?.holdsReceiveKey(opened.sessionKey) == true {
-            return (conversation, opened.header, opened.body, opened.text)
-        }
+    /// An envelope opened: its conversation, header, and body and text if they opened.
+    typealias Opening = (conversation: LiveConversation, header: EnvelopeHeader, body: [UInt8]?, text: String?)
+
+    /// The reader thread's opening, if that conversation still holds the secret and the
+    /// session key that made it (a copy of the keys it had may be stale).
+    private func usable(_ opened: OpenedEnvelope, known: LiveConversation?) -> Opening? {
+        guard let conversation = conversations[opened.contact], known == nil || known === conversation,
+              conversation.secret.key === opened.secretKey, conversation.saved?.holdsReceiveKey(opened.sessionKey) == true
+        else { return nil }
+        return (conversation, opened.header, opened.body, opened.text)
+    }
+
+    /// Opens an envelope here. nil: the header opens with no conversation's secret.
+    private func openEnvelope(_ bytes: [UInt8], known: LiveConversation?) -> Opening? {
         guard let (conversation, header) = open(bytes, known: known) else { return nil }
         let body = try? Envelope.openBody(bytes, header: header, keys: conversation.saved?.receiveKeys ?? [])
         let text = header.kind == .message ? body.flatMap { String(validating: $0, as: UTF8.self) } : nil
         return (conversation, header, body, text)
     }
 
-    private func receiveEnvelope(_ bytes: [UInt8], known: LiveConversation?, opened: OpenedEnvelope?, at heldAt: Int64,
-                                 _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        guard let (conversation, header, body, text) = openEnvelope(bytes, known: known, opened: opened) else {
-            return rejectForged("a frame no conversation can read")
-        }
+    private func receiveEnvelope(_ opening: Opening, at heldAt: Int64, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let (conversation, header, body, text) = opening
         let contact = conversation.contact
         if body != nil, let saved = conversation.saved, saved.sendingUntilConfirmed != nil,
            header.sessionID == saved.current?.keys.sessionID {
@@ -244,9 +254,10 @@ extension Engine {
             let (conversation, messages) = groups[id]!
             let stored = try tx.insertIncoming(contact: id, messages, at: t)
             after.receiptsOwed += stored.count
+            after.stored.append((conversation, stored.map(\.owed)))
             let texts = Dictionary(messages.map { ($0.id, $0.text) }, uniquingKeysWith: { first, _ in first })
-            for (messageID, _) in stored {
-                after.events.append(.newMessage(contact: conversation.contact.name, id: messageID, preview: texts[messageID] ?? ""))
+            for message in stored {
+                after.events.append(.newMessage(contact: conversation.contact.name, id: message.id, preview: texts[message.id] ?? ""))
             }
         }
     }
@@ -289,6 +300,7 @@ extension Engine {
         guard let contact else { return }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, text: request.text, at: now,
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
+        conversations[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming
         after.receiptsOwed += 1
         after.events.append(.newMessage(contact: contact.name, id: request.messageID, preview: request.text))
     }

@@ -195,9 +195,12 @@ extension Engine {
         for contactID in owed {
             guard let conversation = conversations[contactID], conversation.hasSession, var saved = conversation.saved,
                   let keys = saved.sendKeys else { continue }
-            let delivered = try AccountService.wrap {
-                try store.deliveredReceiptsOwed(contact: contactID, after: conversation.deliveredInFlight.sentThrough,
-                                                limit: Self.receiptsPerFlush)
+            let sentThrough = conversation.deliveredInFlight.sentThrough
+            var delivered = sentThrough.flatMap { conversation.storedThisRun.owed(after: $0, limit: Self.receiptsPerFlush) } ?? []
+            if delivered.isEmpty {
+                delivered = try AccountService.wrap {
+                    try store.deliveredReceiptsOwed(contact: contactID, after: sentThrough, limit: Self.receiptsPerFlush)
+                }
             }
             let read = try AccountService.wrap { try store.readReceiptsOwed(contact: contactID, limit: Self.receiptsPerFlush) }
                 .filter { !conversation.readReceiptsInFlight.contains($0) }

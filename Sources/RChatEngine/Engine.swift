@@ -59,6 +59,7 @@ public final class Engine: @unchecked Sendable {
             shutDown()
         }
         try reloadConversations()
+        publishKeyringIfNeeded()
         connectWhereNeeded()
         var stopping = false
         while !stopping && Date() < end {
@@ -237,15 +238,10 @@ public final class Engine: @unchecked Sendable {
     func publishKeyringIfNeeded() {
         guard keyringDirty else { return }
         keyringDirty = false
-        var byContact: [ContactID: EnvelopeKeyring.Entry] = [:]
-        var entries: [HashedBytes: EnvelopeKeyring.Entry] = [:]
-        for (code, id) in codeIndex {
-            guard let conversation = conversations[id] else { continue }
-            let entry = byContact[id] ?? EnvelopeKeyring.Entry(contact: id, secret: conversation.secret,
-                                                               keys: conversation.saved?.receiveKeys ?? [])
-            byContact[id] = entry
-            entries[code] = entry
+        let entries = conversations.values.map { conversation in
+            EnvelopeKeyring.Entry(contact: conversation.contact.id, secret: conversation.secret,
+                                  keys: conversation.saved?.receiveKeys ?? [])
         }
-        keyring.publish(entries)
+        keyring.publish(entries, codes: codeIndex)
     }
 }

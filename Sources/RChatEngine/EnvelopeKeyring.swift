@@ -12,6 +12,7 @@ struct OpenedEnvelope: @unchecked Sendable {
     let secretKey: SecretBytes
     let sessionKey: SecretBytes
     let header: EnvelopeHeader
+    /// Empty for a message whose text opened (its text is all that is kept).
     let body: [UInt8]
     /// A message's text, already checked to be UTF-8.
     let text: String?
@@ -33,20 +34,21 @@ final class EnvelopeKeyring: @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    private var entries: [HashedBytes: Entry] = [:]
+    private var byContact: [ContactID: Entry] = [:]
     private var conversations: [Entry] = []
-    /// Codes of earlier runs (a backlog held under them) and the conversation whose secret
-    /// opened one of their envelopes: tried first next time.
-    private var learned: [HashedBytes: Entry] = [:]
+    /// The codes this run presented, and codes of earlier runs (a backlog held under them)
+    /// whose envelopes a conversation's header key opened: that conversation is tried first.
+    private var codes: [HashedBytes: ContactID] = [:]
 
-    /// Replaces what readers see (engine thread).
-    func publish(_ entries: [HashedBytes: Entry]) {
-        var seen: Set<ContactID> = []
-        let conversations = entries.values.filter { seen.insert($0.contact).inserted }
+    /// Replaces what readers see (engine thread): every conversation's secret and receive
+    /// keys (published before any code, so a backlog that arrives with the connection finds
+    /// them), and the codes presented. What readers learned of earlier codes is kept.
+    func publish(_ conversations: [Entry], codes presented: [HashedBytes: ContactID]) {
+        let byContact = Dictionary(conversations.map { ($0.contact, $0) }, uniquingKeysWith: { first, _ in first })
         lock.withLock {
-            self.entries = entries
+            self.byContact = byContact
             self.conversations = conversations
-            learned.removeAll()
+            codes.merge(presented) { _, new in new }
         }
     }
 
@@ -54,17 +56,18 @@ final class EnvelopeKeyring: @unchecked Sendable {
     func open(_ delivery: Delivery) -> OpenedEnvelope? {
         guard case .link(let code, _) = delivery.origin, case .envelope(let bytes)? = LinkFrame(delivery.payload) else { return nil }
         let key = HashedBytes(code)
-        let (known, all) = lock.withLock { (entries[key] ?? learned[key], conversations) }
-        // A code this run did not present: whichever conversation's header key opens it.
+        let (known, all) = lock.withLock { (codes[key].flatMap { byContact[$0] }, conversations) }
+        // A code not presented in this run: whichever conversation's header key opens it.
         let candidates = known.map { [$0] } ?? all
         for entry in candidates {
             guard let header = try? Envelope.openHeader(bytes, conversation: entry.secret) else { continue }
-            if known == nil { lock.withLock { learned[key] = entry } }
+            if known == nil { lock.withLock { codes[key] = entry.contact } }
             guard let sessionKey = entry.keys.first(where: { $0.sessionID == header.sessionID }),
                   let body = try? Envelope.openBody(bytes, header: header, key: sessionKey) else { return nil }
             let text = header.kind == .message ? String(validating: body, as: UTF8.self) : nil
+            // A message's body is its text: the bytes are let go here, on this thread.
             return OpenedEnvelope(contact: entry.contact, secretKey: entry.secret.key, sessionKey: sessionKey.key,
-                                  header: header, body: body, text: text)
+                                  header: header, body: text == nil ? body : [], text: text)
         }
         return nil
     }

@@ -25,6 +25,8 @@ final class LiveConversation {
     /// Messages sent in the current session (or as requests in this run): not sent twice.
     var sent: Set<MessageRowID> = []
     var deliveredInFlight = DeliveredReceiptsInFlight()
+    /// What this run stored from the peer, for the Delivered receipts owed (no read-back).
+    var storedThisRun = StoredThisRun()
     var readReceiptsInFlight: Set<MessageID> = []
     var noticeInFlight: Set<MessageID> = []
     /// Link frames the relay refused, to send again on the same link.

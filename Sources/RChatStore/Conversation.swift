@@ -27,8 +27,8 @@ extension StoreAccess {
         let args: [SQLValue] = [.integer(contact.rawValue), .integer(before ?? Int64.max), SQLValue(limit)]
         return try consistently {
             let messages = try database.query("""
-                SELECT \(Self.messageColumns) FROM messages
-                WHERE contact_id = ? AND position < ? ORDER BY position DESC LIMIT ?
+                \(Self.messageSelect)
+                WHERE m.contact_id = ? AND m.position < ? ORDER BY m.position DESC LIMIT ?
                 """, args).map { StoredConversationItem.message(try Self.decodeMessage($0)) }
             let rows = try database.query("""
                 SELECT \(Self.systemRowColumns) FROM system_rows

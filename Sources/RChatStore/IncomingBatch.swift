@@ -16,18 +16,27 @@ public struct IncomingMessage: Sendable {
     }
 }
 
+/// A message `insertIncoming` stored: a Delivered receipt is owed for it by its position.
+public struct StoredIncoming: Equatable, Sendable {
+    public let id: MessageID
+    public let row: MessageRowID
+    public let position: Int64
+
+    public var owed: OwedDelivered { OwedDelivered(id: id, position: position) }
+}
+
 extension StoreAccess {
     /// Stores what arrived from `contact` in one batch — the engine's fast path, many
     /// messages per transaction — with the same rules as `insertIncoming`: each id once,
     /// undecryptable ids struck off. A Delivered receipt is owed for each new message from the
     /// moment this commits (by its position: `deliveredReceiptsOwed`). Returns the messages
-    /// newly stored, in order.
+    /// newly stored, in order, with their rows and positions.
     ///
     /// Ids already stored are looked up first, 64 to a query, under the write lock this
     /// transaction holds; the new rows then go in up to 64 to a statement, with rowids and
     /// positions given here. One statement per row cost a third more (each opens cursors
     /// and a statement journal), and ON CONFLICT is then not needed.
-    public func insertIncoming(contact: ContactID, _ messages: [IncomingMessage], at now: Int64) throws -> [(MessageID, MessageRowID)] {
+    public func insertIncoming(contact: ContactID, _ messages: [IncomingMessage], at now: Int64) throws -> [StoredIncoming] {
         guard !messages.isEmpty else { return [] }
         return try atomically {
             var seen = try storedIDs(contact: contact, among: messages.map(\.id))
@@ -59,7 +68,7 @@ extension StoreAccess {
                                          [.integer(contact.rawValue), .blob(m.id.bytes)])
                 }
             }
-            return fresh.enumerated().map { ($1.id, MessageRowID(firstRow + Int64($0))) }
+            return fresh.enumerated().map { StoredIncoming(id: $1.id, row: MessageRowID(firstRow + Int64($0)), position: firstPosition + Int64($0)) }
         }
     }
 

@@ -2,10 +2,15 @@ import RChatCore
 import RChatSQL
 
 extension StoreAccess {
-    static var messageColumns: String {
+    /// A message row with its status (NULL for incoming): prefix of every message query;
+    /// the messages table is `m`.
+    static var messageSelect: String {
         """
-        rowid, contact_id, id, direction, text, status, resent, auto_resent_at, created_at,
-        received_at, read_at, seq, keys_fingerprint, position
+        SELECT m.rowid AS rowid, m.contact_id AS contact_id, m.id AS id, m.direction AS direction, m.text AS text,
+               s.status AS status, m.resent AS resent, m.auto_resent_at AS auto_resent_at, m.created_at AS created_at,
+               m.received_at AS received_at, m.read_at AS read_at, m.seq AS seq, m.keys_fingerprint AS keys_fingerprint,
+               m.position AS position
+        FROM messages AS m LEFT JOIN message_status AS s ON s.message_rowid = m.rowid
         """
     }
 
@@ -18,12 +23,14 @@ extension StoreAccess {
             let position = try nextPosition(contact: contact)
             try translatingConstraints(unique: .duplicateMessage(id), foreignKey: .unknownContact(contact)) {
                 try database.execute("""
-                    INSERT INTO messages (contact_id, id, direction, text, status, created_at, seq, keys_fingerprint, position)
-                    VALUES (?, ?, 'out', ?, ?, ?, ?, ?, ?)
-                    """, [.integer(contact.rawValue), .blob(id.bytes), .text(text), .text(MessageStatus.sending.rawValue),
+                    INSERT INTO messages (contact_id, id, direction, text, created_at, seq, keys_fingerprint, position)
+                    VALUES (?, ?, 'out', ?, ?, ?, ?, ?)
+                    """, [.integer(contact.rawValue), .blob(id.bytes), .text(text),
                           .integer(now), SQLValue(seq), SQLValue(keysFingerprint), .integer(position)])
             }
             let row = MessageRowID(database.lastInsertRowID)
+            try database.execute("INSERT INTO message_status (message_rowid, status) VALUES (?, ?)",
+                                 [.integer(row.rawValue), .text(MessageStatus.sending.rawValue)])
             try database.execute("INSERT INTO outbox (message_rowid, next_attempt_at) VALUES (?, ?)",
                                  [.integer(row.rawValue), .integer(now)])
             try appendStatusLog(row, .sending, at: now)
@@ -37,16 +44,16 @@ extension StoreAccess {
     @discardableResult
     public func insertIncoming(contact: ContactID, id: MessageID, text: String, at now: Int64,
                                sentAt: Int64? = nil, seq: Int64? = nil) throws -> MessageRowID? {
-        try insertIncoming(contact: contact, [IncomingMessage(id: id, text: text, sentAt: sentAt ?? now, seq: seq)], at: now).first?.1
+        try insertIncoming(contact: contact, [IncomingMessage(id: id, text: text, sentAt: sentAt ?? now, seq: seq)], at: now).first?.row
     }
 
     public func message(contact: ContactID, id: MessageID) throws -> StoredMessage? {
-        try database.queryOne("SELECT \(Self.messageColumns) FROM messages WHERE contact_id = ? AND id = ?",
+        try database.queryOne("\(Self.messageSelect) WHERE m.contact_id = ? AND m.id = ?",
                               [.integer(contact.rawValue), .blob(id.bytes)]).map(Self.decodeMessage)
     }
 
     public func message(_ row: MessageRowID) throws -> StoredMessage? {
-        try database.queryOne("SELECT \(Self.messageColumns) FROM messages WHERE rowid = ?",
+        try database.queryOne("\(Self.messageSelect) WHERE m.rowid = ?",
                               [.integer(row.rawValue)]).map(Self.decodeMessage)
     }
 
@@ -54,8 +61,8 @@ extension StoreAccess {
     /// last 72 hours).
     public func outgoingMessages(contact: ContactID, since: Int64) throws -> [StoredMessage] {
         try database.query("""
-            SELECT \(Self.messageColumns) FROM messages
-            WHERE contact_id = ? AND direction = 'out' AND created_at >= ? ORDER BY position
+            \(Self.messageSelect)
+            WHERE m.contact_id = ? AND m.direction = 'out' AND m.created_at >= ? ORDER BY m.position
             """, [.integer(contact.rawValue), .integer(since)]).map(Self.decodeMessage)
     }
 

@@ -6,6 +6,11 @@ import RChatSQL
 public struct OwedDelivered: Equatable, Sendable {
     public let id: MessageID
     public let position: Int64
+
+    public init(id: MessageID, position: Int64) {
+        self.id = id
+        self.position = position
+    }
 }
 
 /// Receipts owed to contacts, durable until the relay takes them.

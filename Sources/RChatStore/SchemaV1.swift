@@ -64,7 +64,7 @@ enum SchemaV1 {
 
     -- The receiver keeps each message once: UNIQUE (contact_id, id).
     -- position: its place in the conversation, shared with system_rows (Conversation.swift).
-    -- status: MessageStatus.rawValue for outgoing, NULL for incoming.
+    -- An outgoing message's status is in message_status (below), not here.
     -- keys_fingerprint: the contact's pinned keys when sent ("keys unchanged since sent").
     CREATE TABLE messages (
         rowid INTEGER PRIMARY KEY,
@@ -72,10 +72,6 @@ enum SchemaV1 {
         id BLOB NOT NULL CHECK (length(id) = 16),
         direction TEXT NOT NULL CHECK (direction IN ('out', 'in')),
         text TEXT NOT NULL,
-        -- Spelled out with OR: SQLite evaluates a long IN list through a temporary table
-        -- on every write, which cost more than the rest of an insert.
-        status TEXT CHECK (status IS NULL OR status = 'Sending' OR status = 'Sent' OR status = 'Delivered' OR status = 'Read'
-                                   OR status = 'Not delivered' OR status = 'Not confirmed' OR status = 'Failed to send'),
         resent INTEGER NOT NULL DEFAULT 0 CHECK (resent IN (0, 1)),
         auto_resent_at INTEGER,
         created_at INTEGER NOT NULL,
@@ -88,17 +84,27 @@ enum SchemaV1 {
         -- same transaction that marks the message shown. (Delivered receipts are owed by
         -- position: contacts.delivered_receipted_through.)
         read_owed INTEGER NOT NULL DEFAULT 0 CHECK (read_owed IN (0, 1)),
-        UNIQUE (contact_id, id),
-        CHECK ((direction = 'out') = (status IS NOT NULL))
+        UNIQUE (contact_id, id)
     ) STRICT;
     CREATE UNIQUE INDEX messages_by_conversation ON messages (contact_id, position);
     CREATE INDEX messages_unread ON messages (contact_id) WHERE direction = 'in' AND read_at IS NULL;
     CREATE INDEX messages_read_owed ON messages (contact_id, position) WHERE read_owed = 1;
 
+    -- The status of each outgoing message (a row exactly when direction = 'out', written
+    -- with it). Kept apart from the message's wide row: a receipt raises a thousand
+    -- statuses at once, and rewriting each text with its status cost five times as much.
+    -- Spelled out with OR: SQLite evaluates a long IN list through a temporary table on
+    -- every write, which cost more than the rest of an insert.
+    CREATE TABLE message_status (
+        message_rowid INTEGER PRIMARY KEY REFERENCES messages(rowid) ON DELETE CASCADE,
+        status TEXT NOT NULL CHECK (status = 'Sending' OR status = 'Sent' OR status = 'Delivered' OR status = 'Read'
+                                    OR status = 'Not delivered' OR status = 'Not confirmed' OR status = 'Failed to send')
+    ) STRICT;
+
     -- Defence in depth behind StatusLattice: even a raw UPDATE cannot lower a status the
     -- peer proved. Delivered may only become Read; Read stays Read.
-    CREATE TRIGGER messages_status_never_lowered
-    BEFORE UPDATE OF status ON messages
+    CREATE TRIGGER message_status_never_lowered
+    BEFORE UPDATE OF status ON message_status
     WHEN (OLD.status = 'Delivered' AND NEW.status IS NOT 'Delivered' AND NEW.status IS NOT 'Read')
       OR (OLD.status = 'Read' AND NEW.status IS NOT 'Read')
     BEGIN

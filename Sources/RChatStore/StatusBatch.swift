@@ -33,8 +33,8 @@ extension StoreAccess {
                 for row in try database.query(lookup, prefix + BatchSQL.padded(part.map(value))) {
                     let message = try row.messageRowID("rowid")
                     guard seen.insert(message).inserted else { continue }
-                    guard let current = try row.status("status", table: "messages") else {
-                        throw StoreError.malformedValue(table: "messages", column: "status", detail: "NULL on an outgoing message")
+                    guard let current = try row.status("status", table: "message_status") else {
+                        throw StoreError.malformedValue(table: "message_status", column: "status", detail: "NULL")
                     }
                     changes.append(StatusChange(message: message, id: try row.messageID("id", table: "messages"), previous: current,
                                                 current: StatusLattice.raise(current, event)))
@@ -81,9 +81,18 @@ extension StoreAccess {
 }
 
 private enum StatusBatchSQL {
-    static let lookupByID = "SELECT rowid, id, status FROM messages WHERE contact_id = ? AND direction = 'out' AND id IN " + BatchSQL.inList
-    static let lookupByRow = "SELECT rowid, id, status FROM messages WHERE direction = 'out' AND rowid IN " + BatchSQL.inList
-    static let update = "UPDATE messages SET status = ? WHERE status = ? AND rowid IN " + BatchSQL.inList
+    // By id: the (contact_id, id) index holds the rowid, so the wide message row is not read.
+    static let lookupByID = """
+        SELECT m.rowid AS rowid, m.id AS id, s.status AS status
+        FROM messages AS m JOIN message_status AS s ON s.message_rowid = m.rowid
+        WHERE m.contact_id = ? AND m.id IN
+        """ + BatchSQL.inList
+    static let lookupByRow = """
+        SELECT s.message_rowid AS rowid, m.id AS id, s.status AS status
+        FROM message_status AS s JOIN messages AS m ON m.rowid = s.message_rowid
+        WHERE s.message_rowid IN
+        """ + BatchSQL.inList
+    static let update = "UPDATE message_status SET status = ? WHERE status = ? AND message_rowid IN " + BatchSQL.inList
     static let removeFromOutbox = "DELETE FROM outbox WHERE message_rowid IN " + BatchSQL.inList
     static let appendLog = BatchSQL.inserts("INSERT INTO status_log (message_rowid, status, at)", row: "(?, ?, ?)")
 }

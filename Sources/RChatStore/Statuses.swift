@@ -57,16 +57,18 @@ extension StoreAccess {
 
     /// Call inside a transaction.
     private func raise(_ message: MessageRowID, _ event: StatusEvent, at now: Int64) throws -> StatusChange? {
-        guard let row = try database.queryOne("SELECT id, status FROM messages WHERE rowid = ? AND direction = 'out'",
-                                              [.integer(message.rawValue)]) else { return nil }
+        guard let row = try database.queryOne("""
+            SELECT m.id AS id, s.status AS status FROM message_status AS s JOIN messages AS m ON m.rowid = s.message_rowid
+            WHERE s.message_rowid = ?
+            """, [.integer(message.rawValue)]) else { return nil }
         let id = try row.messageID("id", table: "messages")
-        guard let current = try row.status("status", table: "messages") else {
-            throw StoreError.malformedValue(table: "messages", column: "status", detail: "NULL on an outgoing message")
+        guard let current = try row.status("status", table: "message_status") else {
+            throw StoreError.malformedValue(table: "message_status", column: "status", detail: "NULL")
         }
         let next = StatusLattice.raise(current, event)
         if next != current {
             // The status read is part of the WHERE: a compare-and-set, even without the lock.
-            try database.execute("UPDATE messages SET status = ? WHERE rowid = ? AND status = ?",
+            try database.execute("UPDATE message_status SET status = ? WHERE message_rowid = ? AND status = ?",
                                  [.text(next.rawValue), .integer(message.rawValue), .text(current.rawValue)])
             guard database.changes == 1 else { throw StoreError.unknownMessage(message) }
             try appendStatusLog(message, next, at: now)

@@ -32,7 +32,7 @@ final class EnvelopeKeyringTests: XCTestCase {
         let id = MessageID.random()
         XCTAssertNil(keyring.open(delivery("hi", id: id, code: code)), "nothing published yet")
         let receive = ReceiveKey(sessionID: sessionID, senderRole: .initiator, key: samToMe)
-        keyring.publish([HashedBytes(code): entry(keys: [receive])])
+        keyring.publish([entry(keys: [receive])], codes: [HashedBytes(code): ContactID(3)])
 
         let opened = try XCTUnwrap(keyring.open(delivery("hi Sam", id: id, code: code)))
         XCTAssertEqual(opened.contact, ContactID(3))
@@ -47,14 +47,28 @@ final class EnvelopeKeyringTests: XCTestCase {
 
     func testWithoutTheSessionKeyOrWithAnotherSecretNothingOpens() {
         let keyring = EnvelopeKeyring()
-        keyring.publish([HashedBytes(code): entry(keys: [])])
+        keyring.publish([entry(keys: [])], codes: [HashedBytes(code): ContactID(3)])
         XCTAssertNil(keyring.open(delivery("hi", id: .random(), code: code)), "the session's key is not published")
         let stranger = try! ConversationSecret(myAccount: me, peerAccountKey: SigningKey.generate().publicKey)
-        keyring.publish([HashedBytes(code): EnvelopeKeyring.Entry(contact: ContactID(3), secret: stranger,
-                                                                  keys: [ReceiveKey(sessionID: sessionID, senderRole: .initiator, key: samToMe)])])
+        keyring.publish([EnvelopeKeyring.Entry(contact: ContactID(3), secret: stranger,
+                                               keys: [ReceiveKey(sessionID: sessionID, senderRole: .initiator, key: samToMe)])],
+                        codes: [HashedBytes(code): ContactID(3)])
         XCTAssertNil(keyring.open(delivery("hi", id: .random(), code: code)), "another conversation's header key")
         var garbage = delivery("hi", id: .random(), code: code)
         garbage = Delivery(id: 1, heldAt: 5, link: nil, origin: garbage.origin, payload: [3, 1, 2, 3])
         XCTAssertNil(keyring.open(garbage))
+    }
+
+    /// A backlog comes in with the connection, before the engine has presented its codes:
+    /// the conversations published at start open it.
+    func testOpensBeforeAnyCodeIsPublishedAndAfterTheCodesChange() {
+        let keyring = EnvelopeKeyring()
+        let receive = ReceiveKey(sessionID: sessionID, senderRole: .initiator, key: samToMe)
+        keyring.publish([entry(keys: [receive])], codes: [:])
+        XCTAssertEqual(keyring.open(delivery("early", id: .random(), code: oldCode))?.text, "early")
+        keyring.publish([entry(keys: [receive])], codes: [HashedBytes(code): ContactID(3)])
+        XCTAssertEqual(keyring.open(delivery("later", id: .random(), code: oldCode))?.text, "later", "the learned code outlives a publish")
+        keyring.publish([], codes: [:])
+        XCTAssertNil(keyring.open(delivery("gone", id: .random(), code: oldCode)), "a conversation no longer published")
     }
 }

@@ -158,12 +158,13 @@ final class MessageTests: StoreTestCase {
 
         // Without the stored one, and without the second copy of `twice` (the last message).
         let expected = Array(batch.filter { $0.id != old }.map(\.id).dropLast())
-        XCTAssertEqual(stored.map(\.0), expected, "new ids once each, in the order they came")
+        XCTAssertEqual(stored.map(\.id), expected, "new ids once each, in the order they came")
         let firstPosition = try XCTUnwrap(store.message(contact: sam, id: expected[0])?.position)
-        for (offset, (id, row)) in stored.enumerated() {
-            let message = try XCTUnwrap(store.message(row), "row \(row) of \(id)")
-            XCTAssertEqual(message.id, id)
+        for (offset, s) in stored.enumerated() {
+            let message = try XCTUnwrap(store.message(s.row), "row \(s.row) of \(s.id)")
+            XCTAssertEqual(message.id, s.id)
             XCTAssertEqual(message.position, firstPosition + Int64(offset), "places follow one another")
+            XCTAssertEqual(s.position, message.position, "the position returned is the one stored")
             XCTAssertEqual(message.receivedAt, 6)
         }
         XCTAssertEqual(try store.message(contact: sam, id: twice)?.text, "first")

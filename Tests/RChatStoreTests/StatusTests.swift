@@ -105,12 +105,28 @@ final class StatusTests: StoreTestCase {
         XCTAssertNil(try store.message(contact: sam, id: id)?.status)
     }
 
+    /// A status row for each outgoing message, none for an incoming one; it goes with its message.
+    func testOnlyOutgoingMessagesHaveAStatusRowAndItGoesWithTheMessage() throws {
+        let out = try store.insertOutgoing(contact: sam, id: .random(), text: "mine", at: 1)
+        let incoming = try XCTUnwrap(try store.insertIncoming(contact: sam, id: .random(), text: "theirs", at: 1))
+        let statusRows = { (row: MessageRowID) in
+            try XCTUnwrap(self.store.database.queryOne("SELECT count(*) FROM message_status WHERE message_rowid = ?",
+                                                       [.integer(row.rawValue)])?.int(at: 0))
+        }
+        XCTAssertEqual(try statusRows(out), 1)
+        XCTAssertEqual(try statusRows(incoming), 0)
+        XCTAssertEqual(try store.message(out)?.status, .sending)
+        XCTAssertNil(try store.message(incoming)?.status)
+        try store.database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(out.rawValue)])
+        XCTAssertEqual(try statusRows(out), 0)
+    }
+
     func testTheTriggerRefusesEveryRawWriteThatLowersDeliveredOrRead() throws {
         for from in MessageStatus.allCases {
             for to in MessageStatus.allCases {
                 let row = try outgoing(in: from)
                 let lowers = (from == .delivered && to != .delivered && to != .read) || (from == .read && to != .read)
-                let update = { try self.store.database.execute("UPDATE messages SET status = ? WHERE rowid = ?",
+                let update = { try self.store.database.execute("UPDATE message_status SET status = ? WHERE message_rowid = ?",
                                                                [.text(to.rawValue), .integer(row.rawValue)]) }
                 if lowers {
                     XCTAssertThrowsError(try update(), "\(from) → \(to)") { error in
@@ -127,7 +143,7 @@ final class StatusTests: StoreTestCase {
         }
         // Nor can a final status be cleared.
         let read = try outgoing(in: .read)
-        XCTAssertThrowsError(try store.database.execute("UPDATE messages SET status = NULL WHERE rowid = ?", [.integer(read.rawValue)]))
+        XCTAssertThrowsError(try store.database.execute("UPDATE message_status SET status = NULL WHERE message_rowid = ?", [.integer(read.rawValue)]))
     }
 
     func testTheTimelineRecordsEachStatusWithItsTime() throws {

@@ -44,8 +44,8 @@ public enum Envelope {
         guard constantTimeEqual(header.sessionID, key.sessionID) else { throw .wrongSession }
         let bodyBox = try split(frame).bodyBox
         do {
-            return try AEAD.open(bodyBox, additionalData: header.bodyAssociatedData(frameVersion: version),
-                                 nonce: AEAD.counterNonce(header.sequence, direction: key.senderRole.rawValue), key: key.key)
+            return try AEAD.open(bodyBox, additionalData: header.bodyAssociatedData(frameVersion: version)[...],
+                                 nonce: AEAD.counterNonce(header.sequence, direction: key.senderRole.rawValue)[...], key: key.key)
         } catch {
             throw .bodyUnreadable
         }
@@ -58,10 +58,11 @@ public enum Envelope {
         return try openBody(frame, header: header, key: key)
     }
 
-    private static func split(_ frame: [UInt8]) throws(EnvelopeError) -> (headerBox: [UInt8], bodyBox: [UInt8]) {
+    /// The two boxes, as slices of the frame (not copies).
+    private static func split(_ frame: [UInt8]) throws(EnvelopeError) -> (headerBox: ArraySlice<UInt8>, bodyBox: ArraySlice<UInt8>) {
         guard let v = frame.first else { throw .malformed }
         guard v == version else { throw .unsupportedVersion(v) }
         guard frame.count >= minimumBytes else { throw .malformed }
-        return (Array(frame[1..<(1 + headerBoxBytes)]), Array(frame[(1 + headerBoxBytes)...]))
+        return (frame[1..<(1 + headerBoxBytes)], frame[(1 + headerBoxBytes)...])
     }
 }

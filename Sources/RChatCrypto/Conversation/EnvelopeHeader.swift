@@ -38,11 +38,15 @@ public struct EnvelopeHeader: Sendable, Equatable {
 
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: Self.encodedBytes)
+        write(to: &w)
+        return w.bytes
+    }
+
+    private func write(to w: inout ByteWriter) {
         w.u8(kind.rawValue)
         w.raw(messageID.bytes)
         w.u64(sequence)
         w.raw(sessionID)
-        return w.bytes
     }
 
     static func decode(_ bytes: [UInt8]) throws(EnvelopeError) -> EnvelopeHeader {
@@ -62,13 +66,20 @@ public struct EnvelopeHeader: Sendable, Equatable {
         }
     }
 
+    /// The length-prefixed label in front of every body's associated data.
+    private static let bodyLabel: [UInt8] = {
+        var w = ByteWriter()
+        w.long(Array("rchat envelope body v1".utf8))
+        return w.bytes
+    }()
+
     /// What the body's seal binds to: the header fields, so a body cannot be moved under
     /// another header, position or session.
     func bodyAssociatedData(frameVersion: UInt8) -> [UInt8] {
-        var w = ByteWriter(capacity: 48 + Self.encodedBytes)
-        w.long(Array("rchat envelope body v1".utf8))
+        var w = ByteWriter(capacity: Self.bodyLabel.count + 1 + Self.encodedBytes)
+        w.raw(Self.bodyLabel)
         w.u8(frameVersion)
-        w.raw(encoded())
+        write(to: &w)
         return w.bytes
     }
 }
