@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 
 static inline int rchat_errno(void) { return errno; }
 static inline int rchat_set_nonblocking(int fd) {
@@ -70,6 +71,9 @@ static inline int rchat_read_signalfd(int fd) {
 }
 
 static inline void rchat_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
+/// Names the calling thread (up to 15 bytes) for top -H, perf and /proc/…/comm.
+static inline void rchat_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 /// Raises the soft open-file limit to the hard one: a relay holds one descriptor per client.
 static inline long rchat_raise_nofile_limit(void) {

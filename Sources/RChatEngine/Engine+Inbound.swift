@@ -33,9 +33,9 @@ extension Engine {
         var after = AfterCommit()
         try AccountService.wrap {
             try store.transaction { tx in
-                for (connection, delivery, opened) in batch {
-                    try receive(delivery, opened: opened, on: connection, tx, &after)
-                    after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(delivery.id)
+                for i in batch.indices {  // by index: each arrival is read in place, not copied
+                    try receive(batch[i].delivery, opened: batch[i].opened, on: batch[i].connection, tx, &after)
+                    after.acknowledgements[ObjectIdentifier(batch[i].connection), default: (batch[i].connection, [])].1.append(batch[i].delivery.id)
                 }
                 try storeIncoming(&after, tx)
             }

@@ -63,10 +63,13 @@ public final class Engine: @unchecked Sendable {
         connectWhereNeeded()
         var stopping = false
         while !stopping && Date() < end {
-            let items = inbox.take(until: min(end, nextTimer()))
+            // Taken last-first (moved out, not copied: a backlog brings thousands at a time).
+            var items = inbox.take(until: min(end, nextTimer()))
+            items.reverse()
             var deliveries: [Arrival] = []
+            deliveries.reserveCapacity(items.count)
             var answers: [(RelayConnection, RelayEvent)] = []
-            for item in items {
+            while let item = items.popLast() {
                 switch item {
                 case .stop:
                     stopping = true

@@ -1,5 +1,6 @@
 import Foundation
 import RChatCore
+import RChatNet
 
 /// An engine running on a thread of its own, for a view in the same process (the TUI, the
 /// demo's contact): `start()`, then `stop()` waits until it has saved its sessions and
@@ -30,7 +31,9 @@ public final class EngineThread: @unchecked Sendable {
         }
         guard go else { return }
         let engine = self.engine
+        let threadName = name
         let thread = Thread { [self] in
+            ThreadName.setCurrent(threadName)
             do throws(EngineError) {
                 try engine.run(seconds: nil)
             } catch let failure {
@@ -39,7 +42,6 @@ public final class EngineThread: @unchecked Sendable {
             whenFinished?(failure)
             finished.signal()
         }
-        thread.name = name
         thread.start()
     }
 

@@ -217,7 +217,10 @@ public final class RelayClient: @unchecked Sendable {
     }
 
     private func startReader() {
-        let thread = Thread { [self] in readLoop() }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("relay-reader")
+            readLoop()
+        }
         thread.name = "relay-reader"
         thread.start()
     }

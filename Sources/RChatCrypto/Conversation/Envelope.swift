@@ -31,6 +31,11 @@ public enum Envelope {
 
     /// Reads the header of a frame from the peer with only the conversation secret.
     public static func openHeader(_ frame: [UInt8], conversation: ConversationSecret) throws(EnvelopeError) -> EnvelopeHeader {
+        try openHeader(frame[...], conversation: conversation)
+    }
+
+    /// The same for a frame inside a larger buffer (a relay delivery), without copying it out.
+    public static func openHeader(_ frame: ArraySlice<UInt8>, conversation: ConversationSecret) throws(EnvelopeError) -> EnvelopeHeader {
         let headerBox = try split(frame).headerBox
         let headerKey = conversation.receiveHeaderKey
         let plain: [UInt8]
@@ -41,6 +46,10 @@ public enum Envelope {
 
     /// Opens the body with the key of the header's session.
     public static func openBody(_ frame: [UInt8], header: EnvelopeHeader, key: ReceiveKey) throws(EnvelopeError) -> [UInt8] {
+        try openBody(frame[...], header: header, key: key)
+    }
+
+    public static func openBody(_ frame: ArraySlice<UInt8>, header: EnvelopeHeader, key: ReceiveKey) throws(EnvelopeError) -> [UInt8] {
         guard constantTimeEqual(header.sessionID, key.sessionID) else { throw .wrongSession }
         let bodyBox = try split(frame).bodyBox
         do {
@@ -59,10 +68,11 @@ public enum Envelope {
     }
 
     /// The two boxes, as slices of the frame (not copies).
-    private static func split(_ frame: [UInt8]) throws(EnvelopeError) -> (headerBox: ArraySlice<UInt8>, bodyBox: ArraySlice<UInt8>) {
+    private static func split(_ frame: ArraySlice<UInt8>) throws(EnvelopeError) -> (headerBox: ArraySlice<UInt8>, bodyBox: ArraySlice<UInt8>) {
         guard let v = frame.first else { throw .malformed }
         guard v == version else { throw .unsupportedVersion(v) }
         guard frame.count >= minimumBytes else { throw .malformed }
-        return (frame[1..<(1 + headerBoxBytes)], frame[(1 + headerBoxBytes)...])
+        let boxes = frame.startIndex + 1
+        return (frame[boxes..<(boxes + headerBoxBytes)], frame[(boxes + headerBoxBytes)...])
     }
 }
