@@ -37,15 +37,15 @@ extension Engine {
                     connectFailed(address, generation, reason)
                     // One attempt per check: a relay that cannot be reached is visited next time.
                     connections[address]?.retryAt = .distantFuture
-                case let .relay(address, generation, event, opened):
+                case let .delivery(address, generation, inbound):
+                    guard let connection = connections[address], connection.generation == generation else { continue }
+                    if connection.client == nil { connection.early.append(.delivery(inbound.delivery)); continue }
+                    deliveries.append((connection, inbound))
+                case let .relay(address, generation, event):
                     guard let connection = connections[address], connection.generation == generation else { continue }
                     if connection.client == nil { connection.early.append(event); continue }
-                    if case .delivery(let d) = event {
-                        deliveries.append((connection, d, opened))
-                    } else {
-                        if !deliveries.isEmpty { try handleDeliveries(deliveries); deliveries.removeAll() }
-                        try handle(event, on: connection)
-                    }
+                    if !deliveries.isEmpty { try handleDeliveries(deliveries); deliveries.removeAll() }
+                    try handle(event, on: connection)
                 case .wake, .stop:
                     break
                 }

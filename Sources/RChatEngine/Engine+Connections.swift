@@ -36,9 +36,11 @@ extension Engine {
             let thread = Thread {
                 do {
                     let client = try RelayClient.connect(to: address, mailboxKey: mailboxKey, timeout: 5) { event in
-                        var opened: OpenedEnvelope?
-                        if case .delivery(let delivery) = event { opened = keyring.open(delivery) }
-                        inbox.post(.relay(address, generation: generation, event, opened: opened))
+                        if case .delivery(let delivery) = event {
+                            inbox.post(.delivery(address, generation: generation, Inbound(delivery, opened: keyring.open(delivery))))
+                        } else {
+                            inbox.post(.relay(address, generation: generation, event))
+                        }
                     }
                     inbox.post(.connected(address, generation: generation, client))
                 } catch {
@@ -69,7 +71,7 @@ extension Engine {
         for event in early {
             do {
                 switch event {
-                case .delivery(let d): try handleDeliveries([(connection, d, nil)])
+                case .delivery(let d): try handleDeliveries([(connection, Inbound(d, opened: nil))])
                 case .sent, .refused: try handleAnswers([(connection, event)])
                 default: try handle(event, on: connection)
                 }

@@ -4,9 +4,8 @@ import RChatCrypto
 import RChatRelayClient
 import RChatStore
 
-/// A delivery as the engine thread takes it: the connection it came on, and the envelope
-/// its reader thread already opened, if it could.
-typealias Arrival = (connection: RelayConnection, delivery: Delivery, opened: OpenedEnvelope?)
+/// A delivery as the engine thread takes it, with the connection it came on.
+typealias Arrival = (connection: RelayConnection, inbound: Inbound)
 
 extension Engine {
     /// What to do once the transaction that stored a batch has committed.
@@ -33,9 +32,9 @@ extension Engine {
         var after = AfterCommit()
         try AccountService.wrap {
             try store.transaction { tx in
-                for i in batch.indices {  // by index: each arrival is read in place, not copied
-                    try receive(batch[i].delivery, opened: batch[i].opened, on: batch[i].connection, tx, &after)
-                    after.acknowledgements[ObjectIdentifier(batch[i].connection), default: (batch[i].connection, [])].1.append(batch[i].delivery.id)
+                for (connection, inbound) in batch {
+                    try receive(inbound, on: connection, tx, &after)
+                    after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(inbound.delivery.id)
                 }
                 try storeIncoming(&after, tx)
             }
@@ -67,14 +66,15 @@ extension Engine {
         }
     }
 
-    private func receive(_ delivery: Delivery, opened: OpenedEnvelope?, on connection: RelayConnection, _ tx: StoreTransaction,
+    private func receive(_ inbound: Inbound, on connection: RelayConnection, _ tx: StoreTransaction,
                          _ after: inout AfterCommit) throws {
+        let delivery = inbound.delivery
         switch delivery.origin {
         case .invite:
             try receiveRequest(delivery.payload, tx, &after)
         case .link(let code, _):
             let known = codeIndex[HashedBytes(code)].flatMap { conversations[$0] }
-            if let opened, let usable = usable(opened, known: known) {
+            if let opened = inbound.opened, let usable = usable(opened, known: known) {
                 // The reader thread opened it with keys this conversation still holds.
                 return try receiveEnvelope(usable, at: delivery.heldAt, tx, &after)
             }

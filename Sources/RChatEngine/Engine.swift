@@ -63,13 +63,11 @@ public final class Engine: @unchecked Sendable {
         connectWhereNeeded()
         var stopping = false
         while !stopping && Date() < end {
-            // Taken last-first (moved out, not copied: a backlog brings thousands at a time).
-            var items = inbox.take(until: min(end, nextTimer()))
-            items.reverse()
+            let items = inbox.take(until: min(end, nextTimer()))
             var deliveries: [Arrival] = []
             deliveries.reserveCapacity(items.count)
             var answers: [(RelayConnection, RelayEvent)] = []
-            while let item = items.popLast() {
+            for item in items {
                 switch item {
                 case .stop:
                     stopping = true
@@ -80,14 +78,20 @@ public final class Engine: @unchecked Sendable {
                     connected(address, generation, client)
                 case let .connectFailed(address, generation, reason):
                     connectFailed(address, generation, reason)
-                case let .relay(address, generation, event, opened):
+                case let .delivery(address, generation, inbound):
+                    guard let connection = connections[address], connection.generation == generation else { continue }
+                    if connection.client == nil {
+                        connection.early.append(.delivery(inbound.delivery))
+                        continue
+                    }
+                    deliveries.append((connection, inbound))
+                case let .relay(address, generation, event):
                     guard let connection = connections[address], connection.generation == generation else { continue }
                     if connection.client == nil {
                         connection.early.append(event)
                         continue
                     }
                     switch event {
-                    case .delivery(let d): deliveries.append((connection, d, opened))
                     case .sent, .refused: answers.append((connection, event))
                     default:
                         try flushBatches(&deliveries, &answers)
@@ -96,6 +100,7 @@ public final class Engine: @unchecked Sendable {
                 }
             }
             try flushBatches(&deliveries, &answers)
+            if items.count > 64 { BackgroundRelease.shared.release(items) }
             try runTimers()
             connectWhereNeeded()
             publishKeyringIfNeeded()
@@ -112,7 +117,11 @@ public final class Engine: @unchecked Sendable {
     private func flushBatches(_ deliveries: inout [Arrival],
                               _ answers: inout [(RelayConnection, RelayEvent)]) throws(EngineError) {
         if !answers.isEmpty { try handleAnswers(answers); answers.removeAll() }
-        if !deliveries.isEmpty { try handleDeliveries(deliveries); deliveries.removeAll() }
+        if !deliveries.isEmpty {
+            try handleDeliveries(deliveries)
+            if deliveries.count > 64 { BackgroundRelease.shared.release(deliveries) }
+            deliveries = []
+        }
     }
 
     private func shutDown() {

@@ -6,8 +6,9 @@ import RChatRelayClient
 /// connection's reader thread), finished connection attempts, local wake-ups.
 final class EngineInbox: @unchecked Sendable {
     enum Item {
-        /// `opened`: the reader thread opened the delivery's envelope (`EnvelopeKeyring`).
-        case relay(RelayAddress, generation: UInt64, RelayEvent, opened: OpenedEnvelope?)
+        /// A relay event other than a delivery.
+        case relay(RelayAddress, generation: UInt64, RelayEvent)
+        case delivery(RelayAddress, generation: UInt64, Inbound)
         case connected(RelayAddress, generation: UInt64, RelayClient)
         case connectFailed(RelayAddress, generation: UInt64, String)
         case wake
@@ -34,5 +35,18 @@ final class EngineInbox: @unchecked Sendable {
         let taken = items
         items.removeAll(keepingCapacity: true)
         return taken
+    }
+}
+
+/// A delivery as it reaches the engine thread, with the envelope its reader thread opened
+/// if it could (`EnvelopeKeyring`). One object, so that handing it along moves a reference
+/// instead of copying each of its fields (a backlog brings thousands at a time).
+final class Inbound: @unchecked Sendable {
+    let delivery: Delivery
+    let opened: OpenedEnvelope?
+
+    init(_ delivery: Delivery, opened: OpenedEnvelope?) {
+        self.delivery = delivery
+        self.opened = opened
     }
 }
