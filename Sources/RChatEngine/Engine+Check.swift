@@ -46,6 +46,8 @@ extension Engine {
                     if connection.client == nil { connection.early.append(event); continue }
                     if !deliveries.isEmpty { try handleDeliveries(deliveries); deliveries.removeAll() }
                     try handle(event, on: connection)
+                case .durable(let result):
+                    try finishDurable(result)
                 case .wake, .stop:
                     break
                 }

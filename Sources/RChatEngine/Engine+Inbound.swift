@@ -24,14 +24,25 @@ extension Engine {
         var rebuild: [ContactID] = []
         var events: [ChatEvent] = []
         var receiptsOwed = 0
+
+        /// Nothing here needs to happen before the next batch is stored: acknowledgements,
+        /// events and receipts only. A batch that answers a handshake, starts a session or
+        /// changes keys is synced and acted on at once.
+        var canWaitForDisk: Bool { replies.isEmpty && sessionsStarted.isEmpty && resendQueued.isEmpty && rebuild.isEmpty }
     }
 
     /// Stores everything in `batch` in one transaction, then acknowledges it to the relay:
     /// nothing is acknowledged that is not durably stored (or deliberately dropped).
+    ///
+    /// The commit does not wait for the disk (group commit, `WALSync`): the WAL is synced on
+    /// a thread of its own while the engine stores the next batch, and this batch's
+    /// acknowledgements, events and receipts wait for that sync (`finishDurable`). Waiting
+    /// for the disk after every batch left the engine thread idle a tenth of a backlog's
+    /// drain. What cannot wait is synced here.
     func handleDeliveries(_ batch: [Arrival]) throws(EngineError) {
         var after = AfterCommit()
         try AccountService.wrap {
-            try store.transaction { tx in
+            try store.transactionSyncedLater { tx in
                 for (connection, inbound) in batch {
                     try receive(inbound, on: connection, tx, &after)
                     after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(inbound.delivery.id)
@@ -39,6 +50,32 @@ extension Engine {
                 try storeIncoming(&after, tx)
             }
         }
+        if after.canWaitForDisk && !checkOnly {
+            awaitingDisk.append((walSync.request(), after))
+            return
+        }
+        try AccountService.wrap { try walSync.syncNow() }
+        try finishAwaitingDisk(through: walSync.lastRequested)
+        try finish(after)
+    }
+
+    /// The sync thread reported: acts on every batch its sync made durable.
+    func finishDurable(_ result: Result<UInt64, StoreError>) throws(EngineError) {
+        switch result {
+        case .success(let request): try finishAwaitingDisk(through: request)
+        case .failure(let error): throw EngineError.store("\(error)")
+        }
+    }
+
+    func finishAwaitingDisk(through request: UInt64) throws(EngineError) {
+        while let first = awaitingDisk.first, first.request <= request {
+            awaitingDisk.removeFirst()
+            try finish(first.after)
+        }
+    }
+
+    /// What a committed batch does once it is durable.
+    private func finish(_ after: AfterCommit) throws(EngineError) {
         for (conversation, owed) in after.stored { conversation.storedThisRun.stored(owed) }
         for (conversation, reply) in after.replies {
             do { try sendOnLink(conversation, reply, as: .control(conversation.contact.id, reply)) } catch { log("cannot answer \(conversation.contact.name): \(error)") }

@@ -195,9 +195,16 @@ extension Engine {
         for contactID in owed {
             guard let conversation = conversations[contactID], conversation.hasSession, var saved = conversation.saved,
                   let keys = saved.sendKeys else { continue }
+            // Owed: what this run stored, from memory; else from the store — but not while a
+            // batch of this conversation waits for the disk (its messages are in the store,
+            // not yet durable; their receipts go once they are).
             let sentThrough = conversation.deliveredInFlight.sentThrough
-            var delivered = sentThrough.flatMap { conversation.storedThisRun.owed(after: $0, limit: Self.receiptsPerFlush) } ?? []
-            if delivered.isEmpty {
+            let after: Int64
+            if let sentThrough { after = sentThrough } else {
+                after = try AccountService.wrap { try store.deliveredReceiptedThrough(contact: contactID) }
+            }
+            var delivered = conversation.storedThisRun.owed(after: after, limit: Self.receiptsPerFlush) ?? []
+            if delivered.isEmpty && !awaitingDisk.contains(where: { $0.after.stored.contains { $0.0 === conversation } }) {
                 delivered = try AccountService.wrap {
                     try store.deliveredReceiptsOwed(contact: contactID, after: sentThrough, limit: Self.receiptsPerFlush)
                 }

@@ -27,6 +27,11 @@ public final class Engine: @unchecked Sendable {
     let keyring = EnvelopeKeyring()
     /// Codes or keys changed since the keyring was last published.
     var keyringDirty = true
+    /// Group commit: batches of messages and receipts are committed without waiting for the
+    /// disk; this thread syncs the WAL, and each batch is acted on once it reports.
+    lazy var walSync: WALSync = { [inbox] in WALSync(store: store) { inbox.post(.durable($0)) } }()
+    /// Committed batches waiting for the disk, in commit order, with their sync request.
+    var awaitingDisk: [(request: UInt64, after: AfterCommit)] = []
     var receiptsDue: Date?
     var forgedFrames = 0
     var lastOutboxSweep = Date()
@@ -58,6 +63,9 @@ public final class Engine: @unchecked Sendable {
             wake?.stop()
             shutDown()
         }
+        // What an earlier run committed without waiting for the disk is made durable before
+        // anything (a receipt from the store) relies on it.
+        try AccountService.wrap { try walSync.syncNow() }
         try reloadConversations()
         publishKeyringIfNeeded()
         connectWhereNeeded()
@@ -74,6 +82,8 @@ public final class Engine: @unchecked Sendable {
                 case .wake:
                     try reloadConversations()
                     scheduleReceipts(urgent: false)
+                case .durable(let result):
+                    try finishDurable(result)
                 case let .connected(address, generation, client):
                     connected(address, generation, client)
                 case let .connectFailed(address, generation, reason):
@@ -125,6 +135,12 @@ public final class Engine: @unchecked Sendable {
     }
 
     private func shutDown() {
+        // Batches still waiting for the disk: synced here and acted on (acknowledged).
+        if !awaitingDisk.isEmpty {
+            _ = try? AccountService.wrap { try walSync.syncNow() }
+            _ = try? finishAwaitingDisk(through: walSync.lastRequested)
+        }
+        walSync.stop()
         let t = now
         _ = try? AccountService.wrap {
             try store.transaction { tx in

@@ -1,6 +1,7 @@
 import Foundation
 import RChatCore
 import RChatRelayClient
+import RChatStore
 
 /// Everything that reaches the engine thread, in arrival order: relay events (from each
 /// connection's reader thread), finished connection attempts, local wake-ups.
@@ -11,6 +12,8 @@ final class EngineInbox: @unchecked Sendable {
         case delivery(RelayAddress, generation: UInt64, Inbound)
         case connected(RelayAddress, generation: UInt64, RelayClient)
         case connectFailed(RelayAddress, generation: UInt64, String)
+        /// The WAL sync thread made durable every commit before its request `n` (`WALSync`).
+        case durable(Result<UInt64, StoreError>)
         case wake
         case stop
     }

@@ -147,6 +147,8 @@ extension Relay {
         if online { pump(queue) }
     }
 
+    static let handoverPiece = 64 * 1024
+
     /// Hands the mailbox's connection what it may take now: what was sent ahead (handshakes,
     /// small and few) at once, the rest in order within the window.
     func pump(_ queue: MailboxQueue) {
@@ -160,6 +162,14 @@ extension Relay {
                                             link: session.linkForOrigin[record.origin] ?? 0, origin: origin)
             w.raw(payload)
             session.sendEncoded(w.bytes, kind: .deliver)
+            // A large handover leaves in pieces, so the client opens the first frames while
+            // the rest are prepared (a whole window used to wait for the end of the
+            // iteration). Not while persistence has uncommitted changes: acknowledgements
+            // queued on this connection must not leave before the commit.
+            if session.connection.outboundBytes >= Self.handoverPiece, persistence?.hasChanges != true {
+                session.connection.flush()
+                guard session.isOpen else { return }
+            }
         }
         if session.connection.outboundBytes > configuration.maxOutputBytes {
             return fail(session, .timeout, because: "not reading (\(session.connection.outboundBytes) bytes unread)")

@@ -34,6 +34,12 @@ extension StoreAccess {
         }
     }
 
+    /// How far the relay has taken Delivered receipts from `contact`'s messages.
+    public func deliveredReceiptedThrough(contact: ContactID) throws -> Int64 {
+        try database.queryOne("SELECT delivered_receipted_through FROM contacts WHERE id = ?",
+                              [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
+    }
+
     /// The relay took Delivered receipts for every incoming message up to `position`. The
     /// mark only moves forward.
     public func settleDeliveredReceipts(contact: ContactID, through position: Int64) throws {
