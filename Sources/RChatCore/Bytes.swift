@@ -69,6 +69,13 @@ public struct ByteReader {
         return Array(bytes[offset..<offset + count])
     }
 
+    /// The next `count` bytes in place (no copy).
+    public mutating func slice(_ count: Int) throws -> ArraySlice<UInt8> {
+        guard count >= 0, count <= remaining else { throw ByteReaderError(offset: offset) }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
     public mutating func short() throws -> [UInt8] { try raw(Int(try u16())) }
     public mutating func long(max: Int = Int.max) throws -> [UInt8] {
         let n = Int(try u32())

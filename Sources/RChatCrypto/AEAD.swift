@@ -36,19 +36,34 @@ public enum AEAD {
     /// (the relay reader opens three boxes per delivery).
     public static func open(_ ciphertext: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8>, nonce: ArraySlice<UInt8>,
                             key: SecretBytes) throws(CryptoError) -> [UInt8] {
+        guard nonce.count == nonceBytes else { throw .decryptionFailed }
+        return try nonce.withUnsafeBufferPointer { n throws(CryptoError) in
+            try open(ciphertext, additionalData: additionalData, nonce: n.baseAddress!, key: key)
+        }
+    }
+
+    /// Opens a box sealed under `counterNonce(counter, direction:)`, the nonce made on the stack.
+    public static func open(_ ciphertext: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8> = [], counter: UInt64, direction: UInt8,
+                            key: SecretBytes) throws(CryptoError) -> [UInt8] {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nonceBytes) { n throws(CryptoError) in
+            writeCounterNonce(counter, direction: direction, into: n)
+            return try open(ciphertext, additionalData: additionalData, nonce: UnsafePointer(n.baseAddress!), key: key)
+        }
+    }
+
+    private static func open(_ ciphertext: ArraySlice<UInt8>, additionalData: ArraySlice<UInt8>, nonce: UnsafePointer<UInt8>,
+                             key: SecretBytes) throws(CryptoError) -> [UInt8] {
         Sodium.ensureInitialized()
-        guard nonce.count == nonceBytes, key.count == keyBytes, ciphertext.count >= tagBytes else { throw .decryptionFailed }
+        guard key.count == keyBytes, ciphertext.count >= tagBytes else { throw .decryptionFailed }
         var rc: Int32 = -1
         let out = [UInt8](unsafeUninitializedCapacity: ciphertext.count - tagBytes) { o, count in
             var outLen: UInt64 = 0
             rc = key.withBytes { k in
                 ciphertext.withUnsafeBufferPointer { c in
                     additionalData.withUnsafeBufferPointer { a in
-                        nonce.withUnsafeBufferPointer { n in
-                            crypto_aead_xchacha20poly1305_ietf_decrypt(
-                                o.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!, &outLen, nil, c.baseAddress!, UInt64(c.count),
-                                a.baseAddress, UInt64(a.count), n.baseAddress!, k)
-                        }
+                        crypto_aead_xchacha20poly1305_ietf_decrypt(
+                            o.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!, &outLen, nil, c.baseAddress!, UInt64(c.count),
+                            a.baseAddress, UInt64(a.count), nonce, k)
                     }
                 }
             }
@@ -77,9 +92,15 @@ public enum AEAD {
     /// A 24-byte nonce from a counter: for channels where each side numbers its frames, so a
     /// replayed or reordered frame fails to open.
     public static func counterNonce(_ counter: UInt64, direction: UInt8) -> [UInt8] {
-        var n = [UInt8](repeating: 0, count: nonceBytes)
+        [UInt8](unsafeUninitializedCapacity: nonceBytes) { n, count in
+            writeCounterNonce(counter, direction: direction, into: n)
+            count = nonceBytes
+        }
+    }
+
+    private static func writeCounterNonce(_ counter: UInt64, direction: UInt8, into n: UnsafeMutableBufferPointer<UInt8>) {
+        n.initialize(repeating: 0)
         n[0] = direction
         for i in 0..<8 { n[16 + i] = UInt8(truncatingIfNeeded: counter >> UInt64(56 - 8 * i)) }
-        return n
     }
 }

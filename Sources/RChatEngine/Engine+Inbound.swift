@@ -68,6 +68,9 @@ extension Engine {
     }
 
     func finishAwaitingDisk(through request: UInt64) throws(EngineError) {
+        // Receipts read from the store waited for the start-up sync.
+        if durableThrough < startupSync && request >= startupSync { scheduleReceipts(urgent: true) }
+        durableThrough = max(durableThrough, request)
         while let first = awaitingDisk.first, first.request <= request {
             awaitingDisk.removeFirst()
             try finish(first.after)

@@ -204,7 +204,8 @@ extension Engine {
                 after = try AccountService.wrap { try store.deliveredReceiptedThrough(contact: contactID) }
             }
             var delivered = conversation.storedThisRun.owed(after: after, limit: Self.receiptsPerFlush) ?? []
-            if delivered.isEmpty && !awaitingDisk.contains(where: { $0.after.stored.contains { $0.0 === conversation } }) {
+            if delivered.isEmpty && durableThrough >= startupSync
+                && !awaitingDisk.contains(where: { $0.after.stored.contains { $0.0 === conversation } }) {
                 delivered = try AccountService.wrap {
                     try store.deliveredReceiptsOwed(contact: contactID, after: sentThrough, limit: Self.receiptsPerFlush)
                 }

@@ -32,6 +32,9 @@ public final class Engine: @unchecked Sendable {
     lazy var walSync: WALSync = { [inbox] in WALSync(store: store) { inbox.post(.durable($0)) } }()
     /// Committed batches waiting for the disk, in commit order, with their sync request.
     var awaitingDisk: [(request: UInt64, after: AfterCommit)] = []
+    /// The sync of what earlier runs left in the WAL, and the last sync reported.
+    var startupSync: UInt64 = 0
+    var durableThrough: UInt64 = 0
     var receiptsDue: Date?
     var forgedFrames = 0
     var lastOutboxSweep = Date()
@@ -64,8 +67,9 @@ public final class Engine: @unchecked Sendable {
             shutDown()
         }
         // What an earlier run committed without waiting for the disk is made durable before
-        // anything (a receipt from the store) relies on it.
-        try AccountService.wrap { try walSync.syncNow() }
+        // a receipt read from the store relies on it (on the sync thread: the connection and
+        // the first batch need not wait for it).
+        startupSync = walSync.request()
         try reloadConversations()
         publishKeyringIfNeeded()
         connectWhereNeeded()

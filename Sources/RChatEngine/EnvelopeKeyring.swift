@@ -4,8 +4,9 @@ import RChatCrypto
 import RChatRelayClient
 import RChatStore
 
-/// An envelope opened on the relay reader thread it arrived on.
-struct OpenedEnvelope: @unchecked Sendable {
+/// An envelope opened on the relay reader thread it arrived on (a class: it is handed
+/// along, never changed).
+final class OpenedEnvelope: @unchecked Sendable {
     let contact: ContactID
     /// The conversation secret and session key that opened it, compared by identity with
     /// the ones the engine holds when it takes the envelope.
@@ -16,6 +17,15 @@ struct OpenedEnvelope: @unchecked Sendable {
     let body: [UInt8]
     /// A message's text, already checked to be UTF-8.
     let text: String?
+
+    init(contact: ContactID, secretKey: SecretBytes, sessionKey: SecretBytes, header: EnvelopeHeader, body: [UInt8], text: String?) {
+        self.contact = contact
+        self.secretKey = secretKey
+        self.sessionKey = sessionKey
+        self.header = header
+        self.body = body
+        self.text = text
+    }
 }
 
 /// What the engine lets relay reader threads know so they can open envelopes before the

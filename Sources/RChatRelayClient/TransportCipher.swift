@@ -28,7 +28,7 @@ public struct TransportCipher: Sendable {
     /// Opens the next frame; throws (and stays unusable for this frame) if it is not the
     /// very next one the peer sealed.
     public mutating func open(_ frame: [UInt8]) throws(CryptoError) -> [UInt8] {
-        let body = try AEAD.open(frame, nonce: AEAD.counterNonce(receivedFrames, direction: receiveDirection), key: receiveKey)
+        let body = try AEAD.open(frame[...], counter: receivedFrames, direction: receiveDirection, key: receiveKey)
         receivedFrames += 1
         return body
     }

@@ -483,13 +483,14 @@ final class EventRecorder: @unchecked Sendable {
         return statusTimes[Reached(id: id, status: status)]
     }
 
-    /// Waits until `predicate` holds, checking it every half millisecond (the times it
-    /// reads were taken when the events came, so the polling adds nothing to them).
+    /// Waits until `predicate` holds, checking it every 2 ms: the times it reads were
+    /// taken when the events came, so the polling adds nothing to them, and polling more
+    /// often only took CPU from the engines being measured.
     func wait(timeout: Double, until predicate: (EventRecorder) -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !predicate(self) {
             if Date() >= deadline { return false }
-            usleep(500)
+            usleep(2_000)
         }
         return true
     }

@@ -54,7 +54,7 @@ public enum Envelope {
         let bodyBox = try split(frame).bodyBox
         do {
             return try AEAD.open(bodyBox, additionalData: header.bodyAssociatedData(frameVersion: version)[...],
-                                 nonce: AEAD.counterNonce(header.sequence, direction: key.senderRole.rawValue)[...], key: key.key)
+                                 counter: header.sequence, direction: key.senderRole.rawValue, key: key.key)
         } catch {
             throw .bodyUnreadable
         }

@@ -55,7 +55,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
         do {
             let raw = try r.u8()
             guard let kind = EnvelopeKind(rawValue: raw) else { throw EnvelopeError.unknownKind(raw) }
-            let id = MessageID(bytes: try r.raw(MessageID.byteCount))!
+            let id = MessageID(bytes: try r.slice(MessageID.byteCount))!
             let sequence = try r.u64()
             let session = try r.raw(SessionKeys.sessionIDBytes)
             return EnvelopeHeader(kind: kind, messageID: id, sequence: sequence, sessionID: session)
