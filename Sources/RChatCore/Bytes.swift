@@ -16,6 +16,8 @@ public struct ByteWriter: Sendable {
     // specialized, and looked up its type metadata on every frame.
     public mutating func raw(_ v: [UInt8]) { bytes.append(contentsOf: v) }
     public mutating func raw(_ v: ArraySlice<UInt8>) { bytes.append(contentsOf: v) }
+    /// A message id's 16 bytes, written from its two words (no array made for them).
+    public mutating func raw(_ id: MessageID) { u64(id.high); u64(id.low) }
     /// A byte string with a 16-bit length in front.
     public mutating func short<C: Collection>(_ v: C) where C.Element == UInt8 {
         precondition(v.count <= Int(UInt16.max))

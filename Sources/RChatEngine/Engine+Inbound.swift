@@ -306,8 +306,9 @@ extension Engine {
         var r = ByteReader(body)
         guard let n = try? r.u16() else { return [] }
         var ids: [MessageID] = []
+        ids.reserveCapacity(Int(n))
         for _ in 0..<n {
-            guard let bytes = try? r.raw(MessageID.byteCount), let id = MessageID(bytes: bytes) else { return [] }
+            guard let bytes = try? r.slice(MessageID.byteCount), let id = MessageID(bytes: bytes) else { return [] }
             ids.append(id)
         }
         return r.isAtEnd ? ids : []

@@ -250,7 +250,7 @@ extension Engine {
                                 conversation: LiveConversation) -> [UInt8] {
         var body = ByteWriter(capacity: 2 + ids.count * MessageID.byteCount)
         body.u16(UInt16(ids.count))
-        for id in ids { body.raw(id.bytes) }
+        for id in ids { body.raw(id) }
         return Envelope.seal(kind: kind, messageID: .random(), sequence: sequence, body: body.bytes, keys: keys,
                              conversation: conversation.secret)
     }

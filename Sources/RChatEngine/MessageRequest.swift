@@ -21,7 +21,7 @@ struct MessageRequest: Equatable {
         var w = ByteWriter(capacity: 512 + text.utf8.count)
         w.u8(Self.version)
         w.string(senderCode)
-        w.raw(messageID.bytes)
+        w.raw(messageID)
         w.u64(UInt64(bitPattern: createdAt))
         w.long(Array(text.utf8))
         let signature = account.sign(Self.label + recipientAccountKey + w.bytes)

@@ -76,7 +76,7 @@ public struct CouldNotReadNotice: Sendable, Equatable {
         w.raw(conversationTag)
         w.u64(UInt64(bitPattern: time))
         w.u16(UInt16(messageIDs.count))
-        for id in messageIDs { w.raw(id.bytes) }
+        for id in messageIDs { w.raw(id) }
         return w.bytes
     }
 

@@ -44,7 +44,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
 
     private func write(to w: inout ByteWriter) {
         w.u8(kind.rawValue)
-        w.raw(messageID.bytes)
+        w.raw(messageID)
         w.u64(sequence)
         w.raw(sessionID)
     }
