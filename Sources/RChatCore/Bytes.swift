@@ -89,6 +89,11 @@ public struct ByteReader {
         guard let s = String(validating: b, as: UTF8.self) else { throw ByteReaderError(offset: offset) }
         return s
     }
+    /// What is left, in place (no copy).
+    public mutating func restInPlace() -> ArraySlice<UInt8> {
+        defer { offset = bytes.count }
+        return bytes[offset...]
+    }
     public mutating func rest() -> [UInt8] {
         defer { offset = bytes.count }
         return Array(bytes[offset...])

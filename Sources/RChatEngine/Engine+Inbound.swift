@@ -118,7 +118,7 @@ extension Engine {
                 // The reader thread opened it with keys this conversation still holds.
                 return try receiveEnvelope(usable, at: delivery.heldAt, tx, &after)
             }
-            guard let frame = LinkFrame(delivery.payload) else { return rejectForged("an unreadable frame") }
+            guard let frame = LinkFrame(delivery.payloadBytes) else { return rejectForged("an unreadable frame") }
             switch frame {
             case .handshakeFirst(let bytes):
                 // Only on a live link: a handshake held from an earlier link is stale.

@@ -19,11 +19,11 @@ enum LinkFrame {
     }
 
     /// An envelope's bytes where they lie in `payload`, if it carries one (not copied out).
-    static func envelopeBytes(in payload: [UInt8]) -> ArraySlice<UInt8>? {
-        payload.first == 3 ? payload[1...] : nil
+    static func envelopeBytes(in payload: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        payload.first == 3 ? payload.dropFirst() : nil
     }
 
-    init?(_ payload: [UInt8]) {
+    init?(_ payload: ArraySlice<UInt8>) {
         guard let type = payload.first else { return nil }
         let body = Array(payload.dropFirst())
         switch type {

@@ -16,14 +16,20 @@ public struct Delivery: Equatable, Sendable {
     /// The link it arrived on when that link is live on this connection, else nil.
     public let link: LinkID?
     public let origin: DeliveryOrigin
-    public let payload: [UInt8]
+    /// The payload where it lies in the frame it came in (not copied out of it).
+    public let payloadBytes: ArraySlice<UInt8>
+    public var payload: [UInt8] { Array(payloadBytes) }
 
     public init(id: HeldItemID, heldAt: Int64, link: LinkID?, origin: DeliveryOrigin, payload: [UInt8]) {
+        self.init(id: id, heldAt: heldAt, link: link, origin: origin, payloadBytes: payload[...])
+    }
+
+    public init(id: HeldItemID, heldAt: Int64, link: LinkID?, origin: DeliveryOrigin, payloadBytes: ArraySlice<UInt8>) {
         self.id = id
         self.heldAt = heldAt
         self.link = link
         self.origin = origin
-        self.payload = payload
+        self.payloadBytes = payloadBytes
     }
 }
 
@@ -63,7 +69,7 @@ public enum RelayMessage: Equatable, Sendable {
         case .deliver(let d):
             w = ByteWriter(capacity: 86 + d.payload.count)
             Self.writeDeliverHeader(&w, id: d.id, heldAt: d.heldAt, link: d.link ?? 0, origin: d.origin)
-            w.raw(d.payload)
+            w.raw(d.payloadBytes)
         case .drained:
             w.u8(Kind.drained.rawValue)
         case .pong(let v):
@@ -109,7 +115,7 @@ public enum RelayMessage: Equatable, Sendable {
                 case 2: origin = .invite(InviteToken(bytes: try r.raw(16))!)
                 default: return nil
                 }
-                return .deliver(Delivery(id: id, heldAt: heldAt, link: link == 0 ? nil : link, origin: origin, payload: r.rest()))
+                return .deliver(Delivery(id: id, heldAt: heldAt, link: link == 0 ? nil : link, origin: origin, payloadBytes: r.restInPlace()))
             case .drained:
                 message = .drained
             case .pong:
