@@ -32,44 +32,64 @@ extension StoreAccess {
     /// moment this commits (by its position: `deliveredReceiptsOwed`). Returns the messages
     /// newly stored, in order, with their rows and positions.
     ///
-    /// Ids already stored are looked up first, 64 to a query, under the write lock this
-    /// transaction holds; the new rows then go in up to 64 to a statement, with rowids and
-    /// positions given here. One statement per row cost a third more (each opens cursors
-    /// and a statement journal), and ON CONFLICT is then not needed.
+    /// The rows go in up to 64 to a statement, with rowids and positions given here, under
+    /// the write lock this transaction holds. One statement per row cost a third more (each
+    /// opens cursors and a statement journal). When an id is already stored, the batch goes
+    /// in again without it, after a lookup 64 ids to a query (`insertAssumingNew`).
     public func insertIncoming(contact: ContactID, _ messages: [IncomingMessage], at now: Int64) throws -> [StoredIncoming] {
         guard !messages.isEmpty else { return [] }
         return try atomically {
+            // Almost always every message of a batch is new: they go in at once, and the ids
+            // already stored are looked up only when the unique index refuses one (a replay,
+            // a resend that crossed the first copy). The lookup was a tenth of the engine's time.
+            if let stored = try insertAssumingNew(contact: contact, messages, at: now) { return stored }
             var seen = try storedIDs(contact: contact, among: messages.map(\.id))
             let fresh = messages.filter { seen.insert($0.id).inserted }  // a copy twice in the batch: once
-            guard !fresh.isEmpty else { return [] }
-            let firstPosition = try nextPosition(contact: contact)
-            let firstRow = (try database.queryOne("SELECT max(rowid) FROM messages")?.optionalInt64(at: 0) ?? 0) + 1
-            try translatingConstraints(foreignKey: .unknownContact(contact)) {
-                var offset = 0
-                while offset < fresh.count {
-                    let rows = BatchSQL.chunk(fresh.count - offset)
-                    var args: [SQLValue] = []
-                    args.reserveCapacity(rows * 8)
-                    for i in offset..<(offset + rows) {
-                        let m = fresh[i]
-                        args.append(contentsOf: [.integer(firstRow + Int64(i)), .integer(contact.rawValue), .blob(m.id.bytes),
-                                                 .text(m.text), .integer(m.sentAt), .integer(now), SQLValue(m.seq),
-                                                 .integer(firstPosition + Int64(i))])
-                    }
-                    try database.execute(IncomingSQL.insert[rows]!, args)
-                    offset += rows
-                }
-            }
-            try database.execute("UPDATE contacts SET last_incoming_position = ? WHERE id = ?",
-                                 [.integer(firstPosition + Int64(fresh.count) - 1), .integer(contact.rawValue)])
-            if try database.queryOne("SELECT 1 FROM undecryptable WHERE contact_id = ? LIMIT 1", [.integer(contact.rawValue)]) != nil {
-                for m in fresh {
-                    try database.execute("DELETE FROM undecryptable WHERE contact_id = ? AND id = ?",
-                                         [.integer(contact.rawValue), .blob(m.id.bytes)])
-                }
-            }
-            return fresh.enumerated().map { StoredIncoming(id: $1.id, row: MessageRowID(firstRow + Int64($0)), position: firstPosition + Int64($0)) }
+            return try insertRows(contact: contact, fresh, at: now)
         }
+    }
+
+    /// Inserts `messages` if none is stored yet and none is in the batch twice; nil (and
+    /// nothing written) otherwise.
+    private func insertAssumingNew(contact: ContactID, _ messages: [IncomingMessage], at now: Int64) throws -> [StoredIncoming]? {
+        var ids = Set<MessageID>(minimumCapacity: messages.count)
+        for m in messages where !ids.insert(m.id).inserted { return nil }
+        do {
+            return try database.savepoint { try insertRows(contact: contact, messages, at: now) }
+        } catch let error as DatabaseError where error.isUniqueViolation {
+            return nil
+        }
+    }
+
+    private func insertRows(contact: ContactID, _ fresh: [IncomingMessage], at now: Int64) throws -> [StoredIncoming] {
+        guard !fresh.isEmpty else { return [] }
+        let firstPosition = try nextPosition(contact: contact)
+        let firstRow = (try database.queryOne("SELECT max(rowid) FROM messages")?.optionalInt64(at: 0) ?? 0) + 1
+        try translatingConstraints(foreignKey: .unknownContact(contact)) {
+            var offset = 0
+            while offset < fresh.count {
+                let rows = BatchSQL.chunk(fresh.count - offset)
+                var args: [SQLValue] = []
+                args.reserveCapacity(rows * 8)
+                for i in offset..<(offset + rows) {
+                    let m = fresh[i]
+                    args.append(contentsOf: [.integer(firstRow + Int64(i)), .integer(contact.rawValue), .blob(m.id.bytes),
+                                             .text(m.text), .integer(m.sentAt), .integer(now), SQLValue(m.seq),
+                                             .integer(firstPosition + Int64(i))])
+                }
+                try database.execute(IncomingSQL.insert[rows]!, args)
+                offset += rows
+            }
+        }
+        try database.execute("UPDATE contacts SET last_incoming_position = ? WHERE id = ?",
+                             [.integer(firstPosition + Int64(fresh.count) - 1), .integer(contact.rawValue)])
+        if try database.queryOne("SELECT 1 FROM undecryptable WHERE contact_id = ? LIMIT 1", [.integer(contact.rawValue)]) != nil {
+            for m in fresh {
+                try database.execute("DELETE FROM undecryptable WHERE contact_id = ? AND id = ?",
+                                     [.integer(contact.rawValue), .blob(m.id.bytes)])
+            }
+        }
+        return fresh.enumerated().map { StoredIncoming(id: $1.id, row: MessageRowID(firstRow + Int64($0)), position: firstPosition + Int64($0)) }
     }
 
     /// Which of `ids` `contact`'s messages already hold.

@@ -141,6 +141,21 @@ final class MessageTests: StoreTestCase {
         XCTAssertEqual(try store.undecryptable(contact: sam).map(\.id), [other])
     }
 
+    /// The batch goes in whole first; a copy already stored deep in it (past the first
+    /// statement of 64 rows) undoes that attempt entirely before the batch goes in without it.
+    func testACopyAlreadyStoredLateInABatchLeavesEveryOtherMessageOnceAndInPlace() throws {
+        let old = MessageID.random()
+        let oldRow = try XCTUnwrap(try store.insertIncoming(contact: sam, id: old, text: "stored before", at: 1))
+        var batch = (0..<130).map { IncomingMessage(id: .random(), text: "m\($0)", sentAt: 5, seq: Int64($0)) }
+        batch.insert(IncomingMessage(id: old, text: "a copy", sentAt: 5, seq: nil), at: 100)
+        let stored = try store.transaction { tx in try tx.insertIncoming(contact: sam, batch, at: 6) }
+        XCTAssertEqual(stored.map(\.id), batch.map(\.id).filter { $0 != old })
+        XCTAssertEqual(try count("messages"), 131, "the 130 new ones, each once, and the one stored before")
+        let oldPosition = try XCTUnwrap(store.message(oldRow)?.position)
+        XCTAssertEqual(stored.map(\.position), Array((oldPosition + 1)...(oldPosition + 130)), "places follow on, no gap")
+        XCTAssertEqual(try store.message(contact: sam, id: old)?.text, "stored before")
+    }
+
     func testABatchStoresEachIdOnceInOrderWithRowsAndPlacesOfItsOwn() throws {
         let old = MessageID.random()
         try store.insertIncoming(contact: sam, id: old, text: "stored before", at: 1)
