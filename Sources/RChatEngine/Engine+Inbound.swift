@@ -38,7 +38,7 @@ extension Engine {
     /// a thread of its own while the engine stores the next batch, and this batch's
     /// acknowledgements, events and receipts wait for that sync (`finishDurable`). Waiting
     /// for the disk after every batch left the engine thread idle a tenth of a backlog's
-    /// drain. What cannot wait is synced here.
+    /// drain. What cannot wait, and a batch with nothing queued behind it, is synced here.
     func handleDeliveries(_ batch: [Arrival]) throws(EngineError) {
         var after = AfterCommit()
         try AccountService.wrap {
@@ -50,7 +50,9 @@ extension Engine {
                 try storeIncoming(&after, tx)
             }
         }
-        if after.canWaitForDisk && !checkOnly {
+        // Only while more is waiting: a lone batch (a message as it is sent) is synced here,
+        // without the hand-over to the sync thread and back.
+        if after.canWaitForDisk && !checkOnly && inbox.hasItems {
             awaitingDisk.append((walSync.request(), after))
             return
         }

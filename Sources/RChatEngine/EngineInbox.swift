@@ -28,6 +28,13 @@ final class EngineInbox: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether something is queued (a backlog is coming in).
+    var hasItems: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return !items.isEmpty
+    }
+
     /// Everything queued, waiting until `deadline` if nothing is.
     func take(until deadline: Date) -> [Item] {
         condition.lock()
