@@ -55,14 +55,14 @@ extension StoreAccess {
     /// Writes changed statuses: one UPDATE per (from, to) pair and 64 rows, each a
     /// compare-and-set on the status read; then the timeline.
     private func write(_ changes: [StatusChange], at now: Int64) throws {
-        var groups: [[MessageStatus]: [StatusChange]] = [:]
-        for change in changes { groups[[change.previous, change.current], default: []].append(change) }
-        for (pair, group) in groups {
+        var groups: [StatusStep: [StatusChange]] = [:]
+        for change in changes { groups[StatusStep(from: change.previous, to: change.current), default: []].append(change) }
+        for (step, group) in groups {
             var rest = group[...]
             while !rest.isEmpty {
                 let part = rest.prefix(BatchSQL.listSize)
                 rest = rest.dropFirst(part.count)
-                let args = [.text(pair[1].rawValue), .text(pair[0].rawValue)] + BatchSQL.padded(part.map { .integer($0.message.rawValue) })
+                let args = [.text(step.to.rawValue), .text(step.from.rawValue)] + BatchSQL.padded(part.map { .integer($0.message.rawValue) })
                 try database.execute(StatusBatchSQL.update, args)
                 guard database.changes == part.count else { throw StoreError.unknownMessage(part.first!.message) }
             }
@@ -78,6 +78,13 @@ extension StoreAccess {
             try database.execute(StatusBatchSQL.appendLog[n]!, log)
         }
     }
+}
+
+/// A change from one status to another: the updates are grouped by it (a hashable pair,
+/// not an array made per change).
+private struct StatusStep: Hashable {
+    let from: MessageStatus
+    let to: MessageStatus
 }
 
 private enum StatusBatchSQL {
