@@ -12,8 +12,16 @@ final class BackgroundRelease: @unchecked Sendable {
     private var pending: [Any] = []
     private var started = false
 
-    /// Hands `value` over; the last reference to it goes on the release thread.
-    func release(_ value: Any) {
+    /// Smaller batches are let go where they are: handing them over costs more.
+    static let smallestHandedOver = 64
+
+    /// Hands `batch` over if it is large; the last reference to it goes on the release thread.
+    func release<Element>(_ batch: [Element]) {
+        guard batch.count >= Self.smallestHandedOver else { return }
+        hand(batch)
+    }
+
+    private func hand(_ value: Any) {
         condition.lock()
         pending.append(value)
         if !started {

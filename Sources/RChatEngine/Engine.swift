@@ -114,7 +114,7 @@ public final class Engine: @unchecked Sendable {
                 }
             }
             try flushBatches(&deliveries, &answers)
-            if items.count > 64 { BackgroundRelease.shared.release(items) }
+            BackgroundRelease.shared.release(items)
             try runTimers()
             connectWhereNeeded()
             publishKeyringIfNeeded()
@@ -133,7 +133,7 @@ public final class Engine: @unchecked Sendable {
         if !answers.isEmpty { try handleAnswers(answers); answers.removeAll() }
         if !deliveries.isEmpty {
             try handleDeliveries(deliveries)
-            if deliveries.count > 64 { BackgroundRelease.shared.release(deliveries) }
+            BackgroundRelease.shared.release(deliveries)
             deliveries = []
         }
     }

@@ -61,10 +61,18 @@ public final class Store: StoreAccess, @unchecked Sendable {
     /// The same, committed without waiting for the disk: it is in the WAL (a killed process
     /// loses nothing of it) but durable against power loss only once a `WALSync` of this
     /// store reports a sync requested after it. Act on nothing of it before then.
+    /// `FULL` is set again afterwards, or this throws: every other transaction must wait.
     public func transactionSyncedLater<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try database.execute("PRAGMA synchronous = NORMAL")
-        defer { try? database.execute("PRAGMA synchronous = FULL") }
-        return try transaction(body)
+        let result: T
+        do {
+            result = try transaction(body)
+        } catch {
+            try? database.execute("PRAGMA synchronous = FULL")
+            throw error
+        }
+        try database.execute("PRAGMA synchronous = FULL")
+        return result
     }
 
     // MARK: opening
