@@ -5,11 +5,20 @@ import Foundation
 ///
 /// Text form: `rchat-<version>-<base64url(payload)>`. The payload starts with its own
 /// length (so a cut code says "truncated") and ends with a CRC-32 (so a mistyped one says
-/// so). Whether the keys are genuine is checked by the device certificate, not here.
+/// so). Payload, version 2 (strings are u16 length + UTF-8, integers big-endian):
+///
+///     length u16 ‖ name str ‖ account key 32 ‖ device key 32 ‖ device certificate 64 ‖
+///     relay host str ‖ relay port u16 ‖ relay key 32 ‖ invite token 16 ‖ signature 64 ‖ crc32 u32
+///
+/// `signature` is the account key's Ed25519 signature over `signatureLabel ‖` every field
+/// before it (`signedFields`), so nobody can swap in another relay or invite token and keep
+/// the code genuine. Whether the keys and the signature are genuine is checked with the
+/// account key (RChatCrypto's `ContactCode.verifySignature`), not here.
 public struct ContactCode: Equatable, Sendable {
     public static let prefix = "rchat-"
-    public static let currentVersion = 1
+    public static let currentVersion = 2
     public static let maxNameBytes = 64
+    public static let signatureLabel = Array("rchat contact code v2".utf8)
 
     public var name: String
     public var accountKey: [UInt8]        // Ed25519 public key
@@ -17,15 +26,18 @@ public struct ContactCode: Equatable, Sendable {
     public var deviceCertificate: [UInt8] // account signature over the device key
     public var relay: RelayAddress
     public var inviteToken: [UInt8]
+    /// The account key's signature over `signatureLabel ‖ signedFields`.
+    public var signature: [UInt8]
 
     public init(name: String, accountKey: [UInt8], deviceKey: [UInt8], deviceCertificate: [UInt8],
-                relay: RelayAddress, inviteToken: [UInt8]) {
+                relay: RelayAddress, inviteToken: [UInt8], signature: [UInt8]) {
         self.name = name
         self.accountKey = accountKey
         self.deviceKey = deviceKey
         self.deviceCertificate = deviceCertificate
         self.relay = relay
         self.inviteToken = inviteToken
+        self.signature = signature
     }
 
     public enum ParseError: Error, Equatable, CustomStringConvertible {
@@ -35,11 +47,14 @@ public struct ContactCode: Equatable, Sendable {
         case truncated
         case checksumMismatch
         case badField(String)
+        /// A version 1 code: it carries no signature over its relay and invite token.
+        case unsigned
 
         public var description: String {
             switch self {
-            case .notAContactCode: return "not an rChat contact code (it should start with \"rchat-1-\")"
+            case .notAContactCode: return "not an rChat contact code (it should start with \"rchat-\(ContactCode.currentVersion)-\")"
             case .unsupportedVersion(let v): return "contact code version \(v) is not supported by this rChat (it reads version \(ContactCode.currentVersion))"
+            case .unsigned: return "this contact code is from an older rChat and is not signed: ask for a new code (rchat code)"
             case .badCharacters: return "contact code contains characters that cannot be part of a code (mistyped?)"
             case .truncated: return "contact code is truncated: part of it is missing"
             case .checksumMismatch: return "contact code checksum does not match: it was mistyped or altered"
@@ -55,7 +70,8 @@ public struct ContactCode: Equatable, Sendable {
             && name.trimmingCharacters(in: .whitespaces) == name
     }
 
-    public var text: String {
+    /// Every field the signature covers, in their order on the wire.
+    public var signedFields: [UInt8] {
         var body = ByteWriter(capacity: 256)
         body.string(name)
         body.raw(accountKey)
@@ -65,6 +81,13 @@ public struct ContactCode: Equatable, Sendable {
         body.u16(relay.port)
         body.raw(relay.publicKey)
         body.raw(inviteToken)
+        return body.bytes
+    }
+
+    public var text: String {
+        var body = ByteWriter(capacity: 320)
+        body.raw(signedFields)
+        body.raw(signature)
         var whole = ByteWriter(capacity: body.bytes.count + 6)
         whole.u16(UInt16(body.bytes.count + 6))
         whole.raw(body.bytes)
@@ -81,6 +104,7 @@ public struct ContactCode: Equatable, Sendable {
         }
         let version = String(afterPrefix[..<dash])
         guard version == String(Self.currentVersion) else {
+            if version == "1" { throw .unsigned }
             throw version.allSatisfy(\.isNumber) && !version.isEmpty ? .unsupportedVersion(version) : .notAContactCode
         }
         let encoded = String(afterPrefix[afterPrefix.index(after: dash)...])
@@ -108,6 +132,7 @@ public struct ContactCode: Equatable, Sendable {
             guard port > 0 else { throw ParseError.badField("relay port") }
             relay = RelayAddress(host: host, port: port, publicKey: try r.raw(32))
             inviteToken = try r.raw(16)
+            signature = try r.raw(64)
             guard r.isAtEnd else { throw ParseError.badField("length") }
         } catch let e as ParseError {
             throw e

@@ -22,7 +22,8 @@ public struct AccountBackup: Equatable {
     public var relay: String
     /// The account key's 32-byte seed. Wiped by `wipeSecrets()` once used.
     public var accountSeed: [UInt8]
-    public var inviteToken: [UInt8]
+    /// What the account's invite token is derived from, with the mailbox (`InviteToken.derived`).
+    public var inviteSalt: [UInt8]
     /// The mailbox key's seed (secret; wiped with the account seed).
     public var mailboxSeed: [UInt8]
     public var settings: [String: String]
@@ -34,7 +35,7 @@ public struct AccountBackup: Equatable {
         w.string(name)
         w.string(relay)
         w.short(accountSeed)
-        w.short(inviteToken)
+        w.short(inviteSalt)
         w.short(mailboxSeed)
         w.u32(UInt32(settings.count))
         for (k, v) in settings.sorted(by: { $0.key < $1.key }) { w.string(k); w.string(v) }
@@ -46,9 +47,9 @@ public struct AccountBackup: Equatable {
         return w.bytes
     }
 
-    public init(name: String, relay: String, accountSeed: [UInt8], inviteToken: [UInt8], mailboxSeed: [UInt8],
+    public init(name: String, relay: String, accountSeed: [UInt8], inviteSalt: [UInt8], mailboxSeed: [UInt8],
                 settings: [String: String], contacts: [Contact]) {
-        self.name = name; self.relay = relay; self.accountSeed = accountSeed; self.inviteToken = inviteToken
+        self.name = name; self.relay = relay; self.accountSeed = accountSeed; self.inviteSalt = inviteSalt
         self.mailboxSeed = mailboxSeed; self.settings = settings; self.contacts = contacts
     }
 
@@ -59,7 +60,7 @@ public struct AccountBackup: Equatable {
             name = try r.string()
             relay = try r.string()
             accountSeed = try r.short()
-            inviteToken = try r.short()
+            inviteSalt = try r.short()
             mailboxSeed = try r.short()
             var settings: [String: String] = [:]
             let settingCount = try r.u32()

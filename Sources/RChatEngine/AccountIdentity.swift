@@ -1,13 +1,18 @@
 import RChatCore
 import RChatCrypto
+import RChatRelayClient
 
 /// Who this account is: its name, its home relay, its account key (Ed25519, portable,
 /// exported with the account) and its invite token.
+///
+/// The invite token is derived from the mailbox and a random salt (`InviteToken.derived`):
+/// the relay registers a token only for the mailbox it derives from, so a stranger who read
+/// the token in our code cannot claim it.
 public struct AccountIdentity: Sendable {
     public var name: String
     public var relay: RelayAddress
     public let accountKey: SigningKey
-    public let inviteToken: [UInt8]
+    public let inviteSalt: [UInt8]
     /// The seed of the key this account proves itself with at relays: chosen at creation and
     /// kept through key rotation and restores, so the account collects what its relays held
     /// while it was away; the relay learns nothing that names the account.
@@ -21,14 +26,12 @@ public struct AccountIdentity: Sendable {
         public let statement: [UInt8]
     }
 
-    public static let inviteTokenBytes = 16
-
-    public init(name: String, relay: RelayAddress, accountKey: SigningKey, inviteToken: [UInt8],
+    public init(name: String, relay: RelayAddress, accountKey: SigningKey, inviteSalt: [UInt8],
                 mailboxSeed: SecretBytes, previous: Rotation? = nil) {
         self.name = name
         self.relay = relay
         self.accountKey = accountKey
-        self.inviteToken = inviteToken
+        self.inviteSalt = inviteSalt
         self.mailboxSeed = mailboxSeed
         self.previous = previous
     }
@@ -38,6 +41,11 @@ public struct AccountIdentity: Sendable {
         try! SigningKey(seed: mailboxSeed)
     }
 
+    public var mailbox: MailboxID { MailboxID(publicKey: mailboxKey.publicKey) }
+
+    /// The token printed in our code; requests sent to it are held for our mailbox.
+    public var inviteToken: InviteToken { InviteToken.derived(mailbox: mailbox, salt: inviteSalt) }
+
     /// A new account's mailbox seed: derived from its first key, so it is reproducible.
     static func firstMailboxSeed(for accountKey: SigningKey) -> SecretBytes {
         Hash.deriveKey(from: accountKey.seed, context: "rchat mailbox key v1")
@@ -45,9 +53,7 @@ public struct AccountIdentity: Sendable {
 
     /// This account's contact code, as handed out from this device.
     public func contactCode(device: SigningKey) -> ContactCode {
-        ContactCode(name: name, accountKey: accountKey.publicKey, deviceKey: device.publicKey,
-                    deviceCertificate: DeviceCertificate.issue(deviceKey: device.publicKey, account: accountKey),
-                    relay: relay, inviteToken: inviteToken)
+        ContactCode.signed(name: name, account: accountKey, device: device.publicKey, relay: relay, inviteToken: inviteToken.bytes)
     }
 }
 

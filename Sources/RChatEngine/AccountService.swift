@@ -1,6 +1,7 @@
 import Foundation
 import RChatCore
 import RChatCrypto
+import RChatRelayClient
 import RChatStore
 
 /// An account opened on this machine: its store, its device key and the keys derived from
@@ -45,7 +46,7 @@ public final class AccountService {
         try refuseExistingAccount(locations)
         let accountKey = SigningKey.generate()
         let identity = AccountIdentity(name: name, relay: relay, accountKey: accountKey,
-                                       inviteToken: Random.bytes(AccountIdentity.inviteTokenBytes),
+                                       inviteSalt: Random.bytes(InviteToken.saltBytes),
                                        mailboxSeed: AccountIdentity.firstMailboxSeed(for: accountKey))
         try install(identity, at: locations, clock: clock) { _ in }
         return identity
@@ -75,7 +76,7 @@ public final class AccountService {
         do { accountKey = try SigningKey(seed: SecretBytes(consuming: &seed)) } catch { throw .crypto("the account export is damaged") }
         try refuseExistingAccount(locations)
         var mailbox = backup.mailboxSeed
-        let identity = AccountIdentity(name: backup.name, relay: relay, accountKey: accountKey, inviteToken: backup.inviteToken,
+        let identity = AccountIdentity(name: backup.name, relay: relay, accountKey: accountKey, inviteSalt: backup.inviteSalt,
                                        mailboxSeed: SecretBytes(consuming: &mailbox))
         try install(identity, at: locations, clock: clock) { tx in
             let now = clock.now()
@@ -113,7 +114,7 @@ public final class AccountService {
                                                           purpose: sealPurpose(identity.accountKey.publicKey))
         let account = Account(name: identity.name, relayAddress: identity.relay.description,
                               publicKey: identity.accountKey.publicKey, secretKey: secret,
-                              inviteToken: identity.inviteToken, mailboxSeed: mailbox, deviceKey: device.publicKey, deviceSeal: seal,
+                              inviteSalt: identity.inviteSalt, mailboxSeed: mailbox, deviceKey: device.publicKey, deviceSeal: seal,
                               createdAt: clock.now())
         try wrap {
             try store.transaction { tx in
@@ -177,7 +178,7 @@ public final class AccountService {
             }
             previous = AccountIdentity.Rotation(key: oldKey, statement: statement)
         }
-        return AccountIdentity(name: account.name, relay: relay, accountKey: key, inviteToken: account.inviteToken,
+        return AccountIdentity(name: account.name, relay: relay, accountKey: key, inviteSalt: account.inviteSalt,
                                mailboxSeed: SecretBytes(consuming: &mailbox), previous: previous)
     }
 
@@ -192,7 +193,7 @@ public final class AccountService {
         var mailbox = me.mailboxSeed.exposedCopy()
         let contacts = try Self.wrap { try store.contacts() }.filter { $0.state != .request }
         var backup = AccountBackup(
-            name: me.name, relay: me.relay.description, accountSeed: seed, inviteToken: me.inviteToken, mailboxSeed: mailbox,
+            name: me.name, relay: me.relay.description, accountSeed: seed, inviteSalt: me.inviteSalt, mailboxSeed: mailbox,
             settings: try Self.wrap { try store.settings() },
             contacts: contacts.map {
                 AccountBackup.Contact(name: $0.name, accountKey: $0.accountKey, deviceKey: $0.deviceKey,

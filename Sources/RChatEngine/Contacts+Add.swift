@@ -33,9 +33,7 @@ extension AccountService {
         guard !constantTimeEqual(code.accountKey, me.accountKey.publicKey) else {
             throw .usage("that is your own contact code: you cannot add yourself")
         }
-        guard DeviceCertificate.verify(code.deviceCertificate, deviceKey: code.deviceKey, accountKey: code.accountKey) else {
-            throw .usage("the code's device certificate does not verify: the code was altered or forged")
-        }
+        do { try code.verify() } catch { throw .usage(error.description) }
         guard Signature.agreementPublicKey(fromSigningKey: code.accountKey) != nil else {
             throw .usage("the code's account key is not a valid key")
         }

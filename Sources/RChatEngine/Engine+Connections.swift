@@ -62,8 +62,8 @@ extension Engine {
         connection.client = client
         log("connected to relay \(address.host):\(address.port)")
         emit(.connectionChanged(.online))
-        if !checkOnly, address == identity.relay, let token = InviteToken(bytes: identity.inviteToken) {
-            do { try client.registerInvites([token]) } catch { log("cannot register the invite: \(error)") }
+        if !checkOnly, address == identity.relay {
+            do { try client.registerInvites(salts: [identity.inviteSalt]) } catch { log("cannot register the invite: \(error)") }
         }
         for conversation in conversations.values where conversation.relay == address { present(conversation) }
         let early = connection.early
@@ -93,7 +93,7 @@ extension Engine {
     /// Link events and the end of a connection.
     func handle(_ event: RelayEvent, on connection: RelayConnection) throws(EngineError) {
         switch event {
-        case let .linked(link, _, code):
+        case let .linked(link, code):
             guard let id = codeIndex[HashedBytes(code)], let conversation = conversations[id], conversation.isReachable else { return }
             linked(conversation, link: link, on: connection)
         case .peerGone(let link):

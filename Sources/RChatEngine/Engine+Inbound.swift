@@ -114,7 +114,7 @@ extension Engine {
         switch delivery.origin {
         case .invite:
             try receiveRequest(delivery.payload, tx, &after)
-        case .link(let code, _):
+        case .link(let code):
             let known = codeIndex[HashedBytes(code)].flatMap { conversations[$0] }
             if let opened = inbound.opened, let usable = usable(opened, known: known) {
                 // The reader thread opened it with keys this conversation still holds.

@@ -64,7 +64,7 @@ final class EnvelopeKeyring: @unchecked Sendable {
 
     /// Opens `delivery` if it is an envelope of a conversation published here (any thread).
     func open(_ delivery: Delivery) -> OpenedEnvelope? {
-        guard case .link(let code, _) = delivery.origin, let bytes = LinkFrame.envelopeBytes(in: delivery.payloadBytes) else { return nil }
+        guard case .link(let code) = delivery.origin, let bytes = LinkFrame.envelopeBytes(in: delivery.payloadBytes) else { return nil }
         let key = HashedBytes(code)
         let (known, all) = lock.withLock { (codes[key].flatMap { byContact[$0] }, conversations) }
         // A code not presented in this run: whichever conversation's header key opens it.

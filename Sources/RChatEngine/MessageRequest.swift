@@ -47,7 +47,7 @@ struct MessageRequest: Equatable {
               let textBytes = try? r.long(max: 64 * 1024), let text = String(validating: textBytes, as: UTF8.self),
               r.isAtEnd,
               Signature.verify(signature, message: label + account.publicKey + signed, publicKey: code.accountKey),
-              DeviceCertificate.verify(code.deviceCertificate, deviceKey: code.deviceKey, accountKey: code.accountKey)
+              (try? code.verify()) != nil
         else { return nil }
         return (MessageRequest(senderCode: codeText, messageID: id, createdAt: Int64(bitPattern: created), text: text), code)
     }

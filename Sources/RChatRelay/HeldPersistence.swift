@@ -18,7 +18,10 @@ struct PersistedItem {
 /// event-loop iteration, before any acknowledgement of that iteration leaves — one fsync
 /// for a whole burst, and nothing acknowledged that is not on disk. Origin and payload are
 /// sealed with a key derived from the relay's static key, bound to the row's id, mailbox
-/// and time, so rows cannot be read, altered or swapped without that key.
+/// and time, so rows cannot be read, altered or swapped without that key. Sealed content:
+/// origin kind u8 ‖ (kind 3: rendezvous code 32 | kind 2: invite token 16) ‖ payload; kind 1
+/// (code 32 ‖ sender mailbox 32) is still read, from files written before the relay stopped
+/// recording who sent what.
 final class HeldPersistence {
     private let database: Database
     private let key: SecretBytes
@@ -68,7 +71,7 @@ final class HeldPersistence {
     private static func encodeContent(origin: DeliveryOrigin, payload: [UInt8]) -> [UInt8] {
         var w = ByteWriter(capacity: 66 + payload.count)
         switch origin {
-        case .link(let code, let sender): w.u8(1); w.raw(code); w.raw(sender.bytes)
+        case .link(let code): w.u8(3); w.raw(code)
         case .invite(let token): w.u8(2); w.raw(token.bytes)
         }
         w.raw(payload)
@@ -80,8 +83,12 @@ final class HeldPersistence {
         guard let kind = try? r.u8() else { return nil }
         switch kind {
         case 1:
-            guard let code = try? r.raw(32), let sender = (try? r.raw(32)).flatMap(MailboxID.init(bytes:)) else { return nil }
-            return (.link(code: code, sender: sender), r.rest())
+            // Written before origins stopped naming the sender: its mailbox is read past.
+            guard let code = try? r.raw(32), (try? r.raw(32)) != nil else { return nil }
+            return (.link(code: code), r.rest())
+        case 3:
+            guard let code = try? r.raw(32) else { return nil }
+            return (.link(code: code), r.rest())
         case 2:
             guard let token = (try? r.raw(16)).flatMap(InviteToken.init(bytes:)) else { return nil }
             return (.invite(token), r.rest())

@@ -1,7 +1,8 @@
 import RChatRelayClient
 
-/// Invite tokens and the mailbox each was registered by. The first registration of a token
-/// wins: a token is printed in a contact code, so anyone could try to claim it.
+/// Invite tokens and the mailbox each was registered by. A token is derived from its
+/// mailbox (`InviteToken.derived`), so only that mailbox can register it; a registration of
+/// a token another mailbox holds is refused, never moved.
 struct InviteRegistry {
     private(set) var owners: [InviteToken: MailboxID] = [:]
     private var byMailbox: [MailboxID: [InviteToken]] = [:]

@@ -82,8 +82,11 @@ extension Relay {
             fail(session, .malformed, because: "second auth")
         case .present(let codes):
             for code in codes { present(code, by: session) }
-        case .registerInvites(let tokens):
-            for token in tokens {
+        case .registerInvites(let salts):
+            // Only tokens derived from this connection's own mailbox: a token read in someone
+            // else's contact code cannot be claimed.
+            for salt in salts {
+                let token = InviteToken.derived(mailbox: session.mailbox!, salt: salt)
                 switch invites.register(token, for: session.mailbox!, limits: configuration) {
                 case .registered(let dropped):
                     persistence?.recordInvite(token, mailbox: session.mailbox!)
@@ -91,7 +94,8 @@ extension Relay {
                 case .alreadyRegistered:
                     break
                 case .takenByAnother:
-                    log.note("\(session.name): invite token already registered by another mailbox; ignored")
+                    // Two mailboxes deriving one 128-bit token: not expected to happen, ever.
+                    log.note("\(session.name): invite token already registered by another mailbox; refused")
                 case .full:
                     log.note("\(session.name): invite registry full (\(configuration.maxInvites)); ignored")
                 }
@@ -192,17 +196,20 @@ extension Relay {
     private func link(_ a: Session, _ b: Session, code: [UInt8]) {
         let id = nextLinkID
         nextLinkID = nextLinkID == LinkID.max ? 1 : nextLinkID + 1
-        let fromA = origins.retain(.link(code: code, sender: a.mailbox!))
-        let fromB = origins.retain(.link(code: code, sender: b.mailbox!))
-        // Each end holds a reference to both numbers, released when that end closes.
+        // Both directions share the code's origin: a delivery names the conversation's code,
+        // never the mailbox that sent it. Each end holds two references (its outgoing and
+        // incoming origin), released when that end closes.
+        let fromA = origins.retain(.link(code: code))
+        let fromB = origins.retain(.link(code: code))
         origins.retain(number: fromA)
         origins.retain(number: fromB)
         a.links[id] = Session.LinkEnd(code: code, peerMailbox: b.mailbox!, peer: b, outgoingOrigin: fromA, incomingOrigin: fromB)
         b.links[id] = Session.LinkEnd(code: code, peerMailbox: a.mailbox!, peer: a, outgoingOrigin: fromB, incomingOrigin: fromA)
         a.linkForOrigin[fromB] = id
         b.linkForOrigin[fromA] = id
-        a.send(.linked(link: id, code: code, peer: b.mailbox!), kind: .linked)
-        b.send(.linked(link: id, code: code, peer: a.mailbox!), kind: .linked)
-        log.note("paired \(a.name) with \(b.name) as link \(id)")
+        a.send(.linked(link: id, code: code), kind: .linked)
+        b.send(.linked(link: id, code: code), kind: .linked)
+        // Which two connections (and so mailboxes) a link joins is never logged.
+        log.note("made link \(id)")
     }
 }

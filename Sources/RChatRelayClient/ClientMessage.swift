@@ -4,7 +4,9 @@ import RChatCore
 public enum ClientMessage: Equatable, Sendable {
     case auth(mailboxKey: [UInt8], signature: [UInt8])
     case present([[UInt8]])
-    case registerInvites([InviteToken])
+    /// Salts of invite tokens; the relay derives each token from the salt and this
+    /// connection's mailbox (`InviteToken.derived`).
+    case registerInvites(salts: [[UInt8]])
     case send(seq: UInt64, link: LinkID, payload: [UInt8])
     case request(seq: UInt64, token: InviteToken, payload: [UInt8])
     case acknowledge([HeldItemID])
@@ -27,10 +29,10 @@ public enum ClientMessage: Equatable, Sendable {
             w = ByteWriter(capacity: 2 + codes.count * 32)
             w.u8(Kind.present.rawValue); w.u8(UInt8(codes.count))
             for c in codes { w.raw(c) }
-        case .registerInvites(let tokens):
-            w = ByteWriter(capacity: 2 + tokens.count * 16)
-            w.u8(Kind.registerInvites.rawValue); w.u8(UInt8(tokens.count))
-            for t in tokens { w.raw(t.bytes) }
+        case .registerInvites(let salts):
+            w = ByteWriter(capacity: 2 + salts.count * InviteToken.saltBytes)
+            w.u8(Kind.registerInvites.rawValue); w.u8(UInt8(salts.count))
+            for salt in salts { w.raw(salt) }
         case .send(let seq, let link, let payload), .sendAhead(let seq, let link, let payload):
             w = ByteWriter(capacity: 13 + payload.count)
             w.u8(self.isAhead ? Kind.sendAhead.rawValue : Kind.send.rawValue); w.u64(seq); w.u32(link); w.raw(payload)
@@ -71,7 +73,7 @@ public enum ClientMessage: Equatable, Sendable {
             case .registerInvites:
                 let n = Int(try r.u8())
                 guard n >= 1, n <= RelayProtocol.maximumInvitesPerRegister else { return nil }
-                message = .registerInvites(try (0..<n).map { _ in InviteToken(bytes: try r.raw(16))! })
+                message = .registerInvites(salts: try (0..<n).map { _ in try r.raw(InviteToken.saltBytes) })
             case .send, .sendAhead:
                 let seq = try r.u64(), link = try r.u32()
                 guard r.remaining <= RelayProtocol.maximumPayloadBytes else { return nil }

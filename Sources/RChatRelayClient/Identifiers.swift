@@ -25,8 +25,17 @@ public struct MailboxID: Hashable, Sendable, CustomStringConvertible {
 public let rendezvousCodeBytes = 32
 
 /// A 16-byte token from a contact code: requests sent to it are held for its mailbox.
+///
+/// A token is derived from the mailbox it belongs to and a 16-byte salt:
+/// `BLAKE2b-128("rchat invite v1" ‖ mailbox id ‖ salt)`. A client registers the salt; the
+/// relay derives the token from the salt and the mailbox the connection proved, so only the
+/// owner of a mailbox can register a token that points to it, and a stranger who read the
+/// token in a contact code can never claim it (it would need a salt that derives the same
+/// token from the stranger's own mailbox).
 public struct InviteToken: Hashable, Sendable {
     public static let byteCount = 16
+    public static let saltBytes = 16
+    static let label = Array("rchat invite v1".utf8)
     public let bytes: [UInt8]
 
     public init?(bytes: [UInt8]) {
@@ -34,7 +43,10 @@ public struct InviteToken: Hashable, Sendable {
         self.bytes = bytes
     }
 
-    public static func random() -> InviteToken { InviteToken(bytes: Random.bytes(byteCount))! }
+    /// The token `salt` names for `mailbox`.
+    public static func derived(mailbox: MailboxID, salt: [UInt8]) -> InviteToken {
+        InviteToken(bytes: Hash.blake2b(label + mailbox.bytes + salt, outputBytes: byteCount))!
+    }
 }
 
 /// A link between two connections, numbered by the relay; valid on the connection that was told.

@@ -95,10 +95,14 @@ public final class RelayClient: @unchecked Sendable {
         try enqueue(.present(codes), flush: flush)
     }
 
-    /// Registers up to 16 invite tokens: requests sent to them are held for this mailbox.
-    public func registerInvites(_ tokens: [InviteToken], flush: Bool = true) throws(RelayClientError) {
-        precondition(!tokens.isEmpty && tokens.count <= RelayProtocol.maximumInvitesPerRegister)
-        try enqueue(.registerInvites(tokens), flush: flush)
+    /// Registers the invite tokens up to 16 salts derive for this mailbox: requests sent to
+    /// them are held for it. Returns those tokens.
+    @discardableResult
+    public func registerInvites(salts: [[UInt8]], flush: Bool = true) throws(RelayClientError) -> [InviteToken] {
+        precondition(!salts.isEmpty && salts.count <= RelayProtocol.maximumInvitesPerRegister
+                     && salts.allSatisfy { $0.count == InviteToken.saltBytes })
+        try enqueue(.registerInvites(salts: salts), flush: flush)
+        return salts.map { InviteToken.derived(mailbox: mailbox, salt: $0) }
     }
 
     /// Sends `payload` on `link`; returns the sequence number its `.sent`/`.refused` will carry.
@@ -287,7 +291,7 @@ public final class RelayClient: @unchecked Sendable {
 
     static func event(for message: RelayMessage) -> RelayEvent? {
         switch message {
-        case .linked(let link, let code, let peer): return .linked(link: link, peer: peer, code: code)
+        case .linked(let link, let code): return .linked(link: link, code: code)
         case .peerGone(let link): return .peerGone(link: link)
         case .sent(let seq, let forwarded): return .sent(seq: seq, forwarded: forwarded)
         case .refused(let seq, let reason): return .refused(seq: seq, reason: RefusalReason(rawValue: reason) ?? .relayFull)

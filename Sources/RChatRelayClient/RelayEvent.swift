@@ -1,7 +1,7 @@
 /// What a relay connection reports, in order, to the engine.
 public enum RelayEvent: Equatable, Sendable {
     /// Two connections presented an equal rendezvous code; `link` is this side's number for it.
-    case linked(link: LinkID, peer: MailboxID, code: [UInt8])
+    case linked(link: LinkID, code: [UInt8])
     /// The peer's connection went away; sends on `link` are now held for its mailbox.
     case peerGone(link: LinkID)
     /// The relay took the frame numbered `seq` (forwarded live, or held): "Sent".

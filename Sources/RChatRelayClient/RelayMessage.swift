@@ -2,8 +2,9 @@ import RChatCore
 
 /// Where a delivered item came from.
 public enum DeliveryOrigin: Hashable, Sendable {
-    /// Sent on a link: the code that made the link (the conversation) and the sender.
-    case link(code: [UInt8], sender: MailboxID)
+    /// Sent on a link: the code that made the link (the conversation). Which mailbox sent it
+    /// is not said: the relay tells no client another's mailbox id.
+    case link(code: [UInt8])
     /// A message request sent to one of this mailbox's invite tokens.
     case invite(InviteToken)
 }
@@ -37,7 +38,7 @@ public struct Delivery: Equatable, Sendable {
 public enum RelayMessage: Equatable, Sendable {
     case challenge([UInt8])
     case welcome(mailbox: MailboxID, relayTime: Int64, held: UInt32)
-    case linked(link: LinkID, code: [UInt8], peer: MailboxID)
+    case linked(link: LinkID, code: [UInt8])
     case peerGone(link: LinkID)
     case sent(seq: UInt64, forwarded: Bool)
     case refused(seq: UInt64, reason: UInt8)
@@ -58,8 +59,8 @@ public enum RelayMessage: Equatable, Sendable {
             w.u8(Kind.challenge.rawValue); w.raw(c)
         case .welcome(let mailbox, let time, let held):
             w.u8(Kind.welcome.rawValue); w.raw(mailbox.bytes); w.u64(UInt64(bitPattern: time)); w.u32(held)
-        case .linked(let link, let code, let peer):
-            w.u8(Kind.linked.rawValue); w.u32(link); w.raw(code); w.raw(peer.bytes)
+        case .linked(let link, let code):
+            w.u8(Kind.linked.rawValue); w.u32(link); w.raw(code)
         case .peerGone(let link):
             w.u8(Kind.peerGone.rawValue); w.u32(link)
         case .sent(let seq, let forwarded):
@@ -84,7 +85,7 @@ public enum RelayMessage: Equatable, Sendable {
     public static func writeDeliverHeader(_ w: inout ByteWriter, id: HeldItemID, heldAt: Int64, link: LinkID, origin: DeliveryOrigin) {
         w.u8(Kind.deliver.rawValue); w.u64(id); w.u64(UInt64(bitPattern: heldAt)); w.u32(link)
         switch origin {
-        case .link(let code, let sender): w.u8(1); w.raw(code); w.raw(sender.bytes)
+        case .link(let code): w.u8(1); w.raw(code)
         case .invite(let token): w.u8(2); w.raw(token.bytes)
         }
     }
@@ -100,7 +101,7 @@ public enum RelayMessage: Equatable, Sendable {
             case .welcome:
                 message = .welcome(mailbox: MailboxID(bytes: try r.raw(32))!, relayTime: Int64(bitPattern: try r.u64()), held: try r.u32())
             case .linked:
-                message = .linked(link: try r.u32(), code: try r.raw(rendezvousCodeBytes), peer: MailboxID(bytes: try r.raw(32))!)
+                message = .linked(link: try r.u32(), code: try r.raw(rendezvousCodeBytes))
             case .peerGone:
                 message = .peerGone(link: try r.u32())
             case .sent:
@@ -111,7 +112,7 @@ public enum RelayMessage: Equatable, Sendable {
                 let id = try r.u64(), heldAt = Int64(bitPattern: try r.u64()), link = try r.u32()
                 let origin: DeliveryOrigin
                 switch try r.u8() {
-                case 1: origin = .link(code: try r.raw(rendezvousCodeBytes), sender: MailboxID(bytes: try r.raw(32))!)
+                case 1: origin = .link(code: try r.raw(rendezvousCodeBytes))
                 case 2: origin = .invite(InviteToken(bytes: try r.raw(16))!)
                 default: return nil
                 }

@@ -1,4 +1,4 @@
-/// The relay protocol, version 1 — shared by `rchat-relay` and its clients.
+/// The relay protocol, version 2 — shared by `rchat-relay` and its clients.
 ///
 /// **Framing.** TCP; every frame is a 4-byte big-endian length and a body of at most
 /// `RelayProtocol.maximumFrameBytes`. A larger announced length closes the connection
@@ -28,7 +28,7 @@
 /// |---|---|
 /// | 0x01 auth | mailbox key 32, signature 64 |
 /// | 0x02 present | n u8 (1…16), n × rendezvous code 32 |
-/// | 0x03 registerInvites | n u8 (1…16), n × invite token 16 |
+/// | 0x03 registerInvites | n u8 (1…16), n × invite salt 16: the relay registers, for this mailbox, token = BLAKE2b-128("rchat invite v1" ‖ mailbox id ‖ salt) (`InviteToken.derived`) |
 /// | 0x04 send | seq u64, link u32, payload |
 /// | 0x05 request | seq u64, invite token 16, payload |
 /// | 0x06 acknowledge | n u16 (1…1024), n × held item id u64 |
@@ -39,11 +39,11 @@
 /// |---|---|
 /// | 0x81 challenge | 32 random bytes |
 /// | 0x82 welcome | mailbox id 32, relay time i64, items held u32 |
-/// | 0x83 linked | link u32, rendezvous code 32, peer mailbox id 32 |
+/// | 0x83 linked | link u32, rendezvous code 32 (never the peer's mailbox id) |
 /// | 0x84 peerGone | link u32 (later sends on it are held for the peer) |
 /// | 0x85 sent | seq u64, outcome u8 (0 forwarded live, 1 held) — this is "Sent" |
 /// | 0x86 refused | seq u64, reason u8 (`RefusalReason`); nothing was held |
-/// | 0x87 deliver | item id u64, held at i64, link u32 (0: not live here), origin kind u8, origin (kind 1: rendezvous code 32 ‖ sender mailbox 32; kind 2: invite token 16), payload |
+/// | 0x87 deliver | item id u64, held at i64, link u32 (0: not live here), origin kind u8, origin (kind 1: rendezvous code 32; kind 2: invite token 16), payload |
 /// | 0x88 drained | — (nothing more is waiting for this mailbox right now) |
 /// | 0x89 pong | value u64 |
 /// | 0xEE error | code u8 (`RelayErrorCode`); the relay closes after it |
@@ -54,8 +54,17 @@
 /// ("I stored it"); a connection that goes away leaves the unacknowledged rest queued, handed
 /// over again, oldest first, next time. A plaintext `error` (0xEE code) can also come
 /// before the keys exist.
+///
+/// **What the relay learns.** Per connection: its address and a mailbox id (a hash of a key
+/// that names no account); which rendezvous codes it presents (random-looking, new every
+/// day and every reconnect) and which links it is in; per frame: its size, time and the
+/// mailbox it is held for. It never sees a peer's mailbox id in `linked` or `deliver`
+/// (nothing a client is told names another mailbox), and it logs links by number only,
+/// never the two connections or mailboxes a link joins. An operator watching a live relay
+/// can still see that two connections were linked at one moment; what it does not get is a
+/// stable record of who talks to whom.
 public enum RelayProtocol {
-    public static let version: UInt8 = 1
+    public static let version: UInt8 = 2
     public static let magic: [UInt8] = [0x52, 0x43, 0x52] // "RCR"
     /// Largest payload a client may send in one frame.
     public static let maximumPayloadBytes = 64 * 1024

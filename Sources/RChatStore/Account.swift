@@ -8,7 +8,9 @@ public struct Account: Equatable, Sendable {
     public var publicKey: [UInt8]
     /// Portable: exported in the passphrase-sealed backup.
     public var secretKey: [UInt8]
-    public var inviteToken: [UInt8]
+    /// The salt the invite token is derived from with the mailbox (`InviteToken.derived`);
+    /// stored in the column `invite_token`, its name from before tokens were derived.
+    public var inviteSalt: [UInt8]
     public var mailboxSeed: [UInt8]
     /// After `keys rotate`: the previous account key's secret and its signature over the new key.
     public var previousSecretKey: [UInt8]?
@@ -19,14 +21,14 @@ public struct Account: Equatable, Sendable {
     public var deviceSeal: [UInt8]
     public var createdAt: Int64
 
-    public init(name: String, relayAddress: String, publicKey: [UInt8], secretKey: [UInt8], inviteToken: [UInt8],
+    public init(name: String, relayAddress: String, publicKey: [UInt8], secretKey: [UInt8], inviteSalt: [UInt8],
                 mailboxSeed: [UInt8], previousSecretKey: [UInt8]? = nil, rotationStatement: [UInt8]? = nil,
                 deviceKey: [UInt8], deviceSeal: [UInt8], createdAt: Int64) {
         self.name = name
         self.relayAddress = relayAddress
         self.publicKey = publicKey
         self.secretKey = secretKey
-        self.inviteToken = inviteToken
+        self.inviteSalt = inviteSalt
         self.mailboxSeed = mailboxSeed
         self.previousSecretKey = previousSecretKey
         self.rotationStatement = rotationStatement
@@ -47,7 +49,7 @@ extension StoreAccess {
         else { return nil }
         return Account(name: try row.string("name"), relayAddress: try row.string("relay_address"),
                        publicKey: try row.blob("public_key"), secretKey: try row.blob("secret_key"),
-                       inviteToken: try row.blob("invite_token"), mailboxSeed: try row.blob("mailbox_seed"),
+                       inviteSalt: try row.blob("invite_token"), mailboxSeed: try row.blob("mailbox_seed"),
                        previousSecretKey: try row.optionalBlob("previous_secret_key"),
                        rotationStatement: try row.optionalBlob("rotation_statement"), deviceKey: try row.blob("device_key"),
                        deviceSeal: try row.blob("device_seal"), createdAt: try row.int64("created_at"))
@@ -65,7 +67,7 @@ extension StoreAccess {
                 rotation_statement = excluded.rotation_statement,
                 device_key = excluded.device_key, device_seal = excluded.device_seal, created_at = excluded.created_at
             """, [.text(account.name), .text(account.relayAddress), .blob(account.publicKey), .blob(account.secretKey),
-                  .blob(account.inviteToken), .blob(account.mailboxSeed), SQLValue(account.previousSecretKey),
+                  .blob(account.inviteSalt), .blob(account.mailboxSeed), SQLValue(account.previousSecretKey),
                   SQLValue(account.rotationStatement), .blob(account.deviceKey), .blob(account.deviceSeal),
                   .integer(account.createdAt)])
     }

@@ -75,7 +75,7 @@ struct RelayBenchmark {
         let code = Random.bytes(32)
         try? a.present([code]); try? b.present([code])
         var link: LinkID = 0
-        while let e = a.nextEvent(timeout: 5) { if case .linked(let l, _, _) = e { link = l; break } }
+        while let e = a.nextEvent(timeout: 5) { if case .linked(let l, _) = e { link = l; break } }
         guard receiver.waitLinked() else { return (0, 0, 0) }
         let drainer = Thread { while let e = a.nextEvent(timeout: 30), e != .closed(nil) { _ = e } }
         drainer.start()
@@ -113,7 +113,7 @@ struct RelayBenchmark {
         let code = Random.bytes(32)
         try? a.present([code]); try? b.present([code])
         var link: LinkID = 0
-        while let e = a.nextEvent(timeout: 5) { if case .linked(let l, _, _) = e { link = l; break } }
+        while let e = a.nextEvent(timeout: 5) { if case .linked(let l, _) = e { link = l; break } }
         b.close()
         while let e = a.nextEvent(timeout: 5) { if case .peerGone = e { break } }
         let drainer = Thread { while let e = a.nextEvent(timeout: 30), e != .closed(nil) { _ = e } }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import RChatCore
+import RChatCrypto
 
 final class ContactCommandTests: XCTestCase {
     var box: Sandbox!
@@ -49,7 +50,7 @@ final class ContactCommandTests: XCTestCase {
         let cases: [(String, String)] = [
             (String(good.prefix(good.count - 10)), "truncated"),
             (String(mistyped), "checksum"),
-            (good.replacingOccurrences(of: "rchat-1-", with: "rchat-9-"), "version 9"),
+            (good.replacingOccurrences(of: "rchat-2-", with: "rchat-9-"), "version 9"),
             ("hello there", "not an rchat contact code"),
             (try code("alice"), "yourself"),
         ]
@@ -62,11 +63,18 @@ final class ContactCommandTests: XCTestCase {
     func testTamperedCertificateIsRefused() throws {
         var parsed = try ContactCode(parsing: try code("sam"))
         parsed.deviceCertificate[5] ^= 1
-        XCTAssertFailsCleanly(try box.rchat("alice", ["add", parsed.text]), status: 2, mentions: "certificate")
-        // A device key swapped for another (the certificate no longer covers it).
+        XCTAssertFailsCleanly(try box.rchat("alice", ["add", parsed.text]), status: 2, mentions: "signature")
+        // A device key swapped for another: the code's signature no longer covers it.
         var swapped = try ContactCode(parsing: try code("sam"))
         swapped.deviceKey = try ContactCode(parsing: try code("alice")).deviceKey
-        XCTAssertFailsCleanly(try box.rchat("alice", ["add", swapped.text]), status: 2, mentions: "certificate")
+        XCTAssertFailsCleanly(try box.rchat("alice", ["add", swapped.text]), status: 2, mentions: "signature")
+        // Signed whole by its account key, but the device key is not certified by it.
+        let account = SigningKey.generate()
+        var uncertified = ContactCode(name: "Mallory", accountKey: account.publicKey, deviceKey: SigningKey.generate().publicKey,
+                                      deviceCertificate: [UInt8](repeating: 1, count: 64), relay: parsed.relay,
+                                      inviteToken: parsed.inviteToken, signature: [])
+        uncertified.signature = account.sign(ContactCode.signatureLabel + uncertified.signedFields)
+        XCTAssertFailsCleanly(try box.rchat("alice", ["add", uncertified.text]), status: 2, mentions: "certificate")
         XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).stdout, "")
     }
 

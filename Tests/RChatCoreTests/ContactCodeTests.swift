@@ -6,12 +6,13 @@ final class ContactCodeTests: XCTestCase {
 
     func sample(name: String = "Sam") -> ContactCode {
         ContactCode(name: name, accountKey: [UInt8](repeating: 1, count: 32), deviceKey: [UInt8](repeating: 2, count: 32),
-                    deviceCertificate: [UInt8](repeating: 3, count: 64), relay: relay, inviteToken: [UInt8](repeating: 4, count: 16))
+                    deviceCertificate: [UInt8](repeating: 3, count: 64), relay: relay, inviteToken: [UInt8](repeating: 4, count: 16),
+                    signature: [UInt8](repeating: 5, count: 64))
     }
 
     func testRoundTrip() throws {
         let code = sample(name: "Sam 漢字 🙂")
-        XCTAssertTrue(code.text.hasPrefix("rchat-1-"))
+        XCTAssertTrue(code.text.hasPrefix("rchat-2-"))
         XCTAssertFalse(code.text.contains(" "))
         XCTAssertEqual(try ContactCode(parsing: code.text), code)
         XCTAssertEqual(try ContactCode(parsing: "  \(code.text)\n"), code)
@@ -41,9 +42,10 @@ final class ContactCodeTests: XCTestCase {
         let cases: [(String, ContactCode.ParseError)] = [
             ("hello", .notAContactCode),
             ("", .notAContactCode),
-            (text.replacingOccurrences(of: "rchat-1-", with: "rchat-2-"), .unsupportedVersion("2")),
-            ("rchat-1-abc$def", .badCharacters),
-            ("rchat-1-", .truncated),
+            (text.replacingOccurrences(of: "rchat-2-", with: "rchat-3-"), .unsupportedVersion("3")),
+            (text.replacingOccurrences(of: "rchat-2-", with: "rchat-1-"), .unsigned),
+            ("rchat-2-abc$def", .badCharacters),
+            ("rchat-2-", .truncated),
             (text + "AAAA", .checksumMismatch),
         ]
         for (input, expected) in cases {

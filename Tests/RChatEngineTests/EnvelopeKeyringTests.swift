@@ -19,7 +19,7 @@ final class EnvelopeKeyringTests: XCTestCase {
     private func delivery(_ text: String, id: MessageID, code: [UInt8]) -> Delivery {
         let keys = SessionKeys(sessionID: sessionID, role: .initiator, sendKey: samToMe, receiveKey: meToSam)
         let envelope = Envelope.seal(kind: .message, messageID: id, sequence: 3, body: Array(text.utf8), keys: keys, conversation: samSide)
-        return Delivery(id: 1, heldAt: 5, link: nil, origin: .link(code: code, sender: MailboxID(bytes: [UInt8](repeating: 9, count: 32))!),
+        return Delivery(id: 1, heldAt: 5, link: nil, origin: .link(code: code),
                         payload: LinkFrame.envelope(envelope).encoded)
     }
 

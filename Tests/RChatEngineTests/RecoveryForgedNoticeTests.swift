@@ -43,7 +43,7 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         let client = try RelayClient.connect(to: address, mailboxKey: SigningKey.generate(), timeout: 10)
         rawClients.append(client)
         try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: nil).map(\.bytes))
-        guard case let .linked(link, _, _) = try nextEvent(client, "a link with Alice", {
+        guard case let .linked(link, _) = try nextEvent(client, "a link with Alice", {
             if case .linked = $0 { return true } else { return false }
         }) else { return XCTFail() }
 

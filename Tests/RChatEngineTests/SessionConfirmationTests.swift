@@ -38,7 +38,7 @@ final class SessionConfirmationTests: RelayEngineTestCase {
         let client = try RelayClient.connect(to: address, mailboxKey: samIdentity.mailboxKey, timeout: 10)
         rawClients.append(client)
         try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: counter).map(\.bytes))
-        guard case let .linked(link, _, _) = try nextEvent(client, "a link with Alice", {
+        guard case let .linked(link, _) = try nextEvent(client, "a link with Alice", {
             if case .linked = $0 { return true } else { return false }
         }) else { return XCTFail() }
         let initiator = try Handshake.Initiator(

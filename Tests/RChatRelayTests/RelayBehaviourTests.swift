@@ -25,7 +25,43 @@ final class RelayBehaviourTests: XCTestCase {
         try pair.a.present([code])
         try same.present([code])
         pair.a.expectQuiet()
-        XCTAssertTrue(relay.stderr.contains("paired"), relay.stderr)
+        XCTAssertTrue(relay.stderr.contains("made link \(pair.link)"), relay.stderr)
+    }
+
+    /// The relay does not hand out the social graph: nothing a client is told names the
+    /// peer's mailbox (a `linked` names the link and code; a delivery names the code), and
+    /// no log line (nor, with --persist, the held rows' sealed content) pairs two mailboxes.
+    func testNoClientAndNoLogLineLearnsWhichMailboxesTalk() throws {
+        let address = try relay.start(["--persist", relay.persistPath])
+        let pair = try link(address)
+        let live = try pair.a.send(on: pair.link, [1, 2, 3])
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: live, forwarded: true))
+        let got = pair.b.expectDeliveries(1)
+        XCTAssertEqual(got.first?.origin, .link(code: pair.code))
+        try pair.b.acknowledge(got.map(\.id))
+        let bKey = pair.keyB
+        pair.b.close()
+        XCTAssertNotNil(waitFor(timeout: 5) { self.relay.stderr.contains("(mailbox \(pair.b.mailbox)) closed") ? true : nil })
+        let held = try pair.a.send(on: pair.link, [4, 5])
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .peerGone(link: pair.link))
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: held, forwarded: false))
+        pair.a.close()
+        XCTAssertNotNil(waitFor(timeout: 5) { self.relay.stderr.contains("(mailbox \(pair.a.mailbox)) closed") ? true : nil })
+        relay.stop(signal: SIGTERM)
+        var log = relay.stderr
+        _ = try relay.start(["--persist", relay.persistPath], samePort: true)
+        let back = try RelayClient.connect(to: address, mailboxKey: bKey)
+        let handed = back.expectDeliveries(1)
+        XCTAssertEqual(handed.first?.origin, .link(code: pair.code), "a held frame names no sender after a restart either")
+
+        back.close()
+        XCTAssertNotNil(waitFor(timeout: 5) { self.relay.stderr.contains("(mailbox \(back.mailbox)) closed") ? true : nil })
+        log += relay.stderr
+        let a = pair.a.mailbox.description, b = pair.b.mailbox.description
+        for line in log.split(separator: "\n") {
+            XCTAssertFalse(line.contains(a) && line.contains(b), "a log line pairs two mailboxes: \(line)")
+        }
+        XCTAssertTrue(log.contains("made link \(pair.link)"), log)
     }
 
     func testWaitingCodesExpire() throws {
@@ -53,7 +89,7 @@ final class RelayBehaviourTests: XCTestCase {
         for s in seqs { XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: s, forwarded: true)) }
         let got = pair.b.expectDeliveries(5)
         XCTAssertEqual(got.map(\.payload), (0..<5).map { [UInt8($0)] })
-        XCTAssertTrue(got.allSatisfy { $0.link == pair.link && $0.origin == .link(code: pair.code, sender: pair.a.mailbox) })
+        XCTAssertTrue(got.allSatisfy { $0.link == pair.link && $0.origin == .link(code: pair.code) })
         try pair.b.acknowledge(got.map(\.id))
         // And back the other way.
         let back = try pair.b.send(on: pair.link, [9])
@@ -80,7 +116,7 @@ final class RelayBehaviourTests: XCTestCase {
         XCTAssertEqual(got.map(\.id), got.map(\.id).sorted(), "oldest first")
         for d in got {
             XCTAssertNil(d.link, "the link is not live on the new connection")
-            XCTAssertEqual(d.origin, .link(code: pair.code, sender: pair.a.mailbox))
+            XCTAssertEqual(d.origin, .link(code: pair.code))
             XCTAssertGreaterThan(d.heldAt, 1_600_000_000)
         }
         try b.acknowledge(got.map(\.id))
@@ -144,7 +180,7 @@ final class RelayBehaviourTests: XCTestCase {
         let code = Random.bytes(32)
         try old.a.present([code])
         try b.present([code])
-        guard case .linked(let live, _, _)? = old.a.expectEvent(), case .linked? = b.expectEvent() else { return XCTFail("not linked") }
+        guard case .linked(let live, _)? = old.a.expectEvent(), case .linked? = b.expectEvent() else { return XCTFail("not linked") }
         let later = try old.a.send(on: live, Array("in order".utf8))
         XCTAssertEqual(old.a.expectEvent(), .sent(seq: later, forwarded: true))
         let hello = try old.a.send(on: live, Array("handshake".utf8), ahead: true)
@@ -192,10 +228,9 @@ final class RelayBehaviourTests: XCTestCase {
     func testInviteRequestsAreHeldLikeFramesAndDeliveredLive() throws {
         let address = try relay.start()
         let ownerKey = SigningKey.generate()
-        let token = InviteToken.random()
         let owner = try RelayClient.connect(to: address, mailboxKey: ownerKey)
         XCTAssertEqual(owner.nextEvent(timeout: 5), .drained)
-        try owner.registerInvites([token])
+        let token = try owner.registerInvites(salts: [Random.bytes(InviteToken.saltBytes)])[0]
         let stranger = try RelayClient.connect(to: address, mailboxKey: .generate())
         XCTAssertEqual(stranger.nextEvent(timeout: 5), .drained)
         // Live.
@@ -209,7 +244,7 @@ final class RelayBehaviourTests: XCTestCase {
         // Offline: held for the mailbox.
         let held = try stranger.sendRequest(to: token, [4, 5])
         XCTAssertEqual(stranger.nextEvent(timeout: 5), .sent(seq: held, forwarded: false))
-        let unknown = try stranger.sendRequest(to: .random(), [6])
+        let unknown = try stranger.sendRequest(to: InviteToken(bytes: Random.bytes(16))!, [6])
         XCTAssertEqual(stranger.nextEvent(timeout: 5), .refused(seq: unknown, reason: .unknownInvite))
         let back = try RelayClient.connect(to: address, mailboxKey: ownerKey)
         let got = back.expectDeliveries(1)
