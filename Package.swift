@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "RChatTUITests", dependencies: ["RChatTUI"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatRelay", "RChatRelayClient"]),
         // Runs the built executables: the scripting interface as a user sees it.
-        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatRelayClient", "RChatStore"]),
+        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatSQL", "RChatStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -138,7 +138,7 @@ extension Engine {
                     try handshakeFailed(conversation, error, tx)
                 }
             case .envelope(let bytes):
-                guard let opening = openEnvelope(bytes, known: known) else { return rejectForged("a frame no conversation can read") }
+                guard let opening = openEnvelope(bytes, known: known) else { return rejectForged("a frame that no conversation can read, or that was altered") }
                 try receiveEnvelope(opening, at: delivery.heldAt, tx, &after)
             }
         }
@@ -232,10 +232,20 @@ extension Engine {
         return (conversation, opened.header, opened.body, opened.text)
     }
 
-    /// Opens an envelope here. nil: the header opens with no conversation's secret.
+    /// Opens an envelope here. nil: the header opens with no conversation's secret, or the
+    /// body does not open with the key of its session that this side holds (altered on the
+    /// way: never shown, never reported as undecryptable). A body of a session this side no
+    /// longer holds comes back as nil: that message was lost with the state.
     private func openEnvelope(_ bytes: [UInt8], known: LiveConversation?) -> Opening? {
         guard let (conversation, header) = open(bytes, known: known) else { return nil }
-        let body = try? Envelope.openBody(bytes, header: header, keys: conversation.saved?.receiveKeys ?? [])
+        let body: [UInt8]?
+        do {
+            body = try Envelope.openBody(bytes, header: header, keys: conversation.saved?.receiveKeys ?? [])
+        } catch .wrongSession {
+            body = nil
+        } catch {
+            return nil
+        }
         let text = header.kind == .message ? body.flatMap { String(validating: $0, as: UTF8.self) } : nil
         return (conversation, header, body, text)
     }

@@ -16,8 +16,11 @@ extension StoreAccess {
     @discardableResult
     public func recordUndecryptable(contact: ContactID, id: MessageID, at now: Int64) throws -> Bool {
         try translatingConstraints(foreignKey: .unknownContact(contact)) {
+            // A message this side already stored is never "couldn't be decrypted": an unreadable
+            // copy of it is a replay (a relay handing over again what it sent before).
             try database.execute("""
-                INSERT INTO undecryptable (contact_id, id, received_at) VALUES (?, ?, ?)
+                INSERT INTO undecryptable (contact_id, id, received_at)
+                SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM messages WHERE contact_id = ?1 AND id = ?2)
                 ON CONFLICT (contact_id, id) DO NOTHING
                 """, [.integer(contact.rawValue), .blob(id.bytes), .integer(now)])
         }
