@@ -30,6 +30,11 @@ extension Engine {
     func receiveKeyRotation(_ body: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
                             _ after: inout AfterCommit) throws {
         let contact = conversation.contact
+        // Only the device we pinned may move the contact to a new account key: a copy of the
+        // account keys on another machine (a thief's) must not take the contact over.
+        guard conversation.peer?.deviceKeyIsPinned == true else {
+            return rejectForged("a key rotation from \(contact.name) in a session with a device key that is not pinned")
+        }
         guard let (key, certificate) = KeyRotation.verify(body, pinned: contact.accountKey, device: contact.deviceKey) else {
             return rejectForged("a key rotation from \(contact.name) that does not verify")
         }

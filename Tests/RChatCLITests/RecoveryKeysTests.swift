@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RChatSQL
 import RChatStore
 #if canImport(Glibc)
 import Glibc
@@ -9,6 +10,37 @@ import Glibc
 /// itself and says how many messages may not have arrived; Keys don't match lets nothing
 /// be sent until the code is entered again.
 final class RecoveryKeysTests: RecoveryTestCase {
+    /// The account key Alice has pinned for `name`, read from her store.
+    private func pinnedAccountKey(_ person: String, for name: String) throws -> [UInt8] {
+        let db = try Database(path: world.box.path("\(person)-home") + "/rchat.db", readOnly: true)
+        defer { db.close() }
+        return try XCTUnwrap(try db.queryOne("SELECT account_key FROM contacts WHERE name = ?", [.text(name)])).blob("account_key")
+    }
+
+    /// A thief with a copy of Sam's account keys (his export, on another machine) rotates
+    /// them: Alice's session with the thief's device, which she never pinned, must not move
+    /// Sam to the thief's new key. The real Sam carries on.
+    func testARotationFromADeviceThatIsNotPinnedIsRefused() throws {
+        try chattingPair()
+        let pinned = try pinnedAccountKey("alice", for: "Sam")
+        world.stopSync("sam")
+        try world.importAccount("thief", from: try world.exportAccount("sam"))
+        try world.expectSuccess(world.box.rchat("thief", ["keys", "rotate"]))
+        try world.startSync("thief")
+        try world.eventually("Alice refuses the thief's rotation", timeout: 20) {
+            self.world.syncLog("alice").contains("a key rotation from Sam in a session with a device key that is not pinned")
+        }
+        XCTAssertEqual(try pinnedAccountKey("alice", for: "Sam"), pinned, "Sam's key is still the one Alice pinned")
+        XCTAssertFalse(try world.rows("alice", "Sam").contains { $0.text.hasPrefix("Sam's keys changed.") })
+        XCTAssertFalse(world.syncLog("alice").contains("rotated their account key"))
+
+        world.crashSync("thief")
+        try world.startSync("sam")
+        let id = try world.send("alice", to: "Sam", "for the real Sam")
+        try world.receivedBeforeDeadline("sam", "Alice", [id], timeout: 30)
+        XCTAssertEqual(try pinnedAccountKey("alice", for: "Sam"), pinned)
+    }
+
     /// Sam rotates his keys while a message of Alice's was lost with the relay's memory:
     /// Alice gets a row with Resend, the message keeps Sent and goes only when she asks,
     /// and the conversation carries on under the new key both ways.
