@@ -20,20 +20,33 @@ public struct AccountIdentity: Sendable {
     /// After `keys rotate`: the previous account key and its signature over the new one,
     /// for contacts who have not yet accepted the new key.
     public let previous: Rotation?
+    /// After `keys rotate`: the mailbox this account left, handed over to the new one at
+    /// each relay (`RelayClient.moveMailbox`) while relays may still hold something for it.
+    public let movedFrom: MovedMailbox?
 
     public struct Rotation: Sendable {
         public let key: SigningKey
         public let statement: [UInt8]
     }
 
+    public struct MovedMailbox: Sendable {
+        public let key: SigningKey
+        /// Unix seconds.
+        public let at: Int64
+
+        /// Whether a relay may still hold something for it (it holds nothing past 72 h).
+        public func mayStillHoldItems(now: Int64) -> Bool { now - at <= 72 * 3600 }
+    }
+
     public init(name: String, relay: RelayAddress, accountKey: SigningKey, inviteSalt: [UInt8],
-                mailboxSeed: SecretBytes, previous: Rotation? = nil) {
+                mailboxSeed: SecretBytes, previous: Rotation? = nil, movedFrom: MovedMailbox? = nil) {
         self.name = name
         self.relay = relay
         self.accountKey = accountKey
         self.inviteSalt = inviteSalt
         self.mailboxSeed = mailboxSeed
         self.previous = previous
+        self.movedFrom = movedFrom
     }
 
     public var mailboxKey: SigningKey {
@@ -46,7 +59,8 @@ public struct AccountIdentity: Sendable {
     /// The token printed in our code; requests sent to it are held for our mailbox.
     public var inviteToken: InviteToken { InviteToken.derived(mailbox: mailbox, salt: inviteSalt) }
 
-    /// A new account's mailbox seed: derived from its first key, so it is reproducible.
+    /// A new account's mailbox seed: derived from its first key, so it is reproducible
+    /// (`keys rotate` moves the account to a random one).
     static func firstMailboxSeed(for accountKey: SigningKey) -> SecretBytes {
         Hash.deriveKey(from: accountKey.seed, context: "rchat mailbox key v1")
     }

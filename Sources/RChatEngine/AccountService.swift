@@ -178,8 +178,15 @@ public final class AccountService {
             }
             previous = AccountIdentity.Rotation(key: oldKey, statement: statement)
         }
+        var movedFrom: AccountIdentity.MovedMailbox?
+        if var oldSeed = account.previousMailboxSeed, let at = account.mailboxMovedAt {
+            guard let oldKey = try? SigningKey(seed: SecretBytes(consuming: &oldSeed)) else {
+                throw .store("the account record in \(locations.databasePath) is damaged")
+            }
+            movedFrom = AccountIdentity.MovedMailbox(key: oldKey, at: at)
+        }
         return AccountIdentity(name: account.name, relay: relay, accountKey: key, inviteSalt: account.inviteSalt,
-                               mailboxSeed: SecretBytes(consuming: &mailbox), previous: previous)
+                               mailboxSeed: SecretBytes(consuming: &mailbox), previous: previous, movedFrom: movedFrom)
     }
 
     public func contactCode() throws(EngineError) -> ContactCode {

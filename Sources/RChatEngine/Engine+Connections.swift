@@ -62,6 +62,9 @@ extension Engine {
         connection.client = client
         log("connected to relay \(address.host):\(address.port)")
         emit(.connectionChanged(.online))
+        if let moved = identity.movedFrom, moved.mayStillHoldItems(now: now) {
+            do { try client.moveMailbox(from: moved.key) } catch { log("cannot move the previous mailbox: \(error)") }
+        }
         if !checkOnly, address == identity.relay {
             do { try client.registerInvites(salts: [identity.inviteSalt]) } catch { log("cannot register the invite: \(error)") }
         }

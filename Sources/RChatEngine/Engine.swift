@@ -167,8 +167,11 @@ public final class Engine: @unchecked Sendable {
         let rotated = current.accountKey.publicKey != identity.accountKey.publicKey
         if rotated {
             // `keys rotate` ran while we were running. Conversations keep speaking the key
-            // their contact pinned (now the previous one) and announce the new one.
+            // their contact pinned (now the previous one) and announce the new one. The
+            // account moved to a new mailbox: connections start again under it.
+            let movedMailbox = current.mailbox != identity.mailbox
             identity = current
+            if movedMailbox { for connection in connections.values { connection.client?.close() } }
         }
         let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true) }
         for contact in contacts {

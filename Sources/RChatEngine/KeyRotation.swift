@@ -1,5 +1,6 @@
 import RChatCore
 import RChatCrypto
+import RChatRelayClient
 import RChatStore
 
 /// `rchat keys rotate`: a new account key, vouched for by the old one. Contacts learn it
@@ -31,8 +32,11 @@ enum KeyRotation {
 }
 
 extension AccountService {
-    /// Rotates the account key. Contacts keep being spoken to with the previous key until
-    /// each accepts the new one; the contact code carries the new key from now on.
+    /// Rotates the account key and moves the account to a new mailbox and invite token, so
+    /// that whoever holds a copy of the old keys loses the mailbox too: relays hand what they
+    /// held for the old mailbox to the new one and refuse the old one from then on. Contacts
+    /// keep being spoken to with the previous key until each accepts the new one; the contact
+    /// code carries the new key and token from now on.
     public func rotateKeys() throws(EngineError) {
         guard var account = try Self.wrap({ try store.account() }) else { throw .noAccount(locations.home) }
         let me = try identity()
@@ -44,6 +48,10 @@ extension AccountService {
         account.secretKey = newSeed
         account.publicKey = new.publicKey
         account.rotationStatement = statement
+        account.previousMailboxSeed = account.mailboxSeed
+        account.mailboxMovedAt = clock.now()
+        account.mailboxSeed = Random.bytes(SigningKey.seedBytes)
+        account.inviteSalt = Random.bytes(InviteToken.saltBytes)
         account.deviceSeal = sealingKey.seal(Array("rchat device binding".utf8), purpose: Self.sealPurpose(new.publicKey))
         let updated = account
         try Self.wrap {

@@ -31,4 +31,11 @@ struct InviteRegistry {
     }
 
     func owner(of token: InviteToken) -> MailboxID? { owners[token] }
+
+    /// Forgets every token of `mailbox`; returns them.
+    mutating func removeAll(of mailbox: MailboxID) -> [InviteToken] {
+        let tokens = byMailbox.removeValue(forKey: mailbox) ?? []
+        for token in tokens { owners[token] = nil }
+        return tokens
+    }
 }

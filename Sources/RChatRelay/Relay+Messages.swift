@@ -123,7 +123,46 @@ extension Relay {
             pump(queue)
         case .ping(let value):
             session.send(.pong(value), kind: .pong)
+        case .moveMailbox(let oldKey, let signature):
+            let old = MailboxID(publicKey: oldKey), new = session.mailbox!
+            guard old != new, Signature.verify(signature, message: MailboxMove.statement(from: old, to: new), publicKey: oldKey) else {
+                return fail(session, .badSignature, because: "a mailbox move that does not verify")
+            }
+            move(old, to: new)
         }
+    }
+
+    /// Hands what is held for `old` to `new`, and drops `old`'s invites. The old mailbox is
+    /// not closed, refused or redirected: its key may be in a thief's hands too, and a move
+    /// must give nobody more than connecting as that mailbox and taking what it holds
+    /// already does. (Whoever moves it gets ciphertext only its owner's device can open.)
+    /// A client repeats the move at each connection for as long as something may still
+    /// arrive for the old mailbox. Moved items get new ids and keep their time; expiry scans
+    /// from the front, so one moved behind newer items can outlive 72 h by at most their
+    /// difference — they are handed over at once to the connection that asked for the move.
+    private func move(_ old: MailboxID, to new: MailboxID) {
+        for token in invites.removeAll(of: old) { persistence?.recordInvite(token, mailbox: nil) }
+        var moved = 0
+        if let from = queues.removeValue(forKey: old) {
+            from.restartHandover()
+            var records: [(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8])] = []
+            _ = from.expire(heldAtOrBefore: .max) { record in
+                records.append((record.id, record.heldAt, record.origin, Array(from.payload(of: record))))
+            }
+            let to = queue(for: new)
+            for record in records {
+                let id = nextItemID
+                nextItemID += 1
+                to.append(id: id, heldAt: record.heldAt, origin: record.origin, payload: record.payload)
+                if let persistence, let origin = origins.origin(record.origin) {
+                    persistence.recordDeleted(id: record.id)
+                    persistence.recordHeld(id: id, mailbox: new, heldAt: record.heldAt, origin: origin, payload: record.payload)
+                }
+            }
+            moved = records.count
+            pump(to)
+        }
+        if moved > 0 { log.note("\(moved) held items moved to mailbox \(new)") }
     }
 
     /// Takes a frame for `mailbox` (its origin already retained): queue it, acknowledge the

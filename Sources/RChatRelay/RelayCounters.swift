@@ -5,7 +5,7 @@ import RChatRelayClient
 /// Fixed arrays, not dictionaries: counting is on the per-frame path.
 struct FrameCounters {
     enum Inbound: Int, CaseIterable {
-        case hello, auth, present, registerInvites, send, request, acknowledge, ping
+        case hello, auth, present, registerInvites, send, request, acknowledge, ping, moveMailbox
     }
     enum Outbound: Int, CaseIterable {
         case hello, challenge, welcome, linked, peerGone, sent, refused, deliver, drained, pong, error
@@ -39,6 +39,7 @@ extension ClientMessage {
         case .request: return .request
         case .acknowledge: return .acknowledge
         case .ping: return .ping
+        case .moveMailbox: return .moveMailbox
         }
     }
 }

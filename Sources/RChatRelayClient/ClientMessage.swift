@@ -14,9 +14,12 @@ public enum ClientMessage: Equatable, Sendable {
     /// As `send`, handed over ahead of what the mailbox already holds: for handshake
     /// messages, which only mean something while both ends are online.
     case sendAhead(seq: UInt64, link: LinkID, payload: [UInt8])
+    /// After `keys rotate`: this connection's mailbox takes over the mailbox of `oldKey`,
+    /// proven by that key's signature (`MailboxMove.statement`).
+    case moveMailbox(oldKey: [UInt8], signature: [UInt8])
 
     enum Kind: UInt8 {
-        case auth = 0x01, present, registerInvites, send, request, acknowledge, ping, sendAhead
+        case auth = 0x01, present, registerInvites, send, request, acknowledge, ping, sendAhead, moveMailbox
     }
 
     public func encoded() -> [UInt8] {
@@ -46,6 +49,9 @@ public enum ClientMessage: Equatable, Sendable {
         case .ping(let v):
             w = ByteWriter(capacity: 9)
             w.u8(Kind.ping.rawValue); w.u64(v)
+        case .moveMailbox(let key, let signature):
+            w = ByteWriter(capacity: 97)
+            w.u8(Kind.moveMailbox.rawValue); w.raw(key); w.raw(signature)
         }
         return w.bytes
     }
@@ -89,6 +95,8 @@ public enum ClientMessage: Equatable, Sendable {
                 message = .acknowledge(try (0..<n).map { _ in try r.u64() })
             case .ping:
                 message = .ping(try r.u64())
+            case .moveMailbox:
+                message = .moveMailbox(oldKey: try r.raw(32), signature: try r.raw(64))
             }
             return r.isAtEnd ? message : nil
         } catch {

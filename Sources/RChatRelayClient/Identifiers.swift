@@ -54,3 +54,15 @@ public typealias LinkID = UInt32
 
 /// A held item, numbered by the relay; acknowledged by this number.
 public typealias HeldItemID = UInt64
+
+/// A mailbox handing itself over to another (after `keys rotate`): the old mailbox key signs
+/// `"rchat mailbox move v1" ‖ old mailbox id ‖ new mailbox id`, and the new mailbox's
+/// connection presents it (`moveMailbox`). The relay then moves what it holds for the old
+/// mailbox to the new one and drops the old one's invites.
+public enum MailboxMove {
+    static let label = Array("rchat mailbox move v1".utf8)
+
+    public static func statement(from old: MailboxID, to new: MailboxID) -> [UInt8] {
+        label + old.bytes + new.bytes
+    }
+}

@@ -105,6 +105,13 @@ public final class RelayClient: @unchecked Sendable {
         return salts.map { InviteToken.derived(mailbox: mailbox, salt: $0) }
     }
 
+    /// Hands the mailbox of `old` over to this connection's mailbox: the relay moves what it
+    /// holds for it here and drops its invites.
+    public func moveMailbox(from old: SigningKey, flush: Bool = true) throws(RelayClientError) {
+        let signature = old.sign(MailboxMove.statement(from: MailboxID(publicKey: old.publicKey), to: mailbox))
+        try enqueue(.moveMailbox(oldKey: old.publicKey, signature: signature), flush: flush)
+    }
+
     /// Sends `payload` on `link`; returns the sequence number its `.sent`/`.refused` will carry.
     /// `ahead`: the peer gets it before what its mailbox already holds (handshake messages).
     @discardableResult

@@ -34,6 +34,7 @@
 /// | 0x06 acknowledge | n u16 (1…1024), n × held item id u64 |
 /// | 0x07 ping | value u64 |
 /// | 0x08 sendAhead | as send; handed over ahead of what the peer's mailbox already holds (handshakes) |
+/// | 0x09 moveMailbox | old mailbox key 32, its signature 64 over `MailboxMove.statement(old id, this mailbox id)`: what is held for the old mailbox now moves here, and its invites are dropped |
 ///
 /// | relay → client | fields |
 /// |---|---|

@@ -15,6 +15,10 @@ public struct Account: Equatable, Sendable {
     /// After `keys rotate`: the previous account key's secret and its signature over the new key.
     public var previousSecretKey: [UInt8]?
     public var rotationStatement: [UInt8]?
+    /// After `keys rotate`: the mailbox this account left, and when, while relays may still
+    /// hold something for it.
+    public var previousMailboxSeed: [UInt8]?
+    public var mailboxMovedAt: Int64?
     /// The device this data belongs to.
     public var deviceKey: [UInt8]
     /// A box sealed with that device's sealing key: opens only on that device and machine.
@@ -23,6 +27,7 @@ public struct Account: Equatable, Sendable {
 
     public init(name: String, relayAddress: String, publicKey: [UInt8], secretKey: [UInt8], inviteSalt: [UInt8],
                 mailboxSeed: [UInt8], previousSecretKey: [UInt8]? = nil, rotationStatement: [UInt8]? = nil,
+                previousMailboxSeed: [UInt8]? = nil, mailboxMovedAt: Int64? = nil,
                 deviceKey: [UInt8], deviceSeal: [UInt8], createdAt: Int64) {
         self.name = name
         self.relayAddress = relayAddress
@@ -32,6 +37,8 @@ public struct Account: Equatable, Sendable {
         self.mailboxSeed = mailboxSeed
         self.previousSecretKey = previousSecretKey
         self.rotationStatement = rotationStatement
+        self.previousMailboxSeed = previousMailboxSeed
+        self.mailboxMovedAt = mailboxMovedAt
         self.deviceKey = deviceKey
         self.deviceSeal = deviceSeal
         self.createdAt = createdAt
@@ -44,14 +51,17 @@ extension StoreAccess {
         guard let row = try database.queryOne(
             """
             SELECT name, relay_address, public_key, secret_key, invite_token, mailbox_seed, previous_secret_key,
-                   rotation_statement, device_key, device_seal, created_at FROM account WHERE id = 1
+                   rotation_statement, previous_mailbox_seed, mailbox_moved_at, device_key, device_seal, created_at
+            FROM account WHERE id = 1
             """)
         else { return nil }
         return Account(name: try row.string("name"), relayAddress: try row.string("relay_address"),
                        publicKey: try row.blob("public_key"), secretKey: try row.blob("secret_key"),
                        inviteSalt: try row.blob("invite_token"), mailboxSeed: try row.blob("mailbox_seed"),
                        previousSecretKey: try row.optionalBlob("previous_secret_key"),
-                       rotationStatement: try row.optionalBlob("rotation_statement"), deviceKey: try row.blob("device_key"),
+                       rotationStatement: try row.optionalBlob("rotation_statement"),
+                       previousMailboxSeed: try row.optionalBlob("previous_mailbox_seed"),
+                       mailboxMovedAt: try row.optionalInt64("mailbox_moved_at"), deviceKey: try row.blob("device_key"),
                        deviceSeal: try row.blob("device_seal"), createdAt: try row.int64("created_at"))
     }
 
@@ -59,16 +69,19 @@ extension StoreAccess {
     public func putAccount(_ account: Account) throws {
         try database.execute("""
             INSERT INTO account (id, name, relay_address, public_key, secret_key, invite_token, mailbox_seed,
-                                 previous_secret_key, rotation_statement, device_key, device_seal, created_at)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                 previous_secret_key, rotation_statement, previous_mailbox_seed, mailbox_moved_at,
+                                 device_key, device_seal, created_at)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, relay_address = excluded.relay_address,
                 public_key = excluded.public_key, secret_key = excluded.secret_key, invite_token = excluded.invite_token,
                 mailbox_seed = excluded.mailbox_seed, previous_secret_key = excluded.previous_secret_key,
                 rotation_statement = excluded.rotation_statement,
+                previous_mailbox_seed = excluded.previous_mailbox_seed, mailbox_moved_at = excluded.mailbox_moved_at,
                 device_key = excluded.device_key, device_seal = excluded.device_seal, created_at = excluded.created_at
             """, [.text(account.name), .text(account.relayAddress), .blob(account.publicKey), .blob(account.secretKey),
                   .blob(account.inviteSalt), .blob(account.mailboxSeed), SQLValue(account.previousSecretKey),
-                  SQLValue(account.rotationStatement), .blob(account.deviceKey), .blob(account.deviceSeal),
+                  SQLValue(account.rotationStatement), SQLValue(account.previousMailboxSeed), SQLValue(account.mailboxMovedAt),
+                  .blob(account.deviceKey), .blob(account.deviceSeal),
                   .integer(account.createdAt)])
     }
 }

@@ -12,6 +12,7 @@ enum Migrations {
     /// Every step this code knows, oldest first; versions are 1, 2, 3, … without gaps.
     static let all: [Migration] = [
         Migration(version: 1, sql: SchemaV1.sql),
+        Migration(version: 2, sql: SchemaV2.sql),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

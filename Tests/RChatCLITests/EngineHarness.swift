@@ -357,6 +357,9 @@ final class EngineWorld {
         return text(box.path("\(person)-sync-\(n).err"))
     }
 
+    /// What the relay this world last started has logged so far.
+    func relayLog() -> String { relayRuns > 0 ? text(box.path("relay-\(relayRuns).err")) : "" }
+
     private func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 }
 

@@ -1,5 +1,7 @@
 import Foundation
 import XCTest
+import RChatCore
+import RChatRelayClient
 import RChatSQL
 import RChatStore
 #if canImport(Glibc)
@@ -36,6 +38,7 @@ final class RecoveryKeysTests: RecoveryTestCase {
 
         world.crashSync("thief")
         try world.startSync("sam")
+        try world.deliveredBarrier("sam", to: "Alice", "the real Sam is back")
         let id = try world.send("alice", to: "Sam", "for the real Sam")
         try world.receivedBeforeDeadline("sam", "Alice", [id], timeout: 30)
         XCTAssertEqual(try pinnedAccountKey("alice", for: "Sam"), pinned)
@@ -44,6 +47,49 @@ final class RecoveryKeysTests: RecoveryTestCase {
     /// Sam rotates his keys while a message of Alice's was lost with the relay's memory:
     /// Alice gets a row with Resend, the message keeps Sent and goes only when she asks,
     /// and the conversation carries on under the new key both ways.
+    /// `keys rotate` moves the account to a new mailbox and invite token: what the relay held
+    /// for the old mailbox reaches the new one, a copy of the old keys (an export from
+    /// before, in a thief's hands) finds nothing left in the old mailbox, and requests to the
+    /// old token go nowhere.
+    func testRotationMovesTheMailboxAndTheOldKeysFindNothing() throws {
+        try chattingPair()
+        let stolen = try world.exportAccount("sam")
+        let oldToken = try XCTUnwrap(InviteToken(bytes: try ContactCode(parsing: try world.code("sam")).inviteToken))
+        let held = try messagesHeldForSam(2, "held for the old mailbox")
+        try world.expectSuccess(world.box.rchat("sam", ["keys", "rotate"]))
+        let newCode = try ContactCode(parsing: try world.code("sam"))
+        XCTAssertNotEqual(newCode.inviteToken, oldToken.bytes, "a new invite token")
+
+        try world.startSync("sam")
+        try world.receivedBeforeDeadline("sam", "Alice", held)
+        try world.statusesBeforeDeadline("alice", "Sam", held, "Delivered")
+        XCTAssertTrue(world.relayLog().contains("2 held items moved to mailbox"), world.relayLog())
+
+        // The old keys prove the old mailbox, which holds nothing any more.
+        try world.importAccount("thief", from: stolen)
+        let check = try world.box.rchat("thief", ["check", "--print"])
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertEqual(check.stdout, "", "nothing for the old mailbox")
+        XCTAssertEqual(try world.list("thief", "Alice"), [])
+        XCTAssertEqual(try world.rows("thief", "Alice"), [])
+
+        // A request to the old token is refused; to the new one, it is taken.
+        let stranger = try RelayClient.connect(to: try RelayAddress(parsing: world.relayAddress), mailboxKey: .generate())
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .drained)
+        let toOld = try stranger.sendRequest(to: oldToken, [1])
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .refused(seq: toOld, reason: .unknownInvite))
+        let toNew = try stranger.sendRequest(to: InviteToken(bytes: newCode.inviteToken)!, [2])
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .sent(seq: toNew, forwarded: true))
+        stranger.close()
+
+        // Both keep talking, under the new key, across restarts.
+        try world.deliveredBarrier("alice", to: "Sam", "after the move")
+        try world.deliveredBarrier("sam", to: "Alice", "from the new mailbox")
+        world.stopSync("sam")
+        try world.startSync("sam")
+        try world.deliveredBarrier("alice", to: "Sam", "after a restart")
+    }
+
     func testKeyRotationResendsNothingByItselfAndMessagesKeepFlowing() throws {
         try chattingPair()
         let lost = try messagesHeldForSam(1, "lost with the relay")

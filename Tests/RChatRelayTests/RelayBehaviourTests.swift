@@ -28,6 +28,34 @@ final class RelayBehaviourTests: XCTestCase {
         XCTAssertTrue(relay.stderr.contains("made link \(pair.link)"), relay.stderr)
     }
 
+    /// A mailbox moved (after `keys rotate`): what was held for the old one reaches the new
+    /// one, with --persist across a restart too, and the old one holds nothing more.
+    func testAMovedMailboxHandsItsHeldFramesToTheNewOne() throws {
+        let address = try relay.start(["--persist", relay.persistPath])
+        let pair = try link(address)
+        pair.b.close()
+        XCTAssertNotNil(waitFor(timeout: 5) { self.relay.stderr.contains("(mailbox \(pair.b.mailbox)) closed") ? true : nil })
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .peerGone(link: pair.link))
+        for n in 1...2 {
+            let seq = try pair.a.send(on: pair.link, [UInt8(n)])
+            XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: seq, forwarded: false))
+        }
+        relay.stop(signal: SIGKILL)
+        _ = try relay.start(["--persist", relay.persistPath], samePort: true)
+        let newKey = SigningKey.generate()
+        let moved = try RelayClient.connect(to: address, mailboxKey: newKey)
+        XCTAssertEqual(moved.nextEvent(timeout: 5), .drained)
+        try moved.moveMailbox(from: pair.keyB)
+        let got = moved.expectDeliveries(2)
+        XCTAssertEqual(got.map(\.payload), [[1], [2]])
+        XCTAssertTrue(got.allSatisfy { $0.origin == .link(code: pair.code) })
+        try moved.acknowledge(got.map(\.id))
+        let old = try RelayClient.connect(to: address, mailboxKey: pair.keyB)
+        XCTAssertEqual(old.heldAtConnect, 0)
+        XCTAssertEqual(old.nextEvent(timeout: 5), .drained)
+        old.expectQuiet()
+    }
+
     /// The relay does not hand out the social graph: nothing a client is told names the
     /// peer's mailbox (a `linked` names the link and code; a delivery names the code), and
     /// no log line (nor, with --persist, the held rows' sealed content) pairs two mailboxes.
