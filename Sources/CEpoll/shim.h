@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <malloc.h>
 
 static inline int rchat_errno(void) { return errno; }
 static inline int rchat_set_nonblocking(int fd) {
@@ -139,3 +140,51 @@ static inline int rchat_tcp_open(const char *host, const char *port, int listen_
     if (fd < 0) errno = saved;
     return fd;
 }
+
+/// accept(), and the peer's address: 16 bytes in `address` (an IPv4 peer, also one mapped
+/// into IPv6, as ::ffff:a.b.c.d), so a relay can count connections per host.
+static inline int rchat_accept_peer(int fd, unsigned char *address) {
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    int c = accept(fd, (struct sockaddr *)&ss, &len);
+    if (c < 0) return c;
+    rchat_set_nonblocking(c);
+    fcntl(c, F_SETFD, FD_CLOEXEC);
+    memset(address, 0, 16);
+    if (ss.ss_family == AF_INET) {
+        address[10] = 0xff; address[11] = 0xff;
+        memcpy(address + 12, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+    } else if (ss.ss_family == AF_INET6) {
+        memcpy(address, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+    }
+    return c;
+}
+
+/// Connects (blocking) to host:port from the numeric IPv4 or IPv6 address `source` (any
+/// port), e.g. a second loopback address. Returns the descriptor, or -1 with errno set; -2
+/// when a name does not resolve.
+static inline int rchat_tcp_connect_from(const char *host, const char *port, const char *source) {
+    struct addrinfo hints, *res = NULL, *src = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST;
+    if (getaddrinfo(source, "0", &hints, &src) != 0) return -2;
+    hints.ai_flags = 0;
+    hints.ai_family = src->ai_family;
+    if (getaddrinfo(host, port, &hints, &res) != 0) { freeaddrinfo(src); return -2; }
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+    int saved = errno;
+    if (fd >= 0 && (bind(fd, src->ai_addr, src->ai_addrlen) != 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0)) {
+        saved = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(src);
+    freeaddrinfo(res);
+    if (fd < 0) errno = saved;
+    return fd;
+}
+
+/// Hands memory the allocator keeps free back to the system (glibc: also whole free pages
+/// inside the heap), so a server's RSS falls again after a burst of connections.
+static inline void rchat_release_free_memory(void) { malloc_trim(0); }

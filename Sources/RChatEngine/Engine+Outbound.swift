@@ -302,6 +302,10 @@ extension Engine {
             }
         }
         for event in events { emit(event) }
+        for connection in connections.values where connection.keepaliveAt <= nowDate {
+            connection.keepaliveAt = Date(timeIntervalSinceNow: RelayProtocol.keepaliveSeconds)
+            do { try connection.client?.ping() } catch { log("cannot ping the relay: \(error)") }
+        }
         // Retries whose backoff has passed (only where a refusal postponed something: reading
         // a long outbox every second cost the sender a quarter of its time).
         if lastOutboxSweep.timeIntervalSinceNow < -1 {

@@ -5,10 +5,11 @@ import Glibc
 public final class BlockingSocket: @unchecked Sendable {
     public let fd: Int32
 
-    /// Connects to host:port (names resolve through getaddrinfo).
-    public init(host: String, port: UInt16) throws(NetError) {
-        let fd = rchat_tcp_open(host, String(port), 0, 0)
-        guard fd >= 0 else { throw NetError("connect to \(host):\(port)", code: fd == -2 ? -2 : rchat_errno()) }
+    /// Connects to host:port (names resolve through getaddrinfo), from the numeric address
+    /// `source` when one is given (e.g. 127.0.0.2: another host, as a relay counts them).
+    public init(host: String, port: UInt16, from source: String? = nil) throws(NetError) {
+        let fd = source.map { rchat_tcp_connect_from(host, String(port), $0) } ?? rchat_tcp_open(host, String(port), 0, 0)
+        guard fd >= 0 else { throw NetError("connect to \(host):\(port)" + (source.map { " from \($0)" } ?? ""), code: fd == -2 ? -2 : rchat_errno()) }
         _ = rchat_set_nodelay(fd)
         self.fd = fd
     }

@@ -1,14 +1,14 @@
 import CEpoll
 import Glibc
 
-/// A listening TCP socket on the event loop that hands each accepted descriptor to
-/// `onAccept`. When the process runs out of descriptors it accepts and drops the waiting
+/// A listening TCP socket on the event loop that hands each accepted descriptor, with the
+/// host it came from, to `onAccept`. When the process runs out of descriptors it accepts and drops the waiting
 /// client with a spare descriptor instead of spinning on a listener that stays readable.
 public final class TCPListener: EventSource {
     public let fd: Int32
     public let port: UInt16
     public unowned let loop: EventLoop
-    public var onAccept: (Int32) -> Void = { Glibc.close($0) }
+    public var onAccept: (Int32, HostAddress) -> Void = { fd, _ in Glibc.close(fd) }
     /// Called when a client had to be dropped because no descriptor was left.
     public var onDescriptorsExhausted: () -> Void = {}
     private var spareFD: Int32
@@ -27,10 +27,11 @@ public final class TCPListener: EventSource {
     }
 
     public func handleEvents(_ events: UInt32) {
+        var peer = (UInt64(0), UInt64(0))
         for _ in 0..<64 {
-            let client = rchat_accept(fd)
+            let client = withUnsafeMutableBytes(of: &peer) { rchat_accept_peer(fd, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
             if client >= 0 {
-                onAccept(client)
+                onAccept(client, withUnsafeBytes(of: peer) { HostAddress(bytes: $0) })
                 continue
             }
             let e = rchat_errno()

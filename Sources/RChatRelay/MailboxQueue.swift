@@ -8,7 +8,8 @@ import RChatRelayClient
 /// the record; a chunk is freed when its last record is gone. Acknowledgements usually
 /// arrive in order, so chunks empty from the front.
 ///
-/// Record layout: id u64 ‖ held-at i64 ‖ origin u32 ‖ length u32 ‖ deleted u8 ‖ payload.
+/// Record layout: id u64 ‖ held-at i64 ‖ origin u32 ‖ length u32 ‖ flags u8 ‖ payload;
+/// flags: bit 0 deleted, bit 1 a message request (counted apart, against its own quota).
 final class MailboxQueue {
     let mailbox: MailboxID
     private(set) var chunks: [HeldChunk] = []
@@ -16,6 +17,8 @@ final class MailboxQueue {
     private var firstChunkNumber = 0
     private(set) var liveCount = 0
     private(set) var liveBytes = 0
+    /// Of `liveCount`, the message requests.
+    private(set) var liveRequests = 0
     /// Where handover continues: the next record not yet handed to the current connection.
     private var cursor = Location(chunk: 0, offset: 0)
     /// Handed over on the current connection, not yet acknowledged.
@@ -41,6 +44,7 @@ final class MailboxQueue {
         let origin: UInt32
         let location: Location
         let length: Int
+        let isRequest: Bool
     }
 
     init(mailbox: MailboxID) {
@@ -48,10 +52,12 @@ final class MailboxQueue {
     }
 
     var isEmpty: Bool { liveCount == 0 }
+    /// Held frames of conversations (everything but message requests).
+    var liveConversationCount: Int { liveCount - liveRequests }
 
     // MARK: adding
 
-    func append(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8], ahead: Bool = false) {
+    func append(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8], ahead: Bool = false, request: Bool = false) {
         let size = Self.headerBytes + payload.count
         if chunks.isEmpty || chunks[chunks.count - 1].room < size {
             // Grow geometrically: a mailbox holding one frame costs 1 KiB, a busy one
@@ -61,8 +67,9 @@ final class MailboxQueue {
             chunks.append(HeldChunk(capacity: capacity))
         }
         if ahead { self.ahead.append(Location(chunk: firstChunkNumber + chunks.count - 1, offset: chunks[chunks.count - 1].bytes.count)) }
-        chunks[chunks.count - 1].append(id: id, heldAt: heldAt, origin: origin, payload: payload)
+        chunks[chunks.count - 1].append(id: id, heldAt: heldAt, origin: origin, payload: payload, request: request)
         liveCount += 1
+        if request { liveRequests += 1 }
         liveBytes += payload.count
     }
 
@@ -180,8 +187,9 @@ final class MailboxQueue {
 
     private func delete(at location: Location) {
         let index = location.chunk - firstChunkNumber
-        let length = chunks[index].markDeleted(at: location.offset)
+        let (length, wasRequest) = chunks[index].markDeleted(at: location.offset)
         liveCount -= 1
+        if wasRequest { liveRequests -= 1 }
         liveBytes -= length
         while let first = chunks.first, first.live == 0 {
             chunks.removeFirst()
@@ -205,9 +213,9 @@ final class HeldChunk {
 
     var room: Int { bytes.capacity - bytes.count }
 
-    func append(id: UInt64, heldAt: Int64, origin: UInt32, payload: [UInt8]) {
+    func append(id: UInt64, heldAt: Int64, origin: UInt32, payload: [UInt8], request: Bool) {
         put64(id); put64(UInt64(bitPattern: heldAt)); put32(origin); put32(UInt32(payload.count))
-        bytes.append(0)
+        bytes.append(request ? Self.requestFlag : 0)
         bytes.append(contentsOf: payload)
         live += 1
     }
@@ -219,22 +227,25 @@ final class HeldChunk {
     private func get32(_ at: Int) -> UInt32 { (0..<4).reduce(UInt32(0)) { $0 << 8 | UInt32(bytes[at + $1]) } }
 
     func length(at offset: Int) -> Int { Int(get32(offset + 20)) }
-    func isDeleted(at offset: Int) -> Bool { bytes[offset + 24] != 0 }
+    static let deletedFlag: UInt8 = 1
+    static let requestFlag: UInt8 = 2
+    func isDeleted(at offset: Int) -> Bool { bytes[offset + 24] & Self.deletedFlag != 0 }
 
     func record(at offset: Int, chunkNumber: Int) -> MailboxQueue.Record {
         MailboxQueue.Record(id: get64(offset), heldAt: Int64(bitPattern: get64(offset + 8)), origin: get32(offset + 16),
-                            location: .init(chunk: chunkNumber, offset: offset), length: length(at: offset))
+                            location: .init(chunk: chunkNumber, offset: offset), length: length(at: offset),
+                            isRequest: bytes[offset + 24] & Self.requestFlag != 0)
     }
 
     func payload(at offset: Int, length: Int) -> ArraySlice<UInt8> {
         bytes[(offset + MailboxQueue.headerBytes)..<(offset + MailboxQueue.headerBytes + length)]
     }
 
-    /// Marks the record deleted; returns its payload length.
-    func markDeleted(at offset: Int) -> Int {
-        precondition(bytes[offset + 24] == 0)
-        bytes[offset + 24] = 1
+    /// Marks the record deleted; returns its payload length and whether it was a request.
+    func markDeleted(at offset: Int) -> (length: Int, request: Bool) {
+        precondition(!isDeleted(at: offset))
+        bytes[offset + 24] |= Self.deletedFlag
         live -= 1
-        return length(at: offset)
+        return (length(at: offset), bytes[offset + 24] & Self.requestFlag != 0)
     }
 }

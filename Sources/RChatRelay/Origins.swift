@@ -39,6 +39,11 @@ final class Origins {
         if entry.references <= 0 {
             entries[number] = nil
             numbers[entry.origin] = nil
+            // A dictionary keeps its largest size: after a burst of links, made anew.
+            if entries.capacity > 4096, entries.count * 8 < entries.capacity {
+                entries = entries.filter { _ in true }
+                numbers = numbers.filter { _ in true }
+            }
         } else {
             entries[number] = entry
         }

@@ -1,51 +1,90 @@
 import RChatRelayClient
 
 /// Rendezvous codes waiting for their match. A code links two live connections of
-/// different mailboxes once and is consumed by it; presenting it again later starts a new
-/// wait (a contact who reinstalled meets us on the same day's recovery code). Bounded in
-/// all and per connection.
+/// different mailboxes once and leaves the table as it matches; presenting it again later
+/// starts a new wait (a contact who reinstalled meets us on the same day's recovery code).
+///
+/// Bounded per connection and per mailbox, not in all: the table never holds more than
+/// the connections' shares together, so a client that fills its share (or a host that
+/// fills every connection it may open) never keeps another pair from waiting.
 struct Pairing {
     let timeout: Double
-    let maxPending: Int
     let maxPerSession: Int
+    let maxPerMailbox: Int
     private(set) var pending: [[UInt8]: (session: Session, expires: Double)] = [:]
+    private(set) var pendingByMailbox: [MailboxID: Int] = [:]
     // Expiry in arrival order: every code gets the same timeout, so a FIFO is sorted.
     private var pendingOrder: [(code: [UInt8], expires: Double)] = []
     private var pendingHead = 0
 
-    init(timeout: Double, maxPending: Int, maxPerSession: Int) {
+    init(timeout: Double, maxPerSession: Int, maxPerMailbox: Int) {
         self.timeout = timeout
-        self.maxPending = maxPending
         self.maxPerSession = maxPerSession
+        self.maxPerMailbox = maxPerMailbox
     }
 
-    enum Outcome {
+    enum Outcome: Equatable {
         case waiting
         case matched(Session)
-        case ignored
+        case ignored(Ignored)
+
+        static func == (a: Outcome, b: Outcome) -> Bool {
+            switch (a, b) {
+            case (.waiting, .waiting): return true
+            case (.matched(let x), .matched(let y)): return x === y
+            case (.ignored(let x), .ignored(let y)): return x == y
+            default: return false
+            }
+        }
     }
 
-    mutating func present(_ code: [UInt8], by session: Session, now: Double) -> Outcome {
+    /// Why a presented code was dropped.
+    enum Ignored: Hashable, CustomStringConvertible {
+        case connectionShare, mailboxShare, linkRate
+
+        var description: String {
+            switch self {
+            case .connectionShare: return "its connection has its share of codes waiting"
+            case .mailboxShare: return "its mailbox has its share of codes waiting"
+            case .linkRate: return "a mailbox made links faster than the relay allows"
+            }
+        }
+    }
+
+    /// `mayLink` is asked before a match is made (the link budget of both mailboxes); when
+    /// it says no, the code waiting stays and the new one is ignored.
+    mutating func present(_ code: [UInt8], by session: Session, now: Double,
+                          mayLink: (_ waiting: Session) -> Bool) -> Outcome {
         if let waiting = pending[code] {
             if waiting.session === session { return .waiting }
             if waiting.session.isOpen, waiting.session.mailbox != session.mailbox {
-                pending[code] = nil
-                waiting.session.pendingCodes.remove(code)
+                guard mayLink(waiting.session) else { return .ignored(.linkRate) }
+                remove(code, of: waiting.session)
                 return .matched(waiting.session)
             }
             // The same mailbox on another connection (or a dead one): the newest waits.
-            waiting.session.pendingCodes.remove(code)
-            pending[code] = nil
+            remove(code, of: waiting.session)
         }
-        guard pending.count < maxPending, session.pendingCodes.count < maxPerSession else { return .ignored }
+        let mailbox = session.mailbox!
+        guard session.pendingCodes.count < maxPerSession else { return .ignored(.connectionShare) }
+        guard pendingByMailbox[mailbox, default: 0] < maxPerMailbox else { return .ignored(.mailboxShare) }
         pending[code] = (session, now + timeout)
+        pendingByMailbox[mailbox, default: 0] += 1
         pendingOrder.append((code, now + timeout))
         session.pendingCodes.insert(code)
         return .waiting
     }
 
+    private mutating func remove(_ code: [UInt8], of session: Session) {
+        pending[code] = nil
+        session.pendingCodes.remove(code)
+        let mailbox = session.mailbox!
+        let left = pendingByMailbox[mailbox, default: 1] - 1
+        pendingByMailbox[mailbox] = left > 0 ? left : nil
+    }
+
     mutating func forget(_ session: Session) {
-        for code in session.pendingCodes where pending[code]?.session === session { pending[code] = nil }
+        for code in session.pendingCodes where pending[code]?.session === session { remove(code, of: session) }
         session.pendingCodes.removeAll()
     }
 
@@ -57,12 +96,25 @@ struct Pairing {
             let (code, expires) = pendingOrder[pendingHead]
             pendingHead += 1
             if let p = pending[code], p.expires == expires {
-                pending[code] = nil
-                p.session.pendingCodes.remove(code)
+                remove(code, of: p.session)
                 dropped += 1
             }
         }
-        if pendingHead > 1024, pendingHead * 2 > pendingOrder.count { pendingOrder.removeFirst(pendingHead); pendingHead = 0 }
+        // Entries of codes that matched or whose connection closed stay in the FIFO until
+        // their time; once they are most of it, it is rebuilt from what still waits, so
+        // what a closed abuser presented is freed now rather than at its expiry.
+        if pendingOrder.count - pendingHead > 2 * pending.count + 1024 {
+            pendingOrder = pendingOrder[pendingHead...].filter { pending[$0.code]?.expires == $0.expires }
+            pendingHead = 0
+        } else if pendingHead > 1024, pendingHead * 2 > pendingOrder.count {
+            pendingOrder.removeFirst(pendingHead)
+            pendingHead = 0
+        }
+        // A dictionary keeps its largest size: after a flood, the tables are made anew.
+        if pending.capacity > 4096, pending.count * 8 < pending.capacity { pending = pending.filter { _ in true } }
+        if pendingByMailbox.capacity > 4096, pendingByMailbox.count * 8 < pendingByMailbox.capacity {
+            pendingByMailbox = pendingByMailbox.filter { _ in true }
+        }
         return dropped
     }
 }

@@ -23,7 +23,15 @@ extension Relay {
             guard let message = ClientMessage.decode(body) else { return fail(session, .malformed, because: "malformed frame") }
             session.counters.count(message.counterKind)
             handle(message, on: session)
+            dropIfNotReading(session)
         }
+    }
+
+    /// A client that sends but never reads piles up answers (pongs, acknowledgements): past
+    /// `maxOutputBytes` unread it is closed, so what it costs stays bounded.
+    func dropIfNotReading(_ session: Session) {
+        guard session.isOpen, session.connection.outboundBytes > configuration.maxOutputBytes else { return }
+        fail(session, .timeout, because: "not reading (\(session.connection.outboundBytes) bytes unread)")
     }
 
     private func open(_ frame: [UInt8], on session: Session) -> [UInt8]? {
@@ -110,7 +118,7 @@ extension Relay {
             guard let owner = invites.owner(of: token) else {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownInvite.rawValue), kind: .refused)
             }
-            hold(payload, for: owner, origin: origins.retain(.invite(token)), seq: seq, from: session)
+            hold(payload, for: owner, origin: origins.retain(.invite(token)), seq: seq, from: session, request: true)
         case .acknowledge(let ids):
             guard let mailbox = session.mailbox, sessionsByMailbox[mailbox]?.first === session, let queue = queues[mailbox] else { return }
             for id in ids {
@@ -167,19 +175,30 @@ extension Relay {
 
     /// Takes a frame for `mailbox` (its origin already retained): queue it, acknowledge the
     /// sender ("Sent"), and push it on if the mailbox is connected. Over quota: refuse.
+    /// Message requests (`request`) have a quota and a rate of their own, so a flood of them
+    /// never makes a conversation's frame refused.
     private func hold(_ payload: [UInt8], for mailbox: MailboxID, origin: UInt32, seq: UInt64, from sender: Session,
-                      ahead: Bool = false) {
+                      ahead: Bool = false, request: Bool = false) {
         let queue = queue(for: mailbox)
-        if queue.liveCount >= configuration.quota || totalHeldBytes + payload.count > configuration.maxHeldBytes {
+        let refusal: RefusalReason?
+        if request ? queue.liveRequests >= configuration.requestQuota : queue.liveConversationCount >= configuration.quota {
+            refusal = request ? .requestQuotaExceeded : .quotaExceeded
+        } else if totalHeldBytes + payload.count > configuration.maxHeldBytes {
+            refusal = .relayFull
+        } else if request, !takeRequestToken(for: mailbox) {
+            refusal = .requestQuotaExceeded
+        } else {
+            refusal = nil
+        }
+        if let refusal {
             origins.release(origin)
-            let quota = queue.liveCount >= configuration.quota
             if queue.isEmpty, sessionsByMailbox[mailbox] == nil { queues[mailbox] = nil }
-            return sender.send(.refused(seq: seq, reason: (quota ? RefusalReason.quotaExceeded : .relayFull).rawValue), kind: .refused)
+            return sender.send(.refused(seq: seq, reason: refusal.rawValue), kind: .refused)
         }
         let id = nextItemID
         nextItemID += 1
         let heldAt = clock.now()
-        queue.append(id: id, heldAt: heldAt, origin: origin, payload: payload, ahead: ahead)
+        queue.append(id: id, heldAt: heldAt, origin: origin, payload: payload, ahead: ahead, request: request)
         totalHeldBytes += payload.count
         totalHeldItems += 1
         if let persistence, let o = origins.origin(origin) {
@@ -214,9 +233,8 @@ extension Relay {
                 guard session.isOpen else { return }
             }
         }
-        if session.connection.outboundBytes > configuration.maxOutputBytes {
-            return fail(session, .timeout, because: "not reading (\(session.connection.outboundBytes) bytes unread)")
-        }
+        dropIfNotReading(session)
+        guard session.isOpen else { return }
         if session.drainedNoticeDue, queue.inFlight.isEmpty, !queue.hasUndelivered {
             session.drainedNoticeDue = false
             session.send(.drained, kind: .drained)
@@ -224,12 +242,54 @@ extension Relay {
     }
 
     private func present(_ code: [UInt8], by session: Session) {
-        switch pairing.present(code, by: session, now: loop.now) {
-        case .waiting, .ignored:
+        switch pairing.present(code, by: session, now: loop.now, mayLink: { mayLink($0, session) }) {
+        case .waiting:
             break
         case .matched(let other):
             link(other, session, code: code)
+        case .ignored(let why):
+            if session.ignoredCodesLogged.insert(why).inserted { log.note("\(session.name): codes ignored: \(why)") }
         }
+    }
+
+    /// Whether `a` and `b` may be linked now: both have room for another link and both
+    /// mailboxes have a link to spend (taken only when both have).
+    private func mayLink(_ a: Session, _ b: Session) -> Bool {
+        guard makeRoomForLink(on: a), makeRoomForLink(on: b) else { return false }
+        let now = loop.now
+        func take(_ mailbox: MailboxID) -> Bool {
+            var bucket = linkBudgets[mailbox] ?? TokenBucket(capacity: configuration.linkBurst, perSecond: configuration.linksPerSecond, now: now)
+            defer { linkBudgets[mailbox] = bucket }
+            return bucket.take(now: now)
+        }
+        guard take(a.mailbox!) else { return false }
+        guard take(b.mailbox!) else {
+            linkBudgets[a.mailbox!]?.refund()
+            return false
+        }
+        return true
+    }
+
+    /// At its bound of links, a connection forgets those whose peer has left (sends on them
+    /// are then refused as an unknown link rather than held); false if that frees nothing.
+    private func makeRoomForLink(on session: Session) -> Bool {
+        guard session.links.count >= configuration.maxLinksPerConnection else { return true }
+        for (id, end) in session.links where end.peer?.isOpen != true {
+            session.links[id] = nil
+            if session.linkForOrigin[end.incomingOrigin] == id { session.linkForOrigin[end.incomingOrigin] = nil }
+            origins.release(end.outgoingOrigin)
+            origins.release(end.incomingOrigin)
+        }
+        return session.links.count < configuration.maxLinksPerConnection
+    }
+
+    private func takeRequestToken(for mailbox: MailboxID) -> Bool {
+        let now = loop.now
+        // As many as the quota in a burst, refilled at that many per hour.
+        var bucket = requestBudgets[mailbox] ?? TokenBucket(capacity: configuration.requestQuota,
+                                                            perSecond: Double(configuration.requestQuota) / 3600, now: now)
+        defer { requestBudgets[mailbox] = bucket }
+        return bucket.take(now: now)
     }
 
     private func link(_ a: Session, _ b: Session, code: [UInt8]) {
@@ -250,5 +310,13 @@ extension Relay {
         b.send(.linked(link: id, code: code), kind: .linked)
         // Which two connections (and so mailboxes) a link joins is never logged.
         log.note("made link \(id)")
+    }
+}
+
+extension DeliveryOrigin {
+    /// A message request (sent to an invite token), as opposed to a conversation's frame.
+    var isRequest: Bool {
+        if case .invite = self { return true }
+        return false
     }
 }

@@ -28,9 +28,19 @@ public final class Relay: @unchecked Sendable {
     var totalHeldItems = 0
     var nextLinkID: LinkID = 1
     var pairing: Pairing
+    /// Open connections per host, and the hosts whose refusal was logged (until one of
+    /// their connections closes).
+    private var connectionsByHost: [HostAddress: Int] = [:]
+    private var hostsRefusedLogged: Set<HostAddress> = []
+    /// Links made for a mailbox, and message requests sent to one: bounded per mailbox.
+    var linkBudgets: [MailboxID: TokenBucket] = [:]
+    var requestBudgets: [MailboxID: TokenBucket] = [:]
     var invites = InviteRegistry()
     var totals = FrameCounters()
     private var refusedInBurst = 0
+    /// Connections closed since free memory was last handed back to the system (weighed by
+    /// what they held).
+    private var closedSinceTrim = 0
     private var refusalBurstLogged = false
 
     public struct StartError: Error, CustomStringConvertible {
@@ -52,8 +62,8 @@ public final class Relay: @unchecked Sendable {
         }
         let advertisedHost = configuration.host == "0.0.0.0" || configuration.host == "::" ? Self.guessHost() : configuration.host
         address = RelayAddress(host: advertisedHost, port: listener.port, publicKey: staticKey.publicKey)
-        pairing = Pairing(timeout: configuration.pairingTimeout, maxPending: configuration.maxPendingCodes,
-                          maxPerSession: configuration.maxPendingCodesPerConnection)
+        pairing = Pairing(timeout: configuration.pairingTimeout, maxPerSession: configuration.maxPendingCodesPerConnection,
+                          maxPerMailbox: configuration.maxPendingCodesPerMailbox)
         if let path = configuration.persistPath {
             do { persistence = try HeldPersistence(path: path, relayKey: staticKey) } catch {
                 throw StartError(description: "cannot open --persist \(path): \(error)")
@@ -63,10 +73,10 @@ public final class Relay: @unchecked Sendable {
         }
         if clock is SystemClock, (clock as! SystemClock).isFake { log.note("RCHAT_FAKE_NOW is set: relay time is fixed at \(clock.now()) (tests only)") }
         try loadPersisted()
-        listener.onAccept = { [unowned self] fd in accepted(fd) }
+        listener.onAccept = { [unowned self] fd, host in accepted(fd, from: host) }
         listener.onDescriptorsExhausted = { [unowned self] in refusedConnection() }
         loop.beforeFlush.append { [unowned self] in commitPersistence() }
-        let sweep = max(0.05, min(1.0, min(configuration.handshakeTimeout, configuration.frameTimeout) / 4))
+        let sweep = max(0.05, min(1.0, min(configuration.handshakeTimeout, configuration.frameTimeout, configuration.idleTimeout) / 4))
         loop.schedule(after: sweep, repeating: true) { [unowned self] in sweepConnections() }
         loop.schedule(after: 60, repeating: true) { [unowned self] in expireHeld() }
     }
@@ -112,7 +122,8 @@ public final class Relay: @unchecked Sendable {
             let loaded = try persistence.load(expiredAtOrBefore: clock.now() - configuration.holdSeconds)
             for item in loaded.items {
                 let origin = origins.retain(item.origin)
-                queue(for: item.mailbox).append(id: item.id, heldAt: item.heldAt, origin: origin, payload: item.payload)
+                queue(for: item.mailbox).append(id: item.id, heldAt: item.heldAt, origin: origin, payload: item.payload,
+                                                request: item.origin.isRequest)
                 totalHeldBytes += item.payload.count
                 totalHeldItems += 1
                 nextItemID = max(nextItemID, item.id + 1)
@@ -137,13 +148,17 @@ public final class Relay: @unchecked Sendable {
 
     // MARK: connections
 
-    private func accepted(_ fd: Int32) {
+    private func accepted(_ fd: Int32, from host: HostAddress) {
         guard sessions.count < configuration.maxConnections else {
-            // One plaintext error frame, then close: no handshake work for a refused client.
-            let busy = FrameCodec.encode(RelayMessage.error(RelayErrorCode.busy.rawValue).encoded())
-            _ = busy.withUnsafeBytes { rchat_send(fd, $0.baseAddress!, $0.count) }
-            Glibc.close(fd)
+            refuse(fd)
             refusedConnection()
+            return
+        }
+        guard connectionsByHost[host, default: 0] < configuration.maxConnectionsPerAddress else {
+            refuse(fd)
+            if hostsRefusedLogged.insert(host).inserted {
+                log.note("\(host) has \(configuration.maxConnectionsPerAddress) connections, its limit: refusing more from it")
+            }
             return
         }
         let connection: StreamConnection
@@ -151,10 +166,18 @@ public final class Relay: @unchecked Sendable {
             Glibc.close(fd)
             return
         }
-        let session = Session(number: nextSessionNumber, connection: connection, relay: self)
+        let session = Session(number: nextSessionNumber, connection: connection, host: host, relay: self)
         nextSessionNumber += 1
         connection.delegate = session
         sessions[session.number] = session
+        connectionsByHost[host, default: 0] += 1
+    }
+
+    /// One plaintext `busy` error frame, then close: no handshake work for a refused client.
+    private func refuse(_ fd: Int32) {
+        let busy = FrameCodec.encode(RelayMessage.error(RelayErrorCode.busy.rawValue).encoded())
+        _ = busy.withUnsafeBytes { rchat_send(fd, $0.baseAddress!, $0.count) }
+        Glibc.close(fd)
     }
 
     /// Logged once per burst: the first refusal at once, the count when the burst ends.
@@ -179,7 +202,12 @@ public final class Relay: @unchecked Sendable {
     }
 
     func closed(_ session: Session) {
+        // A connection with many links or codes counts as many: their memory goes too.
+        closedSinceTrim += 1 + (session.links.count + session.pendingCodes.count) / 64
         sessions[session.number] = nil
+        let left = connectionsByHost[session.host, default: 1] - 1
+        connectionsByHost[session.host] = left > 0 ? left : nil
+        hostsRefusedLogged.remove(session.host)
         pairing.forget(session)
         for (id, end) in session.links {
             if let peer = end.peer, peer.isOpen {
@@ -217,9 +245,17 @@ public final class Relay: @unchecked Sendable {
                 fail(session, .timeout, because: "no authentication within \(configuration.handshakeTimeout) s")
             } else if let since = session.connection.partialFrameSince, now - since > configuration.frameTimeout {
                 fail(session, .timeout, because: "a frame unfinished for \(configuration.frameTimeout) s")
+            } else if session.isReady, session.pendingCodes.isEmpty, session.links.isEmpty,
+                      now - session.lastFrameAt > configuration.idleTimeout {
+                fail(session, .timeout, because: "idle for \(configuration.idleTimeout) s (no code waiting, no link, no frame)")
             }
         }
         pairing.expire(now: now)
+        if closedSinceTrim >= 64 {
+            // After many connections went (an attack, or a crowd leaving), RSS falls again.
+            closedSinceTrim = 0
+            rchat_release_free_memory()
+        }
         if refusalBurstLogged, sessions.count < configuration.maxConnections {
             log.note("connection limit burst over: refused \(refusedInBurst) connections")
             refusalBurstLogged = false
@@ -228,6 +264,9 @@ public final class Relay: @unchecked Sendable {
     }
 
     func expireHeld() {
+        // A full budget is the same as none: forgotten, so they do not pile up.
+        linkBudgets = linkBudgets.filter { !$0.value.isFull(at: loop.now) }
+        requestBudgets = requestBudgets.filter { !$0.value.isFull(at: loop.now) }
         let cutoff = clock.now() - configuration.holdSeconds
         var removed = 0
         for (mailbox, queue) in queues {

@@ -24,6 +24,8 @@ final class Session: StreamConnectionDelegate {
 
     let number: Int
     let connection: StreamConnection
+    /// Where it came from, as counted against the per-address limit.
+    let host: HostAddress
     unowned let relay: Relay
     var phase = Phase.awaitingHello
     var cipher: TransportCipher?
@@ -32,14 +34,20 @@ final class Session: StreamConnectionDelegate {
     /// Origin number → this connection's link, to label live deliveries.
     var linkForOrigin: [UInt32: LinkID] = [:]
     var pendingCodes: Set<[UInt8]> = []
+    /// Why codes it presented were ignored, each logged once per connection.
+    var ignoredCodesLogged: Set<Pairing.Ignored> = []
+    /// When its last frame arrived (loop time): an idle connection is closed.
+    var lastFrameAt: Double
     var counters = FrameCounters()
     /// A `drained` is owed once the handover that began at authentication is complete.
     var drainedNoticeDue = false
 
-    init(number: Int, connection: StreamConnection, relay: Relay) {
+    init(number: Int, connection: StreamConnection, host: HostAddress, relay: Relay) {
         self.number = number
         self.connection = connection
+        self.host = host
         self.relay = relay
+        lastFrameAt = connection.openedAt
     }
 
     var isReady: Bool { if case .ready = phase { return true } else { return false } }
@@ -62,6 +70,7 @@ final class Session: StreamConnectionDelegate {
     // MARK: StreamConnectionDelegate
 
     func connection(_ connection: StreamConnection, didReceive frame: [UInt8]) {
+        lastFrameAt = connection.loop.now
         relay.received(frame, on: self)
     }
 

@@ -51,11 +51,12 @@ public final class RelayClient: @unchecked Sendable {
         self.handler = handler
     }
 
-    /// Connects, agrees keys with the relay's pinned static key and proves `mailboxKey`.
-    public static func connect(to address: RelayAddress, mailboxKey: SigningKey, timeout: Double = 10,
+    /// Connects, agrees keys with the relay's pinned static key and proves `mailboxKey`;
+    /// from the numeric address `source` when one is given.
+    public static func connect(to address: RelayAddress, mailboxKey: SigningKey, timeout: Double = 10, from source: String? = nil,
                                eventHandler: (@Sendable (RelayEvent) -> Void)? = nil) throws(RelayClientError) -> RelayClient {
         let socket: BlockingSocket
-        do { socket = try BlockingSocket(host: address.host, port: address.port) } catch { throw .connectFailed(error.description) }
+        do { socket = try BlockingSocket(host: address.host, port: address.port, from: source) } catch { throw .connectFailed(error.description) }
         socket.setReceiveTimeout(timeout)
         var reader = HandshakeReader(socket: socket, deadline: monotonicSeconds() + timeout)
 

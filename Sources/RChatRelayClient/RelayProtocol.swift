@@ -64,6 +64,10 @@
 /// never the two connections or mailboxes a link joins. An operator watching a live relay
 /// can still see that two connections were linked at one moment; what it does not get is a
 /// stable record of who talks to whom.
+///
+/// **Keepalive.** An authenticated connection with no code waiting and no link that sends
+/// nothing for the relay's idle timeout (300 s by default) is closed with `timeout`; a
+/// client pings every `keepaliveSeconds` to stay.
 public enum RelayProtocol {
     public static let version: UInt8 = 2
     public static let magic: [UInt8] = [0x52, 0x43, 0x52] // "RCR"
@@ -75,6 +79,8 @@ public enum RelayProtocol {
     public static let maximumCodesPerPresent = 16
     public static let maximumInvitesPerRegister = 16
     public static let maximumAcknowledgementsPerFrame = 1024
+    /// How often a client that stays connected pings: well under any relay's idle timeout.
+    public static let keepaliveSeconds = 60.0
 
     static let transcriptLabel = Array("rchat relay v1".utf8)
     static let authLabel = Array("rchat relay auth v1".utf8)
@@ -117,6 +123,9 @@ public enum RefusalReason: UInt8, Sendable, CustomStringConvertible {
     case unknownInvite = 3
     case tooLarge = 4
     case relayFull = 5
+    /// The recipient holds as many message requests as the relay takes for one mailbox, or
+    /// was sent too many lately; its conversations' frames are not affected.
+    case requestQuotaExceeded = 6
 
     public var description: String {
         switch self {
@@ -125,6 +134,7 @@ public enum RefusalReason: UInt8, Sendable, CustomStringConvertible {
         case .unknownInvite: return "no such invite"
         case .tooLarge: return "payload too large"
         case .relayFull: return "the relay is full"
+        case .requestQuotaExceeded: return "the recipient has too many message requests waiting"
         }
     }
 }

@@ -19,7 +19,7 @@ final class EventLoopTests: XCTestCase {
         XCTAssertGreaterThan(listener.port, 0)
         let echo = Echo()
         var connections: [StreamConnection] = []
-        listener.onAccept = { fd in
+        listener.onAccept = { fd, _ in
             let c = try! StreamConnection(fd: fd, loop: loop, maximumFrameBytes: 1000)
             c.delegate = echo
             connections.append(c)

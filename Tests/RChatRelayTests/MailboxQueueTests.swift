@@ -38,4 +38,21 @@ final class MailboxQueueTests: XCTestCase {
         q.append(id: 11, heldAt: 0, origin: 1, payload: [3])
         XCTAssertEqual(q.takeNext()?.id, 11)
     }
+
+    func testRequestsAreCountedApartThroughAcknowledgementAndExpiry() {
+        let q = MailboxQueue(mailbox: mailbox)
+        for i in 0..<6 { q.append(id: HeldItemID(i + 1), heldAt: Int64(i), origin: 1, payload: [1], request: i % 2 == 0) }
+        XCTAssertEqual(q.liveRequests, 3)
+        XCTAssertEqual(q.liveConversationCount, 3)
+        let first = q.takeNext()
+        XCTAssertEqual(first?.isRequest, true)
+        XCTAssertEqual(q.takeNext()?.isRequest, false)
+        XCTAssertEqual(q.acknowledge(1)?.isRequest, true)
+        XCTAssertEqual(q.acknowledge(2)?.isRequest, false)
+        XCTAssertEqual(q.liveRequests, 2)
+        XCTAssertEqual(q.liveConversationCount, 2)
+        XCTAssertEqual(q.expire(heldAtOrBefore: 2) { _ in }, 1, "item 3, a request")
+        XCTAssertEqual(q.liveRequests, 1)
+        XCTAssertEqual(q.liveConversationCount, 2)
+    }
 }

@@ -12,7 +12,8 @@ final class RelayBadInputTests: XCTestCase {
 
     override func setUpWithError() throws {
         relay = RelayProcess()
-        address = try relay.start(["--frame-timeout", "0.5", "--handshake-timeout", "1", "--max-connections", "40"])
+        address = try relay.start(["--frame-timeout", "0.5", "--handshake-timeout", "1", "--max-connections", "40",
+                                   "--max-connections-per-address", "1000"])
     }
     override func tearDown() { relay.stop(signal: SIGKILL); relay = nil }
 

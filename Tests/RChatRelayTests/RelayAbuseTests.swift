@@ -1,0 +1,407 @@
+import CEpoll
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatNet
+import RChatRelayClient
+import Synchronization
+import XCTest
+
+/// A real `rchat-relay` under attack on loopback: every attack is bounded in count and time,
+/// honest clients are served throughout, and the relay's memory (VmRSS from /proc) comes
+/// back to where it was. Each test prints its figures as `figure:` lines.
+final class RelayAbuseTests: XCTestCase {
+    var relay: RelayProcess!
+
+    override func tearDown() { relay?.stop(signal: SIGKILL); relay = nil }
+
+    private func start(_ arguments: [String]) throws -> RelayAddress {
+        relay = RelayProcess()
+        let address = try relay.start(arguments)
+        try assertRelayServes(address) // warm: what serving allocates once is not counted as abuse
+        return address
+    }
+
+    private func logCount(_ fragment: String) -> Int { relay.stderr.components(separatedBy: fragment).count - 1 }
+
+    // MARK: connections
+
+    func testConnectionsPastTheLimitAreRefusedAtOnceWhileTheRestAreServed() throws {
+        let address = try start(["--max-connections", "24", "--max-connections-per-address", "100"])
+        let before = try memory()
+        let pair = try link(address)
+        defer { pair.a.close(); pair.b.close() }
+        var held: [BlockingSocket] = []
+        for _ in 0..<22 { held.append(try BlockingSocket(host: "127.0.0.1", port: address.port)) }
+        XCTAssertNotNil(waitFor(timeout: 5) { () -> Bool? in
+            guard let probe = try? RawClient(address) else { return nil }
+            return probe.expectClosedQuietly() == .busy ? true : nil
+        }, "the relay took its 24")
+        var latencies: [Double] = []
+        for round in 0..<10 {
+            for _ in 0..<30 {
+                let started = monotonicSeconds()
+                let refused = try RawClient(address)
+                XCTAssertEqual(refused.expectClosed(timeout: 2), .busy)
+                latencies.append(monotonicSeconds() - started)
+            }
+            // The 24 it serves are served meanwhile.
+            let payload = Array("round \(round)".utf8)
+            let seq = try pair.a.send(on: pair.link, payload)
+            XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: seq, forwarded: true))
+            guard case .delivery(let d)? = pair.b.nextEvent(timeout: 5) else { return XCTFail("no delivery in round \(round)") }
+            XCTAssertEqual(d.payload, payload)
+        }
+        latencies.sort()
+        let median = latencies[latencies.count / 2], worst = latencies.last!
+        print("figure: refusal past --max-connections, connect to busy: median \(ms(median)) ms, max \(ms(worst)) ms over \(latencies.count)")
+        XCTAssertLessThan(worst, 0.5, "refused at once, not after a timeout")
+        held.removeAll()
+        try assertMemorySettles(before, "300 refused connections")
+    }
+
+    func testOneHostCannotTakeEverySlot() throws {
+        // The attack as it was: 1,024 sockets with fresh keys from one address, every one
+        // authenticated. Only the first 32 (the default per-address limit) get in.
+        relay = RelayProcess()
+        let address = try relay.start([])
+        try assertRelayServes(address)
+        let before = try memory()
+        var attackers: [RawClient] = []
+        var refused = 0
+        for _ in 0..<1_024 {
+            let raw = try RawClient(address)
+            do {
+                try raw.handshake(relayKey: address.publicKey)
+                try raw.authenticate(.generate())
+                guard case .welcome? = try raw.readMessage() else { throw RelayClientError.closed }
+                attackers.append(raw)
+            } catch {
+                refused += 1
+            }
+        }
+        print("figure: one address, 1,024 authenticating connections: \(attackers.count) served, \(refused) refused")
+        XCTAssertEqual(attackers.count, 32)
+        let last = try RawClient(address)
+        XCTAssertEqual(last.expectClosed(timeout: 2), .busy, "refused at once from the full host")
+        // Newcomers from other hosts are served while the attacker holds its share.
+        let a = try RelayClient.connect(to: address, mailboxKey: .generate(), timeout: 5, from: "127.0.0.2")
+        let b = try RelayClient.connect(to: address, mailboxKey: .generate(), timeout: 5, from: "127.0.0.3")
+        defer { a.close(); b.close() }
+        let code = Random.bytes(32)
+        try a.present([code])
+        try b.present([code])
+        XCTAssertEqual(a.nextEvent(timeout: 5), .drained)
+        guard case .linked? = a.nextEvent(timeout: 5) else { return XCTFail("the newcomers did not link") }
+        XCTAssertEqual(logCount("127.0.0.1 has 32 connections, its limit"), 1, "logged once per burst")
+        attackers.removeAll()
+        try assertMemorySettles(before, "1,024 connections from one host")
+    }
+
+    func testSlowlorisAndHalfOpenConnectionsAreClosedByTheTimeouts() throws {
+        let address = try start(["--handshake-timeout", "1", "--frame-timeout", "0.5", "--max-connections-per-address", "100"])
+        let before = try memory()
+        // Slowloris: a frame begun and fed a byte at a time; half-open: connected, then silent.
+        let slow = try (0..<20).map { _ in try RawClient(address) }
+        let silent = try (0..<20).map { _ in try RawClient(address) }
+        // A 256-byte frame, a byte every 50 ms: it would take 13 s.
+        let dribbling = StopFlag()
+        let descriptors = slow.map { $0.socket.fd }
+        let dribbler = Thread {
+            var sent = 0
+            while !dribbling.stopped.load(ordering: .relaxed) {
+                var byte: UInt8 = sent < 4 ? [0, 0, 1, 0][sent] : 0x52
+                for fd in descriptors { _ = rchat_send(fd, &byte, 1) }
+                sent += 1
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            dribbling.done.store(true, ordering: .releasing)
+        }
+        let started = monotonicSeconds()
+        dribbler.start()
+        for s in slow { XCTAssertEqual(s.expectClosed(timeout: 3), .timeout) }
+        let slowClosed = monotonicSeconds() - started
+        dribbling.stopped.store(true, ordering: .relaxed)
+        XCTAssertNotNil(waitFor(timeout: 2) { dribbling.done.load(ordering: .acquiring) ? true : nil })
+        for s in silent { XCTAssertEqual(s.expectClosed(timeout: 3), .timeout) }
+        let silentClosed = monotonicSeconds() - started
+        print("figure: 20 slowloris closed within \(ms(slowClosed)) ms (frame timeout 500 ms); 20 half-open within \(ms(silentClosed)) ms (handshake timeout 1,000 ms)")
+        XCTAssertLessThan(silentClosed, 2.5)
+        try assertRelayServes(address)
+        try assertMemorySettles(before, "slowloris and half-open connections")
+    }
+
+    /// Authenticated connections that say nothing and wait for nothing are closed; a client
+    /// that pings, one with a code waiting and one with a link are not.
+    func testIdleAuthenticatedConnectionsTimeOut() throws {
+        let address = try start(["--idle-timeout", "1", "--max-connections-per-address", "100"])
+        let before = try memory()
+        var idle: [RawClient] = []
+        for _ in 0..<10 {
+            let raw = try RawClient(address)
+            try raw.handshake(relayKey: address.publicKey)
+            try raw.authenticate(.generate())
+            guard case .welcome? = try raw.readMessage() else { return XCTFail("no welcome") }
+            idle.append(raw)
+        }
+        let started = monotonicSeconds()
+        let pinger = try RelayClient.connect(to: address, mailboxKey: .generate())
+        let waiter = try RelayClient.connect(to: address, mailboxKey: .generate())
+        let pair = try link(address)
+        defer { pinger.close(); waiter.close(); pair.a.close(); pair.b.close() }
+        try waiter.present([Random.bytes(32)])
+        // As an engine does (every 60 s against the default 300 s), 4 times per timeout.
+        let pinging = StopFlag()
+        let pingLoop = Thread {
+            var n: UInt64 = 0
+            while !pinging.stopped.load(ordering: .relaxed), (try? pinger.ping(n)) != nil {
+                n += 1
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+            pinging.done.store(true, ordering: .releasing)
+        }
+        pingLoop.start()
+        for s in idle { XCTAssertEqual(s.expectClosed(timeout: 3), .timeout) }
+        let closedAfter = monotonicSeconds() - started
+        print("figure: 10 idle authenticated connections closed within \(ms(closedAfter)) ms (idle timeout 1,000 ms)")
+        // Twice the idle timeout later the others are still there.
+        XCTAssertNil(waitFor(timeout: 2.5 - closedAfter) { pinger.isClosed ? true : nil }, "the pinging client lost its connection")
+        pinging.stopped.store(true, ordering: .relaxed)
+        XCTAssertNotNil(waitFor(timeout: 2) { pinging.done.load(ordering: .acquiring) ? true : nil })
+        XCTAssertGreaterThan(monotonicSeconds() - started, 2)
+        XCTAssertFalse(pinger.isClosed)
+        XCTAssertEqual(waiter.nextEvent(timeout: 0.1), .drained)
+        XCTAssertFalse(waiter.isClosed, "a client with a code waiting is not idle")
+        let seq = try pair.a.send(on: pair.link, [1])
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .sent(seq: seq, forwarded: true), "a linked pair is not idle")
+        XCTAssertEqual(logCount("idle for 1.0 s"), 10, relay.stderr)
+        try assertMemorySettles(before, "idle connections")
+    }
+
+    func testAClientThatNeverReadsIsDroppedWithinTheBound() throws {
+        let limit = 256 << 10
+        let address = try start(["--max-output-bytes", "\(limit)"])
+        let before = try memory()
+        let raw = try RawClient(address)
+        var small: Int32 = 4096
+        setsockopt(raw.socket.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        try raw.handshake(relayKey: address.publicKey)
+        try raw.authenticate(.generate())
+        // Pings, 2,048 to a write, never reading a pong; at most 64 MiB of them.
+        var written = 0
+        var dropped = false
+        let started = monotonicSeconds()
+        while written < 64 << 20 {
+            var batch = ByteQueue()
+            for i in 0..<2_048 { FrameCodec.append(raw.cipher!.seal(ClientMessage.ping(UInt64(i)).encoded()), to: &batch) }
+            let bytes = batch.withUnreadBytes { Array($0) }
+            do { try raw.write(bytes) } catch { dropped = true; break }
+            written += bytes.count
+        }
+        XCTAssertTrue(dropped, "the relay never dropped a client that does not read (\(written) bytes of pings taken)")
+        XCTAssertNotNil(waitFor(timeout: 5) { self.logCount("not reading") == 1 ? true : nil }, relay.stderr)
+        let peak = try memory(field: "VmHWM")
+        print("figure: a client that never reads, --max-output-bytes \(limit): dropped after \(written >> 10) KiB of pings in \(ms(monotonicSeconds() - started)) ms; relay peak RSS \(before) KiB before, \(peak) KiB at most (+\(peak - before) KiB)")
+        XCTAssertLessThan(peak - before, 8 << 10, "what a non-reading client cost, in KiB")
+        try assertRelayServes(address)
+        try assertMemorySettles(before, "a client that never reads")
+    }
+
+    // MARK: pairing
+
+    /// 400 connections × 256 random codes used to fill the relay-wide table (100,000) and
+    /// every real pair was ignored. Spread over 13 addresses, within the per-address limit.
+    func testPairingSurvivesAConnectionFloodOfRandomCodes() throws {
+        relay = RelayProcess()
+        let address = try relay.start([])
+        try assertRelayServes(address)
+        let before = try memory()
+        var abusers: [RelayClient] = []
+        for n in 0..<400 {
+            let c = try RelayClient.connect(to: address, mailboxKey: .generate(), from: "127.0.1.\(n / 31 + 1)")
+            for _ in 0..<16 { try c.present((0..<16).map { _ in Random.bytes(32) }, flush: false) }
+            try c.ping(1)
+            abusers.append(c)
+        }
+        for c in abusers {
+            XCTAssertEqual(c.nextEvent(timeout: 5), .drained)
+            XCTAssertEqual(c.nextEvent(timeout: 5), .pong(1), "all 256 codes taken in")
+        }
+        let loaded = try memory()
+        print("figure: 102,400 codes waiting from 400 connections: relay RSS +\(loaded - before) KiB (\((loaded - before) * 1024 / 102_400) B a code)")
+        let started = monotonicSeconds()
+        let pair = try link(address)
+        print("figure: a real pair linked \(ms(monotonicSeconds() - started)) ms after connecting, beside 102,400 codes waiting")
+        pair.a.close(); pair.b.close()
+        for c in abusers { c.close() }
+        abusers.removeAll()
+        try assertMemorySettles(before, "400 connections × 256 codes")
+    }
+
+    func testPendingCodesAreBoundedPerConnectionAndPerMailboxAndMatchedCodesLeave() throws {
+        let address = try start(["--max-codes-per-connection", "8", "--max-codes-per-mailbox", "12"])
+        let key = SigningKey.generate()
+        let one = try RelayClient.connect(to: address, mailboxKey: key)
+        let two = try RelayClient.connect(to: address, mailboxKey: key)
+        let peer = try RelayClient.connect(to: address, mailboxKey: .generate())
+        defer { one.close(); two.close(); peer.close() }
+        for c in [one, peer] { XCTAssertEqual(c.nextEvent(timeout: 5), .drained) } // a mailbox's first connection
+        let first = (0..<9).map { _ in Random.bytes(32) }
+        try one.present(first)                      // 8 wait; the 9th is over the connection's share
+        try one.expectPong()
+        let second = (0..<8).map { _ in Random.bytes(32) }
+        try two.present(second)                     // 4 wait; the rest are over the mailbox's share
+        try two.expectPong()
+        // The peer presents them all: only what waited links.
+        try peer.present(Array(first[0..<8]))
+        try peer.present([first[8]] + second)
+        var linked: Set<[UInt8]> = []
+        while let e = peer.nextEvent(timeout: 0.5) {
+            if case .linked(_, _, let code) = e { linked.insert(code) }
+        }
+        XCTAssertEqual(linked, Set(first[0..<8] + second[0..<4]))
+        XCTAssertEqual(logCount("codes ignored: its connection has its share"), 1, relay.stderr)
+        XCTAssertEqual(logCount("codes ignored: its mailbox has its share"), 1, relay.stderr)
+        // Codes that matched left the table: the same connection has its whole share again.
+        while one.nextEvent(timeout: 0.1) != nil {}
+        let again = (0..<8).map { _ in Random.bytes(32) }
+        try one.present(again)
+        try peer.present(again)
+        var relinked = 0
+        while let e = peer.nextEvent(timeout: 0.5) { if case .linked = e { relinked += 1 } }
+        XCTAssertEqual(relinked, 8)
+        // A real pair still links while this mailbox holds its whole share.
+        try two.present((0..<8).map { _ in Random.bytes(32) })
+        try assertRelayServes(address)
+    }
+
+    func testLinkChurnIsBoundedPerMailbox() throws {
+        let address = try start([])
+        let before = try memory()
+        let a = try RelayClient.connect(to: address, mailboxKey: .generate())
+        let b = try RelayClient.connect(to: address, mailboxKey: .generate())
+        XCTAssertEqual(a.nextEvent(timeout: 5), .drained)
+        XCTAssertEqual(b.nextEvent(timeout: 5), .drained)
+        // 7,168 links asked for as fast as two connections can: 1,024 codes waiting on one
+        // (its share), matched by the other, seven times.
+        let started = monotonicSeconds()
+        var links = 0
+        for round in 0..<7 {
+            let codes = (0..<1_024).map { _ in Random.bytes(32) }
+            for start in stride(from: 0, to: codes.count, by: 16) { try a.present(Array(codes[start..<(start + 16)]), flush: false) }
+            try a.expectPong()
+            for start in stride(from: 0, to: codes.count, by: 16) { try b.present(Array(codes[start..<(start + 16)]), flush: false) }
+            try b.ping(UInt64(round))
+            while let e = b.nextEvent(timeout: 10) {
+                if case .linked = e { links += 1 } else if e == .pong(UInt64(round)) { break } else { return XCTFail("unexpected \(e)") }
+            }
+            // What did not link is forgotten with the connection's share: a leaves its codes waiting.
+            while a.nextEvent(timeout: 0) != nil {}
+        }
+        let elapsed = monotonicSeconds() - started
+        print("figure: link churn, 7,168 links asked for by one pair of mailboxes in \(ms(elapsed)) ms: \(links) made (burst 4,096, then 8/s)")
+        XCTAssertGreaterThanOrEqual(links, 4_096)
+        XCTAssertLessThanOrEqual(Double(links), 4_096 + 8 * elapsed + 1)
+        XCTAssertEqual(logCount("codes ignored: a mailbox made links faster"), 1, relay.stderr)
+        // Other mailboxes link as ever.
+        try assertRelayServes(address)
+        a.close(); b.close()
+        try assertMemorySettles(before, "link churn")
+    }
+
+    // MARK: message requests
+
+    /// Strangers' requests have their own quota: a flood of them never makes a friend's
+    /// message refused; and what one mailbox is sent is bounded in rate too.
+    func testRequestFloodNeverRefusesAFriendsMessage() throws {
+        let address = try start(["--quota", "20", "--request-quota", "10"])
+        let before = try memory()
+        let victimKey = SigningKey.generate()
+        let pair = try link(address, keyA: victimKey)
+        let token = InviteToken(bytes: Random.bytes(16))!
+        try pair.a.registerInvites([token])
+        pair.a.close()
+        XCTAssertEqual(pair.b.nextEvent(timeout: 5), .peerGone(link: pair.link))
+        let stranger = try RelayClient.connect(to: address, mailboxKey: .generate())
+        defer { stranger.close(); pair.b.close() }
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .drained)
+        let flood = try (0..<500).map { _ in try stranger.sendRequest(to: token, Random.bytes(1024), flush: false) }
+        try stranger.flush()
+        var accepted = 0, refusedForQuota = 0
+        for _ in flood {
+            switch stranger.nextEvent(timeout: 5) {
+            case .sent?: accepted += 1
+            case .refused(_, .requestQuotaExceeded)?: refusedForQuota += 1
+            case let other: return XCTFail("unexpected \(String(describing: other))")
+            }
+        }
+        XCTAssertEqual(accepted, 10)
+        XCTAssertEqual(refusedForQuota, 490)
+        // The friend's 20 messages (the conversation quota) are all held.
+        for i in 0..<20 {
+            let seq = try pair.b.send(on: pair.link, [UInt8(i)])
+            XCTAssertEqual(pair.b.nextEvent(timeout: 5), .sent(seq: seq, forwarded: false), "message \(i)")
+        }
+        // The victim takes everything; the stranger's budget (10 an hour here) is spent.
+        let victim = try RelayClient.connect(to: address, mailboxKey: victimKey)
+        defer { victim.close() }
+        let all = victim.expectDeliveries(30)
+        XCTAssertEqual(all.filter { if case .invite = $0.origin { return true } else { return false } }.count, 10)
+        try victim.acknowledge(all.map(\.id))
+        let seq = try stranger.sendRequest(to: token, [1])
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .refused(seq: seq, reason: .requestQuotaExceeded),
+                       "nothing held, but the rate is spent")
+        print("figure: request flood of 500 × 1 KiB to one mailbox, --request-quota 10: 10 held, 490 refused; 20 of 20 friend's messages held")
+        try assertMemorySettles(before, "a request flood")
+    }
+
+    // MARK: memory
+
+    private func memory(field: String = "VmRSS") throws -> Int {
+        let pid = try XCTUnwrap(relay.pid)
+        return try XCTUnwrap(residentKiB(pid: pid, field: field), "no \(field) for pid \(pid)")
+    }
+
+    /// Polls until the relay's RSS is back within 4 MiB of `before`, or fails.
+    private func assertMemorySettles(_ before: Int, _ abuse: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let bound = 4 << 10
+        var last = 0
+        let after = waitFor(timeout: 10, interval: 0.1) { () -> Int? in
+            last = (try? memory()) ?? Int.max
+            return last <= before + bound ? last : nil
+        }
+        print("figure: RSS around \(abuse): \(before) KiB before, \(after ?? last) KiB after (\((after ?? last) - before) KiB)")
+        XCTAssertNotNil(after, "RSS after \(abuse): \(last) KiB, more than 4 MiB over \(before) KiB", file: file, line: line)
+    }
+
+    private func ms(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }
+}
+
+/// A field of /proc/PID/status in KiB (VmRSS now, VmHWM the peak), nil if unreadable.
+func residentKiB(pid: Int32, field: String = "VmRSS") -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+        return line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
+    }
+    return nil
+}
+
+/// Tells a helper thread to stop.
+final class StopFlag: Sendable {
+    let stopped = Atomic<Bool>(false)
+    let done = Atomic<Bool>(false)
+}
+
+extension RelayClient {
+    /// Pings and waits for the pong (what was sent before it has been handled), skipping
+    /// `linked` and `drained`.
+    func expectPong(timeout: Double = 5, file: StaticString = #filePath, line: UInt = #line) throws {
+        let value = UInt64.random(in: 1...UInt64.max)
+        try ping(value)
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while let e = nextEvent(timeout: deadline.timeIntervalSinceNow) {
+            if e == .pong(value) { return }
+        }
+        XCTFail("no pong within \(timeout) s", file: file, line: line)
+    }
+}
