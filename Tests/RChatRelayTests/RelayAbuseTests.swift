@@ -3,6 +3,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatNet
+import RChatRelay
 import RChatRelayClient
 import Synchronization
 import XCTest
@@ -63,19 +64,13 @@ final class RelayAbuseTests: XCTestCase {
     func testOneHostCannotTakeEverySlot() throws {
         // The attack as it was: 1,024 sockets with fresh keys from one address, every one
         // authenticated. Only the first 32 (the default per-address limit) get in.
-        relay = RelayProcess()
-        let address = try relay.start([])
-        try assertRelayServes(address)
+        let address = try start([])
         let before = try memory()
         var attackers: [RawClient] = []
         var refused = 0
         for _ in 0..<1_024 {
-            let raw = try RawClient(address)
             do {
-                try raw.handshake(relayKey: address.publicKey)
-                try raw.authenticate(.generate())
-                guard case .welcome? = try raw.readMessage() else { throw RelayClientError.closed }
-                attackers.append(raw)
+                attackers.append(try RawClient.authenticated(address))
             } catch {
                 refused += 1
             }
@@ -138,11 +133,7 @@ final class RelayAbuseTests: XCTestCase {
         let before = try memory()
         var idle: [RawClient] = []
         for _ in 0..<10 {
-            let raw = try RawClient(address)
-            try raw.handshake(relayKey: address.publicKey)
-            try raw.authenticate(.generate())
-            guard case .welcome? = try raw.readMessage() else { return XCTFail("no welcome") }
-            idle.append(raw)
+            idle.append(try RawClient.authenticated(address))
         }
         let started = monotonicSeconds()
         let pinger = try RelayClient.connect(to: address, mailboxKey: .generate())
@@ -182,11 +173,9 @@ final class RelayAbuseTests: XCTestCase {
         let limit = 256 << 10
         let address = try start(["--max-output-bytes", "\(limit)"])
         let before = try memory()
-        let raw = try RawClient(address)
+        let raw = try RawClient.authenticated(address)
         var small: Int32 = 4096
         setsockopt(raw.socket.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        try raw.handshake(relayKey: address.publicKey)
-        try raw.authenticate(.generate())
         // Pings, 2,048 to a write, never reading a pong; at most 64 MiB of them.
         var written = 0
         var dropped = false
@@ -212,9 +201,7 @@ final class RelayAbuseTests: XCTestCase {
     /// 400 connections × 256 random codes used to fill the relay-wide table (100,000) and
     /// every real pair was ignored. Spread over 13 addresses, within the per-address limit.
     func testPairingSurvivesAConnectionFloodOfRandomCodes() throws {
-        relay = RelayProcess()
-        let address = try relay.start([])
-        try assertRelayServes(address)
+        let address = try start([])
         let before = try memory()
         var abusers: [RelayClient] = []
         for n in 0..<400 {
@@ -354,6 +341,30 @@ final class RelayAbuseTests: XCTestCase {
         try assertMemorySettles(before, "a request flood")
     }
 
+    // MARK: configuration
+
+    func testTheNewLimitsParseAndTheDefaultsLeaveRoomForRealClients() throws {
+        let c = try RelayConfiguration.parse(["--listen", "127.0.0.1:0", "--max-connections-per-address", "3", "--idle-timeout", "9",
+                                              "--request-quota", "5", "--max-output-bytes", "70000",
+                                              "--max-codes-per-connection", "7", "--max-codes-per-mailbox", "8"], environment: [:])
+        XCTAssertEqual(c.maxConnectionsPerAddress, 3)
+        XCTAssertEqual(c.idleTimeout, 9)
+        XCTAssertEqual(c.requestQuota, 5)
+        XCTAssertEqual(c.maxOutputBytes, 70_000)
+        XCTAssertEqual(c.maxPendingCodesPerConnection, 7)
+        XCTAssertEqual(c.maxPendingCodesPerMailbox, 8)
+        for bad in [["--max-connections-per-address", "0"], ["--idle-timeout", "-1"], ["--request-quota", "x"],
+                    ["--max-output-bytes", "1000"], ["--max-codes-per-connection", "0"]] {
+            XCTAssertThrowsError(try RelayConfiguration.parse(["--listen", "127.0.0.1:0"] + bad, environment: [:]), "\(bad)")
+        }
+        let defaults = RelayConfiguration(keyFile: "unused")
+        // An engine pings every 60 s: five pings fit in the idle timeout.
+        XCTAssertGreaterThanOrEqual(defaults.idleTimeout, 5 * RelayProtocol.keepaliveSeconds)
+        // An engine presents 7 codes per contact: a client with 146 contacts here fits.
+        XCTAssertGreaterThanOrEqual(defaults.maxPendingCodesPerConnection, 7 * 146)
+        XCTAssertGreaterThanOrEqual(defaults.maxPendingCodesPerMailbox, defaults.maxPendingCodesPerConnection)
+    }
+
     // MARK: memory
 
     private func memory(field: String = "VmRSS") throws -> Int {
@@ -383,6 +394,17 @@ func residentKiB(pid: Int32, field: String = "VmRSS") -> Int? {
         return line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
     }
     return nil
+}
+
+extension RawClient {
+    /// Connected, through the handshake, with a fresh key proved; throws when refused.
+    static func authenticated(_ address: RelayAddress) throws -> RawClient {
+        let raw = try RawClient(address)
+        try raw.handshake(relayKey: address.publicKey)
+        try raw.authenticate(.generate())
+        guard case .welcome? = try raw.readMessage() else { throw RelayClientError.protocolViolation("no welcome") }
+        return raw
+    }
 }
 
 /// Tells a helper thread to stop.
