@@ -40,13 +40,13 @@ struct Pairing {
 
     /// Why a presented code was dropped.
     enum Ignored: Hashable, CustomStringConvertible {
-        case connectionShare, mailboxShare, linkRate
+        case connectionShare, mailboxShare, linkBound
 
         var description: String {
             switch self {
             case .connectionShare: return "its connection has its share of codes waiting"
             case .mailboxShare: return "its mailbox has its share of codes waiting"
-            case .linkRate: return "a mailbox made links faster than the relay allows"
+            case .linkBound: return "a mailbox made links faster than the relay allows, or a connection has its bound of links"
             }
         }
     }
@@ -58,7 +58,7 @@ struct Pairing {
         if let waiting = pending[code] {
             if waiting.session === session { return .waiting }
             if waiting.session.isOpen, waiting.session.mailbox != session.mailbox {
-                guard mayLink(waiting.session) else { return .ignored(.linkRate) }
+                guard mayLink(waiting.session) else { return .ignored(.linkBound) }
                 remove(code, of: waiting.session)
                 return .matched(waiting.session)
             }

@@ -51,13 +51,13 @@ public struct RelayConfiguration: Sendable {
     public var maxPendingCodesPerConnection = 1_024
     public var maxPendingCodesPerMailbox = 2_048
     /// Links made for one mailbox: a burst, refilled per second. Two engines make up to 7
-    /// links per conversation when they meet (every code both present matches), so 4,096 is
-    /// four reconnects of a client with 146 contacts; 8 a second refills that in 2 minutes.
-    public var linkBurst = 4_096
+    /// links per conversation when they meet (every code both present matches), so 2,048 is
+    /// two reconnects of a client with 146 contacts; 8 a second refills one in 2 minutes.
+    public var linkBurst = 2_048
     public var linksPerSecond = 8.0
-    /// Links one connection keeps; at the bound, links whose peer left are dropped, and a
-    /// new link beyond it is not made.
-    public var maxLinksPerConnection = 8_192
+    /// Links one connection keeps (about 270 bytes each); at the bound, links whose peer
+    /// left are dropped, and a new link beyond it is not made.
+    public var maxLinksPerConnection = 2_048
     /// Invite tokens kept per mailbox (the newest) and in all.
     public var maxInvitesPerMailbox = 16
     public var maxInvites = 1_000_000
@@ -78,6 +78,7 @@ public struct RelayConfiguration: Sendable {
                            [--frame-timeout S] [--idle-timeout S] [--pairing-timeout S]
                            [--max-held-bytes N] [--max-output-bytes N]
                            [--max-codes-per-connection N] [--max-codes-per-mailbox N]
+                           [--max-links-per-connection N]
         """
 
     /// The default key file: $XDG_STATE_HOME/rchat-relay/relay.key.
@@ -131,6 +132,7 @@ public struct RelayConfiguration: Sendable {
             case "--max-output-bytes": config.maxOutputBytes = try number(flag, (64 << 10)...(1 << 32))
             case "--max-codes-per-connection": config.maxPendingCodesPerConnection = try number(flag, 1...1_000_000)
             case "--max-codes-per-mailbox": config.maxPendingCodesPerMailbox = try number(flag, 1...1_000_000)
+            case "--max-links-per-connection": config.maxLinksPerConnection = try number(flag, 1...1_000_000)
             case "-h", "--help": throw UsageError(usage)
             default: throw UsageError("unknown option \"\(flag)\" (see rchat-relay --help)")
             }

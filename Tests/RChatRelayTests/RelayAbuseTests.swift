@@ -286,14 +286,49 @@ final class RelayAbuseTests: XCTestCase {
             while a.nextEvent(timeout: 0) != nil {}
         }
         let elapsed = monotonicSeconds() - started
-        print("figure: link churn, 7,168 links asked for by one pair of mailboxes in \(ms(elapsed)) ms: \(links) made (burst 4,096, then 8/s)")
-        XCTAssertGreaterThanOrEqual(links, 4_096)
-        XCTAssertLessThanOrEqual(Double(links), 4_096 + 8 * elapsed + 1)
+        let linked = try memory()
+        print("figure: link churn, 7,168 links asked for by one pair of mailboxes in \(ms(elapsed)) ms: \(links) made (burst 2,048, then 8/s); relay RSS +\(linked - before) KiB (\((linked - before) * 1024 / max(links, 1)) B a link)")
+        XCTAssertGreaterThanOrEqual(links, 2_048)
+        XCTAssertLessThanOrEqual(Double(links), 2_048 + 8 * elapsed + 1)
         XCTAssertEqual(logCount("codes ignored: a mailbox made links faster"), 1, relay.stderr)
         // Other mailboxes link as ever.
         try assertRelayServes(address)
         a.close(); b.close()
         try assertMemorySettles(before, "link churn")
+    }
+
+    /// At its bound of links a connection drops those whose peer left (a send on one is then
+    /// refused as an unknown link), and makes no link beyond it while all are live.
+    func testLinksPerConnectionAreBoundedAndDeadOnesMakeRoom() throws {
+        let address = try start(["--max-links-per-connection", "4"])
+        let hub = try RelayClient.connect(to: address, mailboxKey: .generate())
+        let first = try RelayClient.connect(to: address, mailboxKey: .generate())
+        defer { hub.close(); first.close() }
+        for c in [hub, first] { XCTAssertEqual(c.nextEvent(timeout: 5), .drained) }
+        let codes = (0..<5).map { _ in Random.bytes(32) }
+        try hub.present(codes)
+        try hub.expectPong()
+        try first.present(codes)
+        var links: [LinkID] = []
+        while let e = hub.nextEvent(timeout: 0.5) { if case .linked(let id, _) = e { links.append(id) } }
+        XCTAssertEqual(links.count, 4, "the fifth is beyond the bound")
+        XCTAssertEqual(logCount("codes ignored: a mailbox made links faster than the relay allows, or a connection has its bound of links"), 1, relay.stderr)
+        first.close()
+        var gone = 0
+        while let e = hub.nextEvent(timeout: 0.5) { if case .peerGone = e { gone += 1 } }
+        XCTAssertEqual(gone, 4)
+        // A sixth code with a new peer: the four dead links make room.
+        let second = try RelayClient.connect(to: address, mailboxKey: .generate())
+        defer { second.close() }
+        let code = Random.bytes(32)
+        try hub.present([code])
+        try hub.expectPong()
+        try second.present([code])
+        guard case .linked(let fresh, _)? = hub.nextEvent(timeout: 5) else { return XCTFail("no room made") }
+        let onDead = try hub.send(on: links[0], [1])
+        XCTAssertEqual(hub.nextEvent(timeout: 5), .refused(seq: onDead, reason: .unknownLink))
+        let onFresh = try hub.send(on: fresh, [2])
+        XCTAssertEqual(hub.nextEvent(timeout: 5), .sent(seq: onFresh, forwarded: true))
     }
 
     // MARK: message requests
