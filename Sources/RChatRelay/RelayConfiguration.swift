@@ -55,8 +55,8 @@ public struct RelayConfiguration: Sendable {
     /// two reconnects of a client with 146 contacts; 8 a second refills one in 2 minutes.
     public var linkBurst = 2_048
     public var linksPerSecond = 8.0
-    /// Links one connection keeps (about 270 bytes each); at the bound, links whose peer
-    /// left are dropped, and a new link beyond it is not made.
+    /// Links one connection keeps (a link costs about 700 bytes, both ends); at the bound,
+    /// links whose peer left are dropped, and a new link beyond it is not made.
     public var maxLinksPerConnection = 2_048
     /// Invite tokens kept per mailbox (the newest) and in all.
     public var maxInvitesPerMailbox = 16
