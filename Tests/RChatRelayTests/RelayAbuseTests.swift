@@ -56,7 +56,7 @@ final class RelayAbuseTests: XCTestCase {
         latencies.sort()
         let median = latencies[latencies.count / 2], worst = latencies.last!
         print("figure: refusal past --max-connections, connect to busy: median \(ms(median)) ms, max \(ms(worst)) ms over \(latencies.count)")
-        XCTAssertLessThan(worst, 0.5, "refused at once, not after a timeout")
+        XCTAssertLessThan(worst, 1, "refused at once, not after a timeout")
         held.removeAll()
         try assertMemorySettles(before, "300 refused connections")
     }
@@ -235,28 +235,25 @@ final class RelayAbuseTests: XCTestCase {
         for c in [one, peer] { XCTAssertEqual(c.nextEvent(timeout: 5), .drained) } // a mailbox's first connection
         let first = (0..<9).map { _ in Random.bytes(32) }
         try one.present(first)                      // 8 wait; the 9th is over the connection's share
-        try one.expectPong()
+        try one.eventsUntilPong()
         let second = (0..<8).map { _ in Random.bytes(32) }
         try two.present(second)                     // 4 wait; the rest are over the mailbox's share
-        try two.expectPong()
+        try two.eventsUntilPong()
         // The peer presents them all: only what waited links.
         try peer.present(Array(first[0..<8]))
         try peer.present([first[8]] + second)
-        var linked: Set<[UInt8]> = []
-        while let e = peer.nextEvent(timeout: 0.5) {
-            if case .linked(_, let code) = e { linked.insert(code) }
+        let linked = try peer.eventsUntilPong().compactMap { e -> [UInt8]? in
+            if case .linked(_, let code) = e { return code } else { return nil }
         }
-        XCTAssertEqual(linked, Set(first[0..<8] + second[0..<4]))
+        XCTAssertEqual(Set(linked), Set(first[0..<8] + second[0..<4]))
         XCTAssertEqual(logCount("codes ignored: its connection has its share"), 1, relay.stderr)
         XCTAssertEqual(logCount("codes ignored: its mailbox has its share"), 1, relay.stderr)
         // Codes that matched left the table: the same connection has its whole share again.
-        while one.nextEvent(timeout: 0.1) != nil {}
         let again = (0..<8).map { _ in Random.bytes(32) }
         try one.present(again)
+        try one.eventsUntilPong()
         try peer.present(again)
-        var relinked = 0
-        while let e = peer.nextEvent(timeout: 0.5) { if case .linked = e { relinked += 1 } }
-        XCTAssertEqual(relinked, 8)
+        XCTAssertEqual(try peer.eventsUntilPong().filter { if case .linked = $0 { true } else { false } }.count, 8)
         // A real pair still links while this mailbox holds its whole share.
         try two.present((0..<8).map { _ in Random.bytes(32) })
         try assertRelayServes(address)
@@ -276,7 +273,7 @@ final class RelayAbuseTests: XCTestCase {
         for round in 0..<28 {
             let codes = (0..<256).map { _ in Random.bytes(32) }
             for start in stride(from: 0, to: codes.count, by: 16) { try a.present(Array(codes[start..<(start + 16)]), flush: false) }
-            try a.expectPong()
+            try a.eventsUntilPong()
             for start in stride(from: 0, to: codes.count, by: 16) { try b.present(Array(codes[start..<(start + 16)]), flush: false) }
             try b.ping(UInt64(round))
             while let e = b.nextEvent(timeout: 10) {
@@ -307,22 +304,24 @@ final class RelayAbuseTests: XCTestCase {
         for c in [hub, first] { XCTAssertEqual(c.nextEvent(timeout: 5), .drained) }
         let codes = (0..<5).map { _ in Random.bytes(32) }
         try hub.present(codes)
-        try hub.expectPong()
+        try hub.eventsUntilPong()
         try first.present(codes)
-        var links: [LinkID] = []
-        while let e = hub.nextEvent(timeout: 0.5) { if case .linked(let id, _) = e { links.append(id) } }
+        try first.eventsUntilPong()
+        let links = try hub.eventsUntilPong().compactMap { e -> LinkID? in
+            if case .linked(let id, _) = e { return id } else { return nil }
+        }
         XCTAssertEqual(links.count, 4, "the fifth is beyond the bound")
         XCTAssertEqual(logCount("codes ignored: a mailbox made links faster than the relay allows, or a connection has its bound of links"), 1, relay.stderr)
         first.close()
         var gone = 0
-        while let e = hub.nextEvent(timeout: 0.5) { if case .peerGone = e { gone += 1 } }
+        while gone < 4, let e = hub.nextEvent(timeout: 5) { if case .peerGone = e { gone += 1 } }
         XCTAssertEqual(gone, 4)
         // A sixth code with a new peer: the four dead links make room.
         let second = try RelayClient.connect(to: address, mailboxKey: .generate())
         defer { second.close() }
         let code = Random.bytes(32)
         try hub.present([code])
-        try hub.expectPong()
+        try hub.eventsUntilPong()
         try second.present([code])
         guard case .linked(let fresh, _)? = hub.nextEvent(timeout: 5) else { return XCTFail("no room made") }
         let onDead = try hub.send(on: links[0], [1])
@@ -449,15 +448,19 @@ final class StopFlag: Sendable {
 }
 
 extension RelayClient {
-    /// Pings and waits for the pong (what was sent before it has been handled), skipping
-    /// `linked` and `drained`.
-    func expectPong(timeout: Double = 5, file: StaticString = #filePath, line: UInt = #line) throws {
+    /// Pings and returns the events that came before the pong: by then the relay has
+    /// handled everything this client sent before the ping.
+    @discardableResult
+    func eventsUntilPong(timeout: Double = 5, file: StaticString = #filePath, line: UInt = #line) throws -> [RelayEvent] {
         let value = UInt64.random(in: 1...UInt64.max)
         try ping(value)
+        var events: [RelayEvent] = []
         let deadline = Date(timeIntervalSinceNow: timeout)
         while let e = nextEvent(timeout: deadline.timeIntervalSinceNow) {
-            if e == .pong(value) { return }
+            if e == .pong(value) { return events }
+            events.append(e)
         }
         XCTFail("no pong within \(timeout) s", file: file, line: line)
+        return events
     }
 }
