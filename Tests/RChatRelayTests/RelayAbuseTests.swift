@@ -55,7 +55,7 @@ final class RelayAbuseTests: XCTestCase {
         }
         latencies.sort()
         let median = latencies[latencies.count / 2], worst = latencies.last!
-        print("figure: refusal past --max-connections, connect to busy: median \(ms(median)) ms, max \(ms(worst)) ms over \(latencies.count)")
+        print("figure: refusal past --max-connections, connect to busy: median \(Int(median * 1e6)) µs, max \(Int(worst * 1e6)) µs over \(latencies.count)")
         XCTAssertLessThan(worst, 1, "refused at once, not after a timeout")
         held.removeAll()
         try assertMemorySettles(before, "300 refused connections")
