@@ -153,15 +153,15 @@ extension Relay {
         var moved = 0
         if let from = queues.removeValue(forKey: old) {
             from.restartHandover()
-            var records: [(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8])] = []
+            var records: [(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8], request: Bool)] = []
             _ = from.expire(heldAtOrBefore: .max) { record in
-                records.append((record.id, record.heldAt, record.origin, Array(from.payload(of: record))))
+                records.append((record.id, record.heldAt, record.origin, Array(from.payload(of: record)), record.isRequest))
             }
             let to = queue(for: new)
             for record in records {
                 let id = nextItemID
                 nextItemID += 1
-                to.append(id: id, heldAt: record.heldAt, origin: record.origin, payload: record.payload)
+                to.append(id: id, heldAt: record.heldAt, origin: record.origin, payload: record.payload, request: record.request)
                 if let persistence, let origin = origins.origin(record.origin) {
                     persistence.recordDeleted(id: record.id)
                     persistence.recordHeld(id: id, mailbox: new, heldAt: record.heldAt, origin: origin, payload: record.payload)

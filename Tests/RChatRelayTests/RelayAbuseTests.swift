@@ -375,6 +375,31 @@ final class RelayAbuseTests: XCTestCase {
         try assertMemorySettles(before, "a request flood")
     }
 
+    /// Requests held for a mailbox that moves (after `keys rotate`) still count against the
+    /// request quota of the new one, not against its conversations'.
+    func testMovedRequestsStayRequests() throws {
+        let address = try start(["--request-quota", "2"])
+        let oldKey = SigningKey.generate()
+        let old = try RelayClient.connect(to: address, mailboxKey: oldKey)
+        let oldToken = try old.registerInvites(salts: [Random.bytes(InviteToken.saltBytes)])[0]
+        try old.eventsUntilPong()
+        old.close()
+        let stranger = try RelayClient.connect(to: address, mailboxKey: .generate())
+        defer { stranger.close() }
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .drained)
+        for n in 0..<2 {
+            let seq = try stranger.sendRequest(to: oldToken, [UInt8(n)])
+            XCTAssertEqual(stranger.nextEvent(timeout: 5), .sent(seq: seq, forwarded: false))
+        }
+        let moved = try RelayClient.connect(to: address, mailboxKey: .generate())
+        defer { moved.close() }
+        let newToken = try moved.registerInvites(salts: [Random.bytes(InviteToken.saltBytes)])[0]
+        try moved.moveMailbox(from: oldKey)
+        XCTAssertEqual(moved.expectDeliveries(2).map(\.origin), [.invite(oldToken), .invite(oldToken)])
+        let over = try stranger.sendRequest(to: newToken, [9])
+        XCTAssertEqual(stranger.nextEvent(timeout: 5), .refused(seq: over, reason: .requestQuotaExceeded))
+    }
+
     // MARK: configuration
 
     func testTheNewLimitsParseAndTheDefaultsLeaveRoomForRealClients() throws {
