@@ -23,19 +23,10 @@ struct Pairing {
         self.maxPerMailbox = maxPerMailbox
     }
 
-    enum Outcome: Equatable {
+    enum Outcome {
         case waiting
         case matched(Session)
         case ignored(Ignored)
-
-        static func == (a: Outcome, b: Outcome) -> Bool {
-            switch (a, b) {
-            case (.waiting, .waiting): return true
-            case (.matched(let x), .matched(let y)): return x === y
-            case (.ignored(let x), .ignored(let y)): return x == y
-            default: return false
-            }
-        }
     }
 
     /// Why a presented code was dropped.
