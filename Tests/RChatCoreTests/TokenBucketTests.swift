@@ -27,11 +27,15 @@ final class TokenBucketTests: XCTestCase {
         XCTAssertTrue(bucket.take(now: 51))
     }
 
-    func testFullness() {
+    func testFullnessAndRefund() {
         var bucket = TokenBucket(capacity: 2, perSecond: 0.5, now: 0)
         XCTAssertTrue(bucket.isFull(at: 0))
         XCTAssertTrue(bucket.take(now: 0))
         XCTAssertFalse(bucket.isFull(at: 1.9))
         XCTAssertTrue(bucket.isFull(at: 2))
+        bucket.refund()
+        XCTAssertTrue(bucket.isFull(at: 0), "a token given back")
+        bucket.refund()
+        XCTAssertEqual(bucket.tokens, 2, "never above the capacity")
     }
 }
