@@ -60,7 +60,7 @@ extension Engine {
         connection.connecting = false
         connection.failures = 0
         connection.client = client
-        connection.keepaliveAt = Date(timeIntervalSinceNow: RelayProtocol.keepaliveSeconds)
+        connection.keepaliveAt = Date(timeIntervalSinceNow: keepaliveSeconds)
         log("connected to relay \(address.host):\(address.port)")
         emit(.connectionChanged(.online))
         if let moved = identity.movedFrom, moved.mayStillHoldItems(now: now) {

@@ -263,8 +263,12 @@ extension Engine {
         for conversation in conversations.values {
             for retry in conversation.controlRetries { next = min(next, retry.at) }
         }
-        for connection in connections.values where connection.client == nil && !connection.connecting {
-            next = min(next, connection.retryAt)
+        for connection in connections.values {
+            if connection.client == nil {
+                if !connection.connecting { next = min(next, connection.retryAt) }
+            } else {
+                next = min(next, connection.keepaliveAt)
+            }
         }
         return next
     }
@@ -303,7 +307,7 @@ extension Engine {
         }
         for event in events { emit(event) }
         for connection in connections.values where connection.keepaliveAt <= nowDate {
-            connection.keepaliveAt = Date(timeIntervalSinceNow: RelayProtocol.keepaliveSeconds)
+            connection.keepaliveAt = Date(timeIntervalSinceNow: keepaliveSeconds)
             do { try connection.client?.ping() } catch { log("cannot ping the relay: \(error)") }
         }
         // Retries whose backoff has passed (only where a refusal postponed something: reading

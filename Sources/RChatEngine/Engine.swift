@@ -41,6 +41,9 @@ public final class Engine: @unchecked Sendable {
     /// `rchat check`: collect and store only — no pairing, no sending, no receipts.
     var checkOnly = false
     var drainedRelays: Set<RelayAddress> = []
+    /// Seconds between pings on each relay connection (tests shorten it): a relay closes a
+    /// connection that waits for nothing and sends nothing for its idle timeout.
+    var keepaliveSeconds = RelayProtocol.keepaliveSeconds
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
 

@@ -28,8 +28,9 @@ final class RelayConnection {
     var inFlight: [UInt64: InFlight] = [:]
     /// Events that arrived before the attempt's `.connected` was handled.
     var early: [RelayEvent] = []
-    /// When to ping next: a relay closes a connection that sends nothing and has no code
-    /// waiting and no link for its idle timeout (300 s by default, five pings' time).
+    /// When to ping next (`Engine.keepaliveSeconds` after the last ping): a relay closes a
+    /// connection that sends nothing and has no code waiting and no link for its idle
+    /// timeout (300 s by default, five pings' time).
     var keepaliveAt = Date.distantFuture
 
     init(address: RelayAddress) { self.address = address }

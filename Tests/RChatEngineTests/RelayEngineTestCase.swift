@@ -50,14 +50,14 @@ class RelayEngineTestCase: XCTestCase {
         return candidates.map { $0.appendingPathComponent("rchat-relay").path }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    func startRelay() throws -> RelayAddress {
+    func startRelay(_ arguments: [String] = []) throws -> RelayAddress {
         let binary = try XCTUnwrap(Self.relayBinary, "build rchat-relay first")
         let out = directory.appendingPathComponent("relay.out"), err = directory.appendingPathComponent("relay.err")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["--listen", "127.0.0.1:0", "--key-file", directory.appendingPathComponent("relay.key").path]
+        p.arguments = ["--listen", "127.0.0.1:0", "--key-file", directory.appendingPathComponent("relay.key").path] + arguments
         p.standardOutput = try FileHandle(forWritingTo: out)
         p.standardError = try FileHandle(forWritingTo: err)
         p.standardInput = FileHandle.nullDevice
@@ -92,12 +92,13 @@ class RelayEngineTestCase: XCTestCase {
         return service
     }
 
-    func startEngine(_ service: AccountService, logged: Bool) throws -> EngineThread {
+    func startEngine(_ service: AccountService, logged: Bool, keepaliveSeconds: Double? = nil) throws -> EngineThread {
         let lines = logLines
         let name = try service.identity().name
         let engine = try Engine(account: AccountService(locations: service.locations)) { line in
             if logged { lines.append("\(name): \(line)") }
         }
+        if let keepaliveSeconds { engine.keepaliveSeconds = keepaliveSeconds }
         let thread = EngineThread(engine: engine)
         thread.start(name: "engine-\(name)")
         engines.append(thread)
