@@ -160,7 +160,7 @@ extension Engine {
         do {
             let responder = try Handshake.Responder(
                 me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
-                reconnectCounter: conversation.saved?.reconnectCounter)
+                reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: conversation.linkCode))
             let (reply, session) = try responder.respond(to: first)
             after.replies.append((conversation, .handshakeReply(reply)))
             try begin(session, in: conversation, asResponder: true, tx, &after)
@@ -179,6 +179,7 @@ extension Engine {
         conversation.peer = session.peer
         conversation.peerStartedOver = hadState && session.peer.startedOver
         conversation.noticeReceived = false
+        conversation.noticesRead.removeAll()
         var saved = conversation.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
         // shows it completed the handshake (SavedSessionState.begin).

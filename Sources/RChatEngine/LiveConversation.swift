@@ -20,6 +20,9 @@ final class LiveConversation {
     /// The link of this run, on the connection of `linkGeneration`.
     var link: LinkID?
     var linkGeneration: UInt64 = 0
+    /// The rendezvous code the relay linked us on: the link's handshake binds it (its
+    /// prologue), so a handshake message replayed on another link does not open.
+    var linkCode: [UInt8] = []
     var peerGone = false
     var initiator: Handshake.Initiator?
     /// Messages sent in the current session (or as requests in this run): not sent twice.
@@ -33,6 +36,9 @@ final class LiveConversation {
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Date)] = []
     /// The peer as the current session's handshake proved it.
     var peer: VerifiedPeer?
+    /// Digests of the could-not-read notices read in the current session: the same notice
+    /// delivered again does nothing. (One of an earlier session is refused by its session id.)
+    var noticesRead: Set<[UInt8]> = []
     /// The peer started over although this side had a conversation with it: until its
     /// notice arrives, recent messages may not have reached it.
     var peerStartedOver = false
