@@ -15,13 +15,15 @@ extension Engine {
         static let notDelivered = "could-not-be-read"
         static let couldNotDecrypt = "could-not-decrypt"
         static let startedOver = "started-over"
+        /// One kind per device key, so each new device is announced once.
+        static func newDevice(_ deviceKey: [UInt8]) -> String { "new-device \(Hex.encode(deviceKey))" }
     }
 
     /// Right after a session starts, and whenever more held messages turned out unreadable:
     /// tell the contact which ids this side could not read. A side that started over always
     /// sends one (maybe empty), so the contact knows there is nothing more to wait for.
     func sendNoticeIfNeeded(_ conversation: LiveConversation, startedOver: Bool) throws(EngineError) {
-        guard conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
+        guard conversation.canSend, var saved = conversation.saved, let keys = saved.sendKeys,
               let session = saved.current?.keys.sessionID else { return }
         let pending = try AccountService.wrap { try store.undecryptable(contact: conversation.contact.id, notified: false) }
             .map(\.id).filter { !conversation.noticeInFlight.contains($0) }

@@ -72,6 +72,13 @@ final class LiveConversation {
     /// A responder waits until the relay took its handshake reply: anything sent before it
     /// could reach the peer ahead of the reply, unreadable.
     var hasSession: Bool { saved?.current != nil && link != nil && !awaitingReplyAcceptance }
+    /// The session's device is not the one pinned from the contact's code (a new phone, or
+    /// someone else's copy of their account keys): like a changed safety number, nothing
+    /// but the handshake and its empty confirmation goes to it — no message, receipt,
+    /// notice or key — until the user enters the contact's code again, which pins it.
+    var awaitingVerification: Bool { peer.map { !constantTimeEqual($0.deviceKey, contact.deviceKey) } ?? false }
+    /// A session that carries what this side writes.
+    var canSend: Bool { hasSession && !awaitingVerification }
     var awaitingReplyAcceptance = false
     /// This side started over in the current session: its first notice goes even if empty.
     var startedOverNoticeDue = false

@@ -95,9 +95,10 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         let after = try messages(alice, "Sam")
         XCTAssertFalse(after.contains { $0.resent }, "\(after)")
         let rows = try rows(alice, "Sam")
-        XCTAssertEqual(rows.map(\.text), ["2 messages couldn't be read on Sam's phone."])
-        XCTAssertEqual(rows.first?.action, .resend)
-        XCTAssertEqual(Set(rows.first?.messageIDs ?? []), Set(held))
+        XCTAssertEqual(rows.map(\.text), ["Sam is using a new device. Enter their code again to verify it.",
+                                          "2 messages couldn't be read on Sam's phone."])
+        XCTAssertEqual(rows.last?.action, .resend)
+        XCTAssertEqual(Set(rows.last?.messageIDs ?? []), Set(held))
         XCTAssertTrue(logLines.all.contains { $0.contains("Sam could not read 2 message(s): 0 resent automatically, 2 not delivered") },
                       logLines.all.joined(separator: "\n"))
         XCTAssertEqual(logLines.all.filter { $0.hasPrefix(rejection) }.count, 2)
