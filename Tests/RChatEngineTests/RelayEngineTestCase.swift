@@ -42,12 +42,15 @@ class RelayEngineTestCase: XCTestCase {
     // MARK: helpers
 
     /// The built `rchat-relay`, beside the test bundle.
-    static var relayBinary: String? {
+    static var relayBinary: String? { binary("rchat-relay") }
+
+    /// A built executable of this package, beside the test bundle.
+    static func binary(_ name: String) -> String? {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         var candidates: [URL] = []
         for _ in 0..<4 { candidates.append(dir); dir = dir.deletingLastPathComponent() }
         for bundle in Bundle.allBundles { candidates.append(bundle.bundleURL.deletingLastPathComponent()) }
-        return candidates.map { $0.appendingPathComponent("rchat-relay").path }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return candidates.map { $0.appendingPathComponent(name).path }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     func startRelay() throws -> RelayAddress {
