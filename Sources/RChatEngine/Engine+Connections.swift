@@ -147,6 +147,7 @@ extension Engine {
         conversation.link = link
         conversation.linkGeneration = connection.generation
         conversation.linkCode = code
+        conversation.answeredOnThisLink = false
         guard conversation.role == .initiator else { return }
         do {
             let initiator = try Handshake.Initiator(

@@ -127,6 +127,9 @@ extension Engine {
                 guard let conversation = known, let link = delivery.link, conversation.link == link,
                       conversation.linkGeneration == connection.generation, conversation.role == .responder
                 else { return }
+                guard !conversation.answeredOnThisLink else {
+                    return rejectForged("a second handshake from \(conversation.contact.name) on one link")
+                }
                 try respond(conversation, to: bytes, tx, &after)
             case .handshakeReply(let bytes):
                 guard let conversation = known, let link = delivery.link, conversation.link == link,
@@ -173,6 +176,7 @@ extension Engine {
                 reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: conversation.linkCode))
             let (reply, session) = try responder.respond(to: first)
             after.replies.append((conversation, .handshakeReply(reply)))
+            conversation.answeredOnThisLink = true
             try begin(session, in: conversation, asResponder: true, tx, &after)
             conversation.awaitingReplyAcceptance = true
         } catch {

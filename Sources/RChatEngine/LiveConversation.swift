@@ -23,6 +23,9 @@ final class LiveConversation {
     /// The rendezvous code the relay linked us on: the link's handshake binds it (its
     /// prologue), so a handshake message replayed on another link does not open.
     var linkCode: [UInt8] = []
+    /// This side answered a first handshake message on the current link: the initiator sends
+    /// one per link, so another is a replay (it would begin a session nobody else holds).
+    var answeredOnThisLink = false
     var peerGone = false
     var initiator: Handshake.Initiator?
     /// Messages sent in the current session (or as requests in this run): not sent twice.
@@ -92,6 +95,7 @@ final class LiveConversation {
     func dropLink(at now: Int64) {
         saved?.endCurrent(at: now)
         link = nil
+        answeredOnThisLink = false
         initiator = nil
         peerGone = false
         sent.removeAll()

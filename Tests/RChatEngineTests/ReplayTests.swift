@@ -8,8 +8,9 @@ import RChatRelayClient
 /// What a relay that keeps old frames can replay, and that it gets nothing for it. Alice's
 /// engine against Sam played by a relay client holding Sam's real account and device keys
 /// (a same-machine reinstall): a session on one link with a could-not-read notice (Alice
-/// resends by herself), then the same notice again in that session, the first session's
-/// handshake message on the next link, and the first session's notice in the second one.
+/// resends by herself), then the same notice again in that session, the handshake's first
+/// message again on that link and on the next one, and the first session's notice in the
+/// second session.
 /// Each replay is a log line and nothing else: no session, no resend, no Not delivered, no row.
 final class ReplayTests: RelayEngineTestCase {
     func testReplayedHandshakeMessagesAndNoticesDoNothing() throws {
@@ -59,6 +60,13 @@ final class ReplayTests: RelayEngineTestCase {
         }
         XCTAssertEqual(try alice.conversation("Sam"), afterResend, "no status changed, no row added")
 
+        // 2. The handshake's first message again, on its own link.
+        _ = try first.send(on: link1, capturedFirst, ahead: true)
+        try untilDeadline("Alice ignores a second handshake on the link", seconds: 20) {
+            logged("rejected a second handshake from Sam on one link") == 1
+        }
+        XCTAssertEqual(sessions(), 2, "no session from a replayed handshake message")
+
         // Second link: Sam comes back with the counter both sides saved (no recovery code, so
         // the link is made on another rendezvous code than the first).
         first.close()
@@ -69,7 +77,7 @@ final class ReplayTests: RelayEngineTestCase {
         let (link2, code2) = try nextLink(second)
         XCTAssertNotEqual(code2, code1)
 
-        // 2. The first link's handshake message on this link: it does not open here.
+        // 3. The first link's handshake message on this link: it does not open here.
         _ = try second.send(on: link2, capturedFirst, ahead: true)
         try untilDeadline("Alice rejects the replayed handshake message", seconds: 20) {
             logged("rejected a handshake from Sam that failed") == 1
@@ -83,7 +91,7 @@ final class ReplayTests: RelayEngineTestCase {
         _ = try initiator2.finish(try linkPayload(second, link2, 2))
         try untilDeadline("Alice's engine starts the second session", seconds: 20) { sessions() == 3 }
 
-        // 3. The first session's notice, in the second session (Alice still holds the first
+        // 4. The first session's notice, in the second session (Alice still holds the first
         // session's receive key, so the envelope opens): written for an earlier session.
         _ = try second.send(on: link2, capturedNotice)
         try untilDeadline("Alice ignores the notice of the earlier session", seconds: 20) {
