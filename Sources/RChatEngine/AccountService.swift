@@ -29,6 +29,7 @@ public final class AccountService {
             guard constantTimeEqual(device.publicKey, account.deviceKey),
                   (try? sealingKey.open(account.deviceSeal, purpose: Self.sealPurpose(account.publicKey))) != nil
             else { throw Self.anotherDevice(locations) }
+            if account.secretsAtRest == .clear { try Self.sealSecretsKeptInTheClear(in: store, with: sealingKey) }
         } catch {
             store.close()
             throw error
@@ -110,12 +111,14 @@ public final class AccountService {
         var secret = identity.accountKey.seed.exposedCopy()
         var mailbox = identity.mailboxSeed.exposedCopy()
         defer { wipe(&secret); wipe(&mailbox) }
-        let seal = keystore.sealingKey(for: device).seal(Array("rchat device binding".utf8),
-                                                          purpose: sealPurpose(identity.accountKey.publicKey))
+        let sealingKey = keystore.sealingKey(for: device)
+        let seal = sealingKey.seal(Array("rchat device binding".utf8), purpose: sealPurpose(identity.accountKey.publicKey))
         let account = Account(name: identity.name, relayAddress: identity.relay.description,
-                              publicKey: identity.accountKey.publicKey, secretKey: secret,
-                              inviteSalt: identity.inviteSalt, mailboxSeed: mailbox, deviceKey: device.publicKey, deviceSeal: seal,
-                              createdAt: clock.now())
+                              publicKey: identity.accountKey.publicKey,
+                              secretKey: sealingKey.seal(secret, purpose: AccountSecret.accountKey.purpose),
+                              inviteSalt: identity.inviteSalt,
+                              mailboxSeed: sealingKey.seal(mailbox, purpose: AccountSecret.mailboxSeed.purpose),
+                              deviceKey: device.publicKey, deviceSeal: seal, secretsAtRest: .sealedToDevice, createdAt: clock.now())
         try wrap {
             try store.transaction { tx in
                 // Checked again inside the transaction: two `init`s racing cannot both win.
@@ -143,6 +146,51 @@ public final class AccountService {
 
     static func sealPurpose(_ accountKey: [UInt8]) -> [UInt8] { Array("device binding".utf8) + accountKey }
 
+    /// The account's secrets as its row keeps them: each sealed with the device's sealing
+    /// key (derived from the device key and the machine id) and bound to its column, so a
+    /// copy of `rchat.db` — a backup that ignores CACHEDIR.TAG — yields no key without this
+    /// device directory on this machine. An account moves with `rchat account export`.
+    enum AccountSecret: String {
+        case accountKey = "account key"
+        case previousAccountKey = "previous account key"
+        case mailboxSeed = "mailbox seed"
+        case previousMailboxSeed = "previous mailbox seed"
+
+        var purpose: [UInt8] { Array("rchat account secret v1: \(rawValue)".utf8) }
+    }
+
+    /// A row written before the secrets were sealed (schema version 1) is sealed the first
+    /// time the account is opened with its device, overwriting the clear bytes for good.
+    private static func sealSecretsKeptInTheClear(in store: Store, with key: SealingKey) throws(EngineError) {
+        try wrap {
+            try store.overwritingSecrets { tx in
+                // Checked in the transaction: another process may have sealed it meanwhile.
+                guard var account = try tx.account(), account.secretsAtRest == .clear else { return }
+                account.secretKey = key.seal(account.secretKey, purpose: AccountSecret.accountKey.purpose)
+                account.mailboxSeed = key.seal(account.mailboxSeed, purpose: AccountSecret.mailboxSeed.purpose)
+                account.previousSecretKey = account.previousSecretKey.map { key.seal($0, purpose: AccountSecret.previousAccountKey.purpose) }
+                account.previousMailboxSeed = account.previousMailboxSeed.map { key.seal($0, purpose: AccountSecret.previousMailboxSeed.purpose) }
+                account.secretsAtRest = .sealedToDevice
+                try tx.putAccount(account)
+            }
+        }
+    }
+
+    /// One of the account's secrets, opened. A box that does not open on the device the
+    /// row belongs to is a damaged record.
+    func openSecret(_ stored: [UInt8], _ which: AccountSecret, of account: Account) throws(EngineError) -> [UInt8] {
+        switch account.secretsAtRest {
+        case .clear:
+            return stored
+        case .sealedToDevice:
+            do {
+                return try sealingKey.open(stored, purpose: which.purpose)
+            } catch {
+                throw .store("the \(which.rawValue) in \(locations.databasePath) does not open with this device's key (\(error)): the record is damaged; restore the account with `rchat init --import`")
+            }
+        }
+    }
+
     static func anotherDevice(_ locations: Locations) -> EngineError {
         .deviceKey("the account data in \(locations.home) belongs to another device or machine (its sealed state cannot be opened with \(locations.deviceDirectory)); restore the account into a new home with `rchat init --import`")
     }
@@ -166,20 +214,22 @@ public final class AccountService {
 
     public func identity() throws(EngineError) -> AccountIdentity {
         guard let account = try Self.wrap({ try store.account() }) else { throw .noAccount(locations.home) }
-        var seed = account.secretKey
-        var mailbox = account.mailboxSeed
+        var seed = try openSecret(account.secretKey, .accountKey, of: account)
+        var mailbox = try openSecret(account.mailboxSeed, .mailboxSeed, of: account)
         guard let key = try? SigningKey(seed: SecretBytes(consuming: &seed)), mailbox.count == SigningKey.seedBytes,
               let relay = try? RelayAddress(parsing: account.relayAddress)
         else { throw .store("the account record in \(locations.databasePath) is damaged") }
         var previous: AccountIdentity.Rotation?
-        if var old = account.previousSecretKey, let statement = account.rotationStatement {
+        if let sealedOld = account.previousSecretKey, let statement = account.rotationStatement {
+            var old = try openSecret(sealedOld, .previousAccountKey, of: account)
             guard let oldKey = try? SigningKey(seed: SecretBytes(consuming: &old)) else {
                 throw .store("the account record in \(locations.databasePath) is damaged")
             }
             previous = AccountIdentity.Rotation(key: oldKey, statement: statement)
         }
         var movedFrom: AccountIdentity.MovedMailbox?
-        if var oldSeed = account.previousMailboxSeed, let at = account.mailboxMovedAt {
+        if let sealedOldMailbox = account.previousMailboxSeed, let at = account.mailboxMovedAt {
+            var oldSeed = try openSecret(sealedOldMailbox, .previousMailboxSeed, of: account)
             guard let oldKey = try? SigningKey(seed: SecretBytes(consuming: &oldSeed)) else {
                 throw .store("the account record in \(locations.databasePath) is damaged")
             }

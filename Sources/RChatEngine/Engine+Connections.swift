@@ -99,7 +99,7 @@ extension Engine {
         switch event {
         case let .linked(link, code):
             guard let id = codeIndex[HashedBytes(code)], let conversation = conversations[id], conversation.isReachable else { return }
-            linked(conversation, link: link, on: connection)
+            linked(conversation, link: link, code: code, on: connection)
         case .peerGone(let link):
             guard let conversation = conversations.values.first(where: {
                 $0.link == link && $0.linkGeneration == connection.generation && $0.relay == connection.address
@@ -134,7 +134,7 @@ extension Engine {
     }
 
     /// Two connections met on a code: set up a fresh session on the link.
-    func linked(_ conversation: LiveConversation, link: LinkID, on connection: RelayConnection) {
+    func linked(_ conversation: LiveConversation, link: LinkID, code: [UInt8], on connection: RelayConnection) {
         // Several codes of one presentation can match at once; both sides see the links in
         // the same order and keep the first while its peer is there.
         if conversation.link != nil && !conversation.peerGone && conversation.linkGeneration == connection.generation { return }
@@ -147,11 +147,13 @@ extension Engine {
         conversation.peerGone = false
         conversation.link = link
         conversation.linkGeneration = connection.generation
+        conversation.linkCode = code
+        conversation.answeredOnThisLink = false
         guard conversation.role == .initiator else { return }
         do {
             let initiator = try Handshake.Initiator(
                 me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
-                reconnectCounter: conversation.saved?.reconnectCounter)
+                reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: code))
             conversation.initiator = initiator
             let first = LinkFrame.handshakeFirst(initiator.firstMessage())
             try sendOnLink(conversation, first, as: .control(conversation.contact.id, first))

@@ -127,6 +127,9 @@ extension Engine {
                 guard let conversation = known, let link = delivery.link, conversation.link == link,
                       conversation.linkGeneration == connection.generation, conversation.role == .responder
                 else { return }
+                guard !conversation.answeredOnThisLink else {
+                    return rejectForged("a second handshake from \(conversation.contact.name) on one link")
+                }
                 try respond(conversation, to: bytes, tx, &after)
             case .handshakeReply(let bytes):
                 guard let conversation = known, let link = delivery.link, conversation.link == link,
@@ -144,14 +147,24 @@ extension Engine {
         }
     }
 
-    /// The session can carry frames (for a responder: the relay took its reply): the notice,
-    /// a key rotation, then the outbox, and receipts soon.
+    /// The session can carry frames (for a responder: the relay took its reply): the
+    /// initiator's confirmation, then what waits.
     func sessionReady(_ conversation: LiveConversation) throws(EngineError) {
         guard conversation.hasSession else { return }
         if conversation.role == .initiator { sendConfirmation(conversation) }
-        try sendNoticeIfNeeded(conversation, startedOver: conversation.startedOverNoticeDue)
-        conversation.startedOverNoticeDue = false
-        try announceRotationIfNeeded(conversation)
+        try sendWhatWaits(conversation)
+    }
+
+    /// What waited for a session, or for the user to verify the contact's new device: the
+    /// notice, a key rotation, then the outbox (which says what it holds back while the
+    /// device is not verified), and receipts soon.
+    func sendWhatWaits(_ conversation: LiveConversation) throws(EngineError) {
+        guard conversation.hasSession else { return }
+        if conversation.canSend {
+            try sendNoticeIfNeeded(conversation, startedOver: conversation.startedOverNoticeDue)
+            conversation.startedOverNoticeDue = false
+            try announceRotationIfNeeded(conversation)
+        }
         try flushOutbox(conversation, ignoringBackoff: true)
         scheduleReceipts(urgent: true)
     }
@@ -160,9 +173,10 @@ extension Engine {
         do {
             let responder = try Handshake.Responder(
                 me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
-                reconnectCounter: conversation.saved?.reconnectCounter)
+                reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: conversation.linkCode))
             let (reply, session) = try responder.respond(to: first)
             after.replies.append((conversation, .handshakeReply(reply)))
+            conversation.answeredOnThisLink = true
             try begin(session, in: conversation, asResponder: true, tx, &after)
             conversation.awaitingReplyAcceptance = true
         } catch {
@@ -179,6 +193,7 @@ extension Engine {
         conversation.peer = session.peer
         conversation.peerStartedOver = hadState && session.peer.startedOver
         conversation.noticeReceived = false
+        conversation.noticesRead.removeAll()
         var saved = conversation.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
         // shows it completed the handshake (SavedSessionState.begin).
@@ -190,7 +205,21 @@ extension Engine {
         conversation.readReceiptsInFlight.removeAll()
         try persist(conversation, tx)
         conversation.startedOverNoticeDue = !hadState
+        if !session.peer.deviceKeyIsPinned { try newDeviceRow(conversation, session.peer.deviceKey, tx, &after) }
         after.sessionsStarted.append(conversation)
+    }
+
+    /// The contact's session comes from a device whose key the user has not pinned: say so,
+    /// once per device since their code was last entered.
+    private func newDeviceRow(_ conversation: LiveConversation, _ deviceKey: [UInt8], _ tx: StoreTransaction,
+                              _ after: inout AfterCommit) throws {
+        let contact = conversation.contact
+        log("\(contact.name) is using a device whose key is not pinned; nothing is sent to it until their code is entered again")
+        let kind = RowKind.newDevice(deviceKey)
+        guard try !tx.hasSystemRow(contact: contact.id, kind: kind, since: contact.keysChangedAt) else { return }
+        _ = try tx.addSystemRow(contact: contact.id, kind: kind, text: RecoveryRows.newDevice(name: contact.name), action: nil,
+                                messageIDs: [], at: now)
+        after.events.append(.rowAdded(contact: contact.name))
     }
 
     private func handshakeFailed(_ conversation: LiveConversation, _ error: Error, _ tx: StoreTransaction) throws {

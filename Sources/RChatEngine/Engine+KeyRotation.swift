@@ -14,7 +14,7 @@ extension Engine {
     /// After a session starts with a contact who has not accepted our new key: tell them.
     func announceRotationIfNeeded(_ conversation: LiveConversation) throws(EngineError) {
         guard let previous = identity.previous, !conversation.contact.rotationAcknowledged,
-              conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
+              conversation.canSend, var saved = conversation.saved, let keys = saved.sendKeys,
               let sequence = saved.takeSendSequence() else { return }
         let body = KeyRotation.announcement(
             newKey: identity.accountKey.publicKey, statement: previous.statement,
@@ -31,8 +31,9 @@ extension Engine {
                             _ after: inout AfterCommit) throws {
         let contact = conversation.contact
         // Only the device we pinned may move the contact to a new account key: a copy of the
-        // account keys on another machine (a thief's) must not take the contact over.
-        guard conversation.peer?.deviceKeyIsPinned == true else {
+        // account keys on another machine (a thief's) must not take the contact over. (Pinned
+        // now: a device verified during this session counts.)
+        guard let peer = conversation.peer, constantTimeEqual(peer.deviceKey, contact.deviceKey) else {
             return rejectForged("a key rotation from \(contact.name) in a session with a device key that is not pinned")
         }
         guard let (key, certificate) = KeyRotation.verify(body, pinned: contact.accountKey, device: contact.deviceKey) else {

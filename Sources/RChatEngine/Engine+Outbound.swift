@@ -34,7 +34,9 @@ extension Engine {
         conversation.backoffPending = !ignoringBackoff && items.contains { $0.nextAttemptAt > t }
         guard !due.isEmpty else { return }
         let deadline = Date(timeIntervalSinceNow: Double(settings.acknowledgementTimeoutSeconds))
-        if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys {
+        if conversation.hasSession && conversation.awaitingVerification {
+            log("\(due.count) message(s) to \(contact.name) wait until their new device is verified (their code entered again)")
+        } else if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys {
             for item in due {
                 guard let sequence = saved.takeSendSequence() else { break }
                 let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: Array(item.text.utf8),
@@ -193,7 +195,7 @@ extension Engine {
         let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
         var more = false
         for contactID in owed {
-            guard let conversation = conversations[contactID], conversation.hasSession, var saved = conversation.saved,
+            guard let conversation = conversations[contactID], conversation.canSend, var saved = conversation.saved,
                   let keys = saved.sendKeys else { continue }
             // Owed: what this run stored, from memory; else from the store — but not while a
             // batch of this conversation waits for the disk (its messages are in the store,

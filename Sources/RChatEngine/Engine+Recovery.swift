@@ -15,13 +15,16 @@ extension Engine {
         static let notDelivered = "could-not-be-read"
         static let couldNotDecrypt = "could-not-decrypt"
         static let startedOver = "started-over"
+        /// One kind per device key, so each new device is announced once.
+        static func newDevice(_ deviceKey: [UInt8]) -> String { "new-device \(Hex.encode(deviceKey))" }
     }
 
     /// Right after a session starts, and whenever more held messages turned out unreadable:
     /// tell the contact which ids this side could not read. A side that started over always
     /// sends one (maybe empty), so the contact knows there is nothing more to wait for.
     func sendNoticeIfNeeded(_ conversation: LiveConversation, startedOver: Bool) throws(EngineError) {
-        guard conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys else { return }
+        guard conversation.canSend, var saved = conversation.saved, let keys = saved.sendKeys,
+              let session = saved.current?.keys.sessionID else { return }
         let pending = try AccountService.wrap { try store.undecryptable(contact: conversation.contact.id, notified: false) }
             .map(\.id).filter { !conversation.noticeInFlight.contains($0) }
         guard startedOver || !pending.isEmpty else { return }
@@ -29,7 +32,7 @@ extension Engine {
         repeat {
             let chunk = Array(rest.prefix(CouldNotReadNotice.maxMessageIDs))
             rest = rest.dropFirst(chunk.count)
-            let notice = CouldNotReadNotice(messageIDs: chunk, conversation: conversation.secret, time: now).signed(by: account.device)
+            let notice = CouldNotReadNotice(messageIDs: chunk, conversation: conversation.secret, session: session, time: now).signed(by: account.device)
             guard let sequence = saved.takeSendSequence() else { return }
             let envelope = Envelope.seal(kind: .notice, messageID: .random(), sequence: sequence, body: notice,
                                          keys: keys, conversation: conversation.secret)
@@ -58,19 +61,33 @@ extension Engine {
     /// A could-not-read notice from the contact, inside a session made with their pinned
     /// account key. Only a notice signed by their pinned device key can resend anything
     /// automatically; one signed by the session's (certified, unpinned) device key leads to
-    /// Not delivered; one signed by anything else changes nothing.
+    /// Not delivered; one signed by anything else changes nothing. A notice written for an
+    /// earlier session, or read already in this one (the relay delivering it again), is
+    /// ignored.
     func receiveNotice(_ body: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
                        _ after: inout AfterCommit) throws {
         let contact = conversation.contact
-        let signer: ResendPolicy.NoticeSigner
-        let notice: CouldNotReadNotice
-        if let n = try? CouldNotReadNotice.open(body, conversation: conversation.secret, signedBy: contact.deviceKey) {
-            (notice, signer) = (n, .pinnedDevice)
-        } else if let peer = conversation.peer, peer.deviceKey != contact.deviceKey,
-                  let n = try? CouldNotReadNotice.open(body, conversation: conversation.secret, signedBy: peer.deviceKey) {
-            (notice, signer) = (n, .unpinnedDevice)
-        } else {
+        let session = conversation.saved?.current?.keys.sessionID
+        func open(signedBy key: [UInt8]) throws(CouldNotReadNoticeError) -> CouldNotReadNotice {
+            try CouldNotReadNotice.open(body, conversation: conversation.secret, session: session, signedBy: key)
+        }
+        var signers: [(ResendPolicy.NoticeSigner, [UInt8])] = [(.pinnedDevice, contact.deviceKey)]
+        if let peer = conversation.peer, peer.deviceKey != contact.deviceKey { signers.append((.unpinnedDevice, peer.deviceKey)) }
+        var opened: (CouldNotReadNotice, ResendPolicy.NoticeSigner)?
+        for (signer, key) in signers where opened == nil {
+            do {
+                opened = (try open(signedBy: key), signer)
+            } catch .otherSession {
+                return rejectForged("a could-not-read notice from \(contact.name) written for an earlier session")
+            } catch {
+                continue
+            }
+        }
+        guard let (notice, signer) = opened else {
             return rejectForged("a could-not-read notice from \(contact.name) not signed by their device key")
+        }
+        guard conversation.noticesRead.insert(Hash.blake2b(body)).inserted else {
+            return rejectForged("a could-not-read notice from \(contact.name) read already in this session")
         }
         conversation.noticeReceived = true
         let t = now

@@ -177,6 +177,7 @@ public final class Engine: @unchecked Sendable {
             if movedMailbox { for connection in connections.values { connection.client?.close() } }
         }
         let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true) }
+        var verified: [LiveConversation] = []
         for contact in contacts {
             if let existing = conversations[contact.id],
                existing.contact.accountKey != contact.accountKey || existing.me.account.publicKey != myKey(for: contact).publicKey {
@@ -185,7 +186,12 @@ public final class Engine: @unchecked Sendable {
             }
             if let existing = conversations[contact.id] {
                 let wasReachable = existing.isReachable
+                let wasAwaitingVerification = existing.awaitingVerification
                 existing.contact = contact
+                if wasAwaitingVerification && !existing.awaitingVerification {
+                    log("\(contact.name)'s new device is verified: sending what waited")
+                    verified.append(existing)
+                }
                 if !existing.isReachable && existing.link != nil {
                     existing.link = nil
                     existing.initiator = nil
@@ -218,6 +224,7 @@ public final class Engine: @unchecked Sendable {
             }
             try flushOutbox(conversation)
         }
+        for conversation in verified { try sendWhatWaits(conversation) }
     }
 
     /// Ends these conversations' sessions in this run and forgets them (their saved state is

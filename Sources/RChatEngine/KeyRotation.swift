@@ -43,14 +43,19 @@ extension AccountService {
         let new = SigningKey.generate()
         let statement = KeyRotation.statement(old: me.accountKey, new: new.publicKey)
         var newSeed = new.seed.exposedCopy()
-        defer { wipe(&newSeed) }
-        account.previousSecretKey = account.secretKey
-        account.secretKey = newSeed
+        var oldSeed = me.accountKey.seed.exposedCopy()
+        var newMailbox = Random.bytes(SigningKey.seedBytes)
+        var oldMailbox = me.mailboxSeed.exposedCopy()
+        defer { wipe(&newSeed); wipe(&oldSeed); wipe(&newMailbox); wipe(&oldMailbox) }
+        // Every secret sealed for this device (`AccountSecret`), each under its own column.
+        account.previousSecretKey = sealingKey.seal(oldSeed, purpose: AccountSecret.previousAccountKey.purpose)
+        account.secretKey = sealingKey.seal(newSeed, purpose: AccountSecret.accountKey.purpose)
+        account.previousMailboxSeed = sealingKey.seal(oldMailbox, purpose: AccountSecret.previousMailboxSeed.purpose)
+        account.mailboxSeed = sealingKey.seal(newMailbox, purpose: AccountSecret.mailboxSeed.purpose)
+        account.secretsAtRest = .sealedToDevice
         account.publicKey = new.publicKey
         account.rotationStatement = statement
-        account.previousMailboxSeed = account.mailboxSeed
         account.mailboxMovedAt = clock.now()
-        account.mailboxSeed = Random.bytes(SigningKey.seedBytes)
         account.inviteSalt = Random.bytes(InviteToken.saltBytes)
         account.deviceSeal = sealingKey.seal(Array("rchat device binding".utf8), purpose: Self.sealPurpose(new.publicKey))
         let updated = account

@@ -20,6 +20,12 @@ final class LiveConversation {
     /// The link of this run, on the connection of `linkGeneration`.
     var link: LinkID?
     var linkGeneration: UInt64 = 0
+    /// The rendezvous code the relay linked us on: the link's handshake binds it (its
+    /// prologue), so a handshake message replayed on another link does not open.
+    var linkCode: [UInt8] = []
+    /// This side answered a first handshake message on the current link: the initiator sends
+    /// one per link, so another is a replay (it would begin a session nobody else holds).
+    var answeredOnThisLink = false
     var peerGone = false
     var initiator: Handshake.Initiator?
     /// Messages sent in the current session (or as requests in this run): not sent twice.
@@ -33,6 +39,9 @@ final class LiveConversation {
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Date)] = []
     /// The peer as the current session's handshake proved it.
     var peer: VerifiedPeer?
+    /// Digests of the could-not-read notices read in the current session: the same notice
+    /// delivered again does nothing. (One of an earlier session is refused by its session id.)
+    var noticesRead: Set<[UInt8]> = []
     /// The peer started over although this side had a conversation with it: until its
     /// notice arrives, recent messages may not have reached it.
     var peerStartedOver = false
@@ -66,6 +75,13 @@ final class LiveConversation {
     /// A responder waits until the relay took its handshake reply: anything sent before it
     /// could reach the peer ahead of the reply, unreadable.
     var hasSession: Bool { saved?.current != nil && link != nil && !awaitingReplyAcceptance }
+    /// The session's device is not the one pinned from the contact's code (a new phone, or
+    /// someone else's copy of their account keys): like a changed safety number, nothing
+    /// but the handshake and its empty confirmation goes to it — no message, receipt,
+    /// notice or key — until the user enters the contact's code again, which pins it.
+    var awaitingVerification: Bool { peer.map { !constantTimeEqual($0.deviceKey, contact.deviceKey) } ?? false }
+    /// A session that carries what this side writes.
+    var canSend: Bool { hasSession && !awaitingVerification }
     var awaitingReplyAcceptance = false
     /// This side started over in the current session: its first notice goes even if empty.
     var startedOverNoticeDue = false
@@ -79,6 +95,7 @@ final class LiveConversation {
     func dropLink(at now: Int64) {
         saved?.endCurrent(at: now)
         link = nil
+        answeredOnThisLink = false
         initiator = nil
         peerGone = false
         sent.removeAll()

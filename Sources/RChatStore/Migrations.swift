@@ -13,6 +13,14 @@ enum Migrations {
     static let all: [Migration] = [
         Migration(version: 1, sql: SchemaV1.sql),
         Migration(version: 2, sql: SchemaV2.sql),
+        Migration(version: 3, sql: """
+            -- The account's secrets at rest: 1 = secret_key, previous_secret_key,
+            -- mailbox_seed and previous_mailbox_seed hold boxes sealed with the device's
+            -- sealing key (a copy of the database without its device directory and machine
+            -- yields none of them); 0 = rows written before this step, in the clear, sealed
+            -- the next time the account is opened with its device.
+            ALTER TABLE account ADD COLUMN secrets_sealed INTEGER NOT NULL DEFAULT 0 CHECK (secrets_sealed IN (0, 1));
+            """),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

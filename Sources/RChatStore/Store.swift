@@ -75,6 +75,21 @@ public final class Store: StoreAccess, @unchecked Sendable {
         return result
     }
 
+    /// Runs `body` in a transaction that overwrites secrets kept in the clear, so that no
+    /// copy of them stays in the files: SQLite's secure delete is on for it (the space the
+    /// old values leave is zeroed), then VACUUM rewrites the file without the free space
+    /// earlier versions may have left, and a checkpoint truncates the WAL. VACUUM needs the
+    /// file to itself: when another connection has it open it is skipped, as the new values
+    /// are committed already. (Secure delete is set back afterwards.)
+    public func overwritingSecrets(_ body: (StoreTransaction) throws -> Void) throws {
+        let previous = try database.queryOne("PRAGMA secure_delete")?.int64(at: 0) ?? 0
+        try database.execute("PRAGMA secure_delete = ON")
+        defer { try? database.execute("PRAGMA secure_delete = \(previous == 2 ? "FAST" : String(previous))") }
+        try transaction(body)
+        try? database.executeScript("VACUUM")
+        _ = try database.query("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
     // MARK: opening
 
     private static func prepare(_ db: Database, path: String, migrations: [Migration]) throws {

@@ -38,6 +38,12 @@ extension StoreAccess {
         }
     }
 
+    /// Whether the conversation has a row of `kind` added at `since` or later.
+    public func hasSystemRow(contact: ContactID, kind: String, since: Int64) throws -> Bool {
+        try database.queryOne("SELECT 1 AS found FROM system_rows WHERE contact_id = ? AND kind = ? AND created_at >= ? LIMIT 1",
+                              [.integer(contact.rawValue), .text(kind), .integer(since)]) != nil
+    }
+
     public func systemRow(id: Int64) throws -> StoredSystemRow? {
         try database.queryOne("SELECT \(Self.systemRowColumns) FROM system_rows WHERE id = ?", [.integer(id)])
             .map(Self.decodeSystemRow)

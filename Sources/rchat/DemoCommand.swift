@@ -107,7 +107,7 @@ final class Demo {
             DemoCommand(name: "reinstall", help: "Sam reinstalls rChat on the same phone: held messages are resent by themselves (Resent). Go /offline and send something first") { _ in
                 sam.reinstall(newPhone: false)
             },
-            DemoCommand(name: "newphone", help: "Sam moves to a new phone: held messages are Not delivered, select the row and press r to Resend. /offline and send first") { _ in
+            DemoCommand(name: "newphone", help: "Sam moves to a new phone: held messages are Not delivered, and nothing goes to it until /verify; then r on the row Resends. /offline and send first") { _ in
                 sam.reinstall(newPhone: true)
             },
             DemoCommand(name: "verify", help: "Enter Sam's code again: pins the key of Sam's new phone") { _ in
@@ -141,7 +141,7 @@ final class DemoContact: @unchecked Sendable {
         "Got it! Your message went Sending, then Sent (the relay took it), then Delivered (my phone stored it), then Read (I looked at it).",
         "Select a message with Tab and Up, then press i: its status timeline, each step with its time.",
         "Try /offline, then send me something: it stays Sent at the relay until /online brings me back.",
-        "Recovery: /offline, send a message, then /reinstall (it is resent by itself) or /newphone (press r on the row to Resend).",
+        "Recovery: /offline, send a message, then /reinstall (it is resent by itself) or /newphone (/verify, then press r on the row to Resend).",
         "Nice to hear from you. Quit with Ctrl-Q; the demo cleans up after itself.",
     ]
 
@@ -194,7 +194,7 @@ final class DemoContact: @unchecked Sendable {
                 let account = try AccountService(locations: locations)
                 try account.setSetting("receipt-window-ms", "0")
                 _ = try account.send(to: "You", text: newPhone
-                    ? "I'm on a new phone now. What you sent while I was away could not be read here: select the row and press r to Resend. /verify pins my new phone's key."
+                    ? "I'm on a new phone now. What you sent while I was away could not be read here. Nothing you send reaches this phone until /verify pins its key; then select the row and press r to Resend."
                     : "I reinstalled rChat on the same phone. What you sent while I was away was sent again by itself: look for Resent.")
             } catch {
                 log.write("sam: reinstall failed: \(error)")

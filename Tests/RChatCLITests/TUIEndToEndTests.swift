@@ -192,7 +192,8 @@ final class TUIEndToEndTests: XCTestCase {
     }
 
     /// Sam moves to a new phone while a message waits for him: it cannot be read there, and
-    /// Alice's screen says so with a Resend one keypress away.
+    /// Alice's screen says so with a Resend one keypress away; Sam's new device is named, and
+    /// the Resend waits until Alice enters his new code.
     func testResendByKeypressAfterTheReceiverMovedToANewPhone() throws {
         try world.makePair("alice", "sam")
         try openView("sam")
@@ -227,9 +228,12 @@ final class TUIEndToEndTests: XCTestCase {
         try screens.keys(session("alice"), "Tab")
         try screen("alice", "the row selected") { $0.line(containing: "couldn't be read")?.contains("▶") ?? false }
         try screens.keys(session("alice"), "r")
-        try screen("alice", "the resent message Delivered") { s in
-            Self.glyph(of: "lost on the old phone", in: s) == "ⓥ" && s.contains("Resending 1 message")
+        try screen("alice", "the resent message waiting for the new device to be verified") { s in
+            Self.glyph(of: "lost on the old phone", in: s) == "◷" && s.contains("Resending 1 message")
+                && s.contains("Sam is using a new device. Enter their code again to verify it.")
         }
+        try world.expectSuccess(world.box.rchat("alice", ["add", try world.code("sam2")]))
+        try screen("alice", "the resent message Delivered") { s in Self.glyph(of: "lost on the old phone", in: s) == "ⓥ" }
         try screen("sam2", "Alice listed on the new phone") { $0.contains("Alice") }
         try screens.keys(session("sam2"), "Enter")
         try screen("sam2", "the message on the new phone") { $0.contains("lost on the old phone") }

@@ -221,6 +221,30 @@ final class HandshakeTests: XCTestCase {
         }
     }
 
+    /// The relay keeps a first message and delivers it on a later link: that link was made
+    /// on another rendezvous code (another reconnect, another day), so the first message,
+    /// bound to the code of its own link, does not decrypt there.
+    func testFirstMessageIsBoundToTheLinkItWasSentOn() throws {
+        let me = pair.initiator, you = pair.responder
+        let secret = me.conversation(with: you)
+        let codes = [RendezvousCode.reconnect(secret, day: 20_000, counter: 4), RendezvousCode.reconnect(secret, day: 20_000, counter: 5),
+                     RendezvousCode.reconnect(secret, day: 20_001, counter: 4), RendezvousCode.recovery(secret, day: 20_000)]
+        let captured = try Handshake.Initiator(me: me.identity, peer: you.pinned, reconnectCounter: 4,
+                                               prologue: Handshake.linkPrologue(code: codes[0].bytes)).firstMessage()
+        func responder(on code: RendezvousCode) throws -> Handshake.Responder {
+            try Handshake.Responder(me: you.identity, peer: me.pinned, reconnectCounter: 4, prologue: Handshake.linkPrologue(code: code.bytes))
+        }
+        XCTAssertNoThrow(try responder(on: codes[0]).respond(to: captured), "on its own link it is a handshake")
+        for code in codes.dropFirst() {
+            XCTAssertThrowsError(try responder(on: code).respond(to: captured), "\(code)") {
+                XCTAssertEqual($0 as? HandshakeError, .decryptionFailed, "\(code)")
+            }
+        }
+        // The code itself, without the label, is not the prologue either.
+        let bare = try Handshake.Responder(me: you.identity, peer: me.pinned, reconnectCounter: 4, prologue: codes[0].bytes)
+        XCTAssertThrowsError(try bare.respond(to: captured))
+    }
+
     // MARK: crafting
 
     /// A first message built step by step like `Initiator`, with any static key, payload and

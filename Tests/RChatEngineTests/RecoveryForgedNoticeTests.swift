@@ -43,26 +43,20 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         let client = try RelayClient.connect(to: address, mailboxKey: SigningKey.generate(), timeout: 10)
         rawClients.append(client)
         try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: nil).map(\.bytes))
-        guard case let .linked(link, _) = try nextEvent(client, "a link with Alice", {
-            if case .linked = $0 { return true } else { return false }
-        }) else { return XCTFail() }
+        let (link, code) = try nextLink(client)
 
         let me = Handshake.LocalIdentity(account: stolen, device: attackerDevice)
         let pinnedAlice = Handshake.PinnedKeys(accountKey: aliceIdentity.accountKey.publicKey, deviceKey: alice.device.publicKey)
-        func linkPayload(_ wanted: UInt8) throws -> [UInt8] {
-            guard case let .delivery(d) = try nextEvent(client, "a link frame of type \(wanted)", {
-                if case let .delivery(d) = $0, d.link == link, d.payload.first == wanted { return true } else { return false }
-            }) else { throw NSError(domain: "no frame", code: 1) }
-            return Array(d.payload.dropFirst())
-        }
         let session: Session
         if Handshake.Role.of(myAccountKey: stolen.publicKey, peerAccountKey: aliceIdentity.accountKey.publicKey) == .initiator {
-            let initiator = try Handshake.Initiator(me: me, peer: pinnedAlice, reconnectCounter: nil)
+            let initiator = try Handshake.Initiator(me: me, peer: pinnedAlice, reconnectCounter: nil,
+                                                    prologue: Handshake.linkPrologue(code: code))
             _ = try client.send(on: link, LinkFrame.handshakeFirst(initiator.firstMessage()).encoded)
-            session = try initiator.finish(try linkPayload(2))
+            session = try initiator.finish(try linkPayload(client, link, 2))
         } else {
-            let responder = try Handshake.Responder(me: me, peer: pinnedAlice, reconnectCounter: nil)
-            let (reply, s) = try responder.respond(to: try linkPayload(1))
+            let responder = try Handshake.Responder(me: me, peer: pinnedAlice, reconnectCounter: nil,
+                                                    prologue: Handshake.linkPrologue(code: code))
+            let (reply, s) = try responder.respond(to: try linkPayload(client, link, 1))
             _ = try client.send(on: link, LinkFrame.handshakeReply(reply).encoded)
             session = s
         }
@@ -73,7 +67,8 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
 
         var sequence: UInt64 = 0
         func sendNotice(signedBy key: SigningKey) throws {
-            let notice = CouldNotReadNotice(messageIDs: held, conversation: secret, time: Int64(Date().timeIntervalSince1970))
+            let notice = CouldNotReadNotice(messageIDs: held, conversation: secret, session: session.id,
+                                            time: Int64(Date().timeIntervalSince1970))
             let envelope = Envelope.seal(kind: .notice, messageID: .random(), sequence: sequence, body: notice.signed(by: key),
                                          keys: session.keys, conversation: secret)
             sequence += 1
@@ -100,9 +95,10 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         let after = try messages(alice, "Sam")
         XCTAssertFalse(after.contains { $0.resent }, "\(after)")
         let rows = try rows(alice, "Sam")
-        XCTAssertEqual(rows.map(\.text), ["2 messages couldn't be read on Sam's phone."])
-        XCTAssertEqual(rows.first?.action, .resend)
-        XCTAssertEqual(Set(rows.first?.messageIDs ?? []), Set(held))
+        XCTAssertEqual(rows.map(\.text), ["Sam is using a new device. Enter their code again to verify it.",
+                                          "2 messages couldn't be read on Sam's phone."])
+        XCTAssertEqual(rows.last?.action, .resend)
+        XCTAssertEqual(Set(rows.last?.messageIDs ?? []), Set(held))
         XCTAssertTrue(logLines.all.contains { $0.contains("Sam could not read 2 message(s): 0 resent automatically, 2 not delivered") },
                       logLines.all.joined(separator: "\n"))
         XCTAssertEqual(logLines.all.filter { $0.hasPrefix(rejection) }.count, 2)

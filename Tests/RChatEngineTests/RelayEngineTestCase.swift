@@ -42,12 +42,15 @@ class RelayEngineTestCase: XCTestCase {
     // MARK: helpers
 
     /// The built `rchat-relay`, beside the test bundle.
-    static var relayBinary: String? {
+    static var relayBinary: String? { binary("rchat-relay") }
+
+    /// A built executable of this package, beside the test bundle.
+    static func binary(_ name: String) -> String? {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         var candidates: [URL] = []
         for _ in 0..<4 { candidates.append(dir); dir = dir.deletingLastPathComponent() }
         for bundle in Bundle.allBundles { candidates.append(bundle.bundleURL.deletingLastPathComponent()) }
-        return candidates.map { $0.appendingPathComponent("rchat-relay").path }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return candidates.map { $0.appendingPathComponent(name).path }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     func startRelay(_ arguments: [String] = []) throws -> RelayAddress {
@@ -129,6 +132,46 @@ class RelayEngineTestCase: XCTestCase {
             if match(event) { return event }
         }
         throw NSError(domain: "the raw client did not see: \(what)\n" + logLines.all.joined(separator: "\n"), code: 1)
+    }
+
+    /// The payload of the next frame of `type` (1: handshake first, 2: reply) on `link`.
+    func linkPayload(_ client: RelayClient, _ link: LinkID, _ type: UInt8) throws -> [UInt8] {
+        guard case let .delivery(d) = try nextEvent(client, "a link frame of type \(type)", {
+            if case let .delivery(d) = $0, d.link == link, d.payload.first == type { return true } else { return false }
+        }) else { throw NSError(domain: "no frame of type \(type)", code: 1) }
+        return Array(d.payload.dropFirst())
+    }
+
+    /// A raw client's next link, with the rendezvous code it was made on.
+    func nextLink(_ client: RelayClient) throws -> (link: LinkID, code: [UInt8]) {
+        guard case let .linked(link, code) = try nextEvent(client, "a link", {
+            if case .linked = $0 { return true } else { return false }
+        }) else { throw NSError(domain: "no link", code: 1) }
+        return (link, code)
+    }
+
+    /// A new account named `name` whose key sorts before `peer`'s, so it initiates every
+    /// handshake with it (roles follow the account keys: one try in two; each try is a new
+    /// home, `name` with a number).
+    func accountThatInitiates(_ name: String, with peer: AccountService, relay: RelayAddress) throws -> AccountService {
+        let peerKey = try peer.identity().accountKey.publicKey
+        for n in 0..<64 {
+            let candidate = try account("\(name)\(n)", relay: relay)
+            if Handshake.Role.of(myAccountKey: try candidate.identity().accountKey.publicKey, peerAccountKey: peerKey) == .initiator {
+                return candidate
+            }
+        }
+        throw NSError(domain: "no account key sorted first in 64 tries", code: 1)
+    }
+
+    /// Alice, and Sam whose key sorts first (he initiates every handshake with her), who
+    /// added each other.
+    func aliceAndInitiatingSam(relay: RelayAddress) throws -> (alice: AccountService, sam: AccountService) {
+        let alice = try account("Alice", relay: relay)
+        let sam = try accountThatInitiates("Sam", with: alice, relay: relay)
+        _ = try alice.addContact(try sam.identity().contactCode(device: sam.device), name: "Sam")
+        _ = try sam.addContact(try alice.identity().contactCode(device: alice.device), name: "Alice")
+        return (alice, sam)
     }
 
     /// Both engines run until a warm-up message from Alice is Delivered; then Sam's stops.

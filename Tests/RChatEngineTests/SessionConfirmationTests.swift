@@ -13,19 +13,10 @@ import RChatRelayClient
 final class SessionConfirmationTests: RelayEngineTestCase {
     func testWhatTheResponderSendsBeforeConfirmationStaysReadableWhenTheInitiatorDies() throws {
         let address = try startRelay()
-        let alice = try account("Alice", relay: address)
+        // Sam initiates (roles follow the account keys): the handshake's first message is his.
+        let (alice, sam) = try aliceAndInitiatingSam(relay: address)
         let aliceKey = try alice.identity().accountKey.publicKey
-        // Sam must be the initiator (roles follow the account keys): one try in two.
-        var sam = try account("Sam0", relay: address)
-        var tries = 0
-        while Handshake.Role.of(myAccountKey: try sam.identity().accountKey.publicKey, peerAccountKey: aliceKey) != .initiator {
-            tries += 1
-            XCTAssertLessThan(tries, 64)
-            sam = try account("Sam\(tries)", relay: address)
-        }
         let samIdentity = try sam.identity()
-        _ = try alice.addContact(samIdentity.contactCode(device: sam.device), name: "Sam")
-        _ = try sam.addContact(try alice.identity().contactCode(device: alice.device), name: "Alice")
 
         // A session, then Sam goes away.
         let aliceEngine = try sessionThenSamAway(alice: alice, sam: sam, samLogged: true)
@@ -38,16 +29,13 @@ final class SessionConfirmationTests: RelayEngineTestCase {
         let client = try RelayClient.connect(to: address, mailboxKey: samIdentity.mailboxKey, timeout: 10)
         rawClients.append(client)
         try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: counter).map(\.bytes))
-        guard case let .linked(link, _) = try nextEvent(client, "a link with Alice", {
-            if case .linked = $0 { return true } else { return false }
-        }) else { return XCTFail() }
+        let (link, code) = try nextLink(client)
         let initiator = try Handshake.Initiator(
             me: Handshake.LocalIdentity(account: samIdentity.accountKey, device: sam.device),
-            peer: Handshake.PinnedKeys(accountKey: aliceKey, deviceKey: alice.device.publicKey), reconnectCounter: counter)
+            peer: Handshake.PinnedKeys(accountKey: aliceKey, deviceKey: alice.device.publicKey), reconnectCounter: counter,
+            prologue: Handshake.linkPrologue(code: code))
         _ = try client.send(on: link, LinkFrame.handshakeFirst(initiator.firstMessage()).encoded, ahead: true)
-        _ = try nextEvent(client, "Alice's answer", {
-            if case let .delivery(d) = $0, d.link == link, d.payload.first == 2 { return true } else { return false }
-        })
+        _ = try linkPayload(client, link, 2)
         client.close()
         try untilDeadline("Alice's engine answered Sam's handshake", seconds: 20) {
             logLines.all.filter { $0.hasPrefix("Alice: secure session with Sam started") }.count >= 2

@@ -5,7 +5,7 @@ import XCTest
 final class AccountAndQueueTests: StoreTestCase {
     func testAccountAndSettings() throws {
         XCTAssertNil(try store.account())
-        var account = Account(name: "Me", relayAddress: "127.0.0.1:7000/key", publicKey: [1, 2], secretKey: [0, 3, 0], inviteSalt: [4], mailboxSeed: [7], deviceKey: [5], deviceSeal: [6], createdAt: 10)
+        var account = Account(name: "Me", relayAddress: "127.0.0.1:7000/key", publicKey: [1, 2], secretKey: [0, 3, 0], inviteSalt: [4], mailboxSeed: [7], deviceKey: [5], deviceSeal: [6], secretsAtRest: .sealedToDevice, createdAt: 10)
         try store.putAccount(account)
         XCTAssertEqual(try store.account(), account)
         account.publicKey = [9]

@@ -49,6 +49,29 @@ final class OpeningTests: StoreTestCase {
         XCTAssertEqual(try count("drafts"), 1, "no step runs twice")
     }
 
+    /// Version 3 marks an account row of an earlier version as kept in the clear (the engine seals it
+    /// when its device opens it); rows written since say how they are kept.
+    func testAnAccountRowOfVersionOneIsMarkedInTheClear() throws {
+        store.close()
+        try FileManager.default.removeItem(at: home)
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        store = try Store(path: dbPath, migrations: Array(Migrations.all.prefix(1)))
+        try store.database.execute("""
+            INSERT INTO account (id, name, relay_address, public_key, secret_key, invite_token, mailbox_seed,
+                                 device_key, device_seal, created_at)
+            VALUES (1, 'Me', '127.0.0.1:7000/key', x'01', x'0203', x'04', x'07', x'05', x'06', 10)
+            """)
+        store.close()
+        store = try Store(path: dbPath)
+        XCTAssertEqual(try store.database.userVersion, Store.schemaVersion)
+        let account = try XCTUnwrap(store.account())
+        XCTAssertEqual(account.secretsAtRest, .clear)
+        XCTAssertEqual(account.secretKey, [2, 3])
+        XCTAssertEqual(account.mailboxSeed, [7])
+        XCTAssertThrowsError(try store.database.execute("UPDATE account SET secrets_sealed = 2"))
+        XCTAssertEqual(try store.account()?.secretsAtRest, .clear, "a value other than 0 or 1 is refused")
+    }
+
     func testFailedStepLeavesTheFileAtTheLastWholeVersion() throws {
         store.close()
         let steps = Migrations.all + [

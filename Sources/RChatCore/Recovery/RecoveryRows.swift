@@ -23,6 +23,12 @@ public enum RecoveryRows {
         "\(name)'s phone started a new secure session with you. \(messages(count)) may not have reached them."
     }
 
+    /// Shown when the contact's session comes from a device whose key is not pinned: until
+    /// their code is entered again, nothing is sent to it.
+    public static func newDevice(name: String) -> String {
+        "\(name) is using a new device. Enter their code again to verify it."
+    }
+
     /// Shown to the sender after the contact rotated their keys.
     public static func keysChanged(name: String, count: Int) -> String {
         count == 0 ? "\(name)'s keys changed."

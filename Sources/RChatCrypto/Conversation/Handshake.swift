@@ -35,9 +35,12 @@ import RChatCore
 /// from the final ck and h; session id = BLAKE2b("rchat session id v3" ‖ h)[0..<16].
 ///
 /// Freshness: the responder's payload and the session keys depend on both ephemerals. The
-/// initiator's payload depends only on its own ephemeral, so a replayed first message is
-/// accepted again (yielding keys nobody else holds); the engine should act on the
-/// initiator's extension only once the first envelope of the session has opened.
+/// initiator's payload depends only on its own ephemeral, so the first message is bound to
+/// the link it travels on: the prologue is `linkPrologue(code:)`, the rendezvous code the
+/// relay linked the two sides on. A first message the relay keeps and delivers on another
+/// link (another reconnect counter, another day) does not decrypt there. Within one link a
+/// replay yields keys nobody else holds; the engine acts on the initiator's extension only
+/// once the first envelope of the session has opened.
 public enum Handshake {
     public static let protocolVersion: UInt8 = 3
     static let headerBytes = 2
@@ -54,6 +57,10 @@ public enum Handshake {
             bytesPrecede(myAccountKey, peerAccountKey) ? .initiator : .responder
         }
     }
+
+    /// The prologue of a handshake run on a relay link: the rendezvous code both sides
+    /// presented (the relay's `linked` event names it), after a label.
+    public static func linkPrologue(code: [UInt8]) -> [UInt8] { Array("rchat link v1".utf8) + code }
 
     /// This side: its account key, its device key and the account's certificate for it.
     public struct LocalIdentity: Sendable {
