@@ -41,8 +41,7 @@ extension AccountService {
         let safety = SafetyNumber.of(me.accountKey.publicKey, code.accountKey)
         let result = try Self.wrap {
             try store.transaction { tx -> AddContactResult in
-                let all = try tx.contacts(includingDeleted: true)
-                if let known = all.first(where: { $0.accountKey == code.accountKey }) {
+                if let known = try tx.contact(accountKey: code.accountKey) {
                     let keysChanged = try tx.updatePinnedKeys(contact: known.id, accountKey: code.accountKey, deviceKey: code.deviceKey,
                                                               deviceCertificate: code.deviceCertificate, at: now)
                     try tx.setRelayAddress(contact: known.id, code.relay.description)

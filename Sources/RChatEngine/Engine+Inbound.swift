@@ -361,17 +361,16 @@ extension Engine {
         guard let (request, code) = MessageRequest.open(payload, account: identity.accountKey) else {
             return rejectForged("a message request that does not verify")
         }
-        let all = try tx.contacts(includingDeleted: true)
-        var contact = all.first { $0.accountKey == code.accountKey }
+        var contact = try tx.contact(accountKey: code.accountKey)
         if let known = contact, known.isBlocked { return }
         if contact == nil || contact!.isDeleted {
             if let deleted = contact {
                 try tx.setDeleted(contact: deleted.id, false)
                 try tx.setState(contact: deleted.id, .request)
             } else {
-                var name = code.name
-                var n = 2
-                while try tx.contact(named: name) != nil { name = "\(code.name) (\(n))"; n += 1 }
+                let candidates = RequestNames.candidates(for: code.name, fingerprint: Hash.blake2b(code.accountKey, outputBytes: 16))
+                var name = candidates.last!
+                for candidate in candidates where try tx.contact(named: candidate) == nil { name = candidate; break }
                 contact = try tx.addContact(NewContact(name: name, accountKey: code.accountKey, deviceKey: code.deviceKey,
                                                        deviceCertificate: code.deviceCertificate, relayAddress: code.relay.description,
                                                        inviteToken: code.inviteToken, state: .request), at: now)

@@ -8,16 +8,23 @@ import RChatCrypto
 /// Sealed to the recipient's account key (crypto_box_seal); inside, the sender's contact
 /// code and an account-key signature over everything, bound to the recipient — so nobody
 /// else can write in the sender's name, and a request cannot be redirected to another person.
-struct MessageRequest: Equatable {
+public struct MessageRequest: Equatable {
     static let version: UInt8 = 1
     static let label = Array("rchat message request v1".utf8)
 
-    var senderCode: String
-    var messageID: MessageID
-    var createdAt: Int64
-    var text: String
+    public var senderCode: String
+    public var messageID: MessageID
+    public var createdAt: Int64
+    public var text: String
 
-    func sealed(from account: SigningKey, to recipientAccountKey: [UInt8]) throws(EngineError) -> [UInt8] {
+    public init(senderCode: String, messageID: MessageID, createdAt: Int64, text: String) {
+        self.senderCode = senderCode
+        self.messageID = messageID
+        self.createdAt = createdAt
+        self.text = text
+    }
+
+    public func sealed(from account: SigningKey, to recipientAccountKey: [UInt8]) throws(EngineError) -> [UInt8] {
         var w = ByteWriter(capacity: 512 + text.utf8.count)
         w.u8(Self.version)
         w.string(senderCode)

@@ -40,6 +40,12 @@ extension StoreAccess {
                               [.text(Contact.nameKey(name))]).map(Self.decodeContact)
     }
 
+    /// The contact (deleted or not) who has `accountKey` pinned; an indexed look-up.
+    public func contact(accountKey: [UInt8]) throws -> Contact? {
+        try database.queryOne("SELECT \(Self.contactColumns) FROM contacts WHERE account_key = ? ORDER BY id LIMIT 1",
+                              [.blob(accountKey)]).map(Self.decodeContact)
+    }
+
     /// Contacts by name (case-insensitively), without the deleted ones unless asked.
     public func contacts(includingDeleted: Bool = false) throws -> [Contact] {
         try database.query("""

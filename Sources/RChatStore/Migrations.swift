@@ -21,6 +21,11 @@ enum Migrations {
             -- the next time the account is opened with its device.
             ALTER TABLE account ADD COLUMN secrets_sealed INTEGER NOT NULL DEFAULT 0 CHECK (secrets_sealed IN (0, 1));
             """),
+        Migration(version: 4, sql: """
+            -- Contacts found by account key through an index: taking in a message request
+            -- costs the same with ten thousand strangers stored as with none.
+            CREATE INDEX contacts_by_account_key ON contacts (account_key);
+            """),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

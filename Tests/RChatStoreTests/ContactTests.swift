@@ -18,6 +18,19 @@ final class ContactTests: StoreTestCase {
         XCTAssertEqual(try store.contact(id: sam)?.name, "Sammy")
     }
 
+    /// A message request looks its sender up by account key: through the index, so it costs
+    /// the same however many strangers are stored (deleted contacts are found too).
+    func testAContactIsFoundByAccountKeyThroughAnIndex() throws {
+        let key = try XCTUnwrap(store.contact(id: sam)).accountKey
+        XCTAssertEqual(try store.contact(accountKey: key)?.id, sam)
+        try store.setDeleted(contact: sam, true)
+        XCTAssertEqual(try store.contact(accountKey: key)?.id, sam)
+        XCTAssertNil(try store.contact(accountKey: [9, 9, 9]))
+        let plan = try store.database.query("EXPLAIN QUERY PLAN SELECT id FROM contacts WHERE account_key = ? ORDER BY id LIMIT 1",
+                                            [.blob(key)]).map { try $0.string(at: 3) }.joined(separator: "; ")
+        XCTAssertTrue(plan.contains("INDEX contacts_by_account_key (account_key=?)"), plan)
+    }
+
     func testPinnedKeysAndWhenTheyChanged() throws {
         let before = try XCTUnwrap(store.contact(id: sam))
         XCTAssertEqual(before.keysChangedAt, 1_000)
