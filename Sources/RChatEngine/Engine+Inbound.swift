@@ -246,6 +246,11 @@ extension Engine {
         for conversation in conversations.values where conversation !== known {
             if let header = try? Envelope.openHeader(bytes, conversation: conversation.secret) { return (conversation, header) }
         }
+        for conversation in conversations.values {
+            for former in conversation.formerSecrets {
+                if let header = try? Envelope.openHeader(bytes, conversation: former) { return (conversation, header) }
+            }
+        }
         return nil
     }
 

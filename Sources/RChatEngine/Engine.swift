@@ -21,6 +21,8 @@ public final class Engine: @unchecked Sendable {
 
     var connections: [RelayAddress: RelayConnection] = [:]
     var conversations: [ContactID: LiveConversation] = [:]
+    /// Secrets of conversations retired in this run, for the conversation that replaces each.
+    var retiredSecrets: [ContactID: [ConversationSecret]] = [:]
     /// Every rendezvous code presented in this run → its conversation.
     var codeIndex: [HashedBytes: ContactID] = [:]
     /// Keys published to the relay reader threads, to open envelopes there.
@@ -212,6 +214,9 @@ public final class Engine: @unchecked Sendable {
             }
             let conversation = LiveConversation(contact: contact, secret: secret, relay: relay, saved: loadState(contact),
                                                 me: Handshake.LocalIdentity(account: me, device: account.device))
+            conversation.formerSecrets = (retiredSecrets.removeValue(forKey: contact.id) ?? []).filter {
+                $0.myAccountKey != secret.myAccountKey || $0.peerAccountKey != secret.peerAccountKey
+            }
             conversations[contact.id] = conversation
             present(conversation)
         }
@@ -234,6 +239,7 @@ public final class Engine: @unchecked Sendable {
         for conversation in retired {
             conversation.dropLink(at: t)
             conversations[conversation.contact.id] = nil
+            retiredSecrets[conversation.contact.id] = Array(([conversation.secret] + conversation.formerSecrets).prefix(3))
         }
         try AccountService.wrap { try store.transaction { tx in for c in retired { try persist(c, tx) } } }
     }

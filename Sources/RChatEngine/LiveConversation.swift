@@ -13,6 +13,10 @@ final class LiveConversation {
     /// The contact's own relay (from its code), parsed once: message requests go there.
     private(set) var contactRelay: RelayAddress?
     let secret: ConversationSecret
+    /// The secrets of this conversation before its keys changed in this run (a rotation on
+    /// either side, a code entered again), newest first: what the contact sealed before it
+    /// learned of the change still opens here instead of being dropped.
+    var formerSecrets: [ConversationSecret] = []
     /// The relay hosting the conversation (the one in the code whose account key sorts first).
     let relay: RelayAddress
     /// nil: no saved state — a new conversation, or this side started over.
