@@ -78,6 +78,9 @@ public enum AlertSink: Sendable {
     }
 
     public func post(_ alert: AlertPolicy.Alert) {
+        // Each field on one line, nothing a terminal (or the TITLE<TAB>TEXT format) acts on.
+        let alert = AlertPolicy.Alert(title: TerminalText.sanitized(alert.title, breaks: .shown),
+                                      text: TerminalText.sanitized(alert.text, breaks: .shown), contact: alert.contact)
         switch self {
         case .print:
             FileHandle.standardOutput.write(Data("\(alert.title)\t\(alert.text)\n".utf8))
