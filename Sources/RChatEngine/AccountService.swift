@@ -54,17 +54,24 @@ public final class AccountService {
     }
 
     /// `rchat init --import FILE`: the account, settings and contacts from an export, into a
-    /// home with no account. A wrong passphrase creates nothing.
+    /// home with no account. A wrong passphrase creates nothing. The passphrase is asked for
+    /// only once the file's header is known to be an export with acceptable costs.
     @discardableResult
-    public static func restore(at locations: Locations, from file: String, passphrase: String,
+    public static func restore(at locations: Locations, from file: String, passphrase: @autoclosure () -> String,
                                clock: Clock = SystemClock()) throws(EngineError) -> AccountIdentity {
         var sealed: [UInt8]
         do { sealed = try PrivateFiles.read(file) } catch { throw .io("cannot read the account export \(file)") }
         var plain: [UInt8]
         do {
-            plain = try PassphraseSeal.open(sealed, passphrase: passphrase)
+            _ = try PassphraseSeal.Header(parsing: sealed)
+            plain = try PassphraseSeal.open(sealed, passphrase: passphrase())
         } catch .decryptionFailed {
             throw .crypto("wrong passphrase, or the account export \(file) was altered")
+        } catch .unacceptableCost {
+            throw .crypto("the account export \(file) asks for a key-derivation cost rChat does not accept "
+                          + "(it was not written by rChat, or was altered); nothing was derived or restored")
+        } catch .outOfMemory {
+            throw .crypto("not enough memory to derive the key of the account export \(file)")
         } catch {
             throw .crypto("\(file) is not an rChat account export")
         }

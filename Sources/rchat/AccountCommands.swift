@@ -21,8 +21,8 @@ enum AccountCommands {
             guard args.value("--name") == nil, args.value("--relay") == nil else {
                 throw Arguments.UsageError(description: "--import cannot be combined with --name or --relay")
             }
-            let passphrase = Passphrase.obtain(confirm: false)
-            let identity = try AccountService.restore(at: locations, from: file, passphrase: passphrase)
+            // Asked for only once the file is known to be an export rChat would open.
+            let identity = try AccountService.restore(at: locations, from: file, passphrase: Passphrase.obtain(confirm: false))
             say("restored account \(identity.name) in \(locations.home)")
             return
         }
