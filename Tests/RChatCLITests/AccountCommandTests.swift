@@ -144,6 +144,22 @@ final class AccountCommandTests: XCTestCase {
         print("hostile export refused in \(Int(refusal * 1000)) ms; a genuine import took \(Int(genuine * 1000)) ms")
     }
 
+    /// `rchat account export` onto a planted symlink: refused, and nothing is written
+    /// where it points — whether that file exists or not.
+    func testExportNeverWritesThroughAPlantedSymlink() throws {
+        try initAccount("alice")
+        let victim = box.path("victim"), missing = box.path("missing")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        for (link, target) in [("to-victim", victim), ("dangling", missing)] {
+            try FileManager.default.createSymbolicLink(atPath: box.path(link), withDestinationPath: target)
+            let run = try box.rchat("alice", ["account", "export", box.path(link)], env: ["RCHAT_PASSPHRASE": "pass phrase"])
+            XCTAssertFailsCleanly(run, status: 2, mentions: "already exists")
+            XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: box.path(link)), target)
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: victim), Data("precious".utf8))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: missing))
+    }
+
     func testCorruptDatabaseIsReportedAndLeftAlone() throws {
         try initAccount("alice")
         let db = box.path("alice-home/rchat.db")
