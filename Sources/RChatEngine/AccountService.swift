@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatSQL
 import RChatStore
 
 /// An account opened on this machine: its store, its device key and the keys derived from
@@ -19,18 +20,22 @@ public final class AccountService {
         self.clock = clock
         guard FileManager.default.fileExists(atPath: locations.databasePath) else { throw .noAccount(locations.home) }
         let keystore = DeviceKeystore(directory: locations.deviceDirectory)
+        // A damaged key file is refused before the database is even opened.
+        let device = keystore.exists ? try keystore.load() : nil
         let store = try Self.openStore(locations)
         self.store = store
         do throws(EngineError) {
             guard let account = try Self.wrap({ try store.account() }) else { throw EngineError.noAccount(locations.home) }
-            guard keystore.exists else { throw Self.anotherDevice(locations) }
-            device = try keystore.load()
+            guard let device else { throw Self.anotherDevice(locations) }
+            self.device = device
             sealingKey = keystore.sealingKey(for: device)
             guard constantTimeEqual(device.publicKey, account.deviceKey),
                   (try? sealingKey.open(account.deviceSeal, purpose: Self.sealPurpose(account.publicKey))) != nil
             else { throw Self.anotherDevice(locations) }
             if account.secretsAtRest == .clear { try Self.sealSecretsKeptInTheClear(in: store, with: sealingKey) }
         } catch {
+            // Refused: nothing written, not even a checkpoint of the log.
+            store.database.leaveAsItIs()
             store.close()
             throw error
         }
@@ -206,12 +211,18 @@ public final class AccountService {
         try wrap { try Store(home: locations.home) }
     }
 
-    /// Store and database errors become one clear line for the user.
+    /// Store and database errors become one clear line for the user; damage (SQLite finds
+    /// the file malformed) is `.damaged`, after which nothing more is written.
     static func wrap<T>(_ body: () throws -> T) throws(EngineError) -> T {
         do {
             return try body()
         } catch let error as EngineError {
             throw error
+        } catch let error as StoreError {
+            if case .unreadable = error { throw .damaged("\(error)") }
+            throw .store("\(error)")
+        } catch let error as DatabaseError where error.isUnreadableFile {
+            throw .damaged("\(StoreError.unreadable(path: Store.fileName, reason: "damaged: \(error.message)"))")
         } catch {
             throw .store("\(error)")
         }

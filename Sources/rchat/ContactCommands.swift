@@ -29,6 +29,7 @@ enum ContactCommands {
         case .reverified: say("\(shown) verified again: new keys pinned")
         case .acceptedRequest: say("accepted the message request from \(shown)")
         }
+        if result.droppedDamagedSession { say("its damaged saved session was dropped: the next one with \(shown) starts over") }
         say("safety number: \(result.safetyNumber)")
     }
 
