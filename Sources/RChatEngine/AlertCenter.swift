@@ -89,7 +89,7 @@ public enum AlertSink: Sendable {
         case .desktop(let notifySend):
             let process = Process()
             process.executableURL = URL(fileURLWithPath: notifySend)
-            process.arguments = ["--app-name=rChat", "--", alert.title, alert.text]
+            process.arguments = ["--app-name=rChat", "--", alert.title, AlertPolicy.desktopBody(alert.text)]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             guard (try? process.run()) != nil else {

@@ -18,7 +18,7 @@ extension EngineWorld {
     /// it is not a control character), and a message full of escape sequences.
     static let hostileName = "Mal\u{202E}lory\u{2066}"
     static let hostileText = "hi \u{1B}]0;pwned\u{07}\u{1B}[2J\u{1B}[31mred \u{9B}31m \u{202E}evil\u{2069} \u{7F}"
-        + "\ttabbed\nsecond line\rover\u{2028}third"
+        + "\ttabbed\nsecond line\rover\u{2028}third <a href=\"https://evil\">x</a>"
 
     /// Alice and Mallory added each other and met once (a warm-up message); Mallory's
     /// hostile message waits for Alice at the relay (Alice's engine is not running).
@@ -87,6 +87,29 @@ final class HostileTextTests: EngineTestCase {
         let refused = try world.box.rchat("alice", ["send", "Bob\u{1B}]0;t\u{7}\nX", "hello"])
         XCTAssertFailsCleanly(refused, status: 2, mentions: "no contact named Bob\u{241B}]0;t\u{2407}\u{2424}X")
         XCTAssertEqual(terminalControls(in: refused.stderr, allowing: ["\n"]), [], refused.stderr.debugDescription)
+        world.stopSync("mallory")
+    }
+
+    /// The desktop alert (through `notify-send`, here a script in PATH that records its
+    /// arguments): stand-ins in the title and the body, and no markup in the body.
+    func testDesktopAlertCarriesStandInsAndNoMarkup() throws {
+        try world.hostileMessageWaitingForAlice()
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "message"]))
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "desktop-alerts", "on"]))
+        let bin = world.box.path("bin"), recorded = world.box.path("notify-send.args")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try "#!/bin/sh\nprintf '%s\\0' \"$@\" > '\(recorded)'\n".write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
+        chmod("\(bin)/notify-send", 0o755)
+        let env = ["PATH": "\(bin):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), "DISPLAY": ":99"]
+        let check = try world.box.rchat("alice", ["check"], env: env)
+        XCTAssertEqual(check.status, 0, check.stderr)
+        let args = try String(contentsOfFile: recorded, encoding: .utf8).split(separator: "\0").map(String.init)
+        XCTAssertEqual(args.count, 4, "\(args)")
+        XCTAssertEqual(Array(args.prefix(2)), ["--app-name=rChat", "--"])
+        XCTAssertEqual(args[2], "Mal\u{FFFD}lory\u{FFFD}")
+        XCTAssertTrue(args[3].hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), args[3])
+        XCTAssertTrue(args[3].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[3])
+        XCTAssertEqual(terminalControls(in: args.joined(), allowing: []), [], "\(args)")
         world.stopSync("mallory")
     }
 }

@@ -49,6 +49,12 @@ final class AlertPolicyTests: XCTestCase {
         XCTAssertEqual(AlertPolicy.preview("a\u{202E}b\u{9B}c"), "a\u{FFFD}b\u{FFFD}c")
     }
 
+    func testDesktopBodyCarriesNoMarkup() {
+        XCTAssertEqual(AlertPolicy.desktopBody("<a href=\"https://x\">click</a> & <img src=/etc/x>"),
+                       "&lt;a href=\"https://x\"&gt;click&lt;/a&gt; &amp; &lt;img src=/etc/x&gt;")
+        XCTAssertEqual(AlertPolicy.desktopBody("New message"), "New message")
+    }
+
     func testAlertTitleShowsControlsInTheNameAsStandIns() throws {
         let alert = try XCTUnwrap(AlertPolicy.alert(for: A(contactName: "Sam\u{202E}\tX\u{1B}]0;t\u{7}", kind: .text("hi")), content: .name))
         XCTAssertEqual(alert.title, "Sam\u{FFFD}\u{2409}X\u{241B}]0;t\u{2407}")

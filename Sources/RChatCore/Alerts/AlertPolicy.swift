@@ -102,6 +102,22 @@ public enum AlertPolicy {
         return order.flatMap { groups[$0]! }
     }
 
+    /// An alert's text as a desktop notification's body: notification services read the
+    /// body as markup (`<b>`, `<a href>`, `<img>`), so `&`, `<` and `>` are written as
+    /// entities and a message cannot add a link or an image. The title is never markup.
+    public static func desktopBody(_ text: String) -> String {
+        var out = ""
+        for ch in text {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(ch)
+            }
+        }
+        return out
+    }
+
     /// The first 100 characters on one line: line breaks and other white space become one
     /// space, and what a terminal could act on shows as `TerminalText`'s stand-in.
     public static func preview(_ text: String) -> String {

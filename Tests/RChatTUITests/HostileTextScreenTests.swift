@@ -4,7 +4,7 @@ import RChatCore
 
 /// Names and texts from other people reach the screen as visible stand-ins: no cell ever
 /// holds a character the terminal would act on (escape, bell, C1, direction override).
-final class HostileTextTests: XCTestCase {
+final class HostileTextScreenTests: XCTestCase {
     static let name = "Ev\u{202E}lI"
     static let text = "hi \u{1B}]0;pwned\u{07}\u{1B}[2J evil \u{9B}31m \u{2066}x\u{2069}\nsecond line"
 
