@@ -58,6 +58,10 @@ final class HostileTextTests: EngineTestCase {
         XCTAssertTrue(check.lines[0].contains("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), check.stdout.debugDescription)
         XCTAssertEqual(terminalControls(in: check.stderr), [], check.stderr.debugDescription)
 
+        // The engine's log names the contact too.
+        XCTAssertTrue(world.syncLog("alice").contains("Mal\u{FFFD}lory\u{FFFD}"), world.syncLog("alice"))
+        XCTAssertEqual(terminalControls(in: world.syncLog("alice")), [], world.syncLog("alice").debugDescription)
+
         // `rchat list`, human: stand-ins; the message's own line breaks stay line breaks.
         let list = try world.box.rchat("alice", ["list", name])
         XCTAssertEqual(list.status, 0, list.stderr)
