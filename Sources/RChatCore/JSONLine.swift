@@ -31,7 +31,10 @@ public enum JSONLine {
         }
     }
 
-    /// RFC 8259 string escaping; non-ASCII passes through as UTF-8.
+    /// RFC 8259 string escaping. Every character a terminal could act on (`TerminalText`:
+    /// C0 and C1 controls, DEL, U+2028/U+2029, direction and other format characters) is
+    /// written as a `\uXXXX` escape (a surrogate pair above U+FFFF), so a line carries no
+    /// raw control and still decodes to exactly the text; the rest passes through as UTF-8.
     public static func quote(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
@@ -41,12 +44,16 @@ public enum JSONLine {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f || scalar.value == 0x2028 || scalar.value == 0x2029:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            case _ where TerminalText.standIn(for: scalar) != nil:
+                for unit in String(scalar).utf16 { out += unicodeEscape(unit) }
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
+    }
+
+    private static func unicodeEscape(_ unit: UInt16) -> String {
+        let hex = String(unit, radix: 16)
+        return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
     }
 }

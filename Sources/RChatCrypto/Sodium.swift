@@ -26,6 +26,8 @@ public enum CryptoError: Error, Equatable, CustomStringConvertible {
     case decryptionFailed
     case malformed(String)
     case outOfMemory
+    /// A passphrase-sealed file asks for a key-derivation cost outside the accepted range.
+    case unacceptableCost(opsLimit: UInt64, memLimit: UInt64)
 
     public var description: String {
         switch self {
@@ -34,6 +36,10 @@ public enum CryptoError: Error, Equatable, CustomStringConvertible {
         case .decryptionFailed: return "could not decrypt: wrong key or altered data"
         case .malformed(let what): return "malformed \(what)"
         case .outOfMemory: return "out of memory for key derivation"
+        case .unacceptableCost(let ops, let mem):
+            let low = PassphraseSeal.Cost.interactive, high = PassphraseSeal.Cost.sensitive
+            return "key-derivation cost out of range (opslimit \(ops), memlimit \(mem) bytes; accepted: opslimit \(low.opsLimit) to "
+                + "\(high.opsLimit), memlimit \(low.memLimit >> 20) to \(high.memLimit >> 20) MiB)"
         }
     }
 }

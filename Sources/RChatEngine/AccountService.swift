@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatSQL
 import RChatStore
 
 /// An account opened on this machine: its store, its device key and the keys derived from
@@ -19,18 +20,22 @@ public final class AccountService {
         self.clock = clock
         guard FileManager.default.fileExists(atPath: locations.databasePath) else { throw .noAccount(locations.home) }
         let keystore = DeviceKeystore(directory: locations.deviceDirectory)
+        // A damaged key file is refused before the database is even opened.
+        let device = keystore.exists ? try keystore.load() : nil
         let store = try Self.openStore(locations)
         self.store = store
         do throws(EngineError) {
             guard let account = try Self.wrap({ try store.account() }) else { throw EngineError.noAccount(locations.home) }
-            guard keystore.exists else { throw Self.anotherDevice(locations) }
-            device = try keystore.load()
+            guard let device else { throw Self.anotherDevice(locations) }
+            self.device = device
             sealingKey = keystore.sealingKey(for: device)
             guard constantTimeEqual(device.publicKey, account.deviceKey),
                   (try? sealingKey.open(account.deviceSeal, purpose: Self.sealPurpose(account.publicKey))) != nil
             else { throw Self.anotherDevice(locations) }
             if account.secretsAtRest == .clear { try Self.sealSecretsKeptInTheClear(in: store, with: sealingKey) }
         } catch {
+            // Refused: nothing written, not even a checkpoint of the log.
+            store.database.leaveAsItIs()
             store.close()
             throw error
         }
@@ -54,17 +59,24 @@ public final class AccountService {
     }
 
     /// `rchat init --import FILE`: the account, settings and contacts from an export, into a
-    /// home with no account. A wrong passphrase creates nothing.
+    /// home with no account. A wrong passphrase creates nothing. The passphrase is asked for
+    /// only once the file's header is known to be an export with acceptable costs.
     @discardableResult
-    public static func restore(at locations: Locations, from file: String, passphrase: String,
+    public static func restore(at locations: Locations, from file: String, passphrase: @autoclosure () -> String,
                                clock: Clock = SystemClock()) throws(EngineError) -> AccountIdentity {
         var sealed: [UInt8]
         do { sealed = try PrivateFiles.read(file) } catch { throw .io("cannot read the account export \(file)") }
         var plain: [UInt8]
         do {
-            plain = try PassphraseSeal.open(sealed, passphrase: passphrase)
+            _ = try PassphraseSeal.Header(parsing: sealed)
+            plain = try PassphraseSeal.open(sealed, passphrase: passphrase())
         } catch .decryptionFailed {
             throw .crypto("wrong passphrase, or the account export \(file) was altered")
+        } catch .unacceptableCost {
+            throw .crypto("the account export \(file) asks for a key-derivation cost rChat does not accept "
+                          + "(it was not written by rChat, or was altered); nothing was derived or restored")
+        } catch .outOfMemory {
+            throw .crypto("not enough memory to derive the key of the account export \(file)")
         } catch {
             throw .crypto("\(file) is not an rChat account export")
         }
@@ -199,12 +211,18 @@ public final class AccountService {
         try wrap { try Store(home: locations.home) }
     }
 
-    /// Store and database errors become one clear line for the user.
+    /// Store and database errors become one clear line for the user; damage (SQLite finds
+    /// the file malformed) is `.damaged`, after which nothing more is written.
     static func wrap<T>(_ body: () throws -> T) throws(EngineError) -> T {
         do {
             return try body()
         } catch let error as EngineError {
             throw error
+        } catch let error as StoreError {
+            if case .unreadable = error { throw .damaged("\(error)") }
+            throw .store("\(error)")
+        } catch let error as DatabaseError where error.isUnreadableFile {
+            throw .damaged("\(StoreError.unreadable(path: Store.fileName, reason: "damaged: \(error.message)"))")
         } catch {
             throw .store("\(error)")
         }

@@ -78,6 +78,9 @@ public enum AlertSink: Sendable {
     }
 
     public func post(_ alert: AlertPolicy.Alert) {
+        // Each field on one line, nothing a terminal (or the TITLE<TAB>TEXT format) acts on.
+        let alert = AlertPolicy.Alert(title: TerminalText.sanitized(alert.title, breaks: .shown),
+                                      text: TerminalText.sanitized(alert.text, breaks: .shown), contact: alert.contact)
         switch self {
         case .print:
             FileHandle.standardOutput.write(Data("\(alert.title)\t\(alert.text)\n".utf8))
@@ -86,7 +89,7 @@ public enum AlertSink: Sendable {
         case .desktop(let notifySend):
             let process = Process()
             process.executableURL = URL(fileURLWithPath: notifySend)
-            process.arguments = ["--app-name=rChat", "--", alert.title, alert.text]
+            process.arguments = ["--app-name=rChat", "--", alert.title, AlertPolicy.desktopBody(alert.text)]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             guard (try? process.run()) != nil else {

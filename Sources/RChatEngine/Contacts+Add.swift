@@ -15,6 +15,9 @@ public struct AddContactResult: Equatable {
     public let name: String
     public let change: Change
     public let safetyNumber: String
+    /// The conversation's saved session did not open (damaged) and was dropped: the next
+    /// session starts over.
+    public var droppedDamagedSession = false
 }
 
 /// A line of `rchat contacts`.
@@ -59,7 +62,13 @@ extension AccountService {
                     }
                     let change: AddContactResult.Change = wasRequest ? .acceptedRequest
                         : (keysChanged || wasMismatch) ? .reverified : .alreadyPinned
-                    return AddContactResult(name: name, change: change, safetyNumber: safety)
+                    var result = AddContactResult(name: name, change: change, safetyNumber: safety)
+                    // Entering the code again is how a damaged saved session is let go.
+                    if hasDamagedState(known, in: tx) {
+                        try tx.removeSealedState(contact: known.id)
+                        result.droppedDamagedSession = true
+                    }
+                    return result
                 }
                 let name = chosenName ?? code.name
                 if try tx.contact(named: name) != nil {

@@ -32,16 +32,18 @@ public struct DeviceKeystore {
         guard mode & 0o077 == 0 else {
             throw .deviceKey("device key \(keyPath) is accessible by other users (mode \(String(mode, radix: 8))); run: chmod 600 \(keyPath)")
         }
+        let damaged = EngineError.deviceKey("device key file \(keyPath) is damaged; it was left unchanged: restore a copy of it, "
+                                            + "or restore your account export into a new home and device directory with `rchat init --import FILE`")
         var bytes = try PrivateFiles.read(keyPath)
         defer { wipe(&bytes) }
         guard bytes.count == Self.magic.count + SigningKey.seedBytes, Array(bytes.prefix(Self.magic.count)) == Self.magic else {
-            throw .deviceKey("device key file \(keyPath) is damaged")
+            throw damaged
         }
         var seed = Array(bytes.suffix(SigningKey.seedBytes))
         do {
             return try SigningKey(seed: SecretBytes(consuming: &seed))
         } catch {
-            throw .deviceKey("device key file \(keyPath) is damaged")
+            throw damaged
         }
     }
 

@@ -46,6 +46,8 @@ public final class Engine: @unchecked Sendable {
     /// Seconds between pings on each relay connection (tests shorten it): a relay closes a
     /// connection that waits for nothing and sends nothing for its idle timeout.
     var keepaliveSeconds = RelayProtocol.keepaliveSeconds
+    /// The run stopped on damage (`.damaged`): nothing more is written, sessions included.
+    var stoppedByDamage = false
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
 
@@ -55,6 +57,12 @@ public final class Engine: @unchecked Sendable {
         self.log = log
         identity = try account.identity()
         settings = try AccountService.wrap { try EngineSettings(store: account.store) }
+        // Before anything of this run is written: every page of the file is sound, and
+        // every saved session opens. Damage is reported and left as it is.
+        try AccountService.wrap { try account.store.checkWholeFile() }
+        for contact in try AccountService.wrap({ try account.store.contacts(includingDeleted: true) }) {
+            _ = try account.savedState(of: contact, in: account.store)
+        }
     }
 
     var store: Store { account.store }
@@ -71,58 +79,64 @@ public final class Engine: @unchecked Sendable {
             wake?.stop()
             shutDown()
         }
-        // What an earlier run committed without waiting for the disk is made durable before
-        // a receipt read from the store relies on it (on the sync thread: the connection and
-        // the first batch need not wait for it).
-        startupSync = walSync.request()
-        try reloadConversations()
-        publishKeyringIfNeeded()
-        connectWhereNeeded()
-        var stopping = false
-        while !stopping && Date() < end {
-            let items = inbox.take(until: min(end, nextTimer()))
-            var deliveries: [Arrival] = []
-            deliveries.reserveCapacity(items.count)
-            var answers: [(RelayConnection, RelayEvent)] = []
-            for item in items {
-                switch item {
-                case .stop:
-                    stopping = true
-                case .wake:
-                    try reloadConversations()
-                    scheduleReceipts(urgent: false)
-                case .durable(let result):
-                    try finishDurable(result)
-                case let .connected(address, generation, client):
-                    connected(address, generation, client)
-                case let .connectFailed(address, generation, reason):
-                    connectFailed(address, generation, reason)
-                case let .delivery(address, generation, inbound):
-                    guard let connection = connections[address], connection.generation == generation else { continue }
-                    if connection.client == nil {
-                        connection.early.append(.delivery(inbound.delivery))
-                        continue
-                    }
-                    deliveries.append((connection, inbound))
-                case let .relay(address, generation, event):
-                    guard let connection = connections[address], connection.generation == generation else { continue }
-                    if connection.client == nil {
-                        connection.early.append(event)
-                        continue
-                    }
-                    switch event {
-                    case .sent, .refused: answers.append((connection, event))
-                    default:
-                        try flushBatches(&deliveries, &answers)
-                        try handle(event, on: connection)
+        do {
+            // What an earlier run committed without waiting for the disk is made durable before
+            // a receipt read from the store relies on it (on the sync thread: the connection and
+            // the first batch need not wait for it).
+            startupSync = walSync.request()
+            try reloadConversations()
+            publishKeyringIfNeeded()
+            connectWhereNeeded()
+            var stopping = false
+            while !stopping && Date() < end {
+                let items = inbox.take(until: min(end, nextTimer()))
+                var deliveries: [Arrival] = []
+                deliveries.reserveCapacity(items.count)
+                var answers: [(RelayConnection, RelayEvent)] = []
+                for item in items {
+                    switch item {
+                    case .stop:
+                        stopping = true
+                    case .wake:
+                        try reloadConversations()
+                        scheduleReceipts(urgent: false)
+                    case .durable(let result):
+                        try finishDurable(result)
+                    case let .connected(address, generation, client):
+                        connected(address, generation, client)
+                    case let .connectFailed(address, generation, reason):
+                        connectFailed(address, generation, reason)
+                    case let .delivery(address, generation, inbound):
+                        guard let connection = connections[address], connection.generation == generation else { continue }
+                        if connection.client == nil {
+                            connection.early.append(.delivery(inbound.delivery))
+                            continue
+                        }
+                        deliveries.append((connection, inbound))
+                    case let .relay(address, generation, event):
+                        guard let connection = connections[address], connection.generation == generation else { continue }
+                        if connection.client == nil {
+                            connection.early.append(event)
+                            continue
+                        }
+                        switch event {
+                        case .sent, .refused: answers.append((connection, event))
+                        default:
+                            try flushBatches(&deliveries, &answers)
+                            try handle(event, on: connection)
+                        }
                     }
                 }
+                try flushBatches(&deliveries, &answers)
+                BackgroundRelease.shared.release(items)
+                try runTimers()
+                connectWhereNeeded()
+                publishKeyringIfNeeded()
             }
-            try flushBatches(&deliveries, &answers)
-            BackgroundRelease.shared.release(items)
-            try runTimers()
-            connectWhereNeeded()
-            publishKeyringIfNeeded()
+        } catch {
+            // Damage found mid-run: stop without writing anything more, sessions included.
+            if case .damaged = error { stoppedByDamage = true }
+            throw error
         }
     }
 
@@ -144,6 +158,11 @@ public final class Engine: @unchecked Sendable {
     }
 
     private func shutDown() {
+        guard !stoppedByDamage else {
+            walSync.stop()
+            for connection in connections.values { connection.client?.close() }
+            return
+        }
         // Batches still waiting for the disk: synced here and acted on (acknowledged).
         if !awaitingDisk.isEmpty {
             _ = try? AccountService.wrap { try walSync.syncNow() }
@@ -212,7 +231,7 @@ public final class Engine: @unchecked Sendable {
             } else {
                 continue
             }
-            let conversation = LiveConversation(contact: contact, secret: secret, relay: relay, saved: loadState(contact),
+            let conversation = LiveConversation(contact: contact, secret: secret, relay: relay, saved: try loadState(contact),
                                                 me: Handshake.LocalIdentity(account: me, device: account.device))
             conversation.formerSecrets = (retiredSecrets.removeValue(forKey: contact.id) ?? []).filter {
                 $0.myAccountKey != secret.myAccountKey || $0.peerAccountKey != secret.peerAccountKey
@@ -244,14 +263,9 @@ public final class Engine: @unchecked Sendable {
         try AccountService.wrap { try store.transaction { tx in for c in retired { try persist(c, tx) } } }
     }
 
-    func loadState(_ contact: Contact) -> SavedSessionState? {
-        guard let sealed = try? store.sealedState(contact: contact.id) else { return nil }
-        guard let plain = try? account.sealingKey.open(sealed.sealed, purpose: statePurpose(contact)),
-              var state = try? SavedSessionState(serialized: plain)
-        else {
-            log("saved state for \(contact.name) cannot be opened on this device; starting over")
-            return nil
-        }
+    /// A conversation's saved state for this run; a damaged one stops the engine (`.damaged`).
+    func loadState(_ contact: Contact) throws(EngineError) -> SavedSessionState? {
+        guard var state = try account.savedState(of: contact, in: store) else { return nil }
         // A new run never sends under an old session: its keys only read what waits.
         state.endCurrent(at: now)
         state.prune(now: now)
@@ -261,17 +275,7 @@ public final class Engine: @unchecked Sendable {
     func persist(_ conversation: LiveConversation, _ tx: StoreTransaction) throws {
         guard let saved = conversation.saved else { return }
         keyringDirty = true
-        try tx.putSealedState(contact: conversation.contact.id,
-                              sealed: account.sealingKey.seal(saved.serialized(), purpose: statePurpose(conversation.contact)),
-                              at: now)
-    }
-
-    /// Binds sealed state to its conversation's row (not to keys, which rotation changes).
-    func statePurpose(_ contact: Contact) -> [UInt8] {
-        var w = ByteWriter()
-        w.raw(Array("rchat session state v1".utf8))
-        w.u64(UInt64(bitPattern: contact.id.rawValue))
-        return w.bytes
+        try tx.putSealedState(contact: conversation.contact.id, sealed: account.sealState(saved, of: conversation.contact.id), at: now)
     }
 
     /// Offers this conversation's rendezvous codes at its relay.

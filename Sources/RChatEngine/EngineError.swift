@@ -8,12 +8,15 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
     case accountExists(String)
     case deviceKey(String)
     case store(String)
+    /// The account's data is damaged (the database, a sealed row): the command stops and
+    /// writes nothing more.
+    case damaged(String)
     case crypto(String)
     case refused(String)
 
     public var description: String {
         switch self {
-        case .usage(let m), .io(let m), .deviceKey(let m), .store(let m), .crypto(let m), .refused(let m): return m
+        case .usage(let m), .io(let m), .deviceKey(let m), .store(let m), .damaged(let m), .crypto(let m), .refused(let m): return m
         case .noAccount(let home): return "no account in \(home) (create one with: rchat init --name NAME --relay ADDRESS)"
         case .accountExists(let home): return "an account already exists in \(home); nothing was changed"
         }

@@ -1,4 +1,6 @@
 import Foundation
+import RChatCore
+import RChatCrypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,12 +23,29 @@ enum PrivateFiles {
         guard chmod(path, 0o700) == 0 else { throw .io("cannot set permissions on \(path): \(String(cString: strerror(errno)))") }
     }
 
-    /// Writes a new file with mode 0600 atomically (temp file, fsync, rename). Refuses to
-    /// replace an existing file unless `replace` is set.
-    static func write(_ bytes: [UInt8], to path: String, replace: Bool = false) throws(EngineError) {
-        if !replace && FileManager.default.fileExists(atPath: path) { throw .io("\(path) already exists") }
-        let temp = "\(path).tmp-\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    /// Writes a new file with mode 0600, whole or not at all, never through a link:
+    ///
+    /// 1. the bytes go to a temporary file in `path`'s directory, created with
+    ///    `O_CREAT | O_EXCL | O_NOFOLLOW` under a random name — a name that exists (a
+    ///    planted symlink included) is never opened, another one is drawn;
+    /// 2. it is fsynced and hard-linked to `path`, which fails if anything at all is there,
+    ///    a dangling symlink included (where the file system has no hard links: only if
+    ///    `lstat` finds nothing there, then a rename);
+    /// 3. the temporary name is removed and the directory fsynced.
+    ///
+    /// `temporaryName` draws the temporary file's name in the directory (tests plant
+    /// things at the names it gives).
+    static func write(_ bytes: [UInt8], to path: String,
+                      temporaryName: () -> String = { ".rchat-\(Hex.encode(Random.bytes(8))).tmp" }) throws(EngineError) {
+        if exists(path) { throw .io("\(path) already exists; choose a new file name") }
+        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        var temp = ""
+        var fd: Int32 = -1
+        for _ in 0..<16 {
+            temp = "\(directory)/\(temporaryName())"
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 || errno != EEXIST { break }
+        }
         guard fd >= 0 else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
         var ok = fchmod(fd, 0o600) == 0
         bytes.withUnsafeBytes { buf in
@@ -37,14 +56,31 @@ enum PrivateFiles {
             }
         }
         ok = ok && fsync(fd) == 0
+        var failure = ok ? 0 : errno
         close(fd)
-        guard ok, rename(temp, path) == 0 else {
-            unlink(temp)
-            throw .io("cannot write \(path): \(String(cString: strerror(errno)))")
+        var renamed = false
+        if ok && link(temp, path) != 0 {
+            failure = errno
+            if [EPERM, EOPNOTSUPP, EMLINK].contains(failure) && !exists(path) && rename(temp, path) == 0 {
+                failure = 0
+                renamed = true
+            }
         }
-        // Make the rename itself durable.
-        let dirFD = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY)
+        if !renamed { unlink(temp) }
+        switch failure {
+        case 0: break
+        case EEXIST: throw .io("\(path) already exists; choose a new file name")
+        default: throw .io("cannot write \(path): \(String(cString: strerror(failure)))")
+        }
+        // Make the new name itself durable.
+        let dirFD = open(directory, O_RDONLY | O_DIRECTORY)
         if dirFD >= 0 { fsync(dirFD); close(dirFD) }
+    }
+
+    /// Whether anything is at `path`, without following a symlink there.
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
     }
 
     static func read(_ path: String) throws(EngineError) -> [UInt8] {

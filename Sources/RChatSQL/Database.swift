@@ -17,6 +17,7 @@ public final class Database: @unchecked Sendable {
     private var connection: OpaquePointer?
     private var cache: [String: Statement] = [:]
     private var savepointDepth = 0
+    private var leavingAsItIs = false
 
     /// Opens (and, unless `readOnly`, creates) the database at `path`.
     ///
@@ -53,6 +54,7 @@ public final class Database: @unchecked Sendable {
             // damage show up here, before any pragma or migration could write.
             _ = try query("SELECT count(*) FROM sqlite_master")
         } catch let error as DatabaseError {
+            leaveAsItIs()
             close()
             throw DatabaseError(extendedCode: error.extendedCode, message: "\(path): \(error.message)", sql: error.sql)
         }
@@ -62,6 +64,10 @@ public final class Database: @unchecked Sendable {
 
     /// Finalizes cached statements and closes the connection. Later calls throw.
     public func close() {
+        var log = stat()
+        if leavingAsItIs, let connection, stat(path + "-wal", &log) == 0, log.st_size > 0 {
+            _ = rchat_sqlite_no_checkpoint_on_close(connection)
+        }
         for statement in cache.values { statement.finalize() }
         cache.removeAll()
         if let connection { sqlite3_close_v2(connection) }
@@ -70,16 +76,32 @@ public final class Database: @unchecked Sendable {
 
     public var isOpen: Bool { connection != nil }
 
+    /// From now on, closing this connection leaves the file and its write-ahead log byte for
+    /// byte as they are: a log holding transactions is neither copied into a file found
+    /// damaged (or one a caller refuses to use) nor deleted. (An empty log, which opening
+    /// made, is removed as usual.) Called by itself when SQLite reports the file malformed
+    /// or not a database.
+    public func leaveAsItIs() { leavingAsItIs = true }
+
     // MARK: statements
 
     /// Runs one statement, discarding any rows.
     public func execute(_ sql: String, _ args: [SQLValue] = []) throws {
-        _ = try statement(sql).run(args)
+        _ = try noticingDamage { try statement(sql).run(args) }
     }
 
     /// Runs one statement and returns all its rows.
     public func query(_ sql: String, _ args: [SQLValue] = []) throws -> [Row] {
-        try statement(sql).run(args)
+        try noticingDamage { try statement(sql).run(args) }
+    }
+
+    private func noticingDamage<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError where error.isUnreadableFile {
+            leaveAsItIs()
+            throw error
+        }
     }
 
     /// The first row, or nil when there is none.
@@ -93,6 +115,7 @@ public final class Database: @unchecked Sendable {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)
         defer { sqlite3_free(message) }
+        if rc & 0xff == SQLITE_CORRUPT || rc & 0xff == SQLITE_NOTADB { leaveAsItIs() }
         guard rc == SQLITE_OK else {
             let base = Statement.error(handle, rc, sql)
             throw DatabaseError(extendedCode: base.extendedCode, message: message.map { String(cString: $0) } ?? base.message, sql: sql)

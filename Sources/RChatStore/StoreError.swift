@@ -22,7 +22,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .unreadable(path, reason):
-            return "\(path) is not a readable rChat database (\(reason)); it was left unchanged"
+            return "\(path) is not a readable rChat database (\(reason)); it was left unchanged: restore a copy of it, "
+                + "or restore your account export into a new home with `rchat init --import FILE`"
         case let .cannotOpen(path, reason):
             return "cannot open \(path): \(reason)"
         case let .newerSchema(path, found, known):

@@ -21,8 +21,8 @@ enum AccountCommands {
             guard args.value("--name") == nil, args.value("--relay") == nil else {
                 throw Arguments.UsageError(description: "--import cannot be combined with --name or --relay")
             }
-            let passphrase = Passphrase.obtain(confirm: false)
-            let identity = try AccountService.restore(at: locations, from: file, passphrase: passphrase)
+            // Asked for only once the file is known to be an export rChat would open.
+            let identity = try AccountService.restore(at: locations, from: file, passphrase: Passphrase.obtain(confirm: false))
             say("restored account \(identity.name) in \(locations.home)")
             return
         }
@@ -50,13 +50,15 @@ enum AccountCommands {
         summary: "Write a passphrase-sealed backup of the account: keys, settings, contacts.",
         details: """
         Session state, messages and the device key are never exported. The passphrase comes
-        from RCHAT_PASSPHRASE or a prompt. FILE must not exist yet; it is written 0600.
+        from RCHAT_PASSPHRASE or a prompt. FILE must not exist yet (not even as a symlink);
+        it is written 0600 through a new temporary file in its directory, never through a link.
         """
     ) { args, locations in
         try args.expectPositionals(max: 1)
         let file = try args.positional(0, "FILE")
         let service = try AccountService(locations: locations)
-        guard !FileManager.default.fileExists(atPath: file) else {
+        // Anything there, a symlink included (dangling or not), is never written through.
+        guard (try? FileManager.default.attributesOfItem(atPath: file)) == nil else {
             throw Arguments.UsageError(description: "\(file) already exists; choose a new file name")
         }
         try service.export(to: file, passphrase: Passphrase.obtain(confirm: true))

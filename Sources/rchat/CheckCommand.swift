@@ -29,11 +29,11 @@ enum CheckCommand {
         if args.has("--remove-timer") { return try CheckTimer(locations: locations).remove() }
         let account = try AccountService(locations: locations)
         guard let lock = try EngineLock(home: locations.home) else {
-            FileHandle.standardError.write(Data("rchat: rChat is running on \(locations.home); it collects and alerts itself\n".utf8))
+            warn("rChat is running on \(locations.home); it collects and alerts itself")
             return
         }
         let engine = try Engine(account: account) { line in
-            FileHandle.standardError.write(Data("rchat: \(line)\n".utf8))
+            warn(line)
         }
         let arrived = try engine.runCheck()
         let center = AlertCenter(account: account)

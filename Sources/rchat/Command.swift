@@ -1,4 +1,5 @@
 import Foundation
+import RChatCore
 import RChatEngine
 
 /// One `rchat` subcommand: its usage line, its help, the options it accepts and what it does.
@@ -29,17 +30,25 @@ struct Command: Sendable {
 /// What a command prints on failure: one line on stderr, then the exit code.
 enum Exit {
     static func usage(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("rchat: \(message)\n".utf8))
+        warn(message)
         exit(2)
     }
 
     static func failure(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("rchat: \(message)\n".utf8))
+        warn(message)
         exit(1)
     }
 }
 
-/// Standard output, flushed as each line is written so a script reading a pipe sees it at once.
+/// Standard output, flushed as each line is written so a script reading a pipe sees it at
+/// once. Nothing a terminal would act on gets through (`TerminalText`); a line break in
+/// `line` stays one (fields that must stay on one line are sanitized `.shown` first).
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    FileHandle.standardOutput.write(Data((TerminalText.sanitized(line, breaks: .kept) + "\n").utf8))
+}
+
+/// One line on stderr, `rchat: ` first: errors and the engine's log. Whatever it quotes
+/// (a contact's name, a file name) cannot break the line or reach the terminal raw.
+func warn(_ message: String) {
+    FileHandle.standardError.write(Data(("rchat: " + TerminalText.sanitized(message, breaks: .shown) + "\n").utf8))
 }

@@ -22,12 +22,14 @@ enum ContactCommands {
             throw Arguments.UsageError(description: "name must be 1 to \(ContactCode.maxNameBytes) bytes, without control characters or surrounding spaces")
         }
         let result = try AccountService(locations: locations).addContact(code, name: args.value("--name"))
+        let shown = TerminalText.sanitized(result.name, breaks: .shown)
         switch result.change {
-        case .added: say("added \(result.name)")
-        case .alreadyPinned: say("\(result.name) is already added with these keys")
-        case .reverified: say("\(result.name) verified again: new keys pinned")
-        case .acceptedRequest: say("accepted the message request from \(result.name)")
+        case .added: say("added \(shown)")
+        case .alreadyPinned: say("\(shown) is already added with these keys")
+        case .reverified: say("\(shown) verified again: new keys pinned")
+        case .acceptedRequest: say("accepted the message request from \(shown)")
         }
+        if result.droppedDamagedSession { say("its damaged saved session was dropped: the next one with \(shown) starts over") }
         say("safety number: \(result.safetyNumber)")
     }
 
@@ -47,10 +49,11 @@ enum ContactCommands {
         } else if contacts.isEmpty {
             say("no contacts yet: add one with `rchat add CODE`")
         } else {
-            let width = contacts.map(\.name.count).max() ?? 0
-            for c in contacts {
+            let names = contacts.map { TerminalText.sanitized($0.name, breaks: .shown) }
+            let width = names.map(\.count).max() ?? 0
+            for (c, name) in zip(contacts, names) {
                 let unread = c.unread > 0 ? "  \(c.unread) unread" : ""
-                say(c.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + c.state + unread)
+                say(name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + c.state + unread)
             }
         }
     }

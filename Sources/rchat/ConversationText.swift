@@ -28,9 +28,13 @@ enum ConversationText {
             let arrow = m.direction == .outgoing ? ">" : "<"
             var status = m.status.map { "  [\($0.rawValue)]" } ?? ""
             if m.resent { status += " Resent" }
-            return "\(when) \(arrow) \(m.text)\(status)  \(m.id.hex)"
+            // A message of several lines goes on several, each indented under the first.
+            let head = "\(when) \(arrow) "
+            let text = TerminalText.sanitized(m.text, breaks: .kept)
+                .replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: head.count))
+            return "\(head)\(text)\(status)  \(m.id.hex)"
         case .row(let r):
-            return "  — \(r.text)" + (r.action == .resend ? "  [Resend]" : "")
+            return "  — \(TerminalText.sanitized(r.text, breaks: .shown))" + (r.action == .resend ? "  [Resend]" : "")
         }
     }
 }

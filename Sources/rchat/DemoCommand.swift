@@ -92,7 +92,7 @@ final class Demo {
         do {
             session = try ViewSession(locations: you, logPath: "\(root)/you.log")
         } catch {
-            FileHandle.standardError.write(Data("rchat: \(error)\n".utf8))
+            warn("\(error)")
             return 1
         }
         let model = session.model

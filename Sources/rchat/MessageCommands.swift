@@ -43,7 +43,7 @@ enum MessageCommands {
             throw EngineError.io("another rchat is already running on \(locations.home)")
         }
         let engine = try Engine(account: account) { line in
-            FileHandle.standardError.write(Data("rchat: \(line)\n".utf8))
+            warn(line)
         }
         Signals.onTerminate { engine.stop() }
         try engine.run(seconds: seconds)

@@ -71,11 +71,11 @@ final class ViewSession {
         runner.start()
         var status = runTUI(model: model, options: options)
         if !runner.stop(timeout: 10) {
-            FileHandle.standardError.write(Data("rchat: the engine did not stop within 10 s\n".utf8))
+            warn("the engine did not stop within 10 s")
             status = 1
         }
         if let failure = runner.failure {
-            FileHandle.standardError.write(Data("rchat: \(failure)\n".utf8))
+            warn("\(failure)")
             status = 1
         }
         withExtendedLifetime(lock) {}

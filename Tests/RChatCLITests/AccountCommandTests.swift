@@ -113,6 +113,53 @@ final class AccountCommandTests: XCTestCase {
         XCTAssertFailsCleanly(try box.rchat("j", ["init", "--import", box.path("junk")], env: ["RCHAT_PASSPHRASE": "x"]), status: 1, mentions: "export")
     }
 
+    /// A hostile export asking Argon2 for 4 GiB is refused from its header: before the
+    /// passphrase is even asked for, so before anything could be derived.
+    func testExportAskingForAHugeKeyDerivationCostIsRefusedBeforeAnyDerivation() throws {
+        try initAccount("alice")
+        let file = box.path("alice.backup"), hostile = box.path("hostile.backup")
+        let pass = ["RCHAT_PASSPHRASE": "pass phrase"]
+        XCTAssertEqual(try box.rchat("alice", ["account", "export", file], env: pass).status, 0)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        // Layout: "RCHATEXP1" (9) ‖ salt (16) ‖ opslimit (u64) ‖ memlimit (u64, big-endian).
+        bytes.replaceSubrange(33..<41, with: [0, 0, 0, 1, 0, 0, 0, 0])   // 4 GiB
+        try bytes.write(to: URL(fileURLWithPath: hostile))
+
+        // No passphrase anywhere (no RCHAT_PASSPHRASE, no terminal): still the cost is what
+        // is refused, so nothing was derived.
+        let bare = try box.rchat("restored", ["init", "--import", hostile])
+        XCTAssertFailsCleanly(bare, status: 1, mentions: "key-derivation cost")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: box.path("restored-home")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: box.path("restored-device")))
+
+        // With the passphrase: refused the same, in less time than one real import takes.
+        var started = Date()
+        XCTAssertFailsCleanly(try box.rchat("restored", ["init", "--import", hostile], env: pass), status: 1, mentions: "key-derivation cost")
+        let refusal = Date().timeIntervalSince(started)
+        started = Date()
+        let real = try box.rchat("restored", ["init", "--import", file], env: pass)
+        let genuine = Date().timeIntervalSince(started)
+        XCTAssertEqual(real.status, 0, real.stderr)
+        XCTAssertLessThan(refusal, genuine, "refused before deriving: \(refusal) s; a real import: \(genuine) s")
+        print("hostile export refused in \(Int(refusal * 1000)) ms; a genuine import took \(Int(genuine * 1000)) ms")
+    }
+
+    /// `rchat account export` onto a planted symlink: refused, and nothing is written
+    /// where it points — whether that file exists or not.
+    func testExportNeverWritesThroughAPlantedSymlink() throws {
+        try initAccount("alice")
+        let victim = box.path("victim"), missing = box.path("missing")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        for (link, target) in [("to-victim", victim), ("dangling", missing)] {
+            try FileManager.default.createSymbolicLink(atPath: box.path(link), withDestinationPath: target)
+            let run = try box.rchat("alice", ["account", "export", box.path(link)], env: ["RCHAT_PASSPHRASE": "pass phrase"])
+            XCTAssertFailsCleanly(run, status: 2, mentions: "already exists")
+            XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: box.path(link)), target)
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: victim), Data("precious".utf8))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: missing))
+    }
+
     func testCorruptDatabaseIsReportedAndLeftAlone() throws {
         try initAccount("alice")
         let db = box.path("alice-home/rchat.db")

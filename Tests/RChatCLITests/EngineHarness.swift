@@ -147,8 +147,8 @@ final class EngineWorld {
     // MARK: accounts and contacts
 
     /// `rchat init` for a person, on this world's relay, with receipts sent at once.
-    func makeAccount(_ person: String, relay: String? = nil, receiptWindowMilliseconds: Int = 0) throws {
-        try expectSuccess(box.rchat(person, ["init", "--name", Self.display(person), "--relay", relay ?? relayAddress]))
+    func makeAccount(_ person: String, name: String? = nil, relay: String? = nil, receiptWindowMilliseconds: Int = 0) throws {
+        try expectSuccess(box.rchat(person, ["init", "--name", name ?? Self.display(person), "--relay", relay ?? relayAddress]))
         try expectSuccess(box.rchat(person, ["settings", "receipt-window-ms", String(receiptWindowMilliseconds)]))
     }
 

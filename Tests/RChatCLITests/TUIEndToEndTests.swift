@@ -270,6 +270,25 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
+    /// A contact's escape sequences and direction overrides arrive through the relay and
+    /// show as visible stand-ins: the screen is not cleared, the title not changed, the
+    /// name not reversed.
+    func testHostileTextShowsAsStandInsOnScreen() throws {
+        try world.hostileMessageWaitingForAlice()
+        try openView("alice")
+        try screen("alice", "Mallory listed, the name's override shown") { $0.contains("Mal\u{FFFD}lory\u{FFFD}") }
+        try screens.keys(session("alice"), "Enter")
+        let shown = try screen("alice", "the hostile message, with stand-ins") { s in
+            s.contains("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J\u{241B}[31mred \u{FFFD}31m \u{FFFD}evil\u{FFFD}") && s.contains("second line")
+        }
+        XCTAssertEqual(terminalControls(in: shown, allowing: ["\n"]), [], shown)
+        XCTAssertTrue(shown.contains("warm-up"), "the screen was not cleared:\n\(shown)")
+        let title = try screens.tmux(["display-message", "-p", "-t", session("alice"), "#{pane_title}"])
+        XCTAssertFalse(title.stdout.contains("pwned"), "the terminal title was set by a message: \(title.stdout)")
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
     /// A locale that is not UTF-8 gets the ASCII glyph set, not garbage.
     func testNonUTF8LocaleShowsASCIIGlyphs() throws {
         try world.makePair("alice", "sam")

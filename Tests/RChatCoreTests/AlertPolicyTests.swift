@@ -41,11 +41,24 @@ final class AlertPolicyTests: XCTestCase {
     }
 
     func testPreviewIsTheFirst100CharactersCleaned() {
-        XCTAssertEqual(AlertPolicy.preview("line one\nline two\r\n\tend\u{7}"), "line one line two end")
+        XCTAssertEqual(AlertPolicy.preview("line one\nline two\r\n\tend\u{7}"), "line one line two end\u{2407}")
         XCTAssertEqual(AlertPolicy.preview(String(repeating: "é", count: 150)).count, 100)
         XCTAssertEqual(AlertPolicy.preview("👍🏽 flags 🇫🇷 ok").count, "👍🏽 flags 🇫🇷 ok".count)
-        XCTAssertEqual(AlertPolicy.preview("\u{1b}[31mred"), "[31mred")
-        XCTAssertEqual(AlertPolicy.preview("a\u{202E}b"), "a b")
+        // What a terminal would act on is shown, not dropped and not passed through.
+        XCTAssertEqual(AlertPolicy.preview("\u{1b}[31mred"), "\u{241B}[31mred")
+        XCTAssertEqual(AlertPolicy.preview("a\u{202E}b\u{9B}c"), "a\u{FFFD}b\u{FFFD}c")
+    }
+
+    func testDesktopBodyCarriesNoMarkup() {
+        XCTAssertEqual(AlertPolicy.desktopBody("<a href=\"https://x\">click</a> & <img src=/etc/x>"),
+                       "&lt;a href=\"https://x\"&gt;click&lt;/a&gt; &amp; &lt;img src=/etc/x&gt;")
+        XCTAssertEqual(AlertPolicy.desktopBody("New message"), "New message")
+    }
+
+    func testAlertTitleShowsControlsInTheNameAsStandIns() throws {
+        let alert = try XCTUnwrap(AlertPolicy.alert(for: A(contactName: "Sam\u{202E}\tX\u{1B}]0;t\u{7}", kind: .text("hi")), content: .name))
+        XCTAssertEqual(alert.title, "Sam\u{FFFD}\u{2409}X\u{241B}]0;t\u{2407}")
+        XCTAssertEqual(alert.contact, "Sam\u{202E}\tX\u{1B}]0;t\u{7}", "the conversation it opens is the contact's own name")
     }
 
     func testMoreThanFiveBecomeOneSummary() {

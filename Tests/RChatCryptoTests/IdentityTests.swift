@@ -63,4 +63,40 @@ final class IdentityTests: XCTestCase {
         for i in 0..<8 { greedy[9 + 16 + 8 + i] = 0xff }
         XCTAssertThrowsError(try PassphraseSeal.open(greedy, passphrase: "correct horse"))
     }
+
+    /// The sealed file with its costs replaced (offsets: magic 9, salt 16, then two u64).
+    func withCost(_ sealed: [UInt8], ops: UInt64, mem: UInt64) -> [UInt8] {
+        var out = sealed
+        var w = ByteWriter()
+        w.u64(ops)
+        w.u64(mem)
+        out.replaceSubrange(25..<41, with: w.bytes)
+        return out
+    }
+
+    func testCostsOutsideInteractiveToSensitiveAreRefusedBeforeAnyDerivation() throws {
+        let low = PassphraseSeal.Cost.interactive, high = PassphraseSeal.Cost.sensitive
+        XCTAssertEqual([low.opsLimit, low.memLimit, high.opsLimit, high.memLimit], [2, 64 << 20, 4, 1 << 30])
+        XCTAssertTrue(low.isAccepted && high.isAccepted && PassphraseSeal.Cost.moderate.isAccepted)
+        let sealed = try PassphraseSeal.seal(Array("account".utf8), passphrase: "pw", cost: low)
+        let hostile: [(UInt64, UInt64)] = [
+            (2, 4 << 30), (2, high.memLimit + 1), (2, low.memLimit - 1), (2, 8192), (2, .max),
+            (1, low.memLimit), (5, low.memLimit), (1 << 32, low.memLimit), (.max, .max), (0, 0),
+        ]
+        for (ops, mem) in hostile {
+            // Refused from the header alone. Had Argon2 run, 4 GiB would have failed to
+            // allocate (.outOfMemory) or opened nothing (.decryptionFailed: the costs are
+            // authenticated), and an opslimit of 2^64-1 would never have returned.
+            XCTAssertThrowsError(try PassphraseSeal.open(withCost(sealed, ops: ops, mem: mem), passphrase: "pw")) {
+                XCTAssertEqual($0 as? CryptoError, .unacceptableCost(opsLimit: ops, memLimit: mem))
+            }
+            XCTAssertThrowsError(try PassphraseSeal.Header(parsing: withCost(sealed, ops: ops, mem: mem)))
+        }
+        // At the edges of the range the cost is accepted (and, being authenticated, a
+        // changed one then fails to open rather than being refused).
+        XCTAssertEqual(try PassphraseSeal.Header(parsing: sealed).cost, low)
+        XCTAssertThrowsError(try PassphraseSeal.open(withCost(sealed, ops: 3, mem: low.memLimit), passphrase: "pw")) {
+            XCTAssertEqual($0 as? CryptoError, .decryptionFailed)
+        }
+    }
 }

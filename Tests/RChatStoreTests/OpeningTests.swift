@@ -184,4 +184,31 @@ final class OpeningTests: StoreTestCase {
         XCTAssertEqual(try bytes(dbPath), damaged)
         store = nil
     }
+
+    /// The contacts' page damaged where SQLite reads on without an error (a row comes back
+    /// with a NULL, or not at all): the check of the small tables at opening finds it, and
+    /// the file and its write-ahead log (holding a committed transaction) stay as they were.
+    func testADamagedSmallTableIsFoundAtOpeningAndTheLogLeftAlone() throws {
+        let root = try XCTUnwrap(store.database.queryOne("SELECT rootpage FROM sqlite_master WHERE name = 'contacts'")).int64(at: 0)
+        store.close()
+        store = nil
+        // A committed transaction left in the log: closed without a checkpoint.
+        let db = try Database(path: dbPath)
+        try db.execute("INSERT INTO settings (key, value) VALUES ('in-the-log', 'yes')")
+        db.leaveAsItIs()
+        db.close()
+        let log = try bytes(dbPath + "-wal")
+        XCTAssertFalse(log.isEmpty)
+        var damaged = try bytes(dbPath)
+        let start = Int(root - 1) * 4096 + 8
+        for i in 0..<200 { damaged[start + i] = UInt8(truncatingIfNeeded: i &* 37 &+ 11) }
+        try damaged.write(to: URL(fileURLWithPath: dbPath))
+
+        XCTAssertThrowsError(try Store(home: home.path)) { error in
+            guard case .unreadable(_, let reason)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("damaged"), reason)
+        }
+        XCTAssertEqual(try bytes(dbPath), damaged)
+        XCTAssertEqual(try bytes(dbPath + "-wal"), log, "the log was neither checkpointed nor deleted")
+    }
 }

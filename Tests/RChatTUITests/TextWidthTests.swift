@@ -17,9 +17,14 @@ final class TextWidthTests: XCTestCase {
 
     func testControlsAreNeutralised() {
         // A message can never send an escape sequence to the terminal.
-        XCTAssertEqual(TextWidth.displayed("\u{1B}", asciiOnly: false).0, "\u{FFFD}")
+        XCTAssertTrue(TextWidth.displayed("\u{1B}", asciiOnly: false) == ("\u{241B}", 1), "ESC shows as its picture ␛")
         XCTAssertEqual(TextWidth.displayed("\u{1B}", asciiOnly: true).0, "?")
-        XCTAssertEqual(TextWidth.displayed("\u{202E}", asciiOnly: false).1, 0, "direction override is not drawn")
+        XCTAssertTrue(TextWidth.displayed("\u{9B}", asciiOnly: false) == ("\u{FFFD}", 1), "C1 CSI")
+        // A direction override or isolate is shown, not obeyed and not hidden.
+        for control in ["\u{202E}", "\u{2066}", "\u{2069}", "\u{200F}"] {
+            XCTAssertTrue(TextWidth.displayed(Character(control), asciiOnly: false) == ("\u{FFFD}", 1), control.debugDescription)
+        }
+        XCTAssertEqual(TextWidth.displayed("\u{200D}", asciiOnly: false).1, 0, "a lone joiner is not drawn")
         XCTAssertEqual(TextWidth.displayed("\t", asciiOnly: false).0, " ")
     }
 

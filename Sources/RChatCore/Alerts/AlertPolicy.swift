@@ -71,7 +71,7 @@ public enum AlertPolicy {
         case .silent:
             return nil
         case .photo, .voiceMessage, .file, .text:
-            let title = content == .nothing ? "rChat" : a.contactName
+            let title = content == .nothing ? "rChat" : TerminalText.sanitized(a.contactName, breaks: .shown)
             let text: String
             switch (content, a.kind) {
             case (.message, .text(let body)): text = preview(body)
@@ -102,20 +102,35 @@ public enum AlertPolicy {
         return order.flatMap { groups[$0]! }
     }
 
-    /// The first 100 characters, cleaned of control characters and line breaks.
+    /// An alert's text as a desktop notification's body: notification services read the
+    /// body as markup (`<b>`, `<a href>`, `<img>`), so `&`, `<` and `>` are written as
+    /// entities and a message cannot add a link or an image. The title is never markup.
+    public static func desktopBody(_ text: String) -> String {
+        var out = ""
+        for ch in text {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(ch)
+            }
+        }
+        return out
+    }
+
+    /// The first 100 characters on one line: line breaks and other white space become one
+    /// space, and what a terminal could act on shows as `TerminalText`'s stand-in.
     public static func preview(_ text: String) -> String {
         var out = ""
         var count = 0
         var lastWasSpace = false
         for ch in text {
             if count == previewCharacters { break }
-            let isControl = ch.unicodeScalars.contains { $0.properties.generalCategory == .control
-                || $0.properties.generalCategory == .format && $0 != "\u{200D}" || $0 == "\u{2028}" || $0 == "\u{2029}" }
-            if ch.isNewline || isControl || ch.isWhitespace {
+            if ch.isWhitespace {
                 if !lastWasSpace && !out.isEmpty { out.append(" "); count += 1; lastWasSpace = true }
                 continue
             }
-            out.append(ch)
+            out += TerminalText.sanitized(String(ch), breaks: .shown)
             count += 1
             lastWasSpace = false
         }

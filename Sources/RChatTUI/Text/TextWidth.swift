@@ -1,5 +1,6 @@
 import Glibc
 import CNcursesw
+import RChatCore
 
 /// How many terminal columns text takes. Per grapheme: the base scalar's `wcwidth` (looked
 /// up in a UTF-8 locale of our own, so the answer does not depend on the process locale),
@@ -30,20 +31,21 @@ public enum TextWidth {
         return total
     }
 
-    /// What a cell shows for a grapheme, and its width: control characters become a
-    /// replacement mark (a message can never move the cursor or inject escapes), a mark with
-    /// nothing to combine with gets a dotted circle, and in ASCII mode anything beyond ASCII
-    /// is `?`.
+    /// What a cell shows for a grapheme, and its width: what a terminal would act on
+    /// (controls, escapes, direction overrides and isolates) is shown as `TerminalText`'s
+    /// visible stand-in, one column (a message can never move the cursor, inject escapes or
+    /// reorder the line); a mark with nothing to combine with gets a dotted circle, and in
+    /// ASCII mode anything beyond ASCII is `?`.
     public static func displayed(_ ch: Character, asciiOnly: Bool) -> (Character, Int) {
         let scalars = ch.unicodeScalars
         let first = scalars.first!
         if scalars.count == 1, first.value >= 0x20, first.value < 0x7F { return (ch, 1) }
         if ch == "\t" { return (" ", 1) }
-        if scalars.allSatisfy({ $0.properties.generalCategory == .control }) {
-            return (asciiOnly ? "?" : "\u{FFFD}", 1)
+        if let standIn = scalars.lazy.compactMap(TerminalText.standIn(for:)).first {
+            return (asciiOnly ? "?" : Character(standIn), 1)
         }
         if scalars.allSatisfy({ $0.properties.generalCategory == .format || $0.properties.isDefaultIgnorableCodePoint }) {
-            return (ch, 0)   // zero-width and direction controls: not drawn
+            return (ch, 0)   // zero-width joiners and other ignorables: not drawn
         }
         if asciiOnly { return (asciiStandIn(first), 1) }
         let w = columns(of: ch)

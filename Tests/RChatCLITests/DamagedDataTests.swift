@@ -1,0 +1,137 @@
+import Foundation
+import XCTest
+import RChatSQL
+import RChatStore
+
+/// A damaged database, device key file or sealed session row: every command that meets it
+/// says so in one line and exits 1, and the files are left byte for byte as they were.
+/// Real `rchat` processes on real data (two accounts that talked through a real relay).
+final class DamagedDataTests: EngineTestCase {
+    static let everyCommand: [[String]] = [["list", "Sam"], ["list", "Sam", "--json"], ["contacts"], ["send", "Sam", "hello"],
+                                           ["sync", "--seconds", "1"], ["check", "--print"]]
+    var home: String { world.box.path("alice-home") }
+    var device: String { world.box.path("alice-device") }
+    var database: String { "\(home)/rchat.db" }
+
+    /// Alice and Sam talked both ways; both engines stopped cleanly. Alice's home has
+    /// messages, contacts and a saved session.
+    func talkedAndStopped() throws {
+        try world.pairWithSession()
+        let reply = try world.send("sam", to: "Alice", "a reply")
+        try world.waitForStatus("sam", "Alice", reply, "Delivered")
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
+    /// Every file of Alice's home and device directory, with its bytes — but SQLite's
+    /// shared-memory index (`-shm`, rebuilt by whoever opens the file), which holds no data.
+    func aliceFiles() -> [String: Data] {
+        var files: [String: Data] = [:]
+        for (name, data) in world.box.snapshot(home) where !name.hasSuffix("-shm") {
+            files["home/\(name)"] = data
+        }
+        for (name, data) in world.box.snapshot(device) { files["device/\(name)"] = data }
+        return files
+    }
+
+    func restore(_ files: [String: Data]) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: home) where files["home/\(name)"] == nil {
+            try FileManager.default.removeItem(atPath: "\(home)/\(name)")
+        }
+        for (name, data) in files where name.hasPrefix("home/") {
+            try data.write(to: URL(fileURLWithPath: "\(home)/\(name.dropFirst(5))"))
+        }
+    }
+
+    func assertRefusedAndUnchanged(_ commands: [[String]], mentions: String, _ what: String,
+                                   file: StaticString = #filePath, line: UInt = #line) throws {
+        let before = aliceFiles()
+        for args in commands {
+            let run = try world.box.rchat("alice", args)
+            XCTAssertFailsCleanly(run, status: 1, mentions: mentions, file: file, line: line)
+            XCTAssertEqual(aliceFiles(), before, "\(what): `rchat \(args.joined(separator: " "))` changed the files", file: file, line: line)
+        }
+    }
+
+    /// Overwrites the first 200 bytes of the root page of `table` (its header, cell pointers
+    /// and cells).
+    func damageRootPage(of table: String) throws {
+        let store = try Store(path: database)
+        let root = try XCTUnwrap(store.database.queryOne("SELECT rootpage FROM sqlite_master WHERE name = ?", [.text(table)])).int64(at: 0)
+        let pageSize = try XCTUnwrap(store.database.queryOne("PRAGMA page_size")).int64(at: 0)
+        store.close()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: database + "-wal"), "checkpointed at close")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: database))
+        let start = Int((root - 1) * pageSize)
+        for i in 0..<200 { bytes[start + i] = UInt8(truncatingIfNeeded: i &* 37 &+ 11) }
+        try bytes.write(to: URL(fileURLWithPath: database))
+    }
+
+    func testDamagedDatabasePagesAreReportedAndLeftAsTheyWere() throws {
+        try talkedAndStopped()
+        let pristine = aliceFiles()
+        // Tables every command reads: every command refuses.
+        for table in ["account", "contacts", "session_state", "settings", "outbox"] {
+            try restore(pristine)
+            try damageRootPage(of: table)
+            try assertRefusedAndUnchanged(Self.everyCommand, mentions: "left unchanged", "\(table) damaged")
+        }
+        // The messages: what reads them, and the engine (which checks the whole file
+        // before its first write), refuse.
+        try restore(pristine)
+        try damageRootPage(of: "messages")
+        try assertRefusedAndUnchanged([["list", "Sam"], ["list", "Sam", "--json"], ["sync", "--seconds", "1"], ["check", "--print"]],
+                                      mentions: "left unchanged", "messages damaged")
+        // The header.
+        try restore(pristine)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: database))
+        for i in 0..<100 { bytes[i] = UInt8(truncatingIfNeeded: i &* 37) }
+        try bytes.write(to: URL(fileURLWithPath: database))
+        try assertRefusedAndUnchanged(Self.everyCommand, mentions: "left unchanged", "header damaged")
+
+        // Undamaged again, everything works.
+        try restore(pristine)
+        XCTAssertEqual(try world.list("alice", "Sam").map(\.text), ["warm-up", "a reply"])
+    }
+
+    func testADamagedDeviceKeyIsReportedAndLeftAsItWas() throws {
+        try talkedAndStopped()
+        let key = "\(device)/device.key"
+        let original = try Data(contentsOf: URL(fileURLWithPath: key))
+        for damaged in [Data(original.prefix(original.count - 3)), Data("RCHATDEX1".utf8) + original.dropFirst(9), Data()] {
+            try damaged.write(to: URL(fileURLWithPath: key))
+            try assertRefusedAndUnchanged(Self.everyCommand + [["code"]], mentions: "device key file", "device key damaged")
+        }
+        try original.write(to: URL(fileURLWithPath: key))
+        XCTAssertEqual(try world.list("alice", "Sam").count, 2)
+    }
+
+    /// The sealed session state does not open: the engine refuses to start (it would have
+    /// replaced it with a new session); what does not use it works. Entering the contact's
+    /// code again lets it go, and the two talk again.
+    func testADamagedSavedSessionStopsTheEngineUntilTheCodeIsEnteredAgain() throws {
+        try talkedAndStopped()
+        do {
+            let store = try Store(path: database)
+            defer { store.close() }
+            let sealed = try XCTUnwrap(store.database.queryOne("SELECT sealed FROM session_state")).blob(at: 0)
+            var flipped = sealed
+            flipped[flipped.count / 2] ^= 0x40
+            try store.database.execute("UPDATE session_state SET sealed = ?", [.blob(flipped)])
+        }
+        try assertRefusedAndUnchanged([["sync", "--seconds", "1"], ["check", "--print"]], mentions: "saved session with Sam",
+                                      "sealed state damaged")
+        XCTAssertEqual(try world.list("alice", "Sam").map(\.text), ["warm-up", "a reply"])
+        XCTAssertEqual(try world.contacts("alice").map(\.state), ["ok"])
+
+        let again = try world.box.rchat("alice", ["add", try world.code("sam")])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stdout.contains("damaged saved session was dropped"), again.stdout)
+        try world.startSync("sam")
+        try world.startSync("alice")
+        let after = try world.send("alice", to: "Sam", "after starting over")
+        try world.waitForStatus("alice", "Sam", after, "Delivered")
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+}

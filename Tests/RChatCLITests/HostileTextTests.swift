@@ -1,0 +1,119 @@
+import Foundation
+import XCTest
+
+/// What a terminal would act on: C0 controls but the line break and the tab, DEL, C1
+/// controls, line and paragraph separators, direction marks, embeddings, overrides and
+/// isolates. The scalars of `text` that are among them.
+func terminalControls(in text: String, allowing allowed: Set<Unicode.Scalar> = ["\n", "\t"]) -> [String] {
+    let bidi: Set<UInt32> = [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069,
+                             0x2028, 0x2029]
+    return text.unicodeScalars.filter { s in
+        guard !allowed.contains(s) else { return false }
+        return s.value < 0x20 || (0x7F...0x9F).contains(s.value) || bidi.contains(s.value)
+    }.map { "U+" + String($0.value, radix: 16, uppercase: true) }
+}
+
+extension EngineWorld {
+    /// A contact whose code carries a direction override in the name (allowed in a code:
+    /// it is not a control character), and a message full of escape sequences.
+    static let hostileName = "Mal\u{202E}lory\u{2066}"
+    static let hostileText = "hi \u{1B}]0;pwned\u{07}\u{1B}[2J\u{1B}[31mred \u{9B}31m \u{202E}evil\u{2069} \u{7F}"
+        + "\ttabbed\nsecond line\rover\u{2028}third <a href=\"https://evil\">x</a>"
+
+    /// Alice and Mallory added each other and met once (a warm-up message); Mallory's
+    /// hostile message waits for Alice at the relay (Alice's engine is not running).
+    /// Returns its id.
+    func hostileMessageWaitingForAlice() throws -> String {
+        try makeAccount("alice")
+        try makeAccount("mallory", name: Self.hostileName)
+        try add("alice", "mallory")
+        try add("mallory", "alice")
+        try startSync("mallory")
+        try startSync("alice")
+        let warmUp = try send("mallory", to: "Alice", "warm-up")
+        try waitForStatus("mallory", "Alice", warmUp, "Delivered")
+        stopSync("alice")
+        let id = try send("mallory", to: "Alice", Self.hostileText)
+        try waitForStatus("mallory", "Alice", id, "Sent")
+        return id
+    }
+}
+
+/// Names and texts another person chose reach Alice's terminal only as visible stand-ins,
+/// in every command's output; `--json` escapes them and still gives the exact text.
+final class HostileTextTests: EngineTestCase {
+    func testHostileTextFromARealPeerNeverReachesTheTerminalRaw() throws {
+        let id = try world.hostileMessageWaitingForAlice()
+        let name = EngineWorld.hostileName
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "message"]))
+
+        // The background check collects it and prints its alert: one TITLE<TAB>TEXT line.
+        let check = try world.box.rchat("alice", ["check", "--print"])
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertEqual(terminalControls(in: check.stdout, allowing: ["\n", "\t"]), [], check.stdout.debugDescription)
+        XCTAssertEqual(check.lines.count, 1, check.stdout.debugDescription)
+        let fields = check.lines[0].split(separator: "\t", omittingEmptySubsequences: false)
+        XCTAssertEqual(fields.count, 2, "a tab in the text cannot make a third field: \(check.stdout.debugDescription)")
+        XCTAssertEqual(fields.first, "Mal\u{FFFD}lory\u{FFFD}")
+        XCTAssertTrue(check.lines[0].contains("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), check.stdout.debugDescription)
+        XCTAssertEqual(terminalControls(in: check.stderr), [], check.stderr.debugDescription)
+
+        // The engine's log names the contact too.
+        XCTAssertTrue(world.syncLog("alice").contains("Mal\u{FFFD}lory\u{FFFD}"), world.syncLog("alice"))
+        XCTAssertEqual(terminalControls(in: world.syncLog("alice")), [], world.syncLog("alice").debugDescription)
+
+        // `rchat list`, human: stand-ins; the message's own line breaks stay line breaks.
+        let list = try world.box.rchat("alice", ["list", name])
+        XCTAssertEqual(list.status, 0, list.stderr)
+        XCTAssertEqual(terminalControls(in: list.stdout), [], list.stdout.debugDescription)
+        XCTAssertTrue(list.stdout.contains("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J\u{241B}[31mred \u{FFFD}31m \u{FFFD}evil\u{FFFD} \u{2421}\ttabbed\n"),
+                      list.stdout.debugDescription)
+        XCTAssertTrue(list.stdout.contains("second line\u{240D}over\n"), "a lone CR cannot overwrite the line: \(list.stdout.debugDescription)")
+        XCTAssertEqual(list.lines.count, 4, "the warm-up, and the hostile message on three lines: \(list.stdout.debugDescription)")
+
+        // `rchat list --json`: no raw control on the line, the exact text once decoded.
+        let json = try world.box.rchat("alice", ["list", name, "--json"])
+        XCTAssertEqual(terminalControls(in: json.stdout, allowing: ["\n"]), [], json.stdout.debugDescription)
+        XCTAssertTrue(json.stdout.contains(#"\u001b]0;pwned\u0007"#), json.stdout)
+        XCTAssertTrue(json.stdout.contains(#"\u202e"#), json.stdout)
+        XCTAssertEqual(try world.list("alice", name).map(\.text), ["warm-up", EngineWorld.hostileText])
+        XCTAssertEqual(try world.list("alice", name).last?.id, id)
+
+        // `rchat contacts`, human and JSON.
+        let contacts = try world.box.rchat("alice", ["contacts"])
+        XCTAssertEqual(terminalControls(in: contacts.stdout), [], contacts.stdout.debugDescription)
+        XCTAssertTrue(contacts.stdout.hasPrefix("Mal\u{FFFD}lory\u{FFFD}  ok"), contacts.stdout.debugDescription)
+        let contactsJSON = try world.box.rchat("alice", ["contacts", "--json"])
+        XCTAssertEqual(terminalControls(in: contactsJSON.stdout, allowing: ["\n"]), [], contactsJSON.stdout.debugDescription)
+        XCTAssertEqual(try world.contacts("alice").map(\.name), [name])
+
+        // An error quoting the name stays one line of stand-ins.
+        let refused = try world.box.rchat("alice", ["send", "Bob\u{1B}]0;t\u{7}\nX", "hello"])
+        XCTAssertFailsCleanly(refused, status: 2, mentions: "no contact named Bob\u{241B}]0;t\u{2407}\u{2424}X")
+        XCTAssertEqual(terminalControls(in: refused.stderr, allowing: ["\n"]), [], refused.stderr.debugDescription)
+        world.stopSync("mallory")
+    }
+
+    /// The desktop alert (through `notify-send`, here a script in PATH that records its
+    /// arguments): stand-ins in the title and the body, and no markup in the body.
+    func testDesktopAlertCarriesStandInsAndNoMarkup() throws {
+        try world.hostileMessageWaitingForAlice()
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "message"]))
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "desktop-alerts", "on"]))
+        let bin = world.box.path("bin"), recorded = world.box.path("notify-send.args")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try "#!/bin/sh\nprintf '%s\\0' \"$@\" > '\(recorded)'\n".write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
+        chmod("\(bin)/notify-send", 0o755)
+        let env = ["PATH": "\(bin):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), "DISPLAY": ":99"]
+        let check = try world.box.rchat("alice", ["check"], env: env)
+        XCTAssertEqual(check.status, 0, check.stderr)
+        let args = try String(contentsOfFile: recorded, encoding: .utf8).split(separator: "\0").map(String.init)
+        XCTAssertEqual(args.count, 4, "\(args)")
+        XCTAssertEqual(Array(args.prefix(2)), ["--app-name=rChat", "--"])
+        XCTAssertEqual(args[2], "Mal\u{FFFD}lory\u{FFFD}")
+        XCTAssertTrue(args[3].hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), args[3])
+        XCTAssertTrue(args[3].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[3])
+        XCTAssertEqual(terminalControls(in: args.joined(), allowing: []), [], "\(args)")
+        world.stopSync("mallory")
+    }
+}
