@@ -34,9 +34,12 @@ extension Engine {
         conversation.backoffPending = !ignoringBackoff && items.contains { $0.nextAttemptAt > t }
         guard !due.isEmpty else { return }
         let deadline = Date(timeIntervalSinceNow: Double(settings.acknowledgementTimeoutSeconds))
-        if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys {
+        if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
+           let client = connections[conversation.relay]?.client {
             for item in due {
-                guard let sequence = saved.takeSendSequence() else { break }
+                // A relay slow to read (or not reading) has a backlog: the rest stays in the
+                // outbox until it took it (`backlogDrained`).
+                guard client.hasRoom(), let sequence = saved.takeSendSequence() else { break }
                 let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: Array(item.text.utf8),
                                              keys: keys, conversation: conversation.secret)
                 do {
@@ -48,13 +51,14 @@ extension Engine {
                 conversation.acknowledgementDeadlines[item.message] = conversation.acknowledgementDeadlines[item.message] ?? deadline
             }
             conversation.saved = saved
-            try? connections[conversation.relay]?.client?.flush()
+            try? client.flush()
         } else if conversation.saved == nil, let token = contact.inviteToken.flatMap({ InviteToken(bytes: $0) }),
                   let address = conversation.contactRelay,
                   let connection = connections[address], let client = connection.client {
             // Never had a session: a message request reaches them even while they are offline.
             let code = identity.contactCode(device: account.device).text
             for item in due {
+                guard client.hasRoom() else { break }
                 let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, text: item.text)
                 guard let payload = try? request.sealed(from: identity.accountKey, to: contact.accountKey),
                       let seq = try? client.sendRequest(to: token, payload, flush: false) else { break }
@@ -212,8 +216,9 @@ extension Engine {
             }
             let read = try AccountService.wrap { try store.readReceiptsOwed(contact: contactID, limit: Self.receiptsPerFlush) }
                 .filter { !conversation.readReceiptsInFlight.contains($0) }
+            let client = connections[conversation.relay]?.client
             var rest = delivered[...]
-            while !rest.isEmpty {
+            while !rest.isEmpty, let client, client.hasRoom() {
                 let chunk = rest.prefix(Self.receiptsPerFrame)
                 rest = rest.dropFirst(chunk.count)
                 guard let sequence = saved.takeSendSequence() else { break }
@@ -227,7 +232,7 @@ extension Engine {
             // could not go leaves the rest for the session's next start or settle.)
             if rest.isEmpty && delivered.count == Self.receiptsPerFlush { more = true }
             var readRest = read[...]
-            while !readRest.isEmpty {
+            while !readRest.isEmpty, let client, client.hasRoom() {
                 let chunk = Array(readRest.prefix(Self.receiptsPerFrame))
                 readRest = readRest.dropFirst(chunk.count)
                 guard let sequence = saved.takeSendSequence() else { break }
@@ -237,7 +242,7 @@ extension Engine {
                 conversation.readReceiptsInFlight.formUnion(chunk)
             }
             conversation.saved = saved
-            try? connections[conversation.relay]?.client?.flush()
+            try? client?.flush()
         }
         if more { scheduleReceipts(urgent: true) }
     }

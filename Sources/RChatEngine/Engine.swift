@@ -47,6 +47,9 @@ public final class Engine: @unchecked Sendable {
     /// `rchat check`: collect and store only — no pairing, no sending, no receipts.
     var checkOnly = false
     var drainedRelays: Set<RelayAddress> = []
+    /// Seconds a relay may take none of the bytes queued for it before its connection is
+    /// given up and made again (`RelayClient`'s `stallTimeout`).
+    var relayStallSeconds: Double = 20
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
 
@@ -103,6 +106,11 @@ public final class Engine: @unchecked Sendable {
                     connected(address, generation, client)
                 case let .connectFailed(address, generation, reason):
                     connectFailed(address, generation, reason)
+                case let .writable(address, generation):
+                    guard let connection = connections[address], connection.generation == generation, connection.client != nil
+                    else { continue }
+                    try flushBatches(&deliveries, &answers)
+                    try backlogDrained(connection)
                 case let .delivery(address, generation, inbound):
                     guard let connection = connections[address], connection.generation == generation else { continue }
                     if connection.client == nil {
