@@ -400,10 +400,11 @@ public final class RelayClient: @unchecked Sendable {
         socket.shutdown()
         sendLock.lock()
         if sendFailure == nil { sendFailure = .closed }
-        let writeFailure = self.writeFailure
+        // The writing side gave up first: what the reader saw is only its consequence.
+        if case .connectionLost? = failure, let writeFailure { failure = writeFailure }
         sendLock.broadcast()
         sendLock.unlock()
-        deliver(.closed(byUs ? nil : writeFailure ?? failure), last: true)
+        deliver(.closed(byUs ? nil : failure), last: true)
     }
 
     private func nextBufferedFrame() throws(RelayClientError) -> [UInt8]? {
