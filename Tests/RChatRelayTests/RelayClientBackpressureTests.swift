@@ -20,7 +20,7 @@ final class RelayClientBackpressureTests: XCTestCase {
 
     /// A payload as large as a frame may carry, to fill buffers quickly.
     let payload = [UInt8](repeating: 0x5A, count: RelayProtocol.maximumPayloadBytes)
-    let token = InviteToken.random()
+    let token = InviteToken(bytes: Random.bytes(InviteToken.byteCount))!
 
     func frozenRelayClient(stallTimeout: Double, whenWritable: (@Sendable () -> Void)? = nil) throws -> RelayClient {
         let address = try relay.start()
@@ -43,7 +43,7 @@ final class RelayClientBackpressureTests: XCTestCase {
             do {
                 try client.sendRequest(to: token, payload)
             } catch {
-                guard case .connectionLost(let reason) = error, reason.hasPrefix("the relay stopped reading (") else {
+                guard case RelayClientError.connectionLost(let reason) = error, reason.hasPrefix("the relay stopped reading (") else {
                     XCTFail("\(error)")
                     break
                 }
