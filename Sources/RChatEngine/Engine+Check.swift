@@ -48,8 +48,8 @@ extension Engine {
                     try handle(event, on: connection)
                 case .durable(let result):
                     try finishDurable(result)
-                case .wake, .stop:
-                    break
+                case .wake, .stop, .writable:
+                    break // the check sends nothing but acknowledgements
                 }
             }
             if !deliveries.isEmpty { try handleDeliveries(deliveries) }

@@ -33,15 +33,17 @@ extension Engine {
             let inbox = self.inbox
             let keyring = self.keyring
             let mailboxKey = identity.mailboxKey
+            let stallTimeout = relayStallSeconds
             let thread = Thread {
                 do {
-                    let client = try RelayClient.connect(to: address, mailboxKey: mailboxKey, timeout: 5) { event in
+                    let client = try RelayClient.connect(to: address, mailboxKey: mailboxKey, timeout: 5, stallTimeout: stallTimeout,
+                                                         eventHandler: { event in
                         if case .delivery(let delivery) = event {
                             inbox.post(.delivery(address, generation: generation, Inbound(delivery, opened: keyring.open(delivery))))
                         } else {
                             inbox.post(.relay(address, generation: generation, event))
                         }
-                    }
+                    }, whenWritable: { inbox.post(.writable(address, generation: generation)) })
                     inbox.post(.connected(address, generation: generation, client))
                 } catch {
                     inbox.post(.connectFailed(address, generation: generation, "\(error)"))
@@ -92,6 +94,15 @@ extension Engine {
         if connection.failures == 0 { log("relay \(address.host):\(address.port): \(reason)") }
         connection.scheduleRetry()
         emit(.connectionChanged(.offline(retryIn: Int(connection.retryAt.timeIntervalSinceNow.rounded(.up)))))
+    }
+
+    /// A relay that was slow to read took its backlog: what waited for room goes now.
+    func backlogDrained(_ connection: RelayConnection) throws(EngineError) {
+        for conversation in conversations.values
+        where conversation.relay == connection.address || conversation.contactRelay == connection.address {
+            try flushOutbox(conversation)
+        }
+        scheduleReceipts(urgent: true)
     }
 
     /// Link events and the end of a connection.

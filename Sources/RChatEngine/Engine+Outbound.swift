@@ -36,9 +36,12 @@ extension Engine {
         let deadline = Date(timeIntervalSinceNow: Double(settings.acknowledgementTimeoutSeconds))
         if conversation.hasSession && conversation.awaitingVerification {
             log("\(due.count) message(s) to \(contact.name) wait until their new device is verified (their code entered again)")
-        } else if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys {
+        } else if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
+                  let client = connections[conversation.relay]?.client {
             for item in due {
-                guard let sequence = saved.takeSendSequence() else { break }
+                // A relay slow to read (or not reading) has a backlog: the rest stays in the
+                // outbox until it took it (`backlogDrained`).
+                guard client.hasRoom(), let sequence = saved.takeSendSequence() else { break }
                 let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: Array(item.text.utf8),
                                              keys: keys, conversation: conversation.secret)
                 do {
@@ -50,13 +53,14 @@ extension Engine {
                 conversation.acknowledgementDeadlines[item.message] = conversation.acknowledgementDeadlines[item.message] ?? deadline
             }
             conversation.saved = saved
-            try? connections[conversation.relay]?.client?.flush()
+            try? client.flush()
         } else if conversation.saved == nil, let token = contact.inviteToken.flatMap({ InviteToken(bytes: $0) }),
                   let address = conversation.contactRelay,
                   let connection = connections[address], let client = connection.client {
             // Never had a session: a message request reaches them even while they are offline.
             let code = identity.contactCode(device: account.device).text
             for item in due {
+                guard client.hasRoom() else { break }
                 let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, text: item.text)
                 guard let payload = try? request.sealed(from: identity.accountKey, to: contact.accountKey),
                       let seq = try? client.sendRequest(to: token, payload, flush: false) else { break }
@@ -214,8 +218,9 @@ extension Engine {
             }
             let read = try AccountService.wrap { try store.readReceiptsOwed(contact: contactID, limit: Self.receiptsPerFlush) }
                 .filter { !conversation.readReceiptsInFlight.contains($0) }
+            let client = connections[conversation.relay]?.client
             var rest = delivered[...]
-            while !rest.isEmpty {
+            while !rest.isEmpty, let client, client.hasRoom() {
                 let chunk = rest.prefix(Self.receiptsPerFrame)
                 rest = rest.dropFirst(chunk.count)
                 guard let sequence = saved.takeSendSequence() else { break }
@@ -229,7 +234,7 @@ extension Engine {
             // could not go leaves the rest for the session's next start or settle.)
             if rest.isEmpty && delivered.count == Self.receiptsPerFlush { more = true }
             var readRest = read[...]
-            while !readRest.isEmpty {
+            while !readRest.isEmpty, let client, client.hasRoom() {
                 let chunk = Array(readRest.prefix(Self.receiptsPerFrame))
                 readRest = readRest.dropFirst(chunk.count)
                 guard let sequence = saved.takeSendSequence() else { break }
@@ -239,7 +244,7 @@ extension Engine {
                 conversation.readReceiptsInFlight.formUnion(chunk)
             }
             conversation.saved = saved
-            try? connections[conversation.relay]?.client?.flush()
+            try? client?.flush()
         }
         if more { scheduleReceipts(urgent: true) }
     }

@@ -40,6 +40,12 @@ public final class Engine: @unchecked Sendable {
     var receiptsDue: Date?
     var forgedFrames = 0
     var lastOutboxSweep = Date()
+    /// The local wake-up's listener while `run` runs (nil: it could not listen).
+    var wakeListener: WakeListener?
+    /// The backstop for a lost wake-up: when the store was last looked at, and its
+    /// `otherWritersVersion` then.
+    var lastStoreLook = Date()
+    var storeVersionSeen: Int64 = 0
     /// `rchat check`: collect and store only — no pairing, no sending, no receipts.
     var checkOnly = false
     var drainedRelays: Set<RelayAddress> = []
@@ -48,6 +54,9 @@ public final class Engine: @unchecked Sendable {
     var keepaliveSeconds = RelayProtocol.keepaliveSeconds
     /// The run stopped on damage (`.damaged`): nothing more is written, sessions included.
     var stoppedByDamage = false
+    /// Seconds a relay may take none of the bytes queued for it before its connection is
+    /// given up and made again (`RelayClient`'s `stallTimeout`).
+    var relayStallSeconds: Double = 20
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
 
@@ -74,9 +83,14 @@ public final class Engine: @unchecked Sendable {
     public func run(seconds: Double?) throws(EngineError) {
         let end = seconds.map { Date(timeIntervalSinceNow: $0) } ?? .distantFuture
         let inbox = self.inbox
-        let wake = WakeListener(home: account.locations.home) { inbox.post(.wake) }
+        do {
+            wakeListener = try WakeListener(home: account.locations.home) { inbox.post(.wake) }
+        } catch {
+            log("the local wake-up is off (\(error)); new messages are found within \(Int(Self.storeLookInterval)) s")
+        }
         defer {
-            wake?.stop()
+            wakeListener?.stop()
+            wakeListener = nil
             shutDown()
         }
         do {
@@ -84,6 +98,7 @@ public final class Engine: @unchecked Sendable {
             // a receipt read from the store relies on it (on the sync thread: the connection and
             // the first batch need not wait for it).
             startupSync = walSync.request()
+            storeVersionSeen = (try? store.otherWritersVersion()) ?? 0
             try reloadConversations()
             publishKeyringIfNeeded()
             connectWhereNeeded()
@@ -98,14 +113,18 @@ public final class Engine: @unchecked Sendable {
                     case .stop:
                         stopping = true
                     case .wake:
-                        try reloadConversations()
-                        scheduleReceipts(urgent: false)
+                        try lookAtStore()
                     case .durable(let result):
                         try finishDurable(result)
                     case let .connected(address, generation, client):
                         connected(address, generation, client)
                     case let .connectFailed(address, generation, reason):
                         connectFailed(address, generation, reason)
+                    case let .writable(address, generation):
+                        guard let connection = connections[address], connection.generation == generation, connection.client != nil
+                        else { continue }
+                        try flushBatches(&deliveries, &answers)
+                        try backlogDrained(connection)
                     case let .delivery(address, generation, inbound):
                         guard let connection = connections[address], connection.generation == generation else { continue }
                         if connection.client == nil {
@@ -130,6 +149,7 @@ public final class Engine: @unchecked Sendable {
                 try flushBatches(&deliveries, &answers)
                 BackgroundRelease.shared.release(items)
                 try runTimers()
+                try lookAtStoreIfChanged()
                 connectWhereNeeded()
                 publishKeyringIfNeeded()
             }
@@ -138,6 +158,29 @@ public final class Engine: @unchecked Sendable {
             if case .damaged = error { stoppedByDamage = true }
             throw error
         }
+    }
+
+    /// How often the engine checks whether another process wrote to the store, in case a
+    /// wake-up was lost (the socket removed, a full buffer): a stored message waits at most
+    /// this long. The check is one `PRAGMA data_version`.
+    static let storeLookInterval: Double = 3
+
+    /// A command changed the store: contacts, settings, the outbox and receipts are read again.
+    func lookAtStore() throws(EngineError) {
+        wakeListener?.looked()
+        lastStoreLook = Date()
+        // Read before looking: a commit made during the look is seen at the next check.
+        if let version = try? store.otherWritersVersion() { storeVersionSeen = version }
+        try reloadConversations()
+        scheduleReceipts(urgent: false)
+    }
+
+    /// The backstop for lost wake-ups: looks at the store if another process wrote to it.
+    func lookAtStoreIfChanged() throws(EngineError) {
+        guard lastStoreLook.timeIntervalSinceNow <= -Self.storeLookInterval else { return }
+        lastStoreLook = Date()
+        guard let version = try? store.otherWritersVersion(), version != storeVersionSeen else { return }
+        try lookAtStore()
     }
 
     /// Asks a running engine to stop (from any thread).

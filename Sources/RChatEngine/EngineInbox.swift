@@ -12,6 +12,8 @@ final class EngineInbox: @unchecked Sendable {
         case delivery(RelayAddress, generation: UInt64, Inbound)
         case connected(RelayAddress, generation: UInt64, RelayClient)
         case connectFailed(RelayAddress, generation: UInt64, String)
+        /// The connection's backlog of unwritten bytes is down again (`RelayClient.hasRoom`).
+        case writable(RelayAddress, generation: UInt64)
         /// The WAL sync thread made durable every commit before its request `n` (`WALSync`).
         case durable(Result<UInt64, StoreError>)
         case wake

@@ -34,6 +34,33 @@ public final class BlockingSocket: @unchecked Sendable {
         if let failure { throw failure }
     }
 
+    /// Writes what the socket takes now, without waiting: how many bytes (0 when its buffer
+    /// is full).
+    public func writeAvailable(_ bytes: UnsafeRawBufferPointer) throws(NetError) -> Int {
+        guard bytes.count > 0 else { return 0 }
+        while true {
+            let n = Glibc.send(fd, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            if n >= 0 { return n }
+            let code = rchat_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { return 0 }
+            throw NetError("send", code: code)
+        }
+    }
+
+    /// Waits until the socket takes more bytes, or has failed (a write then says how);
+    /// false when `seconds` pass first.
+    public func waitWritable(seconds: Double) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        let deadline = monotonicSeconds() + seconds
+        while true {
+            let n = poll(&entry, 1, Int32(max(0, (deadline - monotonicSeconds()) * 1000).rounded(.up)))
+            if n > 0 { return true }
+            if n == 0 { return false }
+            if rchat_errno() != EINTR { return true }
+        }
+    }
+
     /// Reads what is available (blocking until something is); 0 at end of stream.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetError) -> Int {
         while true {

@@ -11,7 +11,21 @@ import RChatNet
 /// `nextEvent(timeout:)`. Sends are thread-safe; each returns its sequence number, which
 /// comes back in `.sent` / `.refused`. To pipeline, send with `flush: false` and call
 /// `flush()` once per batch; `waitForOutstandingSends(atMost:)` keeps a window.
+///
+/// No send ever waits for the relay. `flush()` writes what the kernel takes at once and
+/// leaves the rest to a writer thread; a bulk sender asks `hasRoom()` before each item and
+/// waits for `whenWritable` once more than `backlogBytes` are queued. The connection is
+/// given up (`.closed` with the reason, as for any lost connection) when more than
+/// `maximumQueuedBytes` are queued or when the relay takes no byte for `stallTimeout`
+/// seconds while some wait: a relay that stops reading costs a reconnect, never a thread.
 public final class RelayClient: @unchecked Sendable {
+    /// Sealed bytes not yet taken by the kernel above which `hasRoom()` says no: 4 MiB.
+    public static let backlogBytes = 4 << 20
+    /// Sealed bytes not yet taken by the kernel above which the connection is given up:
+    /// 16 MiB (what `hasRoom()` lets through, plus room for the small frames sent without
+    /// asking: acknowledgements, codes, handshakes).
+    public static let maximumQueuedBytes = 16 << 20
+
     public let address: RelayAddress
     public let mailbox: MailboxID
     /// The relay's clock at connect (unix seconds) and how many items it held for us then.
@@ -20,13 +34,24 @@ public final class RelayClient: @unchecked Sendable {
 
     private let socket: BlockingSocket
     private let handler: (@Sendable (RelayEvent) -> Void)?
+    private let whenWritable: (@Sendable () -> Void)?
+    private let stallTimeout: Double
 
-    // Sending side: one lock over the send cipher, the sequence counter and pending bytes.
-    private let sendLock = NSLock()
+    // Sending side: one lock over the send cipher, the sequence counter and the bytes
+    // queued; the writer thread waits on it for bytes the kernel did not take at once.
+    private let sendLock = NSCondition()
     private var sendCipher: TransportCipher
     private var nextSeq: UInt64 = 1
+    /// Sealed frames not yet handed to the writer thread.
     private var pending = ByteQueue()
+    /// Bytes the writer thread holds and has not written yet (0 while it is idle).
+    private var writerBytes = 0
+    private var writerBusy = false
+    /// `hasRoom()` said no: `whenWritable` is owed once the backlog is down to half.
+    private var backedUp = false
     private var sendFailure: RelayClientError?
+    /// Why the writing side gave the connection up (reported in `.closed`).
+    private var writeFailure: RelayClientError?
 
     // Receiving side (reader thread) and what other threads wait on.
     private var receiveCipher: TransportCipher
@@ -39,7 +64,8 @@ public final class RelayClient: @unchecked Sendable {
     private var closedByUs = false
 
     private init(address: RelayAddress, mailbox: MailboxID, relayTime: Int64, held: Int, socket: BlockingSocket,
-                 cipher: TransportCipher, leftover: FrameDecoder, handler: (@Sendable (RelayEvent) -> Void)?) {
+                 cipher: TransportCipher, leftover: FrameDecoder, handler: (@Sendable (RelayEvent) -> Void)?,
+                 whenWritable: (@Sendable () -> Void)?, stallTimeout: Double) {
         self.address = address
         self.mailbox = mailbox
         self.relayTime = relayTime
@@ -49,12 +75,18 @@ public final class RelayClient: @unchecked Sendable {
         receiveCipher = cipher
         decoder = leftover
         self.handler = handler
+        self.whenWritable = whenWritable
+        self.stallTimeout = stallTimeout
     }
 
     /// Connects, agrees keys with the relay's pinned static key and proves `mailboxKey`;
-    /// from the numeric address `source` when one is given.
+    /// from the numeric address `source` when one is given. `whenWritable` (called on the
+    /// writer thread) follows a `hasRoom()` that said no, once the backlog is down to half;
+    /// `stallTimeout`: seconds the relay may take no byte of what is queued before the
+    /// connection is given up.
     public static func connect(to address: RelayAddress, mailboxKey: SigningKey, timeout: Double = 10, from source: String? = nil,
-                               eventHandler: (@Sendable (RelayEvent) -> Void)? = nil) throws(RelayClientError) -> RelayClient {
+                               stallTimeout: Double = 30, eventHandler: (@Sendable (RelayEvent) -> Void)? = nil,
+                               whenWritable: (@Sendable () -> Void)? = nil) throws(RelayClientError) -> RelayClient {
         let socket: BlockingSocket
         do { socket = try BlockingSocket(host: address.host, port: address.port, from: source) } catch { throw .connectFailed(error.description) }
         socket.setReceiveTimeout(timeout)
@@ -83,8 +115,9 @@ public final class RelayClient: @unchecked Sendable {
         guard mailbox == MailboxID(publicKey: mailboxKey.publicKey) else { throw .protocolViolation("welcome names another mailbox") }
         socket.setReceiveTimeout(0)
         let client = RelayClient(address: address, mailbox: mailbox, relayTime: time, held: Int(held), socket: socket,
-                                 cipher: cipher, leftover: reader.decoder, handler: eventHandler)
-        client.startReader()
+                                 cipher: cipher, leftover: reader.decoder, handler: eventHandler,
+                                 whenWritable: whenWritable, stallTimeout: stallTimeout)
+        client.startThreads()
         return client
     }
 
@@ -173,19 +206,115 @@ public final class RelayClient: @unchecked Sendable {
     private func appendLocked(_ message: ClientMessage) throws(RelayClientError) {
         if let sendFailure { throw sendFailure }
         FrameCodec.append(sendCipher.seal(message.encoded()), to: &pending)
+        let queued = queuedLocked
+        if queued > Self.maximumQueuedBytes {
+            giveUpLocked(.connectionLost("the relay stopped reading (\(queued) bytes waiting)"))
+            throw sendFailure!
+        }
     }
 
+    /// Writes what the kernel takes now; the writer thread takes the rest. Never waits.
     private func flushLocked() throws(RelayClientError) {
         if let sendFailure { throw sendFailure }
         guard !pending.isEmpty else { return }
-        let failure = pending.withUnreadBytes { bytes -> NetError? in
-            do throws(NetError) { try socket.writeAll(bytes); return nil } catch { return error }
+        if !writerBusy {
+            // Nothing is being written: these are the next bytes on the stream.
+            var failure: NetError?
+            while !pending.isEmpty {
+                let n = pending.withUnreadBytes { bytes -> Int in
+                    do throws(NetError) { return try socket.writeAvailable(bytes) } catch { failure = error; return 0 }
+                }
+                if n == 0 { break }
+                pending.consume(n)
+            }
+            if let failure {
+                giveUpLocked(.connectionLost(failure.description))
+                throw sendFailure!
+            }
         }
-        pending.consume(pending.count)
-        if let failure {
-            sendFailure = .connectionLost(failure.description)
-            throw sendFailure!
+        if !pending.isEmpty { sendLock.broadcast() }
+    }
+
+    /// Bytes sealed and not yet taken by the kernel.
+    private var queuedLocked: Int { pending.count + writerBytes }
+
+    /// Bytes sealed and not yet taken by the kernel (what a relay that stopped reading holds up).
+    public var queuedBytes: Int { sendLock.lock(); defer { sendLock.unlock() }; return queuedLocked }
+
+    /// Whether a bulk sender may queue more now. Above `backlogBytes` it first writes what
+    /// the kernel takes; if that is not enough the answer is no, and `whenWritable` is
+    /// called once the backlog is down to half. False once the connection failed.
+    public func hasRoom() -> Bool {
+        sendLock.lock()
+        defer { sendLock.unlock() }
+        guard sendFailure == nil else { return false }
+        if queuedLocked < Self.backlogBytes { return true }
+        _ = try? flushLocked()
+        if queuedLocked < Self.backlogBytes { return true }
+        backedUp = true
+        return false
+    }
+
+    /// The writing side ends the connection: the reader sees it closed and reports `reason`.
+    private func giveUpLocked(_ reason: RelayClientError) {
+        if sendFailure == nil { sendFailure = reason }
+        if writeFailure == nil { writeFailure = reason }
+        sendLock.broadcast()
+        socket.shutdown()
+    }
+
+    /// The writer thread: writes what `flush` left, waiting for the socket to take it, and
+    /// gives the connection up when the relay takes nothing for `stallTimeout` seconds.
+    private func writeLoop() {
+        sendLock.lock()
+        defer { sendLock.unlock() }
+        while true {
+            while pending.isEmpty && sendFailure == nil { sendLock.wait() }
+            if sendFailure != nil { return }
+            var chunk = pending
+            pending = ByteQueue()
+            writerBusy = true
+            writerBytes = chunk.count
+            sendLock.unlock()
+            var failure: RelayClientError?
+            var notify = false
+            while !chunk.isEmpty {
+                guard socket.waitWritable(seconds: stallTimeout) else {
+                    failure = .connectionLost("the relay read nothing for \(Int(stallTimeout)) s (\(chunk.count) bytes waiting)")
+                    break
+                }
+                var error: NetError?
+                let n = chunk.withUnreadBytes { bytes -> Int in
+                    do throws(NetError) { return try socket.writeAvailable(bytes) } catch let e { error = e; return 0 }
+                }
+                if let error { failure = .connectionLost(error.description); break }
+                chunk.consume(n)
+                sendLock.lock()
+                writerBytes = chunk.count
+                notify = takeWritableLocked()
+                sendLock.unlock()
+                if notify { whenWritable?() }
+            }
+            sendLock.lock()
+            writerBusy = false
+            writerBytes = 0
+            if let failure {
+                giveUpLocked(failure)
+                return
+            }
+            if takeWritableLocked() {
+                sendLock.unlock()
+                whenWritable?()
+                sendLock.lock()
+            }
         }
+    }
+
+    /// Whether `whenWritable` is owed now (and no longer).
+    private func takeWritableLocked() -> Bool {
+        guard backedUp, queuedLocked <= Self.backlogBytes / 2 else { return false }
+        backedUp = false
+        return true
     }
 
     // MARK: receiving
@@ -228,13 +357,19 @@ public final class RelayClient: @unchecked Sendable {
         socket.shutdown()
     }
 
-    private func startReader() {
-        let thread = Thread { [self] in
+    private func startThreads() {
+        let reader = Thread { [self] in
             ThreadName.setCurrent("relay-reader")
             readLoop()
         }
-        thread.name = "relay-reader"
-        thread.start()
+        reader.name = "relay-reader"
+        reader.start()
+        let writer = Thread { [self] in
+            ThreadName.setCurrent("relay-writer")
+            writeLoop()
+        }
+        writer.name = "relay-writer"
+        writer.start()
     }
 
     private func readLoop() {
@@ -264,7 +399,12 @@ public final class RelayClient: @unchecked Sendable {
         let byUs = closedByUs
         state.unlock()
         socket.shutdown()
-        sendLock.lock(); if sendFailure == nil { sendFailure = .closed }; sendLock.unlock()
+        sendLock.lock()
+        if sendFailure == nil { sendFailure = .closed }
+        // The writing side gave up first: what the reader saw is only its consequence.
+        if case .connectionLost? = failure, let writeFailure { failure = writeFailure }
+        sendLock.broadcast()
+        sendLock.unlock()
         deliver(.closed(byUs ? nil : failure), last: true)
     }
 

@@ -54,6 +54,12 @@ public final class Store: StoreAccess, @unchecked Sendable {
 
     public func close() { database.close() }
 
+    /// SQLite's `data_version` of this connection: it moves when another connection (another
+    /// process) commits, never for this connection's own commits.
+    public func otherWritersVersion() throws -> Int64 {
+        try database.queryOne("PRAGMA data_version")?.int64("data_version") ?? 0
+    }
+
     /// Runs `body` in one BEGIN IMMEDIATE transaction: everything in it commits together,
     /// or nothing does if it throws. Transactions do not nest.
     public func transaction<T>(_ body: (StoreTransaction) throws -> T) throws -> T {

@@ -187,7 +187,7 @@ final class EngineWorld {
 
     /// Starts `rchat sync` for a person (with a long --seconds as a safety net: a process
     /// orphaned by a crashed test run still ends on its own).
-    func startSync(_ person: String) throws {
+    func startSync(_ person: String, seconds: Int = 300) throws {
         precondition(syncs[person] == nil, "\(person)'s sync is already running")
         let n = (syncRuns[person] ?? 0) + 1
         syncRuns[person] = n
@@ -195,7 +195,7 @@ final class EngineWorld {
         _ = FileManager.default.createFile(atPath: err, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Binaries.path("rchat"))
-        p.arguments = ["sync", "--seconds", "300", "--home", box.path("\(person)-home"), "--device-dir", box.path("\(person)-device")]
+        p.arguments = ["sync", "--seconds", String(seconds), "--home", box.path("\(person)-home"), "--device-dir", box.path("\(person)-device")]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
         p.standardInput = FileHandle.nullDevice
@@ -208,6 +208,20 @@ final class EngineWorld {
         guard let p = syncs.removeValue(forKey: person) else { return XCTFail("\(person)'s sync is not running", file: file, line: line) }
         let status = end(p, signal: SIGTERM)
         XCTAssertEqual(status, 0, "\(person)'s sync after SIGTERM; stderr:\n\(syncLog(person))", file: file, line: line)
+    }
+
+    /// Waits up to `timeout` seconds for a sync to end by itself (`--seconds`); its exit
+    /// status, or nil if it was still running (it is killed then).
+    func waitForSyncToEnd(_ person: String, timeout: Double) -> Int32? {
+        guard let p = syncs.removeValue(forKey: person) else { return nil }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while p.isRunning && Date() < deadline { waitUntilDeadline(Date(timeIntervalSinceNow: 0.01)) }
+        if p.isRunning {
+            end(p, signal: SIGKILL)
+            return nil
+        }
+        p.waitUntilExit()
+        return p.terminationReason == .exit ? p.terminationStatus : 128 + p.terminationStatus
     }
 
     /// SIGKILL: a crash at whatever point the engine is.

@@ -9,8 +9,8 @@ final class KeepaliveTests: RelayEngineTestCase {
         let address = try startRelay(["--idle-timeout", "1"])
         let alice = try account("Alice", relay: address)
         let bob = try account("Bob", relay: address)
-        _ = try startEngine(alice, logged: true, keepaliveSeconds: 0.25)
-        _ = try startEngine(bob, logged: true, keepaliveSeconds: 3_600)
+        _ = try startEngine(alice, logged: true) { $0.keepaliveSeconds = 0.25 }
+        _ = try startEngine(bob, logged: true) { $0.keepaliveSeconds = 3_600 }
         // Bob's engine, which does not ping in this time, is closed for idling, reconnects
         // (a second later) and is closed again: more than twice the idle timeout in all.
         func closes(_ name: String) -> Int {

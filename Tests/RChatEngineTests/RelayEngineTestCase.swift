@@ -95,13 +95,13 @@ class RelayEngineTestCase: XCTestCase {
         return service
     }
 
-    func startEngine(_ service: AccountService, logged: Bool, keepaliveSeconds: Double? = nil) throws -> EngineThread {
+    func startEngine(_ service: AccountService, logged: Bool, configure: (Engine) -> Void = { _ in }) throws -> EngineThread {
         let lines = logLines
         let name = try service.identity().name
         let engine = try Engine(account: AccountService(locations: service.locations)) { line in
             if logged { lines.append("\(name): \(line)") }
         }
-        if let keepaliveSeconds { engine.keepaliveSeconds = keepaliveSeconds }
+        configure(engine)
         let thread = EngineThread(engine: engine)
         thread.start(name: "engine-\(name)")
         engines.append(thread)
