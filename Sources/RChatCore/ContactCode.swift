@@ -66,7 +66,7 @@ public struct ContactCode: Equatable, Sendable {
     public static func validName(_ name: String) -> Bool {
         let bytes = name.utf8.count
         return bytes >= 1 && bytes <= maxNameBytes
-            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            && TerminalText.isSafe(name, breaks: .shown)  // no controls, no direction overrides, no line breaks
             && name.trimmingCharacters(in: .whitespaces) == name
     }
 

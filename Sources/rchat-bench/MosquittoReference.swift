@@ -1,6 +1,7 @@
 import Foundation
 
-/// mosquitto 2.0 at QoS 1 through the reference client ../shared/anchors/mq_bench.c.
+/// mosquitto 2.0 at QoS 1 through the reference client `Benchmarks/mq_bench.c` (built here
+/// with gcc and libmosquitto-dev, into the benchmark's temporary directory).
 struct MosquittoReference {
     let bench: String
     let broker: Child
@@ -17,9 +18,17 @@ struct MosquittoReference {
     /// nil (with the reason printed) when mosquitto or the reference client is missing.
     static func start() -> MosquittoReference? {
         guard let mosquitto = which("mosquitto") else { print("note: mosquitto not installed: comparison skipped"); return nil }
-        let bench = "/tmp/mq_bench"
-        if !FileManager.default.isExecutableFile(atPath: bench) {
-            let source = ["/work/shared/anchors/mq_bench.c", "../shared/anchors/mq_bench.c"].first { FileManager.default.fileExists(atPath: $0) }
+        let directory = NSTemporaryDirectory() + "rchat-bench-mq-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let bench = directory + "/mq_bench"
+        do {
+            // The package's Benchmarks/: the first folder above the binary that has it
+            // (.build/release is a link to .build/<triple>/release).
+            let above = sequence(first: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()) {
+                $0.path == "/" ? nil : $0.deletingLastPathComponent()
+            }
+            let source = above.lazy.map { $0.appendingPathComponent("Benchmarks/mq_bench.c").path }
+                .first { FileManager.default.fileExists(atPath: $0) }
             guard let source, let gcc = which("gcc"),
                   let cc = try? Child(gcc, ["-O2", "-o", bench, source, "-lmosquitto", "-lpthread"]) else {
                 print("note: cannot build the mosquitto reference client (mq_bench.c, libmosquitto-dev): comparison skipped")
@@ -29,8 +38,6 @@ struct MosquittoReference {
             guard cc.process.terminationStatus == 0 else { print("note: mq_bench.c did not build: comparison skipped"); return nil }
         }
         let port = freePort()
-        let directory = NSTemporaryDirectory() + "rchat-bench-mq-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let config = directory + "/mosquitto.conf"
         try? """
             listener \(port) 127.0.0.1

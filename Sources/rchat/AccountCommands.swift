@@ -29,7 +29,7 @@ enum AccountCommands {
         guard let name = args.value("--name") else { throw Arguments.UsageError(description: "missing --name NAME") }
         guard let relayText = args.value("--relay") else { throw Arguments.UsageError(description: "missing --relay ADDRESS") }
         guard ContactCode.validName(name) else {
-            throw Arguments.UsageError(description: "name must be 1 to \(ContactCode.maxNameBytes) bytes, without control characters or surrounding spaces")
+            throw Arguments.UsageError(description: "name must be 1 to \(ContactCode.maxNameBytes) bytes, without control characters, direction marks, line breaks or surrounding spaces")
         }
         let relay: RelayAddress
         do { relay = try RelayAddress(parsing: relayText) } catch { throw Arguments.UsageError(description: "\(error)") }

@@ -14,8 +14,8 @@ func terminalControls(in text: String, allowing allowed: Set<Unicode.Scalar> = [
 }
 
 extension EngineWorld {
-    /// A contact whose code carries a direction override in the name (allowed in a code:
-    /// it is not a control character), and a message full of escape sequences.
+    /// A name with a direction override: no code can carry it (`ContactCode.validName`),
+    /// and `rchat init` refuses it. The messages are where hostile text can still come from.
     static let hostileName = "Mal\u{202E}lory\u{2066}"
     static let hostileText = "hi \u{1B}]0;pwned\u{07}\u{1B}[2J\u{1B}[31mred \u{9B}31m \u{202E}evil\u{2069} \u{7F}"
         + "\ttabbed\nsecond line\rover\u{2028}third <a href=\"https://evil\">x</a>"
@@ -25,7 +25,7 @@ extension EngineWorld {
     /// Returns its id.
     func hostileMessageWaitingForAlice() throws -> String {
         try makeAccount("alice")
-        try makeAccount("mallory", name: Self.hostileName)
+        try makeAccount("mallory", name: "Mallory")
         try add("alice", "mallory")
         try add("mallory", "alice")
         try startSync("mallory")
@@ -44,7 +44,9 @@ extension EngineWorld {
 final class HostileTextTests: EngineTestCase {
     func testHostileTextFromARealPeerNeverReachesTheTerminalRaw() throws {
         let id = try world.hostileMessageWaitingForAlice()
-        let name = EngineWorld.hostileName
+        let name = "Mallory"
+        XCTAssertFailsCleanly(try world.box.rchat("eve", ["init", "--name", EngineWorld.hostileName, "--relay", world.relayAddress]),
+                              status: 2, mentions: "direction marks")
         try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "message"]))
 
         // The background check collects it and prints its alert: one TITLE<TAB>TEXT line.
@@ -54,12 +56,12 @@ final class HostileTextTests: EngineTestCase {
         XCTAssertEqual(check.lines.count, 1, check.stdout.debugDescription)
         let fields = check.lines[0].split(separator: "\t", omittingEmptySubsequences: false)
         XCTAssertEqual(fields.count, 2, "a tab in the text cannot make a third field: \(check.stdout.debugDescription)")
-        XCTAssertEqual(fields.first, "Mal\u{FFFD}lory\u{FFFD}")
+        XCTAssertEqual(fields.first, "Mallory")
         XCTAssertTrue(check.lines[0].contains("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), check.stdout.debugDescription)
         XCTAssertEqual(terminalControls(in: check.stderr), [], check.stderr.debugDescription)
 
         // The engine's log names the contact too.
-        XCTAssertTrue(world.syncLog("alice").contains("Mal\u{FFFD}lory\u{FFFD}"), world.syncLog("alice"))
+        XCTAssertTrue(world.syncLog("alice").contains("Mallory"), world.syncLog("alice"))
         XCTAssertEqual(terminalControls(in: world.syncLog("alice")), [], world.syncLog("alice").debugDescription)
 
         // `rchat list`, human: stand-ins; the message's own line breaks stay line breaks.
@@ -82,7 +84,7 @@ final class HostileTextTests: EngineTestCase {
         // `rchat contacts`, human and JSON.
         let contacts = try world.box.rchat("alice", ["contacts"])
         XCTAssertEqual(terminalControls(in: contacts.stdout), [], contacts.stdout.debugDescription)
-        XCTAssertTrue(contacts.stdout.hasPrefix("Mal\u{FFFD}lory\u{FFFD}  ok"), contacts.stdout.debugDescription)
+        XCTAssertTrue(contacts.stdout.hasPrefix("Mallory  ok"), contacts.stdout.debugDescription)
         let contactsJSON = try world.box.rchat("alice", ["contacts", "--json"])
         XCTAssertEqual(terminalControls(in: contactsJSON.stdout, allowing: ["\n"]), [], contactsJSON.stdout.debugDescription)
         XCTAssertEqual(try world.contacts("alice").map(\.name), [name])
@@ -110,7 +112,7 @@ final class HostileTextTests: EngineTestCase {
         let args = try String(contentsOfFile: recorded, encoding: .utf8).split(separator: "\0").map(String.init)
         XCTAssertEqual(args.count, 4, "\(args)")
         XCTAssertEqual(Array(args.prefix(2)), ["--app-name=rChat", "--"])
-        XCTAssertEqual(args[2], "Mal\u{FFFD}lory\u{FFFD}")
+        XCTAssertEqual(args[2], "Mallory")
         XCTAssertTrue(args[3].hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), args[3])
         XCTAssertTrue(args[3].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[3])
         XCTAssertEqual(terminalControls(in: args.joined(), allowing: []), [], "\(args)")

@@ -61,6 +61,9 @@ final class ContactCodeTests: XCTestCase {
         XCTAssertFalse(ContactCode.validName(""))
         XCTAssertFalse(ContactCode.validName(" Sam"))
         XCTAssertFalse(ContactCode.validName("Sa\u{7}m"))
+        XCTAssertFalse(ContactCode.validName("Sam\u{202E}gnp.exe"), "a direction override")
+        XCTAssertFalse(ContactCode.validName("Sam\u{2028}Bob"))
+        XCTAssertTrue(ContactCode.validName("Sam 👨\u{200D}👩\u{200D}👧"), "a joined emoji is a name")
         XCTAssertFalse(ContactCode.validName(String(repeating: "x", count: 65)))
     }
 
