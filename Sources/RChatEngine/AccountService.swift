@@ -190,6 +190,15 @@ public final class AccountService {
 
     /// One of the account's secrets, opened. A box that does not open on the device the
     /// row belongs to is a damaged record.
+    /// A signing key from one of the account row's stored seeds.
+    private func openKey(_ stored: [UInt8], _ which: AccountSecret, of account: Account) throws(EngineError) -> SigningKey {
+        var seed = try openSecret(stored, which, of: account)
+        guard let key = try? SigningKey(seed: SecretBytes(consuming: &seed)) else {
+            throw .store("the account record in \(locations.databasePath) is damaged")
+        }
+        return key
+    }
+
     func openSecret(_ stored: [UInt8], _ which: AccountSecret, of account: Account) throws(EngineError) -> [UInt8] {
         switch account.secretsAtRest {
         case .clear:
@@ -239,19 +248,11 @@ public final class AccountService {
         else { throw .store("the account record in \(locations.databasePath) is damaged") }
         var previous: AccountIdentity.Rotation?
         if let sealedOld = account.previousSecretKey, let statement = account.rotationStatement {
-            var old = try openSecret(sealedOld, .previousAccountKey, of: account)
-            guard let oldKey = try? SigningKey(seed: SecretBytes(consuming: &old)) else {
-                throw .store("the account record in \(locations.databasePath) is damaged")
-            }
-            previous = AccountIdentity.Rotation(key: oldKey, statement: statement)
+            previous = AccountIdentity.Rotation(key: try openKey(sealedOld, .previousAccountKey, of: account), statement: statement)
         }
         var movedFrom: AccountIdentity.MovedMailbox?
         if let sealedOldMailbox = account.previousMailboxSeed, let at = account.mailboxMovedAt {
-            var oldSeed = try openSecret(sealedOldMailbox, .previousMailboxSeed, of: account)
-            guard let oldKey = try? SigningKey(seed: SecretBytes(consuming: &oldSeed)) else {
-                throw .store("the account record in \(locations.databasePath) is damaged")
-            }
-            movedFrom = AccountIdentity.MovedMailbox(key: oldKey, at: at)
+            movedFrom = AccountIdentity.MovedMailbox(key: try openKey(sealedOldMailbox, .previousMailboxSeed, of: account), at: at)
         }
         return AccountIdentity(name: account.name, relay: relay, accountKey: key, inviteSalt: account.inviteSalt,
                                mailboxSeed: SecretBytes(consuming: &mailbox), previous: previous, movedFrom: movedFrom)
