@@ -2,7 +2,7 @@
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux
 SWIFT    ?= swift
 
-.PHONY: deps build demo test bench-relay bench-engine bench-check bench-tui clean
+.PHONY: deps build demo test bench-relay bench-engine bench-check bench-requests bench-tui clean
 
 # Installs the system packages that are missing: as root, through sudo, or else says how.
 deps:
@@ -42,6 +42,11 @@ bench-engine: deps
 bench-check: deps
 	$(SWIFT) build -c release
 	.build/release/rchat-bench check
+
+# Message requests: what taking in one costs with none and with 10,000 already stored.
+bench-requests: deps
+	$(SWIFT) build -c release
+	.build/release/rchat-bench requests
 
 # The full-screen view: first frame of a 100,000-message conversation and memory over
 # 1,000,000 messages (a benchmark, not a test; see README "View benchmark").

@@ -67,7 +67,9 @@ func freePort() -> UInt16 {
 }
 
 func which(_ name: String) -> String? {
-    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/usr/sbin").split(separator: ":") + ["/usr/sbin"] {
+    // Strings, not the split's substrings: with those, `+ ["/usr/sbin"]` made an array of
+    // character arrays and every directory but /usr/sbin was spelled wrong.
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/usr/sbin").split(separator: ":").map(String.init) + ["/usr/sbin"] {
         let p = "\(dir)/\(name)"
         if FileManager.default.isExecutableFile(atPath: p) { return p }
     }
