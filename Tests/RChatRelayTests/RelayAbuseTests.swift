@@ -106,19 +106,18 @@ final class RelayAbuseTests: XCTestCase {
         let descriptors = slow.map { $0.socket.fd }
         let dribbler = Thread {
             var sent = 0
-            while !dribbling.stopped.load(ordering: .relaxed) {
+            repeat {
                 var byte: UInt8 = sent < 4 ? [0, 0, 1, 0][sent] : 0x52
                 for fd in descriptors { _ = rchat_send(fd, &byte, 1) }
                 sent += 1
-                Thread.sleep(forTimeInterval: 0.05)
-            }
+            } while !dribbling.stopped(within: 0.05)
             dribbling.done.store(true, ordering: .releasing)
         }
         let started = monotonicSeconds()
         dribbler.start()
         for s in slow { XCTAssertEqual(s.expectClosed(timeout: 3), .timeout) }
         let slowClosed = monotonicSeconds() - started
-        dribbling.stopped.store(true, ordering: .relaxed)
+        dribbling.stop()
         XCTAssertNotNil(waitFor(timeout: 2) { dribbling.done.load(ordering: .acquiring) ? true : nil })
         for s in silent { XCTAssertEqual(s.expectClosed(timeout: 3), .timeout) }
         let silentClosed = monotonicSeconds() - started
@@ -147,9 +146,8 @@ final class RelayAbuseTests: XCTestCase {
         let pinging = StopFlag()
         let pingLoop = Thread {
             var n: UInt64 = 0
-            while !pinging.stopped.load(ordering: .relaxed), (try? pinger.ping(n)) != nil {
+            while (try? pinger.ping(n)) != nil, !pinging.stopped(within: 0.25) {
                 n += 1
-                Thread.sleep(forTimeInterval: 0.25)
             }
             pinging.done.store(true, ordering: .releasing)
         }
@@ -159,7 +157,7 @@ final class RelayAbuseTests: XCTestCase {
         print("figure: 10 idle authenticated connections closed within \(ms(closedAfter)) ms (idle timeout 1,000 ms)")
         // Twice the idle timeout later the others are still there.
         XCTAssertNil(waitFor(timeout: 2.5 - closedAfter) { pinger.isClosed ? true : nil }, "the pinging client lost its connection")
-        pinging.stopped.store(true, ordering: .relaxed)
+        pinging.stop()
         XCTAssertNotNil(waitFor(timeout: 2) { pinging.done.load(ordering: .acquiring) ? true : nil })
         XCTAssertGreaterThan(monotonicSeconds() - started, 2)
         XCTAssertFalse(pinger.isClosed)
@@ -469,9 +467,20 @@ extension RawClient {
 }
 
 /// Tells a helper thread to stop.
+/// Stops a thread that paces a load (a byte, a ping every so often): the pace is a wait for
+/// the stop with a deadline, so the thread ends as soon as it is told.
 final class StopFlag: Sendable {
-    let stopped = Atomic<Bool>(false)
+    private let signal = DispatchSemaphore(value: 0)
     let done = Atomic<Bool>(false)
+
+    func stop() { signal.signal() }
+
+    /// Waits up to `seconds` for `stop()`; true once it came.
+    func stopped(within seconds: Double) -> Bool {
+        guard signal.wait(timeout: .now() + seconds) == .success else { return false }
+        signal.signal()  // stays stopped for later calls
+        return true
+    }
 }
 
 extension RelayClient {
