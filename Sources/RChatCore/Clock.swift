@@ -4,6 +4,12 @@ import Foundation
 public protocol Clock: Sendable {
     /// Seconds since 1970, as the product counts time.
     func now() -> Int64
+    /// Milliseconds since 1970 (message ids carry them).
+    func nowMilliseconds() -> Int64
+}
+
+extension Clock {
+    public func nowMilliseconds() -> Int64 { now() * 1000 }
 }
 
 /// The wall clock, or `RCHAT_FAKE_NOW` (unix seconds) when set — for tests only, so that
@@ -17,6 +23,10 @@ public struct SystemClock: Clock {
 
     public func now() -> Int64 {
         fixed ?? Int64(Date().timeIntervalSince1970)
+    }
+
+    public func nowMilliseconds() -> Int64 {
+        fixed.map { $0 * 1000 } ?? Int64(Date().timeIntervalSince1970 * 1000)
     }
 
     /// Whether a fake time is in force (logged by the programs so nobody is fooled by it).

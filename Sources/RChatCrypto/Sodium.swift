@@ -1,4 +1,5 @@
 @preconcurrency import CSodium
+import RChatCore
 
 /// libsodium must be initialised once before use; every entry point here calls this.
 public enum Sodium {
@@ -49,4 +50,51 @@ public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     guard a.count == b.count else { return false }
     if a.isEmpty { return true }
     return a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in sodium_memcmp(pa.baseAddress!, pb.baseAddress!, a.count) == 0 } }
+}
+
+/// Seeded randomness for the deterministic simulation (docs/ARCHITECTURE.md): on a thread
+/// that called `seed`, every random byte libsodium draws — keys, nonces, challenges, message
+/// ids — follows from the seed, so the same seed gives the same run. Other threads, and any
+/// process that never calls `install`, draw from libsodium's generator as always.
+public enum SeededRandomness {
+    private static let installed: Bool = rchat_random_install() == 0
+
+    /// Routes libsodium's draws through the seedable generator (once per process).
+    public static func install() {
+        precondition(installed, "cannot install the seedable generator")
+        Sodium.ensureInitialized()
+    }
+
+    /// From now on this thread's draws follow `seed`.
+    public static func seed(_ seed: UInt64) {
+        install()
+        var bytes = seed.littleEndian
+        withUnsafeBytes(of: &bytes) { rchat_random_seed($0.bindMemory(to: UInt8.self).baseAddress, 8, 1) }
+    }
+
+    /// This thread draws from libsodium's generator again.
+    public static func unseed() {
+        var none: UInt8 = 0
+        rchat_random_seed(&none, 0, 0)
+    }
+}
+
+/// Swift's random number interface over libsodium's generator (seeded in the simulation).
+public struct SodiumRandomNumberGenerator: RandomNumberGenerator {
+    public init() { Sodium.ensureInitialized() }
+
+    public mutating func next() -> UInt64 {
+        var value: UInt64 = 0
+        withUnsafeMutableBytes(of: &value) { randombytes_buf($0.baseAddress!, 8) }
+        return value
+    }
+}
+
+extension MessageID {
+    /// A new id made at the clock's time, its random bits from libsodium (so the simulation
+    /// can seed them).
+    public static func fresh(_ clock: Clock) -> MessageID {
+        var generator = SodiumRandomNumberGenerator()
+        return make(milliseconds: UInt64(max(0, clock.nowMilliseconds())), using: &generator)
+    }
 }

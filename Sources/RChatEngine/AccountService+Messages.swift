@@ -28,7 +28,7 @@ extension AccountService {
         guard contact.state != .request else {
             throw .usage("\(contact.name) is a message request: add their code to accept it before replying")
         }
-        let id = MessageID.random()
+        let id = MessageID.fresh(clock)
         let t = clock.now()
         try Self.wrap {
             try store.transaction { tx in

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import RChatCore
 import RChatRelayClient
 import RChatStore
@@ -12,50 +13,22 @@ extension Engine {
     ///
     /// Returns the messages stored, in arrival order, for the alerts.
     public func runCheck(timeout: Double = 20) throws(EngineError) -> [(contact: String, id: MessageID)] {
-        checkOnly = true
+        policy = .check
         var arrived: [(contact: String, id: MessageID)] = []
-        let collected = NSLock()
-        nonisolated(unsafe) var events: [ChatEvent] = []
-        onEvent = { event in collected.withLock { events.append(event) } }
+        let collected = Mutex<[ChatEvent]>([])
+        onEvent = { event in collected.withLock { $0.append(event) } }
         defer { shutDownCheck() }
-        try reloadConversations()
-        let end = Date(timeIntervalSinceNow: timeout)
-        connectWhereNeeded()
-        while Date() < end {
-            let relays = neededRelays
-            let settled = relays.allSatisfy { address in
+        try begin()
+        let end = ticks + timeout
+        while ticks < end {
+            let settled = neededRelays.allSatisfy { address in
                 drainedRelays.contains(address) || (connections[address].map { !$0.connecting && $0.client == nil } ?? false)
             }
             if settled { break }
-            let items = inbox.take(until: min(end, Date(timeIntervalSinceNow: 0.5)))
-            var deliveries: [Arrival] = []
-            for item in items {
-                switch item {
-                case let .connected(address, generation, client):
-                    connected(address, generation, client)
-                case let .connectFailed(address, generation, reason):
-                    connectFailed(address, generation, reason)
-                    // One attempt per check: a relay that cannot be reached is visited next time.
-                    connections[address]?.retryAt = .distantFuture
-                case let .delivery(address, generation, inbound):
-                    guard let connection = connections[address], connection.generation == generation else { continue }
-                    if connection.client == nil { connection.early.append(.delivery(inbound.delivery)); continue }
-                    deliveries.append((connection, inbound))
-                case let .relay(address, generation, event):
-                    guard let connection = connections[address], connection.generation == generation else { continue }
-                    if connection.client == nil { connection.early.append(event); continue }
-                    if !deliveries.isEmpty { try handleDeliveries(deliveries); deliveries.removeAll() }
-                    try handle(event, on: connection)
-                case .durable(let result):
-                    try finishDurable(result)
-                case .wake, .stop, .writable:
-                    break // the check sends nothing but acknowledgements
-                }
-            }
-            if !deliveries.isEmpty { try handleDeliveries(deliveries) }
-            publishKeyringIfNeeded()
+            let wait = min(end, ticks + 0.5) - ticks
+            try turn(inbox.take(until: Date(timeIntervalSinceNow: max(0, wait))))
         }
-        for event in collected.withLock({ events }) {
+        for event in collected.withLock({ $0 }) {
             if case let .newMessage(contact, id, _) = event { arrived.append((contact, id)) }
         }
         return arrived

@@ -25,36 +25,31 @@ extension Engine {
                 connections[address] = c
                 return c
             }()
-            guard connection.client == nil, !connection.connecting, connection.retryAt <= Date() else { continue }
+            guard connection.client == nil, !connection.connecting, connection.retryAt <= ticks else { continue }
             connection.connecting = true
             connection.generation += 1
             connection.early.removeAll()
             let generation = connection.generation
             let inbox = self.inbox
             let keyring = self.keyring
-            let mailboxKey = identity.mailboxKey
-            let stallTimeout = relayStallSeconds
-            let thread = Thread {
-                do {
-                    let client = try RelayClient.connect(to: address, mailboxKey: mailboxKey, timeout: 5, stallTimeout: stallTimeout,
-                                                         eventHandler: { event in
-                        if case .delivery(let delivery) = event {
-                            inbox.post(.delivery(address, generation: generation, Inbound(delivery, opened: keyring.open(delivery))))
-                        } else {
-                            inbox.post(.relay(address, generation: generation, event))
-                        }
-                    }, whenWritable: { inbox.post(.writable(address, generation: generation)) })
-                    inbox.post(.connected(address, generation: generation, client))
-                } catch {
-                    inbox.post(.connectFailed(address, generation: generation, "\(error)"))
+            environment.dialer.dial(address, mailboxKey: identity.mailboxKey, stallTimeout: relayStallSeconds, events: { event in
+                if case .delivery(let delivery) = event {
+                    inbox.post(.delivery(address, generation: generation, Inbound(delivery, opened: keyring.open(delivery))))
+                } else {
+                    inbox.post(.relay(address, generation: generation, event))
                 }
-            }
-            thread.name = "rchat-connect"
-            thread.start()
+            }, writable: {
+                inbox.post(.writable(address, generation: generation))
+            }, done: { result in
+                switch result {
+                case .success(let link): inbox.post(.connected(address, generation: generation, link))
+                case .failure(let error): inbox.post(.connectFailed(address, generation: generation, "\(error)"))
+                }
+            })
         }
     }
 
-    func connected(_ address: RelayAddress, _ generation: UInt64, _ client: RelayClient) {
+    func connected(_ address: RelayAddress, _ generation: UInt64, _ client: any RelayLink) {
         guard let connection = connections[address], connection.generation == generation else {
             client.close()
             return
@@ -62,13 +57,13 @@ extension Engine {
         connection.connecting = false
         connection.failures = 0
         connection.client = client
-        connection.keepaliveAt = Date(timeIntervalSinceNow: keepaliveSeconds)
+        connection.keepaliveAt = ticks + keepaliveSeconds
         log("connected to relay \(address.host):\(address.port)")
         emit(.connectionChanged(.online))
         if let moved = identity.movedFrom, moved.mayStillHoldItems(now: now) {
             do { try client.moveMailbox(from: moved.key) } catch { log("cannot move the previous mailbox: \(error)") }
         }
-        if !checkOnly, address == identity.relay {
+        if policy.pairs, address == identity.relay {
             do { try client.registerInvites(salts: [identity.inviteSalt]) } catch { log("cannot register the invite: \(error)") }
         }
         for conversation in conversations.values where conversation.relay == address { present(conversation) }
@@ -92,8 +87,8 @@ extension Engine {
         guard let connection = connections[address], connection.generation == generation else { return }
         connection.connecting = false
         if connection.failures == 0 { log("relay \(address.host):\(address.port): \(reason)") }
-        connection.scheduleRetry()
-        emit(.connectionChanged(.offline(retryIn: Int(connection.retryAt.timeIntervalSinceNow.rounded(.up)))))
+        connection.scheduleRetry(now: ticks, reconnects: policy.reconnects)
+        emit(.connectionChanged(.offline(retryIn: connection.retryIn(now: ticks))))
     }
 
     /// A relay that was slow to read took its backlog: what waited for room goes now.
@@ -133,9 +128,9 @@ extension Engine {
     func connectionClosed(_ connection: RelayConnection, _ error: RelayClientError?) {
         connection.client = nil
         connection.inFlight.removeAll()
-        connection.scheduleRetry()
+        connection.scheduleRetry(now: ticks, reconnects: policy.reconnects)
         log("relay \(connection.address.host):\(connection.address.port) closed: \(error?.description ?? "by this side")")
-        emit(.connectionChanged(.offline(retryIn: Int(connection.retryAt.timeIntervalSinceNow.rounded(.up)))))
+        emit(.connectionChanged(.offline(retryIn: connection.retryIn(now: ticks))))
         let t = now
         let ended = conversations.values.filter { $0.relay == connection.address && $0.link != nil }
         for conversation in ended { conversation.dropLink(at: t) }

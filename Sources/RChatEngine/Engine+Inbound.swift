@@ -52,7 +52,7 @@ extension Engine {
         }
         // Only while more is waiting: a lone batch (a message as it is sent) is synced here,
         // without the hand-over to the sync thread and back.
-        if after.canWaitForDisk && !checkOnly && inbox.hasItems {
+        if after.canWaitForDisk && policy.groupsCommits && inbox.hasItems {
             awaitingDisk.append((walSync.request(), after))
             return
         }

@@ -19,7 +19,7 @@ extension Engine {
         let body = KeyRotation.announcement(
             newKey: identity.accountKey.publicKey, statement: previous.statement,
             certificate: DeviceCertificate.issue(deviceKey: account.device.publicKey, account: identity.accountKey))
-        let envelope = Envelope.seal(kind: .keyRotation, messageID: .random(), sequence: sequence, body: body,
+        let envelope = Envelope.seal(kind: .keyRotation, messageID: .fresh(clock), sequence: sequence, body: body,
                                      keys: keys, conversation: conversation.secret)
         conversation.saved = saved
         do { try sendOnLink(conversation, .envelope(envelope), as: .control(conversation.contact.id, .envelope(envelope))) } catch { log("cannot announce the new key: \(error)") }
@@ -51,7 +51,7 @@ extension Engine {
         after.events.append(.conversationsChanged)
         log("\(contact.name) rotated their account key; the new key is pinned")
         if var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
-            let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .random(), sequence: sequence, body: [],
+            let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .fresh(clock), sequence: sequence, body: [],
                                          keys: keys, conversation: conversation.secret)
             conversation.saved = saved
             after.replies.append((conversation, .envelope(envelope)))

@@ -10,7 +10,7 @@ extension Engine {
     /// otherwise it waits, Sending, until both sides are online.
     /// A new session is a new attempt: `ignoringBackoff` sends what a refusal postponed.
     func flushOutbox(_ conversation: LiveConversation, ignoringBackoff: Bool = false) throws(EngineError) {
-        guard !checkOnly else { return }
+        guard policy.sends else { return }
         let contact = conversation.contact
         let t = now
         let items = try AccountService.wrap { try store.outbox(contact: contact.id) }
@@ -33,7 +33,7 @@ extension Engine {
         // What a refusal postponed and is not due yet: the once-a-second sweep comes back for it.
         conversation.backoffPending = !ignoringBackoff && items.contains { $0.nextAttemptAt > t }
         guard !due.isEmpty else { return }
-        let deadline = Date(timeIntervalSinceNow: Double(settings.acknowledgementTimeoutSeconds))
+        let deadline = ticks + Double(settings.acknowledgementTimeoutSeconds)
         if conversation.hasSession && conversation.awaitingVerification {
             log("\(due.count) message(s) to \(contact.name) wait until their new device is verified (their code entered again)")
         } else if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
@@ -140,7 +140,7 @@ extension Engine {
                             // A refused handshake would leave both sides on a link with no
                             // session: the same frame goes again on the same link.
                             if let c = conversations[contactID], let link = c.link {
-                                c.controlRetries.append((frame, link, c.linkGeneration, Date(timeIntervalSinceNow: 1)))
+                                c.controlRetries.append((frame, link, c.linkGeneration, ticks + 1))
                                 log("the relay refused a frame to \(c.contact.name): \(reason); trying again in 1 s")
                             }
                         }
@@ -166,7 +166,7 @@ extension Engine {
     /// new session (`SavedSessionState.confirm`).
     func sendConfirmation(_ conversation: LiveConversation) {
         guard var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
-        let envelope = Envelope.seal(kind: .cover, messageID: .random(), sequence: sequence, body: [], keys: keys,
+        let envelope = Envelope.seal(kind: .cover, messageID: .fresh(clock), sequence: sequence, body: [], keys: keys,
                                      conversation: conversation.secret)
         let frame = LinkFrame.envelope(envelope)
         conversation.saved = saved  // the sequence is used, whatever happens to the frame
@@ -181,13 +181,13 @@ extension Engine {
 
     /// A refused receipt frame: what it carried is still owed; go again in a second.
     func retryReceiptsSoon() {
-        let retry = Date(timeIntervalSinceNow: 1)
+        let retry = ticks + 1
         receiptsDue = min(receiptsDue ?? retry, retry)
     }
 
     /// Receipts go in small batches: after the window, or at once when many are owed.
     func scheduleReceipts(urgent: Bool) {
-        let when = urgent ? Date() : Date(timeIntervalSinceNow: Double(settings.receiptWindowMilliseconds) / 1000)
+        let when = ticks + (urgent ? 0 : Double(settings.receiptWindowMilliseconds) / 1000)
         receiptsDue = min(receiptsDue ?? when, when)
     }
 
@@ -195,7 +195,7 @@ extension Engine {
     /// more are owed it comes back at once (a long backlog goes out frame after frame).
     func flushReceipts() throws(EngineError) {
         receiptsDue = nil
-        guard !checkOnly else { return }
+        guard policy.sendsReceipts else { return }
         let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
         var more = false
         for contactID in owed {
@@ -224,7 +224,7 @@ extension Engine {
                 let chunk = rest.prefix(Self.receiptsPerFrame)
                 rest = rest.dropFirst(chunk.count)
                 guard let sequence = saved.takeSendSequence() else { break }
-                let envelope = Self.receiptEnvelope(.receiptDelivered, chunk.map(\.id), sequence: sequence, keys: keys, conversation: conversation)
+                let envelope = receiptEnvelope(.receiptDelivered, chunk.map(\.id), sequence: sequence, keys: keys, conversation: conversation)
                 let through = chunk.last!.position
                 guard let seq = try? sendOnLink(conversation, .envelope(envelope), as: .deliveredReceipts(contactID, through: through),
                                                 flush: false) else { break }
@@ -238,7 +238,7 @@ extension Engine {
                 let chunk = Array(readRest.prefix(Self.receiptsPerFrame))
                 readRest = readRest.dropFirst(chunk.count)
                 guard let sequence = saved.takeSendSequence() else { break }
-                let envelope = Self.receiptEnvelope(.receiptRead, chunk, sequence: sequence, keys: keys, conversation: conversation)
+                let envelope = receiptEnvelope(.receiptRead, chunk, sequence: sequence, keys: keys, conversation: conversation)
                 guard (try? sendOnLink(conversation, .envelope(envelope), as: .readReceipts(contactID, chunk), flush: false)) != nil
                 else { break }
                 conversation.readReceiptsInFlight.formUnion(chunk)
@@ -253,19 +253,20 @@ extension Engine {
     static let receiptsPerFlush = 4096
     static let receiptsPerFrame = 1024
 
-    static func receiptEnvelope(_ kind: EnvelopeKind, _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
+    func receiptEnvelope(_ kind: EnvelopeKind, _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
                                 conversation: LiveConversation) -> [UInt8] {
         var body = ByteWriter(capacity: 2 + ids.count * MessageID.byteCount)
         body.u16(UInt16(ids.count))
         for id in ids { body.raw(id) }
-        return Envelope.seal(kind: kind, messageID: .random(), sequence: sequence, body: body.bytes, keys: keys,
+        return Envelope.seal(kind: kind, messageID: .fresh(clock), sequence: sequence, body: body.bytes, keys: keys,
                              conversation: conversation.secret)
     }
 
     // MARK: timers
 
-    func nextTimer() -> Date {
-        var next = Date(timeIntervalSinceNow: 1)
+    /// When the next timer is due (at most a second away: the sweeps), on the monotonic clock.
+    func nextTimer() -> Double {
+        var next = ticks + 1
         if let due = receiptsDue { next = min(next, due) }
         for conversation in conversations.values {
             for retry in conversation.controlRetries { next = min(next, retry.at) }
@@ -281,8 +282,8 @@ extension Engine {
     }
 
     func runTimers() throws(EngineError) {
-        if let due = receiptsDue, due <= Date() { try flushReceipts() }
-        let retryTime = Date()
+        if let due = receiptsDue, due <= ticks { try flushReceipts() }
+        let retryTime = ticks
         for conversation in conversations.values where conversation.controlRetries.contains(where: { $0.at <= retryTime }) {
             let due = conversation.controlRetries.filter { $0.at <= retryTime }
             conversation.controlRetries.removeAll { $0.at <= retryTime }
@@ -296,10 +297,10 @@ extension Engine {
             }
         }
         // Overdue relay acknowledgements: Not confirmed (a later ack still makes it Sent).
-        let nowDate = Date()
+        let nowTicks = ticks
         var events: [ChatEvent] = []
         for conversation in conversations.values {
-            let overdue = conversation.acknowledgementDeadlines.filter { $0.value <= nowDate }.map(\.key)
+            let overdue = conversation.acknowledgementDeadlines.filter { $0.value <= nowTicks }.map(\.key)
             guard !overdue.isEmpty else { continue }
             try AccountService.wrap {
                 try store.transaction { tx in
@@ -313,14 +314,14 @@ extension Engine {
             }
         }
         for event in events { emit(event) }
-        for connection in connections.values where connection.keepaliveAt <= nowDate {
-            connection.keepaliveAt = Date(timeIntervalSinceNow: keepaliveSeconds)
+        for connection in connections.values where connection.keepaliveAt <= nowTicks {
+            connection.keepaliveAt = nowTicks + keepaliveSeconds
             do { try connection.client?.ping() } catch { log("cannot ping the relay: \(error)") }
         }
         // Retries whose backoff has passed (only where a refusal postponed something: reading
         // a long outbox every second cost the sender a quarter of its time).
-        if lastOutboxSweep.timeIntervalSinceNow < -1 {
-            lastOutboxSweep = nowDate
+        if nowTicks - lastOutboxSweep > 1 {
+            lastOutboxSweep = nowTicks
             for conversation in conversations.values where conversation.backoffPending { try flushOutbox(conversation) }
         }
     }

@@ -34,7 +34,7 @@ extension Engine {
             rest = rest.dropFirst(chunk.count)
             let notice = CouldNotReadNotice(messageIDs: chunk, conversation: conversation.secret, session: session, time: now).signed(by: account.device)
             guard let sequence = saved.takeSendSequence() else { return }
-            let envelope = Envelope.seal(kind: .notice, messageID: .random(), sequence: sequence, body: notice,
+            let envelope = Envelope.seal(kind: .notice, messageID: .fresh(clock), sequence: sequence, body: notice,
                                          keys: keys, conversation: conversation.secret)
             do {
                 try sendOnLink(conversation, .envelope(envelope), as: .notice(conversation.contact.id, chunk))

@@ -15,6 +15,9 @@ public final class Engine: @unchecked Sendable {
     let account: AccountService
     var identity: AccountIdentity
     let clock: Clock
+    /// Time, relays and durability: the machine's, or the simulation's.
+    let environment: EngineEnvironment
+    let monotonic: any MonotonicClock
     let log: @Sendable (String) -> Void
     var settings: EngineSettings
     let inbox = EngineInbox()
@@ -31,23 +34,24 @@ public final class Engine: @unchecked Sendable {
     var keyringDirty = true
     /// Group commit: batches of messages and receipts are committed without waiting for the
     /// disk; this thread syncs the WAL, and each batch is acted on once it reports.
-    lazy var walSync: WALSync = { [inbox] in WALSync(store: store) { inbox.post(.durable($0)) } }()
+    lazy var walSync: any CommitDurability = { [inbox] in environment.durability(store) { inbox.post(.durable($0)) } }()
     /// Committed batches waiting for the disk, in commit order, with their sync request.
     var awaitingDisk: [(request: UInt64, after: AfterCommit)] = []
     /// The sync of what earlier runs left in the WAL, and the last sync reported.
     var startupSync: UInt64 = 0
     var durableThrough: UInt64 = 0
-    var receiptsDue: Date?
+    /// When receipts go next, on the monotonic clock (`ticks`), like every timer below.
+    var receiptsDue: Double?
     var forgedFrames = 0
-    var lastOutboxSweep = Date()
+    var lastOutboxSweep: Double
     /// The local wake-up's listener while `run` runs (nil: it could not listen).
     var wakeListener: WakeListener?
     /// The backstop for a lost wake-up: when the store was last looked at, and its
     /// `otherWritersVersion` then.
-    var lastStoreLook = Date()
+    var lastStoreLook: Double
     var storeVersionSeen: Int64 = 0
-    /// `rchat check`: collect and store only — no pairing, no sending, no receipts.
-    var checkOnly = false
+    /// What this run may do: everything, or what `rchat check` may (`EnginePolicy`).
+    var policy = EnginePolicy.full
     var drainedRelays: Set<RelayAddress> = []
     /// Seconds between pings on each relay connection (tests shorten it): a relay closes a
     /// connection that waits for nothing and sends nothing for its idle timeout.
@@ -60,9 +64,15 @@ public final class Engine: @unchecked Sendable {
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
 
-    public init(account: AccountService, log: @escaping @Sendable (String) -> Void) throws(EngineError) {
+    public init(account: AccountService, environment: EngineEnvironment = .system,
+                log: @escaping @Sendable (String) -> Void) throws(EngineError) {
         self.account = account
         self.clock = account.clock
+        self.environment = environment
+        monotonic = environment.monotonic
+        let started = environment.monotonic.seconds()
+        lastOutboxSweep = started
+        lastStoreLook = started
         self.log = log
         identity = try account.identity()
         settings = try AccountService.wrap { try EngineSettings(store: account.store) }
@@ -75,90 +85,129 @@ public final class Engine: @unchecked Sendable {
     }
 
     var store: Store { account.store }
+    /// Wall time, for what is stored and shown.
     var now: Int64 { clock.now() }
+    /// Monotonic time, for timers.
+    var ticks: Double { monotonic.seconds() }
 
     // MARK: running
 
     /// Runs until `seconds` have passed (nil: until `stop()`).
     public func run(seconds: Double?) throws(EngineError) {
-        let end = seconds.map { Date(timeIntervalSinceNow: $0) } ?? .distantFuture
+        let end = seconds.map { ticks + $0 }
         let inbox = self.inbox
-        do {
-            wakeListener = try WakeListener(home: account.locations.home) { inbox.post(.wake) }
-        } catch {
-            log("the local wake-up is off (\(error)); new messages are found within \(Int(Self.storeLookInterval)) s")
+        if environment.listensForWakeUps {
+            do {
+                wakeListener = try WakeListener(home: account.locations.home) { inbox.post(.wake) }
+            } catch {
+                log("the local wake-up is off (\(error)); new messages are found within \(Int(Self.storeLookInterval)) s")
+            }
         }
         defer {
             wakeListener?.stop()
             wakeListener = nil
             shutDown()
         }
-        do {
+        try begin()
+        while end.map({ ticks < $0 }) ?? true {
+            let deadline = min(end ?? .infinity, nextTimer())
+            guard try turn(inbox.take(until: Date(timeIntervalSinceNow: max(0, deadline - ticks)))) else { break }
+        }
+    }
+
+    /// The start of a run: what an earlier run left unsynced is synced, conversations are
+    /// loaded and connections started.
+    public func begin() throws(EngineError) {
+        try whileRunning { () throws(EngineError) in
             // What an earlier run committed without waiting for the disk is made durable before
             // a receipt read from the store relies on it (on the sync thread: the connection and
             // the first batch need not wait for it).
-            startupSync = walSync.request()
+            if policy.groupsCommits { startupSync = walSync.request() }
             storeVersionSeen = (try? store.otherWritersVersion()) ?? 0
             try reloadConversations()
             publishKeyringIfNeeded()
             connectWhereNeeded()
+        }
+    }
+
+    /// One turn of the engine, the same for every policy: `items` (in arrival order), then
+    /// the timers that are due. Returns false once `.stop` was among the items.
+    @discardableResult
+    func turn(_ items: [EngineInbox.Item]) throws(EngineError) -> Bool {
+        try whileRunning { () throws(EngineError) -> Bool in
             var stopping = false
-            while !stopping && Date() < end {
-                let items = inbox.take(until: min(end, nextTimer()))
-                var deliveries: [Arrival] = []
-                deliveries.reserveCapacity(items.count)
-                var answers: [(RelayConnection, RelayEvent)] = []
-                for item in items {
-                    switch item {
-                    case .stop:
-                        stopping = true
-                    case .wake:
-                        try lookAtStore()
-                    case .durable(let result):
-                        try finishDurable(result)
-                    case let .connected(address, generation, client):
-                        connected(address, generation, client)
-                    case let .connectFailed(address, generation, reason):
-                        connectFailed(address, generation, reason)
-                    case let .writable(address, generation):
-                        guard let connection = connections[address], connection.generation == generation, connection.client != nil
-                        else { continue }
+            var deliveries: [Arrival] = []
+            deliveries.reserveCapacity(items.count)
+            var answers: [(RelayConnection, RelayEvent)] = []
+            for item in items {
+                switch item {
+                case .stop:
+                    stopping = true
+                case .wake:
+                    if policy.followsStore { try lookAtStore() }
+                case .durable(let result):
+                    try finishDurable(result)
+                case let .connected(address, generation, client):
+                    connected(address, generation, client)
+                case let .connectFailed(address, generation, reason):
+                    connectFailed(address, generation, reason)
+                case let .writable(address, generation):
+                    guard let connection = connections[address], connection.generation == generation, connection.client != nil
+                    else { continue }
+                    try flushBatches(&deliveries, &answers)
+                    try backlogDrained(connection)
+                case let .delivery(address, generation, inbound):
+                    guard let connection = connections[address], connection.generation == generation else { continue }
+                    if connection.client == nil {
+                        connection.early.append(.delivery(inbound.delivery))
+                        continue
+                    }
+                    deliveries.append((connection, inbound))
+                case let .relay(address, generation, event):
+                    guard let connection = connections[address], connection.generation == generation else { continue }
+                    if connection.client == nil {
+                        connection.early.append(event)
+                        continue
+                    }
+                    switch event {
+                    case .sent, .refused: answers.append((connection, event))
+                    default:
                         try flushBatches(&deliveries, &answers)
-                        try backlogDrained(connection)
-                    case let .delivery(address, generation, inbound):
-                        guard let connection = connections[address], connection.generation == generation else { continue }
-                        if connection.client == nil {
-                            connection.early.append(.delivery(inbound.delivery))
-                            continue
-                        }
-                        deliveries.append((connection, inbound))
-                    case let .relay(address, generation, event):
-                        guard let connection = connections[address], connection.generation == generation else { continue }
-                        if connection.client == nil {
-                            connection.early.append(event)
-                            continue
-                        }
-                        switch event {
-                        case .sent, .refused: answers.append((connection, event))
-                        default:
-                            try flushBatches(&deliveries, &answers)
-                            try handle(event, on: connection)
-                        }
+                        try handle(event, on: connection)
                     }
                 }
-                try flushBatches(&deliveries, &answers)
-                BackgroundRelease.shared.release(items)
-                try runTimers()
-                try lookAtStoreIfChanged()
-                connectWhereNeeded()
-                publishKeyringIfNeeded()
             }
+            try flushBatches(&deliveries, &answers)
+            BackgroundRelease.shared.release(items)
+            try runTimers()
+            if policy.followsStore { try lookAtStoreIfChanged() }
+            connectWhereNeeded()
+            publishKeyringIfNeeded()
+            return !stopping
+        }
+    }
+
+    /// Runs `work`; damage found in it stops the run without writing anything more,
+    /// sessions included.
+    private func whileRunning<T>(_ work: () throws(EngineError) -> T) throws(EngineError) -> T {
+        do {
+            return try work()
         } catch {
-            // Damage found mid-run: stop without writing anything more, sessions included.
             if case .damaged = error { stoppedByDamage = true }
             throw error
         }
     }
+
+    /// When the engine next has a timer due, on the monotonic clock.
+    public var nextWake: Double { nextTimer() }
+
+    /// One turn with what was posted to this engine so far, without waiting: for a caller
+    /// that drives the engine itself (the simulation) after `begin()`. False after `stop()`.
+    @discardableResult
+    public func step() throws(EngineError) -> Bool { try turn(inbox.takeNow()) }
+
+    /// Whether anything was posted to this engine since its last turn.
+    public var hasPostedItems: Bool { inbox.hasItems }
 
     /// How often the engine checks whether another process wrote to the store, in case a
     /// wake-up was lost (the socket removed, a full buffer): a stored message waits at most
@@ -168,7 +217,7 @@ public final class Engine: @unchecked Sendable {
     /// A command changed the store: contacts, settings, the outbox and receipts are read again.
     func lookAtStore() throws(EngineError) {
         wakeListener?.looked()
-        lastStoreLook = Date()
+        lastStoreLook = ticks
         // Read before looking: a commit made during the look is seen at the next check.
         if let version = try? store.otherWritersVersion() { storeVersionSeen = version }
         try reloadConversations()
@@ -177,8 +226,8 @@ public final class Engine: @unchecked Sendable {
 
     /// The backstop for lost wake-ups: looks at the store if another process wrote to it.
     func lookAtStoreIfChanged() throws(EngineError) {
-        guard lastStoreLook.timeIntervalSinceNow <= -Self.storeLookInterval else { return }
-        lastStoreLook = Date()
+        guard ticks - lastStoreLook >= Self.storeLookInterval else { return }
+        lastStoreLook = ticks
         guard let version = try? store.otherWritersVersion(), version != storeVersionSeen else { return }
         try lookAtStore()
     }
@@ -200,7 +249,9 @@ public final class Engine: @unchecked Sendable {
         }
     }
 
-    private func shutDown() {
+    /// The end of a run: what waits for the disk is synced and acknowledged, sessions are
+    /// saved and connections closed. `run` does it; a caller driving `turn` calls it.
+    public func shutDown() {
         guard !stoppedByDamage else {
             walSync.stop()
             for connection in connections.values { connection.client?.close() }
@@ -323,7 +374,7 @@ public final class Engine: @unchecked Sendable {
 
     /// Offers this conversation's rendezvous codes at its relay.
     func present(_ conversation: LiveConversation) {
-        guard !checkOnly, conversation.isReachable, let connection = connections[conversation.relay], let client = connection.client else { return }
+        guard policy.pairs, conversation.isReachable, let connection = connections[conversation.relay], let client = connection.client else { return }
         let codes = RendezvousCode.presented(for: conversation.secret, at: now, reconnectCounter: conversation.saved?.reconnectCounter)
         for code in codes { codeIndex[HashedBytes(code.bytes)] = conversation.contact.id }
         keyringDirty = true

@@ -10,7 +10,7 @@ final class EngineInbox: @unchecked Sendable {
         /// A relay event other than a delivery.
         case relay(RelayAddress, generation: UInt64, RelayEvent)
         case delivery(RelayAddress, generation: UInt64, Inbound)
-        case connected(RelayAddress, generation: UInt64, RelayClient)
+        case connected(RelayAddress, generation: UInt64, any RelayLink)
         case connectFailed(RelayAddress, generation: UInt64, String)
         /// The connection's backlog of unwritten bytes is down again (`RelayClient.hasRoom`).
         case writable(RelayAddress, generation: UInt64)
@@ -35,6 +35,15 @@ final class EngineInbox: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return !items.isEmpty
+    }
+
+    /// Everything queued, without waiting.
+    func takeNow() -> [Item] {
+        condition.lock()
+        defer { condition.unlock() }
+        let taken = items
+        items.removeAll(keepingCapacity: true)
+        return taken
     }
 
     /// Everything queued, waiting until `deadline` if nothing is.

@@ -40,7 +40,7 @@ final class LiveConversation {
     var readReceiptsInFlight: Set<MessageID> = []
     var noticeInFlight: Set<MessageID> = []
     /// Link frames the relay refused, to send again on the same link.
-    var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Date)] = []
+    var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Double)] = []
     /// The peer as the current session's handshake proved it.
     var peer: VerifiedPeer?
     /// Digests of the could-not-read notices read in the current session: the same notice
@@ -52,8 +52,9 @@ final class LiveConversation {
     var noticeReceived = false
     /// The relay refused something that waits out a backoff in the outbox.
     var backoffPending = false
-    /// When a message's relay acknowledgement is overdue (Not confirmed).
-    var acknowledgementDeadlines: [MessageRowID: Date] = [:]
+    /// When a message's relay acknowledgement is overdue (Not confirmed), on the engine's
+    /// monotonic clock (`Engine.ticks`), like `controlRetries`' times.
+    var acknowledgementDeadlines: [MessageRowID: Double] = [:]
 
     /// Who this side is in this conversation: the account key it speaks with (the previous
     /// one until the contact accepts a rotation) and this device.

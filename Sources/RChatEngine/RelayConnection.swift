@@ -19,27 +19,32 @@ final class RelayConnection {
     }
 
     let address: RelayAddress
-    var client: RelayClient?
+    var client: (any RelayLink)?
     /// Bumped at every attempt, so events from an earlier client are recognised and dropped.
     var generation: UInt64 = 0
     var connecting = false
     var failures = 0
-    var retryAt = Date.distantPast
+    /// When to try again, on the engine's monotonic clock (`Engine.ticks`), like `keepaliveAt`.
+    var retryAt = -Double.infinity
     var inFlight: [UInt64: InFlight] = [:]
     /// Events that arrived before the attempt's `.connected` was handled.
     var early: [RelayEvent] = []
     /// When to ping next (`Engine.keepaliveSeconds` after the last ping): a relay closes a
     /// connection that sends nothing and has no code waiting and no link for its idle
     /// timeout (300 s by default, five pings' time).
-    var keepaliveAt = Date.distantFuture
+    var keepaliveAt = Double.infinity
 
     init(address: RelayAddress) { self.address = address }
 
     var isOnline: Bool { client != nil }
 
-    /// 1, 2, 4 … 30 seconds between attempts.
-    func scheduleRetry() {
+    /// 1, 2, 4 … 30 seconds between attempts; never again under a policy that does not
+    /// reconnect (`rchat check` tries each relay once).
+    func scheduleRetry(now: Double, reconnects: Bool) {
         failures += 1
-        retryAt = Date(timeIntervalSinceNow: min(30, pow(2, Double(min(failures - 1, 5)))))
+        retryAt = reconnects ? now + min(30, pow(2, Double(min(failures - 1, 5)))) : .infinity
     }
+
+    /// Whole seconds until the next attempt (for the view's "offline, retrying in N s").
+    func retryIn(now: Double) -> Int { retryAt.isFinite ? Int((retryAt - now).rounded(.up)) : 0 }
 }

@@ -11,7 +11,7 @@ struct Pairing {
     let timeout: Double
     let maxPerSession: Int
     let maxPerMailbox: Int
-    private(set) var pending: [[UInt8]: (session: Session, expires: Double)] = [:]
+    private(set) var pending: [[UInt8]: (party: Party, expires: Double)] = [:]
     private(set) var pendingByMailbox: [MailboxID: Int] = [:]
     // Expiry in arrival order: every code gets the same timeout, so a FIFO is sorted.
     private var pendingOrder: [(code: [UInt8], expires: Double)] = []
@@ -23,9 +23,15 @@ struct Pairing {
         self.maxPerMailbox = maxPerMailbox
     }
 
+    /// A connection that proved its mailbox, with that mailbox.
+    struct Party {
+        let session: Session
+        let mailbox: MailboxID
+    }
+
     enum Outcome {
         case waiting
-        case matched(Session)
+        case matched(Party)
         case ignored(Ignored)
     }
 
@@ -44,38 +50,39 @@ struct Pairing {
 
     /// `mayLink` is asked before a match is made (the link budget of both mailboxes); when
     /// it says no, the code waiting stays and the new one is ignored.
-    mutating func present(_ code: [UInt8], by session: Session, now: Double,
-                          mayLink: (_ waiting: Session) -> Bool) -> Outcome {
-        if let waiting = pending[code] {
+    mutating func present(_ code: [UInt8], by party: Party, now: Double,
+                          mayLink: (_ waiting: Party) -> Bool) -> Outcome {
+        let session = party.session, mailbox = party.mailbox
+        if let waiting = pending[code]?.party {
             if waiting.session === session { return .waiting }
-            if waiting.session.isOpen, waiting.session.mailbox != session.mailbox {
-                guard mayLink(waiting.session) else { return .ignored(.linkBound) }
-                remove(code, of: waiting.session)
-                return .matched(waiting.session)
+            if waiting.session.isOpen, waiting.mailbox != mailbox {
+                guard mayLink(waiting) else { return .ignored(.linkBound) }
+                remove(code, of: waiting)
+                return .matched(waiting)
             }
             // The same mailbox on another connection (or a dead one): the newest waits.
-            remove(code, of: waiting.session)
+            remove(code, of: waiting)
         }
-        let mailbox = session.mailbox!
         guard session.pendingCodes.count < maxPerSession else { return .ignored(.connectionShare) }
         guard pendingByMailbox[mailbox, default: 0] < maxPerMailbox else { return .ignored(.mailboxShare) }
-        pending[code] = (session, now + timeout)
+        pending[code] = (party, now + timeout)
         pendingByMailbox[mailbox, default: 0] += 1
         pendingOrder.append((code, now + timeout))
         session.pendingCodes.insert(code)
         return .waiting
     }
 
-    private mutating func remove(_ code: [UInt8], of session: Session) {
+    private mutating func remove(_ code: [UInt8], of party: Party) {
         pending[code] = nil
-        session.pendingCodes.remove(code)
-        let mailbox = session.mailbox!
-        let left = pendingByMailbox[mailbox, default: 1] - 1
-        pendingByMailbox[mailbox] = left > 0 ? left : nil
+        party.session.pendingCodes.remove(code)
+        let left = pendingByMailbox[party.mailbox, default: 1] - 1
+        pendingByMailbox[party.mailbox] = left > 0 ? left : nil
     }
 
     mutating func forget(_ session: Session) {
-        for code in session.pendingCodes where pending[code]?.session === session { remove(code, of: session) }
+        for code in session.pendingCodes {
+            if let waiting = pending[code]?.party, waiting.session === session { remove(code, of: waiting) }
+        }
         session.pendingCodes.removeAll()
     }
 
@@ -87,7 +94,7 @@ struct Pairing {
             let (code, expires) = pendingOrder[pendingHead]
             pendingHead += 1
             if let p = pending[code], p.expires == expires {
-                remove(code, of: p.session)
+                remove(code, of: p.party)
                 dropped += 1
             }
         }

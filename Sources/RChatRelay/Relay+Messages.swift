@@ -10,19 +10,19 @@ extension Relay {
         case .awaitingHello:
             session.counters.count(FrameCounters.Inbound.hello)
             handleHello(frame, on: session)
-        case .awaitingAuth(let transcript, let challenge):
-            guard let body = open(frame, on: session) else { return }
+        case .awaitingAuth(let channel, let transcript, let challenge):
+            guard let body = open(frame, channel, on: session) else { return }
             guard let message = ClientMessage.decode(body) else { return fail(session, .malformed, because: "malformed frame") }
             session.counters.count(message.counterKind)
             guard case .auth(let key, let signature) = message else {
                 return fail(session, .notAuthenticated, because: "\(message.counterKind) frame before authentication")
             }
-            handleAuth(key: key, signature: signature, transcript: transcript, challenge: challenge, on: session)
-        case .ready:
-            guard let body = open(frame, on: session) else { return }
+            handleAuth(key: key, signature: signature, transcript: transcript, challenge: challenge, channel: channel, on: session)
+        case .ready(let channel, let mailbox):
+            guard let body = open(frame, channel, on: session) else { return }
             guard let message = ClientMessage.decode(body) else { return fail(session, .malformed, because: "malformed frame") }
             session.counters.count(message.counterKind)
-            handle(message, on: session)
+            handle(message, on: session, mailbox: mailbox)
             dropIfNotReading(session)
         }
     }
@@ -34,11 +34,11 @@ extension Relay {
         fail(session, .timeout, because: "not reading (\(session.connection.outboundBytes) bytes unread)")
     }
 
-    private func open(_ frame: [UInt8], on session: Session) -> [UInt8]? {
+    private func open(_ frame: [UInt8], _ channel: Session.Channel, on session: Session) -> [UInt8]? {
         do {
-            return try session.cipher!.open(frame)
+            return try channel.cipher.open(frame)
         } catch {
-            fail(session, .decryptionFailed, because: "frame \(session.cipher!.receivedFrames) failed to decrypt (altered, replayed or reordered)")
+            fail(session, .decryptionFailed, because: "frame \(channel.cipher.receivedFrames) failed to decrypt (altered, replayed or reordered)")
             return nil
         }
     }
@@ -51,22 +51,21 @@ extension Relay {
             let (reply, cipher, transcript) = try RelayHandshake.relayRespond(clientHello: frame, relayStatic: staticKey)
             session.counters.count(FrameCounters.Outbound.hello)
             session.connection.send(reply)
-            session.cipher = cipher
             let challenge = Random.bytes(RelayProtocol.challengeBytes)
-            session.phase = .awaitingAuth(transcript: transcript, challenge: challenge)
+            session.phase = .awaitingAuth(Session.Channel(cipher), transcript: transcript, challenge: challenge)
             session.send(.challenge(challenge), kind: .challenge)
         } catch {
             fail(session, .malformed, because: "bad hello (\(frame.count) bytes)")
         }
     }
 
-    private func handleAuth(key: [UInt8], signature: [UInt8], transcript: [UInt8], challenge: [UInt8], on session: Session) {
+    private func handleAuth(key: [UInt8], signature: [UInt8], transcript: [UInt8], challenge: [UInt8], channel: Session.Channel,
+                            on session: Session) {
         guard Signature.verify(signature, message: RelayHandshake.authMessage(transcript: transcript, challenge: challenge), publicKey: key) else {
             return fail(session, .badSignature, because: "authentication signature does not verify")
         }
         let mailbox = MailboxID(publicKey: key)
-        session.mailbox = mailbox
-        session.phase = .ready
+        session.phase = .ready(channel, mailbox: mailbox)
         var list = sessionsByMailbox[mailbox, default: []]
         list.append(session)
         sessionsByMailbox[mailbox] = list
@@ -84,20 +83,20 @@ extension Relay {
         }
     }
 
-    private func handle(_ message: ClientMessage, on session: Session) {
+    private func handle(_ message: ClientMessage, on session: Session, mailbox: MailboxID) {
         switch message {
         case .auth:
             fail(session, .malformed, because: "second auth")
         case .present(let codes):
-            for code in codes { present(code, by: session) }
+            for code in codes { present(code, by: Pairing.Party(session: session, mailbox: mailbox)) }
         case .registerInvites(let salts):
             // Only tokens derived from this connection's own mailbox: a token read in someone
             // else's contact code cannot be claimed.
             for salt in salts {
-                let token = InviteToken.derived(mailbox: session.mailbox!, salt: salt)
-                switch invites.register(token, for: session.mailbox!, limits: configuration) {
+                let token = InviteToken.derived(mailbox: mailbox, salt: salt)
+                switch invites.register(token, for: mailbox, limits: configuration) {
                 case .registered(let dropped):
-                    persistence?.recordInvite(token, mailbox: session.mailbox!)
+                    persistence?.recordInvite(token, mailbox: mailbox)
                     if let dropped { persistence?.recordInvite(dropped, mailbox: nil) }
                 case .alreadyRegistered:
                     break
@@ -132,7 +131,7 @@ extension Relay {
         case .ping(let value):
             session.send(.pong(value), kind: .pong)
         case .moveMailbox(let oldKey, let signature):
-            let old = MailboxID(publicKey: oldKey), new = session.mailbox!
+            let old = MailboxID(publicKey: oldKey), new = mailbox
             guard old != new, Signature.verify(signature, message: MailboxMove.statement(from: old, to: new), publicKey: oldKey) else {
                 return fail(session, .badSignature, because: "a mailbox move that does not verify")
             }
@@ -241,12 +240,13 @@ extension Relay {
         }
     }
 
-    private func present(_ code: [UInt8], by session: Session) {
-        switch pairing.present(code, by: session, now: loop.now, mayLink: { mayLink($0, session) }) {
+    private func present(_ code: [UInt8], by party: Pairing.Party) {
+        let session = party.session
+        switch pairing.present(code, by: party, now: loop.now, mayLink: { mayLink($0, party) }) {
         case .waiting:
             break
         case .matched(let other):
-            link(other, session, code: code)
+            link(other, party, code: code)
         case .ignored(let why):
             if session.ignoredCodesLogged.insert(why).inserted { log.note("\(session.name): codes ignored: \(why)") }
         }
@@ -254,17 +254,17 @@ extension Relay {
 
     /// Whether `a` and `b` may be linked now: both have room for another link and both
     /// mailboxes have a link to spend (taken only when both have).
-    private func mayLink(_ a: Session, _ b: Session) -> Bool {
-        guard makeRoomForLink(on: a), makeRoomForLink(on: b) else { return false }
+    private func mayLink(_ a: Pairing.Party, _ b: Pairing.Party) -> Bool {
+        guard makeRoomForLink(on: a.session), makeRoomForLink(on: b.session) else { return false }
         let now = loop.now
         func take(_ mailbox: MailboxID) -> Bool {
             var bucket = linkBudgets[mailbox] ?? TokenBucket(capacity: configuration.linkBurst, perSecond: configuration.linksPerSecond, now: now)
             defer { linkBudgets[mailbox] = bucket }
             return bucket.take(now: now)
         }
-        guard take(a.mailbox!) else { return false }
-        guard take(b.mailbox!) else {
-            linkBudgets[a.mailbox!]?.refund()
+        guard take(a.mailbox) else { return false }
+        guard take(b.mailbox) else {
+            linkBudgets[a.mailbox]?.refund()
             return false
         }
         return true
@@ -292,7 +292,8 @@ extension Relay {
         return bucket.take(now: now)
     }
 
-    private func link(_ a: Session, _ b: Session, code: [UInt8]) {
+    private func link(_ partyA: Pairing.Party, _ partyB: Pairing.Party, code: [UInt8]) {
+        let a = partyA.session, b = partyB.session
         let id = nextLinkID
         nextLinkID = nextLinkID == LinkID.max ? 1 : nextLinkID + 1
         // Both directions share the code's origin: a delivery names the conversation's code,
@@ -302,8 +303,8 @@ extension Relay {
         let fromB = origins.retain(.link(code: code))
         origins.retain(number: fromA)
         origins.retain(number: fromB)
-        a.links[id] = Session.LinkEnd(code: code, peerMailbox: b.mailbox!, peer: b, outgoingOrigin: fromA, incomingOrigin: fromB)
-        b.links[id] = Session.LinkEnd(code: code, peerMailbox: a.mailbox!, peer: a, outgoingOrigin: fromB, incomingOrigin: fromA)
+        a.links[id] = Session.LinkEnd(code: code, peerMailbox: partyB.mailbox, peer: b, outgoingOrigin: fromA, incomingOrigin: fromB)
+        b.links[id] = Session.LinkEnd(code: code, peerMailbox: partyA.mailbox, peer: a, outgoingOrigin: fromB, incomingOrigin: fromA)
         a.linkForOrigin[fromB] = id
         b.linkForOrigin[fromA] = id
         a.send(.linked(link: id, code: code), kind: .linked)

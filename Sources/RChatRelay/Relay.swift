@@ -12,8 +12,10 @@ public final class Relay: @unchecked Sendable {
     public let address: RelayAddress
     let clock: Clock
     public let log: RelayLog
-    let loop: EventLoop
-    private let listener: TCPListener
+    /// Where the logic runs: the epoll loop, or a virtual one.
+    let loop: any RelayLoop
+    /// The socket side when serving on the network (nil in memory).
+    private let network: (loop: EventLoop, listener: TCPListener)?
     let staticKey: AgreementKey
     let persistence: HeldPersistence?
 
@@ -47,13 +49,13 @@ public final class Relay: @unchecked Sendable {
         public let description: String
     }
 
-    public init(configuration: RelayConfiguration, clock: Clock = SystemClock(), log: RelayLog = RelayLog()) throws(StartError) {
-        self.configuration = configuration
-        self.clock = clock
-        self.log = log
+    /// Serves on `configuration.host:port` (call `run()`), with the key in `configuration.keyFile`.
+    public convenience init(configuration: RelayConfiguration, clock: Clock = SystemClock(), log: RelayLog = RelayLog()) throws(StartError) {
         NetSetup.ignoreBrokenPipes()
         NetSetup.raiseDescriptorLimit()
+        let staticKey: AgreementKey
         do { staticKey = try RelayKeyFile.loadOrCreate(path: configuration.keyFile) } catch { throw StartError(description: error.description) }
+        let loop: EventLoop, listener: TCPListener
         do {
             loop = try EventLoop()
             listener = try TCPListener(host: configuration.host, port: configuration.port, loop: loop)
@@ -61,7 +63,30 @@ public final class Relay: @unchecked Sendable {
             throw StartError(description: "cannot listen on \(configuration.host):\(configuration.port): \(error.description)")
         }
         let advertisedHost = configuration.host == "0.0.0.0" || configuration.host == "::" ? Self.guessHost() : configuration.host
-        address = RelayAddress(host: advertisedHost, port: listener.port, publicKey: staticKey.publicKey)
+        let address = RelayAddress(host: advertisedHost, port: listener.port, publicKey: staticKey.publicKey)
+        try self.init(configuration: configuration, clock: clock, log: log, staticKey: staticKey, loop: loop,
+                      network: (loop, listener), address: address)
+        listener.onAccept = { [unowned self] fd, host in accepted(fd, from: host) }
+        listener.onDescriptorsExhausted = { [unowned self] in refusedConnection() }
+    }
+
+    /// The same logic without sockets, on `loop` (the simulation's virtual loop and in-memory
+    /// network): connections come in through `accept(_:from:)`.
+    public convenience init(inMemory configuration: RelayConfiguration, address: RelayAddress, staticKey: AgreementKey,
+                            loop: any RelayLoop, clock: Clock, log: RelayLog) throws(StartError) {
+        try self.init(configuration: configuration, clock: clock, log: log, staticKey: staticKey, loop: loop,
+                      network: nil, address: address)
+    }
+
+    private init(configuration: RelayConfiguration, clock: Clock, log: RelayLog, staticKey: AgreementKey, loop: any RelayLoop,
+                 network: (loop: EventLoop, listener: TCPListener)?, address: RelayAddress) throws(StartError) {
+        self.configuration = configuration
+        self.clock = clock
+        self.log = log
+        self.staticKey = staticKey
+        self.loop = loop
+        self.network = network
+        self.address = address
         pairing = Pairing(timeout: configuration.pairingTimeout, maxPerSession: configuration.maxPendingCodesPerConnection,
                           maxPerMailbox: configuration.maxPendingCodesPerMailbox)
         if let path = configuration.persistPath {
@@ -73,9 +98,7 @@ public final class Relay: @unchecked Sendable {
         }
         if clock is SystemClock, (clock as! SystemClock).isFake { log.note("RCHAT_FAKE_NOW is set: relay time is fixed at \(clock.now()) (tests only)") }
         try loadPersisted()
-        listener.onAccept = { [unowned self] fd, host in accepted(fd, from: host) }
-        listener.onDescriptorsExhausted = { [unowned self] in refusedConnection() }
-        loop.beforeFlush.append { [unowned self] in commitPersistence() }
+        loop.addBeforeFlush { [unowned self] in commitPersistence() }
         let sweep = max(0.05, min(1.0, min(configuration.handshakeTimeout, configuration.frameTimeout, configuration.idleTimeout) / 4))
         loop.schedule(after: sweep, repeating: true) { [unowned self] in sweepConnections() }
         loop.schedule(after: 60, repeating: true) { [unowned self] in expireHeld() }
@@ -85,30 +108,32 @@ public final class Relay: @unchecked Sendable {
 
     /// Serves until `stop()` or SIGTERM/SIGINT (when `stopOnSignals()` was called).
     public func run() {
-        loop.run()
+        guard let network else { return }
+        network.loop.run()
         shutDown()
     }
 
     /// Thread-safe.
-    public func stop() { loop.stop() }
+    public func stop() { network?.loop.stop() }
 
     /// Routes SIGTERM and SIGINT into the loop as a clean stop. Call before any thread starts.
     public func stopOnSignals() {
+        guard let network else { return }
         let fd = rchat_stop_signalfd()
         guard fd >= 0 else { return }
         let source = SignalSource(fd: fd) { [unowned self] signal in
             log.note("signal \(signal): stopping")
-            loop.stop()
+            network.loop.stop()
         }
-        try? loop.register(fd, events: Readiness.readable, source: source)
+        try? network.loop.register(fd, events: Readiness.readable, source: source)
         signalSource = source
     }
     private var signalSource: SignalSource?
 
     private func shutDown() {
         for session in Array(sessions.values) { session.connection.close() }
-        loop.finishIteration()
-        listener.close()
+        network?.loop.finishIteration()
+        network?.listener.close()
         commitPersistence()
         persistence?.close()
         log.note("stopped; holding \(totalHeldItems) items (\(totalHeldBytes) bytes) for \(queues.count) mailboxes; totals \(totals.summary)")
@@ -161,16 +186,34 @@ public final class Relay: @unchecked Sendable {
             }
             return
         }
+        guard let network else { return }
         let connection: StreamConnection
-        do { connection = try StreamConnection(fd: fd, loop: loop, maximumFrameBytes: RelayProtocol.maximumFrameBytes) } catch {
+        do { connection = try StreamConnection(fd: fd, loop: network.loop, maximumFrameBytes: RelayProtocol.maximumFrameBytes) } catch {
             Glibc.close(fd)
             return
         }
+        connection.delegate = admit(connection, from: host)
+    }
+
+    /// A connection not made of a socket (the simulation's): the relay's side of it, or nil
+    /// when a limit refuses it (it was sent a `busy` error and closed).
+    public func accept(_ connection: any RelayConnectionPort, from host: HostAddress) -> (any RelayConnectionReceiver)? {
+        guard sessions.count < configuration.maxConnections,
+              connectionsByHost[host, default: 0] < configuration.maxConnectionsPerAddress else {
+            connection.send(RelayMessage.error(RelayErrorCode.busy.rawValue).encoded())
+            connection.close()
+            refusedConnection()
+            return nil
+        }
+        return admit(connection, from: host)
+    }
+
+    private func admit(_ connection: any RelayConnectionPort, from host: HostAddress) -> Session {
         let session = Session(number: nextSessionNumber, connection: connection, host: host, relay: self)
         nextSessionNumber += 1
-        connection.delegate = session
         sessions[session.number] = session
         connectionsByHost[host, default: 0] += 1
+        return session
     }
 
     /// One plaintext `busy` error frame, then close: no handshake work for a refused client.
@@ -192,7 +235,7 @@ public final class Relay: @unchecked Sendable {
     func fail(_ session: Session, _ code: RelayErrorCode, because reason: String) {
         guard session.isOpen else { return }
         log.note("\(session.name): \(reason); closed with error \(code.rawValue)")
-        if session.cipher != nil {
+        if session.channel != nil {
             session.send(.error(code.rawValue), kind: .error)
         } else {
             session.counters.count(.error)

@@ -6,10 +6,21 @@ import RChatRelayClient
 /// One client connection as the relay sees it: where it is in the handshake, its sealed
 /// channel, the mailbox it proved, its links and pending codes, and its frame counters.
 final class Session: StreamConnectionDelegate {
+    /// Where the connection is: each case carries what that step has and needs.
     enum Phase {
+        /// Nothing sealed yet: the client's hello is the next frame.
         case awaitingHello
-        case awaitingAuth(transcript: [UInt8], challenge: [UInt8])
-        case ready
+        /// Keys agreed; the client must prove a mailbox key over this transcript and challenge.
+        case awaitingAuth(Channel, transcript: [UInt8], challenge: [UInt8])
+        /// The mailbox is proved: messages flow.
+        case ready(Channel, mailbox: MailboxID)
+    }
+
+    /// The sealed channel, shared by reference so that sealing a frame updates its counter
+    /// in place (the frame counter is the nonce).
+    final class Channel {
+        var cipher: TransportCipher
+        init(_ cipher: TransportCipher) { self.cipher = cipher }
     }
 
     /// This side of a link.
@@ -23,13 +34,11 @@ final class Session: StreamConnectionDelegate {
     }
 
     let number: Int
-    let connection: StreamConnection
+    let connection: any RelayConnectionPort
     /// Where it came from, as counted against the per-address limit.
     let host: HostAddress
     unowned let relay: Relay
     var phase = Phase.awaitingHello
-    var cipher: TransportCipher?
-    var mailbox: MailboxID?
     var links: [LinkID: LinkEnd] = [:]
     /// Origin number → this connection's link, to label live deliveries.
     var linkForOrigin: [UInt32: LinkID] = [:]
@@ -42,7 +51,7 @@ final class Session: StreamConnectionDelegate {
     /// A `drained` is owed once the handover that began at authentication is complete.
     var drainedNoticeDue = false
 
-    init(number: Int, connection: StreamConnection, host: HostAddress, relay: Relay) {
+    init(number: Int, connection: any RelayConnectionPort, host: HostAddress, relay: Relay) {
         self.number = number
         self.connection = connection
         self.host = host
@@ -51,27 +60,34 @@ final class Session: StreamConnectionDelegate {
     }
 
     var isReady: Bool { if case .ready = phase { return true } else { return false } }
+    /// The mailbox the connection proved; nil before authentication.
+    var mailbox: MailboxID? { if case .ready(_, let mailbox) = phase { return mailbox } else { return nil } }
+    /// The sealed channel; nil before the hello.
+    var channel: Channel? {
+        switch phase {
+        case .awaitingHello: return nil
+        case .awaitingAuth(let channel, _, _), .ready(let channel, _): return channel
+        }
+    }
     var isOpen: Bool { !connection.isClosed }
     var name: String { mailbox.map { "conn#\(number) (mailbox \($0))" } ?? "conn#\(number)" }
 
-    /// Seals and queues one message.
+    /// Seals and queues one message (nothing before the channel exists).
     func send(_ message: RelayMessage, kind: FrameCounters.Outbound) {
-        guard cipher != nil else { return }
-        counters.count(kind)
-        connection.send(cipher!.seal(message.encoded()))
+        sendEncoded(message.encoded(), kind: kind)
     }
 
     /// Seals and queues an already encoded body (the delivery fast path).
     func sendEncoded(_ body: [UInt8], kind: FrameCounters.Outbound) {
+        guard let channel else { return }
         counters.count(kind)
-        connection.send(cipher!.seal(body))
+        connection.send(channel.cipher.seal(body))
     }
 
     // MARK: StreamConnectionDelegate
 
     func connection(_ connection: StreamConnection, didReceive frame: [UInt8]) {
-        lastFrameAt = connection.loop.now
-        relay.received(frame, on: self)
+        received(frame)
     }
 
     func connection(_ connection: StreamConnection, violated error: FrameError) {
@@ -84,4 +100,13 @@ final class Session: StreamConnectionDelegate {
     func connectionDidClose(_ connection: StreamConnection) {
         relay.closed(self)
     }
+}
+
+extension Session: RelayConnectionReceiver {
+    func received(_ frame: [UInt8]) {
+        lastFrameAt = relay.loop.now
+        relay.received(frame, on: self)
+    }
+
+    func connectionClosed() { relay.closed(self) }
 }
