@@ -41,6 +41,11 @@ let package = Package(
 
         .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI", "RChatRelay"]),
         .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
+        // The deterministic simulation: accounts and the relay's logic in one process on
+        // virtual time, over an in-memory network (docs/ARCHITECTURE.md).
+        .target(name: "RChatSimulation", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatStore", "RChatEngine",
+                                                       "RChatRelay", "RChatRelayClient"]),
+        .executableTarget(name: "rchat-simulate", dependencies: ["RChatSimulation"]),
         // Benchmarks: separate from tests, each printing a ratio against a reference.
         .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatEngine", "RChatStore", "RChatTUI"]),
 
@@ -53,6 +58,7 @@ let package = Package(
         .testTarget(name: "RChatTUITests", dependencies: ["RChatTUI"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatRelay", "RChatRelayClient"]),
         // Runs the built executables: the scripting interface as a user sees it.
+        .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation"]),
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatSQL", "RChatStore"]),
     ],
     swiftLanguageModes: [.v6]

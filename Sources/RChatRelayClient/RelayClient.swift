@@ -437,7 +437,8 @@ public final class RelayClient: @unchecked Sendable {
         }
     }
 
-    static func event(for message: RelayMessage) -> RelayEvent? {
+    /// The event a relay message after the handshake stands for (nil: not one after it).
+    public static func event(for message: RelayMessage) -> RelayEvent? {
         switch message {
         case .linked(let link, let code): return .linked(link: link, code: code)
         case .peerGone(let link): return .peerGone(link: link)

@@ -1,0 +1,178 @@
+import Foundation
+import RChatCore
+import RChatEngine
+
+/// What one step of a run does.
+enum Action: CustomStringConvertible {
+    case send(from: Int, to: Int)
+    case read(who: Int, contact: Int)
+    case resend(who: Int, contact: Int)
+    case wait
+    case faults(MemoryNetwork.Faults)
+    case partition(Int)
+    case rejoin(Int)
+    case cut(Int)
+    case restart(Int)
+    case kill(Int)
+    case killRelay
+    case allOffline(hours: Double)
+    case reinstall(Int, newPhone: Bool)
+    case verify(who: Int, contact: Int)
+
+    var description: String {
+        switch self {
+        case let .send(from, to): return "send \(from)→\(to)"
+        case let .read(who, contact): return "read \(who)←\(contact)"
+        case let .resend(who, contact): return "resend \(who)→\(contact)"
+        case .wait: return "wait"
+        case let .faults(f): return "faults drop \(f.drop) dup \(f.duplicate) reorder \(f.reorder) delay \(f.delay)"
+        case let .partition(who): return "partition \(who)"
+        case let .rejoin(who): return "rejoin \(who)"
+        case let .cut(n): return "cut connection \(n)"
+        case let .restart(who): return "restart engine \(who)"
+        case let .kill(who): return "kill engine \(who)"
+        case .killRelay: return "kill relay"
+        case let .allOffline(hours): return "everyone offline \(String(format: "%.1f", hours)) h"
+        case let .reinstall(who, newPhone): return newPhone ? "new phone \(who)" : "reinstall \(who)"
+        case let .verify(who, contact): return "verify \(who) enters \(contact)'s code"
+        }
+    }
+}
+
+extension SimulatedWorld {
+    func chooseAction() -> Action {
+        let n = accounts.count
+        let who = Int.random(in: 0..<n, using: &random)
+        var other = Int.random(in: 0..<(n - 1), using: &random)
+        if other >= who { other += 1 }
+        let roll = random.uniform(0...1)
+        switch roll {
+        case ..<0.40: return .send(from: who, to: other)
+        case ..<0.50: return .read(who: who, contact: other)
+        case ..<0.54: return .resend(who: who, contact: other)
+        case ..<0.66: return .wait
+        case ..<0.71:
+            if random.chance(0.4) { return .faults(.none) }
+            var faults = MemoryNetwork.Faults()
+            faults.drop = random.chance(0.5) ? random.uniform(0...0.05) : 0
+            faults.duplicate = random.chance(0.3) ? random.uniform(0...0.03) : 0
+            faults.reorder = random.chance(0.3) ? random.uniform(0...0.03) : 0
+            faults.delay = 0.001...random.uniform(0.002...0.5)
+            return .faults(faults)
+        case ..<0.74: return network.partitioned.isEmpty ? .partition(who) : .rejoin(who)
+        case ..<0.78: return .cut(Int.random(in: 0..<8, using: &random))
+        case ..<0.83: return .restart(who)
+        case ..<0.88: return .kill(who)
+        case ..<0.905: return .killRelay
+        case ..<0.91: return .allOffline(hours: random.uniform(0.5...30))
+        case ..<0.916: return .reinstall(who, newPhone: random.chance(0.4))
+        case ..<0.93: return .verify(who: who, contact: other)
+        default: return .wait
+        }
+    }
+
+    func perform(_ action: Action) throws {
+        switch action {
+        case let .send(from, to):
+            let sender = accounts[from], receiver = accounts[to]
+            let text = "m\(invariants.messageCount + 1) \(sender.name)→\(receiver.name)"
+            let id = try sender.commands(clock).send(to: receiver.name, text: text)
+            invariants.sent(id, from: sender, to: receiver)
+            sender.engine?.wake()
+        case let .read(who, contact):
+            let reader = accounts[who], writer = accounts[contact]
+            let service = try reader.commands(clock)
+            let unread = try service.conversation(writer.name).compactMap { item -> MessageID? in
+                if case .message(let m) = item, m.direction == .incoming { return m.id } else { return nil }
+            }.filter { !invariants.wasRead($0, by: reader) }
+            guard !unread.isEmpty else { return }
+            let marked = try service.markShown(writer.name, ids: unread)
+            invariants.read(marked, by: reader)
+            reader.engine?.wake()
+        case let .resend(who, contact):
+            try pressResend(accounts[who], to: accounts[contact])
+        case .wait:
+            try runFor(random.uniform(1...20))
+        case .faults(let faults):
+            network.faults = faults
+        case .partition(let who):
+            network.partitioned.insert(accounts[who].name)
+            network.cutAll(of: accounts[who].name, "partitioned")
+        case .rejoin(let who):
+            network.partitioned.remove(accounts[who].name)
+        case .cut(let n):
+            let open = network.openConnections
+            if !open.isEmpty { network.cut(open[n % open.count], "cut") }
+        case .restart(let who):
+            let account = accounts[who]
+            account.stop(in: self)
+            try runFor(random.uniform(0...3))
+            try account.start(in: self)
+        case .kill(let who):
+            let account = accounts[who]
+            guard account.isRunning else { return try account.start(in: self) }
+            if account.hasUnsyncedCommits { trace.note("\(account.name): killed between a commit and its sync") }
+            account.crash(in: self)
+            try runFor(random.uniform(0...3))
+            try account.start(in: self)
+        case .killRelay:
+            relay.crash()
+            try runFor(random.uniform(0...5))
+            try relay.start()
+        case .allOffline(let hours):
+            for account in accounts { account.stop(in: self) }
+            try jump(hours * 3600)
+            for account in accounts { try account.start(in: self) }
+        case let .reinstall(who, newPhone):
+            let account = accounts[who]
+            account.stop(in: self)
+            try runFor(1)
+            try account.reinstall(newPhone: newPhone, in: self)
+            invariants.reinstalled(account, newPhone: newPhone)
+            try account.start(in: self)
+        case let .verify(who, contact):
+            let a = accounts[who], b = accounts[contact]
+            guard invariants.needsVerification(of: b, by: a) else { return }
+            try introduce(b, to: a)
+            invariants.verified(b, by: a)
+        }
+    }
+
+    /// The user presses Resend on what offers it (nothing to resend is not an error).
+    func pressResend(_ account: SimulatedAccount, to contact: SimulatedAccount) throws {
+        let service = try account.commands(clock)
+        let offered = try service.conversation(contact.name).compactMap { item -> MessageID? in
+            if case .message(let m) = item, m.direction == .outgoing, m.status?.offersResend == true { return m.id } else { return nil }
+        }
+        guard !offered.isEmpty else { return }
+        let resent = try service.resend(contact.name, ids: offered)
+        invariants.userResent(resent)
+        account.engine?.wake()
+    }
+
+    /// The network heals, every engine and the relay run, every new device is verified and
+    /// the users press Resend where it is offered: then every message must be Delivered.
+    func healAndFinish() throws {
+        trace.note("heal")
+        network.faults = .none
+        network.partitioned = []
+        if !relay.isUp { try relay.start() }
+        for account in accounts where !account.isRunning { try account.start(in: self) }
+        for a in accounts {
+            for b in accounts where b !== a && invariants.needsVerification(of: b, by: a) {
+                try introduce(b, to: a)
+                invariants.verified(b, by: a)
+            }
+        }
+        for round in 0..<3 {
+            try runFor(120)
+            try invariants.check(after: "healing, round \(round)")
+            guard failures.isEmpty else { return }
+            if invariants.everythingDelivered() { return }
+            for a in accounts { for b in accounts where b !== a { try pressResend(a, to: b) } }
+        }
+        try runFor(120)
+        try invariants.check(after: "healed")
+        if failures.isEmpty { failures += invariants.undelivered() }
+    }
+}

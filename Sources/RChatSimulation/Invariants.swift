@@ -1,0 +1,154 @@
+import RChatCore
+import RChatEngine
+import RChatStore
+
+/// What must hold after every step (DESIGN §5, §6): no status goes back, Delivered and Read
+/// only once the receiver committed (and showed) the message, nothing shown twice,
+/// automatic resends at most once per message, within 72 hours and 50 a day per contact;
+/// and at the end, every message Delivered.
+final class Invariants {
+    struct Sent {
+        let id: MessageID
+        let from: String
+        let to: String
+        /// The sender's install it was written on: a reinstall forgets it (the seeds' limit:
+        /// a reinstall keeps keys and contacts, not history).
+        let install: Int
+    }
+
+    private unowned let world: SimulatedWorld
+    private var sent: [MessageID: Sent] = [:]
+    private var order: [MessageID] = []
+    /// The last status each sender's store showed.
+    private var lastStatus: [MessageID: MessageStatus] = [:]
+    private var lastAutoResentAt: [MessageID: Int64] = [:]
+    /// Every message each account ever stored as received, and those it showed (read).
+    private var everStored: [String: Set<MessageID>] = [:]
+    private var everRead: [String: Set<MessageID>] = [:]
+    /// (verifier, device owner) pairs waiting for a code entered again after a new phone.
+    private var unverified: Set<[String]> = []
+    private var userResends: Set<MessageID> = []
+
+    init(world: SimulatedWorld) { self.world = world }
+
+    var messageCount: Int { order.count }
+
+    func sent(_ id: MessageID, from: SimulatedAccount, to: SimulatedAccount) {
+        sent[id] = Sent(id: id, from: from.name, to: to.name, install: from.installs)
+        order.append(id)
+        lastStatus[id] = .sending
+    }
+
+    func read(_ ids: [MessageID], by reader: SimulatedAccount) { everRead[reader.name, default: []].formUnion(ids) }
+    func wasRead(_ id: MessageID, by reader: SimulatedAccount) -> Bool { everRead[reader.name]?.contains(id) ?? false }
+    func userResent(_ ids: [MessageID]) { userResends.formUnion(ids) }
+
+    func reinstalled(_ account: SimulatedAccount, newPhone: Bool) {
+        // History stays with the old install; its marks of what was read do not move.
+        if newPhone {
+            for other in world.accounts where other !== account { unverified.insert([other.name, account.name]) }
+        }
+    }
+
+    func needsVerification(of owner: SimulatedAccount, by verifier: SimulatedAccount) -> Bool {
+        unverified.contains([verifier.name, owner.name])
+    }
+
+    func verified(_ owner: SimulatedAccount, by verifier: SimulatedAccount) { unverified.remove([verifier.name, owner.name]) }
+
+    private func fail(_ what: String) {
+        if world.failures.isEmpty { world.trace.note("INVARIANT BROKEN: \(what)") }
+        world.failures.append(what)
+    }
+
+    /// Reads every store and checks the invariants against what was seen before.
+    func check(after what: String) throws {
+        // Received first: a receipt that arrived in this step is judged against the
+        // receiver's store as it is now.
+        var storedNow: [String: Set<MessageID>] = [:]
+        var outgoing: [(account: SimulatedAccount, message: StoredMessage)] = []
+        for account in world.accounts {
+            let service = try account.commands(world.clock)
+            var stored: Set<MessageID> = []
+            for contact in try service.store.contacts() {
+                var shown: Set<MessageID> = []
+                for item in try service.conversation(contact.name) {
+                    guard case .message(let m) = item else { continue }
+                    if !shown.insert(m.id).inserted { fail("\(what): \(account.name) shows \(m.id.hex) twice") }
+                    if m.direction == .incoming { stored.insert(m.id) }
+                }
+                for message in try service.store.outgoingMessages(contact: contact.id, since: 0) {
+                    outgoing.append((account, message))
+                }
+            }
+            storedNow[account.name] = stored
+            everStored[account.name, default: []].formUnion(stored)
+        }
+        var autoResends: [String: [Int64]] = [:]
+        for (account, message) in outgoing {
+            let id = message.id
+            guard let record = sent[id], record.from == account.name, record.install == account.installs,
+                  let status = message.status else { continue }
+            let before = lastStatus[id] ?? .sending
+            if status != before {
+                if !Self.reachable(from: before).contains(status) {
+                    fail("\(what): \(record.from)→\(record.to) \(id.hex) went from \(before.rawValue) to \(status.rawValue)")
+                }
+                if status.isFinal && !before.isFinal, !(everStored[record.to]?.contains(id) ?? false) {
+                    fail("\(what): \(id.hex) is \(status.rawValue) at \(record.from) but \(record.to) never stored it")
+                }
+                if status == .read && before != .read, !(everRead[record.to]?.contains(id) ?? false) {
+                    fail("\(what): \(id.hex) is Read at \(record.from) but \(record.to) never showed it")
+                }
+                lastStatus[id] = status
+            }
+            if let at = message.autoResentAt {
+                if let earlier = lastAutoResentAt[id], earlier != at {
+                    fail("\(what): \(id.hex) was resent automatically twice (at \(earlier) and \(at))")
+                }
+                if at - message.createdAt > ResendPolicy.window {
+                    fail("\(what): \(id.hex) was resent automatically \(at - message.createdAt) s after it was written (over 72 h)")
+                }
+                lastAutoResentAt[id] = at
+                autoResends["\(record.from)→\(record.to)", default: []].append(at)
+            }
+        }
+        for (pair, times) in autoResends {
+            let sorted = times.sorted()
+            var start = 0
+            for end in sorted.indices {
+                while sorted[end] - sorted[start] >= ResendPolicy.day { start += 1 }
+                if end - start + 1 > ResendPolicy.dailyLimit {
+                    fail("\(what): \(pair) has \(end - start + 1) automatic resends within 24 h")
+                    break
+                }
+            }
+        }
+    }
+
+    /// Whether every message the current installs hold is Delivered or Read.
+    func everythingDelivered() -> Bool { undelivered().isEmpty }
+
+    func undelivered() -> [String] {
+        var stuck: [String] = []
+        for id in order {
+            guard let record = sent[id], let account = world.accounts.first(where: { $0.name == record.from }),
+                  record.install == account.installs, let status = lastStatus[id], !status.isFinal else { continue }
+            stuck.append("after healing, \(record.from)→\(record.to) \(id.hex) is still \(status.rawValue)")
+        }
+        return stuck
+    }
+
+    /// Every status a message can reach from `status` through the lattice's events.
+    static func reachable(from status: MessageStatus) -> Set<MessageStatus> {
+        var seen: Set<MessageStatus> = [status]
+        var frontier = [status]
+        while let s = frontier.popLast() {
+            for event in StatusEvent.allCases {
+                let next = StatusLattice.raise(s, event)
+                if seen.insert(next).inserted { frontier.append(next) }
+            }
+        }
+        return seen
+    }
+}

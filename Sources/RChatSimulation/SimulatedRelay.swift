@@ -1,0 +1,132 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatNet
+import RChatRelay
+import RChatRelayClient
+
+/// `rchat-relay`'s logic (`Relay`) on virtual time and the memory network, with `--persist`:
+/// a crash drops it with whatever it had not committed, and a restart loads what it had.
+final class SimulatedRelay: RelayLoop {
+    let address: RelayAddress
+    private let staticKey: AgreementKey
+    private let configuration: RelayConfiguration
+    private let scheduler: Scheduler
+    private let trace: Trace
+    private unowned let network: MemoryNetwork
+    private var relay: Relay?
+    /// Bumped at every start: timers and connections of an earlier one are dead.
+    private(set) var incarnation = 0
+    private var hooks: [() -> Void] = []
+    private var dirty: [MemoryConnection] = []
+    private var inIteration = false
+
+    init(directory: String, scheduler: Scheduler, network: MemoryNetwork, trace: Trace) {
+        staticKey = AgreementKey.generate()
+        address = RelayAddress(host: "relay.sim", port: 7070, publicKey: staticKey.publicKey)
+        var configuration = RelayConfiguration(keyFile: directory + "/relay.key")
+        configuration.persistPath = directory + "/relay.db"
+        self.configuration = configuration
+        self.scheduler = scheduler
+        self.network = network
+        self.trace = trace
+    }
+
+    var isUp: Bool { relay != nil }
+    func isCurrent(_ incarnation: Int) -> Bool { relay != nil && incarnation == self.incarnation }
+
+    func start() throws {
+        precondition(relay == nil)
+        incarnation += 1
+        hooks = []
+        dirty = []
+        let trace = self.trace
+        relay = try Relay(inMemory: configuration, address: address, staticKey: staticKey, loop: self,
+                          clock: scheduler.clock, log: RelayLog(write: { trace.note($0) }))
+        trace.note("relay started (#\(incarnation))")
+    }
+
+    /// Gone at once, as a killed process: nothing more is committed or sent.
+    func crash() {
+        guard relay != nil else { return }
+        relay = nil
+        hooks = []
+        dirty = []
+        trace.note("relay crashed (#\(incarnation))")
+        network.relayDied()
+    }
+
+    func accept(_ connection: MemoryConnection, from host: HostAddress) -> (any RelayConnectionReceiver)? {
+        relay?.accept(connection, from: host)
+    }
+
+    /// One loop iteration: `body`, then the hooks (the persistence commit), then what the
+    /// connections queued leaves — as `EventLoop.finishIteration`.
+    func iteration(_ body: () -> Void) {
+        guard relay != nil else { return }
+        if inIteration { return body() }
+        inIteration = true
+        body()
+        for hook in hooks { hook() }
+        while !dirty.isEmpty {
+            let flushing = dirty
+            dirty = []
+            for connection in flushing { network.flush(connection) }
+        }
+        inIteration = false
+    }
+
+    func needsFlush(_ connection: MemoryConnection) {
+        if !dirty.contains(where: { $0 === connection }) { dirty.append(connection) }
+    }
+
+    // MARK: RelayLoop
+
+    var now: Double { scheduler.now }
+
+    @discardableResult
+    func schedule(after seconds: Double, repeating: Bool, _ action: @escaping () -> Void) -> Int {
+        let incarnation = self.incarnation
+        func arm() {
+            scheduler.after(seconds) { [weak self] in
+                guard let self, self.isCurrent(incarnation) else { return }
+                self.iteration(action)
+                if repeating { arm() }
+            }
+        }
+        arm()
+        return 0
+    }
+
+    func addBeforeFlush(_ hook: @escaping () -> Void) { hooks.append(hook) }
+}
+
+/// What happened in a run: a digest of every line (the same seed gives the same digest) and
+/// the last lines, printed with a failure.
+final class Trace: @unchecked Sendable {
+    // @unchecked: written on the simulation's one thread only (engines and the relay log
+    // into it from that thread).
+    private(set) var digest: UInt64 = 0xCBF2_9CE4_8422_2325
+    private var recent: [String] = []
+    private var head = 0
+    private let keep: Int
+    private(set) var lines = 0
+    let clock: VirtualClock
+
+    init(clock: VirtualClock, keep: Int = 400) {
+        self.clock = clock
+        self.keep = keep
+    }
+
+    func note(_ line: String) {
+        let stamped = String(format: "%10.3f ", clock.seconds()) + line
+        for byte in stamped.utf8 {
+            digest ^= UInt64(byte)
+            digest = digest &* 0x100_0000_01B3
+        }
+        lines += 1
+        if recent.count < keep { recent.append(stamped) } else { recent[head] = stamped; head = (head + 1) % keep }
+    }
+
+    var tail: [String] { Array(recent[head...] + recent[..<head]) }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatEngine
+import RChatStore
+
+/// Two or three accounts and a relay in one process on virtual time, driven by one seed
+/// (docs/ARCHITECTURE.md, "Deterministic simulation"). `SimulatedWorld.run(seed:)` plays a
+/// random history — sends, reads, resends, engine and relay crashes, a reinstall, a new
+/// phone, a network that drops, duplicates, reorders and cuts — checking the status and
+/// recovery invariants after every step, then heals everything and checks that every
+/// message got through.
+public final class SimulatedWorld {
+    public struct Options: Sendable {
+        public var steps = 200
+        public var accounts: Int? = nil
+        /// Keep the run's files (for a look after a failure).
+        public var keepFiles = false
+        public init() {}
+    }
+
+    public struct Outcome: Sendable {
+        public let seed: UInt64
+        public let steps: Int
+        /// Empty when every invariant held.
+        public let failures: [String]
+        /// Of every line the run wrote: the same seed gives the same digest.
+        public let digest: UInt64
+        /// The last lines of the run, for a failure.
+        public let tail: [String]
+        public let messages: Int
+        public let virtualSeconds: Double
+        public var passed: Bool { failures.isEmpty }
+    }
+
+    static let passphrase = "simulated passphrase"
+
+    let seed: UInt64
+    let clock = VirtualClock()
+    let scheduler: Scheduler
+    let trace: Trace
+    let network: MemoryNetwork
+    var random: SimulationRandom
+    private(set) var relay: SimulatedRelay!
+    private(set) var accounts: [SimulatedAccount] = []
+    let directory: String
+    var invariants: Invariants!
+    /// The first broken invariant ends the run.
+    var failures: [String] = []
+
+    init(seed: UInt64, directory: String) {
+        self.seed = seed
+        self.directory = directory
+        scheduler = Scheduler(clock: clock)
+        trace = Trace(clock: clock)
+        network = MemoryNetwork(scheduler: scheduler, seed: seed, trace: trace)
+        random = SimulationRandom(seed: seed)
+    }
+
+    func syncDelay() -> Double { random.uniform(0.0005...0.03) }
+
+    /// Plays one seed. Runs on the calling thread, which it seeds (`SeededRandomness`).
+    public static func run(seed: UInt64, options: Options = Options()) -> Outcome {
+        SeededRandomness.seed(seed)
+        defer { SeededRandomness.unseed() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-sim-\(seed)-\(getpid())-\(UUID().uuidString.prefix(8))").path
+        let world = SimulatedWorld(seed: seed, directory: directory)
+        defer {
+            world.close()
+            if !options.keepFiles { try? FileManager.default.removeItem(atPath: directory) }
+        }
+        var steps = 0
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try world.setUp(accounts: options.accounts)
+            while steps < options.steps && world.failures.isEmpty {
+                steps += 1
+                try world.step(steps)
+            }
+            if world.failures.isEmpty { try world.healAndFinish() }
+        } catch {
+            world.failures.append("step \(steps): \(error)")
+        }
+        return Outcome(seed: seed, steps: steps, failures: world.failures, digest: world.trace.digest, tail: world.trace.tail,
+                       messages: world.invariants?.messageCount ?? 0, virtualSeconds: world.clock.seconds())
+    }
+
+    func close() {
+        for account in accounts { account.close() }
+        relay?.crash()
+    }
+
+    // MARK: set-up
+
+    private func setUp(accounts count: Int?) throws {
+        relay = SimulatedRelay(directory: directory, scheduler: scheduler, network: network, trace: trace)
+        network.attach(relay)
+        try relay.start()
+        let n = count ?? (random.chance(0.5) ? 3 : 2)
+        let names = ["alice", "bob", "carol"].prefix(n)
+        for (i, name) in names.enumerated() {
+            let account = SimulatedAccount(name: name, index: i, directory: directory)
+            try account.create(relay: relay.address, clock: clock)
+            accounts.append(account)
+        }
+        for a in accounts {
+            for b in accounts where b !== a { try introduce(b, to: a) }
+        }
+        invariants = Invariants(world: self)
+        for account in accounts { try account.start(in: self) }
+        trace.note("seed \(seed): \(n) accounts")
+    }
+
+    /// `a` enters `b`'s contact code (again, after a new phone: that verifies it).
+    func introduce(_ b: SimulatedAccount, to a: SimulatedAccount) throws {
+        let other = try b.commands(clock)
+        let code = try other.identity().contactCode(device: other.device)
+        _ = try a.commands(clock).addContact(code, name: b.name)
+        a.engine?.wake()
+    }
+
+    // MARK: steps
+
+    private func step(_ number: Int) throws {
+        let action = chooseAction()
+        trace.note("step \(number): \(action)")
+        try perform(action)
+        try runFor(random.uniform(0.01...1.5))
+        try invariants.check(after: "step \(number) (\(action))")
+    }
+
+    /// Runs the world for `seconds` of virtual time.
+    func runFor(_ seconds: Double) throws {
+        let limit = clock.seconds() + seconds
+        while failures.isEmpty {
+            try turnEngines()
+            let nextEvent = scheduler.nextTime ?? .infinity
+            let nextEngine = accounts.compactMap { $0.engine?.nextWake }.min() ?? .infinity
+            let next = min(nextEvent, nextEngine)
+            if next > limit {
+                scheduler.advance(to: limit)
+                try turnEngines()
+                return
+            }
+            if nextEvent <= nextEngine {
+                _ = scheduler.runNext(notAfter: next)
+            } else {
+                scheduler.advance(to: nextEngine)
+            }
+        }
+    }
+
+    /// Every engine with something posted or a timer due takes turns until none has.
+    private func turnEngines() throws {
+        for _ in 0..<1000 {
+            var turned = false
+            for account in accounts {
+                guard let engine = account.engine else { continue }
+                if engine.hasPostedItems || engine.nextWake <= clock.seconds() {
+                    do {
+                        _ = try engine.step()
+                    } catch {
+                        throw SimulationError("\(account.name)'s engine stopped: \(error)")
+                    }
+                    turned = true
+                }
+            }
+            if !turned { return }
+        }
+        throw SimulationError("an engine keeps finding work at the same instant (1000 turns)")
+    }
+
+    /// Moves time on by `seconds` at once, as when every phone is off: timers that fall in
+    /// between fire once, late (only the relay's run then, and they go by the clock).
+    func jump(_ seconds: Double) throws {
+        try runFor(5)
+        scheduler.advance(to: clock.seconds() + seconds)
+        try runFor(0.5)
+    }
+}
+
+struct SimulationError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import RChatSimulation
+
+SimulateCommand.main(CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
