@@ -102,7 +102,7 @@ extension Engine {
         }
         for conversation in after.resendQueued { try flushOutbox(conversation) }
         for contactID in after.rebuild { try rebuild(contactID) }
-        for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation, startedOver: false) }
+        for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation) }
         if !after.sessionsStarted.isEmpty || after.receiptsOwed > 0 {
             scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.receiptsOwed >= settings.receiptBatch)
         }
@@ -161,8 +161,7 @@ extension Engine {
     func sendWhatWaits(_ conversation: LiveConversation) throws(EngineError) {
         guard conversation.hasSession else { return }
         if conversation.canSend {
-            try sendNoticeIfNeeded(conversation, startedOver: conversation.startedOverNoticeDue)
-            conversation.startedOverNoticeDue = false
+            try sendNoticeIfNeeded(conversation)
             try announceRotationIfNeeded(conversation)
         }
         try flushOutbox(conversation, ignoringBackoff: true)
@@ -197,14 +196,15 @@ extension Engine {
         var saved = conversation.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
         // shows it completed the handshake (SavedSessionState.begin).
-        saved.begin(session, at: now, confirmed: !asResponder || session.peer.startedOver)
+        saved.begin(session, at: now, confirmed: !asResponder || session.peer.startedOver, peerHolds: !asResponder)
         conversation.saved = saved
         conversation.initiator = nil
         conversation.sent.removeAll()
         conversation.deliveredInFlight.forgetAll()
         conversation.readReceiptsInFlight.removeAll()
         try persist(conversation, tx)
-        conversation.startedOverNoticeDue = !hadState
+        // Owed until a notice goes in a session the contact holds (an unconfirmed one may be lost).
+        conversation.startedOverNoticeDue = conversation.startedOverNoticeDue || !hadState
         if !session.peer.deviceKeyIsPinned { try newDeviceRow(conversation, session.peer.deviceKey, tx, &after) }
         after.sessionsStarted.append(conversation)
     }
@@ -287,7 +287,7 @@ extension Engine {
     private func receiveEnvelope(_ opening: Opening, at heldAt: Int64, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let (conversation, header, body, text) = opening
         let contact = conversation.contact
-        if body != nil, let saved = conversation.saved, saved.sendingUntilConfirmed != nil,
+        if body != nil, let saved = conversation.saved, saved.sendingUntilConfirmed != nil || !saved.peerHoldsCurrent,
            header.sessionID == saved.current?.keys.sessionID {
             // The peer holds the new session: send in it from now on.
             conversation.saved?.confirm()

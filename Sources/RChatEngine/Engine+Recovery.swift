@@ -19,11 +19,17 @@ extension Engine {
         static func newDevice(_ deviceKey: [UInt8]) -> String { "new-device \(Hex.encode(deviceKey))" }
     }
 
-    /// Right after a session starts, and whenever more held messages turned out unreadable:
-    /// tell the contact which ids this side could not read. A side that started over always
-    /// sends one (maybe empty), so the contact knows there is nothing more to wait for.
-    func sendNoticeIfNeeded(_ conversation: LiveConversation, startedOver: Bool) throws(EngineError) {
-        guard conversation.canSend, var saved = conversation.saved, let keys = saved.sendKeys,
+    /// Once the contact holds the session, and whenever more held messages turned out
+    /// unreadable: tell the contact which ids this side could not read. A side that started
+    /// over always sends one (maybe empty), so the contact knows there is nothing more to
+    /// wait for.
+    ///
+    /// Only in a session the contact is known to hold (`SavedSessionState.peerHoldsCurrent`):
+    /// a notice sealed in a session whose handshake the contact never completed could never
+    /// be read, and nothing would ever tell this side so.
+    func sendNoticeIfNeeded(_ conversation: LiveConversation) throws(EngineError) {
+        let startedOver = conversation.startedOverNoticeDue
+        guard conversation.canSend, var saved = conversation.saved, saved.peerHoldsCurrent, let keys = saved.sendKeys,
               let session = saved.current?.keys.sessionID else { return }
         let pending = try AccountService.wrap { try store.undecryptable(contact: conversation.contact.id, notified: false) }
             .map(\.id).filter { !conversation.noticeInFlight.contains($0) }
@@ -42,6 +48,7 @@ extension Engine {
                 break
             }
             conversation.noticeInFlight.formUnion(chunk)
+            conversation.startedOverNoticeDue = false
         } while !rest.isEmpty
         conversation.saved = saved
     }

@@ -88,7 +88,8 @@ final class LiveConversation {
     /// A session that carries what this side writes.
     var canSend: Bool { hasSession && !awaitingVerification }
     var awaitingReplyAcceptance = false
-    /// This side started over in the current session: its first notice goes even if empty.
+    /// This side started over: its first notice goes even if empty, in the first session the
+    /// contact is known to hold.
     var startedOverNoticeDue = false
 
     /// Whether sessions may be set up at all with this contact.
@@ -109,6 +110,6 @@ final class LiveConversation {
         noticeInFlight.removeAll()
         peer = nil
         awaitingReplyAcceptance = false
-        startedOverNoticeDue = false
+        // `startedOverNoticeDue` stays: the notice is owed until a session the contact holds.
     }
 }

@@ -78,6 +78,7 @@ extension SimulatedWorld {
             let text = "m\(invariants.messageCount + 1) \(sender.name)→\(receiver.name)"
             let id = try sender.commands(clock).send(to: receiver.name, text: text)
             invariants.sent(id, from: sender, to: receiver)
+            trace.note("\(sender.name) wrote \(id.hex) to \(receiver.name)")
             sender.engine?.wake()
         case let .read(who, contact):
             let reader = accounts[who], writer = accounts[contact]
@@ -138,12 +139,26 @@ extension SimulatedWorld {
         }
     }
 
-    /// The user presses Resend on what offers it (nothing to resend is not an error).
+    /// The user presses Resend on what offers it: messages whose status does, and rows with
+    /// a Resend action (a contact who started over: "N messages may not have reached them",
+    /// which keep their status). Nothing to resend is not an error.
     func pressResend(_ account: SimulatedAccount, to contact: SimulatedAccount) throws {
         let service = try account.commands(clock)
-        let offered = try service.conversation(contact.name).compactMap { item -> MessageID? in
-            if case .message(let m) = item, m.direction == .outgoing, m.status?.offersResend == true { return m.id } else { return nil }
+        var offered: [MessageID] = []
+        var statuses: [MessageID: MessageStatus] = [:]
+        for item in try service.conversation(contact.name) {
+            switch item {
+            case .message(let m) where m.direction == .outgoing:
+                statuses[m.id] = m.status
+                if m.status?.offersResend == true { offered.append(m.id) }
+            case .row(let row) where row.action == .resend:
+                offered += row.messageIDs
+            default:
+                break
+            }
         }
+        offered = offered.filter { statuses[$0].map { !$0.isFinal } ?? false }
+        offered = Array(Set(offered)).sorted { $0.hex < $1.hex }
         guard !offered.isEmpty else { return }
         let resent = try service.resend(contact.name, ids: offered)
         invariants.userResent(resent)

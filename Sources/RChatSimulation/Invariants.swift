@@ -91,6 +91,7 @@ final class Invariants {
                   let status = message.status else { continue }
             let before = lastStatus[id] ?? .sending
             if status != before {
+                world.trace.note("\(record.from)→\(record.to) \(id.hex): \(before.rawValue) → \(status.rawValue)")
                 if !Self.reachable(from: before).contains(status) {
                     fail("\(what): \(record.from)→\(record.to) \(id.hex) went from \(before.rawValue) to \(status.rawValue)")
                 }

@@ -12,12 +12,14 @@ public enum SimulateCommand {
         public var jobs = 2
         /// One seed, with the end of its trace.
         public var replay: UInt64?
+        /// Lines of a replayed seed's trace printed (its end).
+        public var traceLines = 400
         public init() {}
     }
 
     public static let usage = """
         usage: rchat-simulate [--seeds N] [--first SEED] [--steps N] [--jobs N]
-               rchat-simulate --seed SEED [--steps N]
+               rchat-simulate --seed SEED [--steps N] [--trace-lines N]
         """
 
     public static func main(_ arguments: [String], environment: [String: String]) -> Never {
@@ -38,8 +40,10 @@ public enum SimulateCommand {
         if let seed = settings.replay {
             var options = SimulatedWorld.Options()
             options.steps = settings.steps
+            options.traceLines = settings.traceLines
             let outcome = SimulatedWorld.run(seed: seed, options: options)
             for line in outcome.tail { print(line) }
+            if !outcome.passed { print(report(outcome)) }
             print(summary([outcome], seconds: nil))
             exit(outcome.passed ? 0 : 1)
         }
@@ -67,6 +71,7 @@ public enum SimulateCommand {
             case "--steps": settings.steps = Int(try number(option))
             case "--jobs": settings.jobs = max(1, Int(try number(option)))
             case "--seed": settings.replay = try number(option)
+            case "--trace-lines": settings.traceLines = Int(try number(option))
             default: throw UsageError(description: "unknown option \(option)")
             }
         }

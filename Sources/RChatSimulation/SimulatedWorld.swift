@@ -16,6 +16,8 @@ public final class SimulatedWorld {
         public var accounts: Int? = nil
         /// Keep the run's files (for a look after a failure).
         public var keepFiles = false
+        /// Lines of the trace kept for the outcome's tail.
+        public var traceLines = 400
         public init() {}
     }
 
@@ -48,11 +50,11 @@ public final class SimulatedWorld {
     /// The first broken invariant ends the run.
     var failures: [String] = []
 
-    init(seed: UInt64, directory: String) {
+    init(seed: UInt64, directory: String, traceLines: Int) {
         self.seed = seed
         self.directory = directory
         scheduler = Scheduler(clock: clock)
-        trace = Trace(clock: clock)
+        trace = Trace(clock: clock, keep: traceLines)
         network = MemoryNetwork(scheduler: scheduler, seed: seed, trace: trace)
         random = SimulationRandom(seed: seed)
     }
@@ -64,7 +66,7 @@ public final class SimulatedWorld {
         SeededRandomness.seed(seed)
         defer { SeededRandomness.unseed() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-sim-\(seed)-\(getpid())-\(UUID().uuidString.prefix(8))").path
-        let world = SimulatedWorld(seed: seed, directory: directory)
+        let world = SimulatedWorld(seed: seed, directory: directory, traceLines: options.traceLines)
         defer {
             world.close()
             if !options.keepFiles { try? FileManager.default.removeItem(atPath: directory) }

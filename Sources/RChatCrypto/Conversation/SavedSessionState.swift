@@ -51,20 +51,30 @@ public struct SavedSessionState: Sendable {
     /// never be read. So the previous session, which the peer surely holds, keeps sending
     /// until `confirm()` — the first frame the peer sends in the new one. (Not for a peer
     /// that started over: it holds no previous session.)
-    public mutating func begin(_ session: Session, at now: Int64, confirmed: Bool = true) {
+    ///
+    /// `peerHolds`: whether the peer is known to hold the new session already (the
+    /// initiator, which read the responder's reply); else only once `confirm()`.
+    public mutating func begin(_ session: Session, at now: Int64, confirmed: Bool = true, peerHolds: Bool = true) {
         // Still unconfirmed from an earlier answer: the session the peer surely holds is
         // the one sending already, not the unconfirmed one about to be replaced.
         let fallback = sendingUntilConfirmed ?? current
         endCurrent(at: now)
         current = CurrentSession(keys: session.keys, nextSendSequence: 0, startedAt: now)
         sendingUntilConfirmed = confirmed ? nil : fallback
+        peerHoldsCurrent = peerHolds
         reconnectCounter = session.nextReconnectCounter
     }
 
     /// The peer sent a frame in the current session: it holds it, so sending moves to it.
     public mutating func confirm() {
         sendingUntilConfirmed = nil
+        peerHoldsCurrent = true
     }
+
+    /// Whether the peer is known to hold the current session (it sent a frame in it, or
+    /// this side initiated it): what nothing else could ever recover — a could-not-read
+    /// notice — goes only then. In memory only, like `sendingUntilConfirmed`.
+    public private(set) var peerHoldsCurrent = false
 
     /// The session this side sends in while the current one is unconfirmed; in memory
     /// only (a restart begins a new session anyway).
@@ -79,6 +89,7 @@ public struct SavedSessionState: Sendable {
         if let c = current { older.append(OlderSession(receiving: c.keys.receiving, retiredAt: now)) }
         current = nil
         sendingUntilConfirmed = nil
+        peerHoldsCurrent = false
     }
 
     /// Takes the next send sequence of the session `sendKeys` belong to; nil without one.

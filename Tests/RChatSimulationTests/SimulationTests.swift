@@ -1,0 +1,33 @@
+import Foundation
+import XCTest
+@testable import RChatSimulation
+
+/// The deterministic simulation (docs/ARCHITECTURE.md, "Deterministic simulation"): seeds
+/// of a random history of two or three accounts and the relay, each checked after every
+/// step; a failing seed prints the command that replays it.
+final class SimulationTests: XCTestCase {
+    /// At least 200 seeds of 200 steps, all passing.
+    func testTwoHundredSeedsKeepEveryInvariant() {
+        var settings = SimulateCommand.Settings()
+        settings.seeds = Int(ProcessInfo.processInfo.environment["RCHAT_SIM_SEEDS"] ?? "") ?? 200
+        settings.first = UInt64(ProcessInfo.processInfo.environment["RCHAT_SIM_FIRST"] ?? "") ?? 1
+        settings.jobs = 2
+        let outcomes = SimulateCommand.runMany(settings)
+        XCTAssertEqual(outcomes.count, settings.seeds)
+        for outcome in outcomes where !outcome.passed {
+            XCTFail(SimulateCommand.report(outcome) + "\n" + outcome.tail.suffix(60).joined(separator: "\n"))
+        }
+        print(SimulateCommand.summary(outcomes, seconds: nil))
+    }
+
+    /// The same seed gives the same run, line for line (its trace's digest), twice in a row.
+    func testTheSameSeedGivesTheSameRun() {
+        for seed: UInt64 in [7, 11] {
+            let first = SimulatedWorld.run(seed: seed), second = SimulatedWorld.run(seed: seed)
+            XCTAssertEqual(first.digest, second.digest, "seed \(seed) ran differently the second time")
+            XCTAssertEqual(first.steps, second.steps)
+            XCTAssertGreaterThan(first.messages, 0)
+        }
+        XCTAssertNotEqual(SimulatedWorld.run(seed: 7).digest, SimulatedWorld.run(seed: 8).digest)
+    }
+}
