@@ -24,6 +24,9 @@ extension Engine {
         var rebuild: [ContactID] = []
         var events: [ChatEvent] = []
         var receiptsOwed = 0
+        /// The contact showed it holds a session this side answered: receipts and notices
+        /// held back for it go now.
+        var sessionsConfirmed = false
 
         /// Nothing here needs to happen before the next batch is stored: acknowledgements,
         /// events and receipts only. A batch that answers a handshake, starts a session or
@@ -103,8 +106,8 @@ extension Engine {
         for conversation in after.resendQueued { try flushOutbox(conversation) }
         for contactID in after.rebuild { try rebuild(contactID) }
         for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation) }
-        if !after.sessionsStarted.isEmpty || after.receiptsOwed > 0 {
-            scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.receiptsOwed >= settings.receiptBatch)
+        if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
+            scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch)
         }
     }
 
@@ -192,7 +195,6 @@ extension Engine {
         conversation.peer = session.peer
         conversation.peerStartedOver = hadState && session.peer.startedOver
         conversation.noticeReceived = false
-        conversation.noticesRead.removeAll()
         var saved = conversation.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
         // shows it completed the handshake (SavedSessionState.begin).
@@ -291,6 +293,7 @@ extension Engine {
            header.sessionID == saved.current?.keys.sessionID {
             // The peer holds the new session: send in it from now on.
             conversation.saved?.confirm()
+            after.sessionsConfirmed = true
         }
         guard let body else {
             // Its id is readable, its body is not: this side lost the session it was sent in.
@@ -313,7 +316,7 @@ extension Engine {
                 if change.changed { after.events.append(.statusChanged(contact: contact.name, id: change.id, status: change.current)) }
             }
         case .notice:
-            try receiveNotice(body, in: conversation, tx, &after)
+            try receiveNotice(body, in: conversation, sealedIn: header.sessionID, tx, &after)
         case .keyRotation:
             try receiveKeyRotation(body, in: conversation, tx, &after)
         case .keyRotationAccepted:

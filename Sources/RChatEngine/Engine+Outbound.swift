@@ -199,8 +199,9 @@ extension Engine {
         let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
         var more = false
         for contactID in owed {
+            // Only in a session the contact holds: a receipt it cannot read is lost for good.
             guard let conversation = conversations[contactID], conversation.canSend, var saved = conversation.saved,
-                  let keys = saved.sendKeys else { continue }
+                  saved.peerHoldsSendingSession, let keys = saved.sendKeys else { continue }
             // Owed: what this run stored, from memory; else from the store — but not while a
             // batch of this conversation waits for the disk (its messages are in the store,
             // not yet durable; their receipts go once they are).

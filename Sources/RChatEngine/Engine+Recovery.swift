@@ -68,13 +68,15 @@ extension Engine {
     /// A could-not-read notice from the contact, inside a session made with their pinned
     /// account key. Only a notice signed by their pinned device key can resend anything
     /// automatically; one signed by the session's (certified, unpinned) device key leads to
-    /// Not delivered; one signed by anything else changes nothing. A notice written for an
-    /// earlier session, or read already in this one (the relay delivering it again), is
-    /// ignored.
-    func receiveNotice(_ body: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
+    /// Not delivered; one signed by anything else changes nothing.
+    ///
+    /// The notice must name the session whose keys sealed the envelope it came in (`sealedIn`),
+    /// which may be one this side has since left: a notice the relay held across a reconnect
+    /// still counts. Each notice counts once (`markNoticeRead`): the relay delivering it again,
+    /// in any session, gets a log line and nothing else.
+    func receiveNotice(_ body: [UInt8], in conversation: LiveConversation, sealedIn session: [UInt8], _ tx: StoreTransaction,
                        _ after: inout AfterCommit) throws {
         let contact = conversation.contact
-        let session = conversation.saved?.current?.keys.sessionID
         func open(signedBy key: [UInt8]) throws(CouldNotReadNoticeError) -> CouldNotReadNotice {
             try CouldNotReadNotice.open(body, conversation: conversation.secret, session: session, signedBy: key)
         }
@@ -85,7 +87,7 @@ extension Engine {
             do {
                 opened = (try open(signedBy: key), signer)
             } catch .otherSession {
-                return rejectForged("a could-not-read notice from \(contact.name) written for an earlier session")
+                return rejectForged("a could-not-read notice from \(contact.name) written for another session than it came in")
             } catch {
                 continue
             }
@@ -93,8 +95,8 @@ extension Engine {
         guard let (notice, signer) = opened else {
             return rejectForged("a could-not-read notice from \(contact.name) not signed by their device key")
         }
-        guard conversation.noticesRead.insert(Hash.blake2b(body)).inserted else {
-            return rejectForged("a could-not-read notice from \(contact.name) read already in this session")
+        guard try tx.markNoticeRead(contact: contact.id, digest: Hash.blake2b(body), at: now) else {
+            return rejectForged("a could-not-read notice from \(contact.name) read already")
         }
         conversation.noticeReceived = true
         let t = now

@@ -43,9 +43,6 @@ final class LiveConversation {
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Double)] = []
     /// The peer as the current session's handshake proved it.
     var peer: VerifiedPeer?
-    /// Digests of the could-not-read notices read in the current session: the same notice
-    /// delivered again does nothing. (One of an earlier session is refused by its session id.)
-    var noticesRead: Set<[UInt8]> = []
     /// The peer started over although this side had a conversation with it: until its
     /// notice arrives, recent messages may not have reached it.
     var peerStartedOver = false

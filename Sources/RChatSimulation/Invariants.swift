@@ -82,6 +82,9 @@ final class Invariants {
                 }
             }
             storedNow[account.name] = stored
+            for id in stored where !(everStored[account.name]?.contains(id) ?? false) {
+                world.trace.note("\(account.name) stored \(id.hex)")
+            }
             everStored[account.name, default: []].formUnion(stored)
         }
         var autoResends: [String: [Int64]] = [:]
@@ -135,7 +138,9 @@ final class Invariants {
         for id in order {
             guard let record = sent[id], let account = world.accounts.first(where: { $0.name == record.from }),
                   record.install == account.installs, let status = lastStatus[id], !status.isFinal else { continue }
-            stuck.append("after healing, \(record.from)→\(record.to) \(id.hex) is still \(status.rawValue)")
+            let stored = everStored[record.to]?.contains(id) ?? false
+            stuck.append("after healing, \(record.from)→\(record.to) \(id.hex) is still \(status.rawValue)"
+                         + (stored ? " (\(record.to) stored it)" : " (\(record.to) never stored it)"))
         }
         return stuck
     }

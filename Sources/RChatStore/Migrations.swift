@@ -26,6 +26,17 @@ enum Migrations {
             -- costs the same with ten thousand strangers stored as with none.
             CREATE INDEX contacts_by_account_key ON contacts (account_key);
             """),
+        Migration(version: 5, sql: """
+            -- Could-not-read notices acted on, by the BLAKE2b-256 of the sealed notice: each
+            -- is acted on once, whichever session it arrives in (a relay delivering it again
+            -- gets nothing). Kept with the contact: notices are rare, one per lost state.
+            CREATE TABLE notices_read (
+                contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+                digest BLOB NOT NULL CHECK (length(digest) = 32),
+                read_at INTEGER NOT NULL,
+                PRIMARY KEY (contact_id, digest)
+            ) STRICT, WITHOUT ROWID;
+            """),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

@@ -49,3 +49,19 @@ extension StoreAccess {
         }
     }
 }
+
+extension StoreAccess {
+    /// Notes that the could-not-read notice with this digest was acted on; false if it was
+    /// already (a replay), and then nothing may be done for it. Kept as long as the contact:
+    /// a session's receive key may open its notices for as long as the session lasted plus
+    /// 72 hours, and notices are rare (one per lost state).
+    public func markNoticeRead(contact: ContactID, digest: [UInt8], at now: Int64) throws -> Bool {
+        try translatingConstraints(foreignKey: .unknownContact(contact)) {
+            try database.execute("""
+                INSERT INTO notices_read (contact_id, digest, read_at) VALUES (?, ?, ?)
+                ON CONFLICT (contact_id, digest) DO NOTHING
+                """, [.integer(contact.rawValue), .blob(digest), .integer(now)])
+        }
+        return database.changes == 1
+    }
+}

@@ -56,8 +56,9 @@ public struct SavedSessionState: Sendable {
     /// initiator, which read the responder's reply); else only once `confirm()`.
     public mutating func begin(_ session: Session, at now: Int64, confirmed: Bool = true, peerHolds: Bool = true) {
         // Still unconfirmed from an earlier answer: the session the peer surely holds is
-        // the one sending already, not the unconfirmed one about to be replaced.
-        let fallback = sendingUntilConfirmed ?? current
+        // the one sending already, not the unconfirmed one about to be replaced — and a
+        // current session the peer was never shown to hold is no fallback at all.
+        let fallback = sendingUntilConfirmed ?? (peerHoldsCurrent ? current : nil)
         endCurrent(at: now)
         current = CurrentSession(keys: session.keys, nextSendSequence: 0, startedAt: now)
         sendingUntilConfirmed = confirmed ? nil : fallback
@@ -75,6 +76,10 @@ public struct SavedSessionState: Sendable {
     /// this side initiated it): what nothing else could ever recover — a could-not-read
     /// notice — goes only then. In memory only, like `sendingUntilConfirmed`.
     public private(set) var peerHoldsCurrent = false
+
+    /// Whether `sendKeys` belong to a session the peer holds: what goes once and is never
+    /// recovered if unreadable — receipts — goes only then.
+    public var peerHoldsSendingSession: Bool { sendingUntilConfirmed != nil || peerHoldsCurrent }
 
     /// The session this side sends in while the current one is unconfirmed; in memory
     /// only (a restart begins a new session anyway).
