@@ -69,7 +69,7 @@ enum Linger {
             if lock == nil { usleep(20_000) }
         }
         guard let lock else { return }
-        let engine = try Engine(account: account) { _ in }
+        let engine = try Engine(account: account, log: .discarding)
         let center = AlertCenter(account: account)
         let sink: AlertSink? = center.desktopAllowed ? .detect() : nil
         engine.onEvent = { event in
