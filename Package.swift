@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers (DESIGN §1): C module maps → pure Core → Crypto / SQL → Store, Net → Relay,
+// Layers (docs/ARCHITECTURE.md): C module maps → pure Core → Crypto / SQL → Store, Net → Relay,
 // RelayClient → (Engine, TUI) → thin executables.
 let package = Package(
     name: "rchat",

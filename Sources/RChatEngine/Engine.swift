@@ -4,7 +4,7 @@ import RChatCrypto
 import RChatRelayClient
 import RChatStore
 
-/// The store-and-sync engine (DESIGN §2, §4, §5): it owns the account's relay connections,
+/// The store-and-sync engine (docs/ARCHITECTURE.md): it owns the account's relay connections,
 /// each conversation's link and session, the outbox and the receipts, and applies every
 /// status change through the store's compare-and-raise.
 ///

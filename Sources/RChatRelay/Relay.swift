@@ -5,7 +5,7 @@ import RChatNet
 import RChatRelayClient
 import CEpoll
 
-/// The relay (DESIGN §3, issue 3) as a library: pairs, forwards, holds and hands over,
+/// The relay (docs/PROTOCOL.md, "Relay protocol") as a library: pairs, forwards, holds and hands over,
 /// on one epoll loop thread. `rchat-relay` is argument parsing around this.
 public final class Relay: @unchecked Sendable {
     public let configuration: RelayConfiguration

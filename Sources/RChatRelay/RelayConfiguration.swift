@@ -3,7 +3,7 @@ import RChatCommandLine
 
 /// Everything `rchat-relay` can be told on its command line.
 public struct RelayConfiguration: Sendable {
-    /// The hard cap on holding (DESIGN §3): an operator may lower it, never raise it.
+    /// The hard cap on holding (docs/PROTOCOL.md, "Refusals and limits"): an operator may lower it, never raise it.
     public static let maximumHoldHours = 72
 
     public var host = "127.0.0.1"

@@ -9,7 +9,7 @@ import RChatStore
 
 /// `rchat-bench check`: a whole `rchat check` process — start, connect, prove the mailbox,
 /// collect N held messages, store them with the saved state, alert, disconnect — timed
-/// from outside (issue 7: 1,000 messages in under 0.5 s). The reference, measured in the
+/// from outside (target: 1,000 messages in under 0.5 s). The reference, measured in the
 /// same run: storing the same N rows one per transaction, as a client without batching would.
 struct CheckBenchmark {
     static let messages = Declared.integer("--messages", in: 1...1_000_000, default: 1_000, help: "messages held for the check")

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// After the view quits, rChat goes on in the background for about 30 seconds to finish
-/// sending what is in flight and to alert on what arrives (seed 001); a new start during
+/// sending what is in flight and to alert on what arrives; a new start during
 /// that time takes over at once.
 enum Linger {
     static let seconds = 30.0

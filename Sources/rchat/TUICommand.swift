@@ -22,7 +22,7 @@ enum TUICommand {
         let session = try ViewSession(locations: locations, logPath: "\(locations.home)/view.log")
         let status = session.run(TUIOptions(alerts: AlertContent(rawValue: session.model.alertSetting) ?? .name))
         // About 30 seconds more in the background: finish sending what is in flight and
-        // alert on what arrives (seed 001).
+        // alert on what arrives.
         session.release()
         Linger.spawn(locations)
         exit(status)
