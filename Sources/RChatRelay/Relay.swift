@@ -182,7 +182,7 @@ public final class Relay: @unchecked Sendable {
         guard connectionsByHost[host, default: 0] < configuration.maxConnectionsPerAddress else {
             refuse(fd)
             if hostsRefusedLogged.insert(host).inserted {
-                log.note("\(host) has \(configuration.maxConnectionsPerAddress) connections, its limit: refusing more from it")
+                log.warning("\(host) has \(configuration.maxConnectionsPerAddress) connections, its limit: refusing more from it")
             }
             return
         }
@@ -228,13 +228,13 @@ public final class Relay: @unchecked Sendable {
         refusedInBurst += 1
         if !refusalBurstLogged {
             refusalBurstLogged = true
-            log.note("connection limit \(configuration.maxConnections) reached: refusing new connections")
+            log.warning("connection limit \(configuration.maxConnections) reached: refusing new connections")
         }
     }
 
     func fail(_ session: Session, _ code: RelayErrorCode, because reason: String) {
         guard session.isOpen else { return }
-        log.note("\(session.name): \(reason); closed with error \(code.rawValue)")
+        log.warning("\(session.name): \(reason); closed with error \(code.rawValue)")
         if session.channel != nil {
             session.send(.error(code.rawValue), kind: .error)
         } else {
@@ -300,7 +300,7 @@ public final class Relay: @unchecked Sendable {
             rchat_release_free_memory()
         }
         if refusalBurstLogged, sessions.count < configuration.maxConnections {
-            log.note("connection limit burst over: refused \(refusedInBurst) connections")
+            log.warning("connection limit burst over: refused \(refusedInBurst) connections")
             refusalBurstLogged = false
             refusedInBurst = 0
         }

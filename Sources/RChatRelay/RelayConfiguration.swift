@@ -1,4 +1,5 @@
 import Foundation
+import RChatCore
 import RChatCommandLine
 
 /// Everything `rchat-relay` can be told on its command line.
@@ -62,6 +63,9 @@ public struct RelayConfiguration: Sendable {
     /// Invite tokens kept per mailbox (the newest) and in all.
     public var maxInvitesPerMailbox = 16
     public var maxInvites = 1_000_000
+    /// The least a line must matter to be logged: `.note` logs every event, `.warning`
+    /// only refusals and limits, `.error` only failures.
+    public var logLevel = LogLevel.note
 
     public init(keyFile: String) {
         self.keyFile = keyFile
@@ -78,6 +82,7 @@ public struct RelayConfiguration: Sendable {
         static let keyFile = Declared<String?>.text("--key-file", "FILE", help: "the relay's key (default $XDG_STATE_HOME/rchat-relay/relay.key)")
         static let persist = Declared<String?>.text("--persist", "FILE", help: "keep held items in this SQLite file across restarts (default: in memory)")
         static let holdHours = Declared<String?>.text("--hold-hours", "H", help: "hours an item is held, 1 to \(maximumHoldHours) (default \(defaults.holdHours))")
+        static let logLevel = Declared.choice("--log-level", "LEVEL", default: defaults.logLevel, help: "the least a line must matter to be logged")
         static let help = Option.flag("--help", aliases: ["-h"], help: "print this help")
 
         /// An option that sets one property from its typed value.
@@ -114,7 +119,7 @@ public struct RelayConfiguration: Sendable {
         ]
 
         /// Everything but --listen and --help, in the order the usage shows them.
-        static let optional = [keyFile.option, persist.option, holdHours.option] + settings.map(\.option)
+        static let optional = [keyFile.option, persist.option, holdHours.option] + settings.map(\.option) + [logLevel.option]
         static let parser = OptionParser([listen.option] + optional + [help], helpHint: "rchat-relay --help")
     }
 
@@ -144,6 +149,7 @@ public struct RelayConfiguration: Sendable {
             config.holdHours = h
         }
         for setting in Options.settings { setting.apply(given, &config) }
+        config.logLevel = given[Options.logLevel]
         guard let listen = given[Options.listen] else { throw UsageError(description: "--listen HOST:PORT is required\n\(usage)") }
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
             throw UsageError(description: "--listen must be HOST:PORT (port 0 picks a free one), not \"\(listen)\"")

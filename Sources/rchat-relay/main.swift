@@ -12,14 +12,14 @@ if arguments.contains("--help") || arguments.contains("-h") {
     exit(0)
 }
 
-let log = Logger.standardError(prefix: "rchat-relay: ")
 let configuration: RelayConfiguration
 do {
     configuration = try RelayConfiguration.parse(arguments)
 } catch {
-    log.error(error.description)
+    Logger.standardError(prefix: "rchat-relay: ").error(error.description)
     exit(2)
 }
+let log = Logger.standardError(prefix: "rchat-relay: ", threshold: configuration.logLevel)
 
 let relay: Relay
 do {

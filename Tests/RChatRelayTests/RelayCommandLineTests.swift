@@ -1,4 +1,7 @@
 import Foundation
+import RChatCrypto
+import RChatNet
+import RChatRelayClient
 import XCTest
 @testable import RChatRelay
 
@@ -51,5 +54,27 @@ final class RelayCommandLineTests: XCTestCase {
         XCTAssertEqual(parsed.idleTimeout, defaults.idleTimeout)
         XCTAssertEqual(parsed.maxOutputBytes, defaults.maxOutputBytes)
         XCTAssertEqual(parsed.holdHours, defaults.holdHours)
+    }
+
+    /// `--log-level warning` keeps refusals and drops the notes: a client that says a bad
+    /// hello is logged; the start, clients that link and leave, and the stop are not.
+    func testLogLevelDropsLinesBelowIt() throws {
+        for level in ["warning", "note"] {
+            let relay = RelayProcess()
+            defer { relay.stop(signal: SIGKILL) }
+            let address = try relay.start(["--log-level", level])
+            let raw = try RawClient(address)
+            try raw.write(FrameCodec.encode(Random.bytes(36)))
+            XCTAssertEqual(raw.expectClosed(), .malformed)
+            try assertRelayServes(address)
+            XCTAssertNotNil(waitFor(timeout: 5) { relay.stderr.contains("bad hello") ? true : nil }, relay.stderr)
+            if level == "note" {
+                XCTAssertNotNil(waitFor(timeout: 5) { relay.stderr.contains(") closed; ") ? true : nil }, relay.stderr)
+            }
+            relay.stop(signal: SIGTERM)   // waits for the exit: everything it logged is in
+            let notes = ["listening on", ") closed; ", "stopped; holding"].filter { relay.stderr.contains($0) }
+            XCTAssertEqual(notes.count, level == "note" ? 3 : 0, "\(level): \(relay.stderr)")
+            XCTAssertEqual(relay.stderr.components(separatedBy: "bad hello").count - 1, 1, "\(level): \(relay.stderr)")
+        }
     }
 }
