@@ -18,8 +18,6 @@ public struct ParsedArguments: Sendable {
     /// Whether the flag `name` (its canonical `--name`) was given.
     public func has(_ name: String) -> Bool { flags.contains(name) }
     public func has(_ option: Option) -> Bool { flags.contains(option.name) }
-    /// Whether the option was given at all (a flag, or a value).
-    public func gave(_ option: Option) -> Bool { flags.contains(option.name) || values[option.name] != nil }
 
     /// The typed value: what was given, or the declared default.
     public subscript<Value>(_ declared: Declared<Value>) -> Value {
