@@ -1,12 +1,16 @@
 # rChat: two commands on a fresh machine — `make demo` and `make test`.
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux
+# What the relay benchmark's reference needs: the broker, and the library its client
+# (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
+BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
 SWIFT    ?= swift
 
 .PHONY: deps build demo test bench-relay bench-engine bench-check bench-requests bench-tui clean
 
-# Installs the system packages that are missing: as root, through sudo, or else says how.
-deps:
-	@missing=""; for p in $(PACKAGES); do \
+# Installs the system packages among $(1) that are missing: as root, through sudo, or else
+# says how.
+define install-missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -15,6 +19,10 @@ deps:
 	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo apt-get update && sudo apt-get install -y $$missing; \
 	  else echo "rchat: missing system packages; run: sudo apt-get update && sudo apt-get install -y$$missing" >&2; exit 2; fi; \
 	fi
+endef
+
+deps:
+	$(call install-missing,$(PACKAGES))
 
 build: deps
 	$(SWIFT) build
@@ -29,6 +37,7 @@ test: build
 
 # The relay beside mosquitto 2.0 QoS 1 (a benchmark, not a test; see README "Relay benchmark").
 bench-relay: deps
+	$(call install-missing,$(BENCH_RELAY_PACKAGES))
 	$(SWIFT) build -c release
 	.build/release/rchat-bench relay
 

@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers (DESIGN §1): C module maps → pure Core → Crypto / SQL → Store, Net → Relay,
+// Layers (docs/ARCHITECTURE.md): C module maps → pure Core → Crypto / SQL → Store, Net → Relay,
 // RelayClient → (Engine, TUI) → thin executables.
 let package = Package(
     name: "rchat",
@@ -27,8 +27,10 @@ let package = Package(
         .target(name: "RChatStore", dependencies: ["RChatCore", "RChatSQL"]),
         // Sockets and the epoll event loop.
         .target(name: "RChatNet", dependencies: ["RChatCore", "CEpoll"]),
+        // Command lines: declared options, their parser and the help generated from them.
+        .target(name: "RChatCommandLine"),
         // The relay as a library.
-        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet", "RChatRelayClient"]),
+        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet", "RChatRelayClient", "RChatCommandLine"]),
         // The client side of the relay protocol.
         .target(name: "RChatRelayClient", dependencies: ["RChatCore", "RChatCrypto", "RChatNet"]),
 
@@ -39,18 +41,19 @@ let package = Package(
         // It sees the engine only through Core's ChatModel.
         .target(name: "RChatTUI", dependencies: ["RChatCore", "CNcursesw"]),
 
-        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI", "RChatRelay"]),
-        .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
+        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI", "RChatRelay", "RChatCommandLine"]),
+        .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay", "RChatCommandLine"]),
         // The deterministic simulation: accounts and the relay's logic in one process on
         // virtual time, over an in-memory network (docs/ARCHITECTURE.md).
         .target(name: "RChatSimulation", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatStore", "RChatEngine",
                                                        "RChatRelay", "RChatRelayClient"]),
         .executableTarget(name: "rchat-simulate", dependencies: ["RChatSimulation"]),
         // Benchmarks: separate from tests, each printing a ratio against a reference.
-        .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatEngine", "RChatStore", "RChatTUI"]),
+        .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatEngine", "RChatStore", "RChatTUI", "RChatCommandLine"]),
 
         .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore"]),
-        .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto"]),
+        .testTarget(name: "RChatCommandLineTests", dependencies: ["RChatCommandLine"]),
+        .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto", "RChatCore"]),
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
         .testTarget(name: "RChatStoreTests", dependencies: ["RChatStore"]),
         .testTarget(name: "RChatNetTests", dependencies: ["RChatNet"]),

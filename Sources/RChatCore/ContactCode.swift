@@ -1,6 +1,6 @@
 import Foundation
 
-/// The one line a person hands to a friend (DESIGN §2): who they are, the keys to pin, the
+/// The one line a person hands to a friend (docs/PROTOCOL.md, "Contact code"): who they are, the keys to pin, the
 /// relay where they can be reached and an invite token for a first message.
 ///
 /// Text form: `rchat-<version>-<base64url(payload)>`. The payload starts with its own

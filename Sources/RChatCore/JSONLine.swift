@@ -1,5 +1,5 @@
 /// One JSON object on one line, keys in the order given — the scripting interface's form
-/// (DESIGN §9), where tests and people read fields in a fixed order.
+/// (README, "Using rChat from the command line"), where tests and people read fields in a fixed order.
 public enum JSONLine {
     public enum Value {
         case string(String)

@@ -1,4 +1,4 @@
-/// What an outgoing message's status says, in the seed's words (DESIGN §5).
+/// What an outgoing message's status says, in the words the view shows (README, "Statuses").
 public enum MessageStatus: String, CaseIterable, Sendable, Codable {
     case sending = "Sending"
     case sent = "Sent"

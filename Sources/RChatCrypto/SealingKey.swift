@@ -1,7 +1,7 @@
 import Foundation
 import RChatCore
 
-/// The key that seals each conversation's saved state at rest (DESIGN §2): derived from the
+/// The key that seals each conversation's saved state at rest (docs/ARCHITECTURE.md, "Secrets at rest"): derived from the
 /// device key and this machine's id, so the sealed state opens only here — copied to
 /// another machine or restored from a backup, it does not.
 public struct SealingKey: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 
-/// This machine's device key — its "secure hardware" (DESIGN §2). Generated once per device
+/// This machine's device key — its "secure hardware" (docs/ARCHITECTURE.md, "Secrets at rest"). Generated once per device
 /// directory, stored there as a 0600 file in a 0700 directory, never exported. Deleting the
 /// account's data keeps it; a new, empty device directory is a new phone.
 public struct DeviceKeystore {

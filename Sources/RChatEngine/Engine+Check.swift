@@ -5,7 +5,7 @@ import RChatRelayClient
 import RChatStore
 
 extension Engine {
-    /// `rchat check`, the background check (seed 001 "How it works"): connect to every relay
+    /// `rchat check`, the background check (README, "Alerts and the background check"): connect to every relay
     /// this account uses, prove the mailbox, collect what the relays held, store it with the
     /// saved state (acknowledging each batch only after its commit), then disconnect. It
     /// pairs nothing and sends nothing: no codes, no receipts, no cover traffic. Delivered

@@ -4,7 +4,7 @@ import RChatCrypto
 import RChatRelayClient
 import RChatStore
 
-/// Recovery (seed 000 "When a contact reinstalls or changes phone"; DESIGN §6): the side
+/// Recovery (README, "When a contact loses their state"; docs/PROTOCOL.md): the side
 /// that lost its state tells the other, in a notice signed with its device key, which
 /// message ids it could not read; the other side resends by itself only where the policy
 /// allows, and otherwise marks them Not delivered with a Resend action.

@@ -4,7 +4,7 @@ import RChatCrypto
 import RChatRelayClient
 import RChatStore
 
-/// The store-and-sync engine (DESIGN §2, §4, §5): it owns the account's relay connections,
+/// The store-and-sync engine (docs/ARCHITECTURE.md): it owns the account's relay connections,
 /// each conversation's link and session, the outbox and the receipts, and applies every
 /// status change through the store's compare-and-raise.
 ///
@@ -18,7 +18,8 @@ public final class Engine: @unchecked Sendable {
     /// Time, relays and durability: the machine's, or the simulation's.
     let environment: EngineEnvironment
     let monotonic: any MonotonicClock
-    let log: @Sendable (String) -> Void
+    /// `log("…")` writes a note; `log.warning(…)` and the other levels say more.
+    let log: Logger
     var settings: EngineSettings
     let inbox = EngineInbox()
 
@@ -64,8 +65,12 @@ public final class Engine: @unchecked Sendable {
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
 
-    public init(account: AccountService, environment: EngineEnvironment = .system,
-                log: @escaping @Sendable (String) -> Void) throws(EngineError) {
+    public convenience init(account: AccountService, environment: EngineEnvironment = .system,
+                            log: @escaping @Sendable (String) -> Void) throws(EngineError) {
+        try self.init(account: account, environment: environment, log: Logger(sink: log))
+    }
+
+    public init(account: AccountService, environment: EngineEnvironment = .system, log: Logger) throws(EngineError) {
         self.account = account
         self.clock = account.clock
         self.environment = environment

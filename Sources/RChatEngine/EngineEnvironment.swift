@@ -46,9 +46,9 @@ public protocol CommitDurability: AnyObject, Sendable {
 extension WALSync: CommitDurability {}
 
 /// What a run of the engine may do. `rchat sync` and the view run `.full`; `rchat check`
-/// (seed 001 "How it works") collects and stores only: it pairs nothing, sends nothing (no
-/// codes, no receipts, no cover traffic), tries each relay once and ignores the store's
-/// wake-ups. Both go through the same dispatch (`Engine.turn`).
+/// (README, "Alerts and the background check") collects and stores only: it pairs
+/// nothing, sends nothing (no codes, no receipts, no cover traffic), tries each relay once
+/// and ignores the store's wake-ups. Both go through the same dispatch (`Engine.turn`).
 public struct EnginePolicy: Equatable, Sendable {
     /// Presents rendezvous codes and registers the invite: sessions can be set up.
     public var pairs: Bool

@@ -5,8 +5,8 @@ import RChatStore
 
 /// `rchat keys rotate`: a new account key, vouched for by the old one. Contacts learn it
 /// inside a session made with the key they pinned, check the old key's signature, and pin
-/// the new one; nothing is resent automatically (seed 000: "After a key rotation, nothing
-/// is resent automatically. You see how many messages may not have arrived").
+/// the new one; nothing is resent automatically (README, "When a contact loses their
+/// state": you see how many messages may not have arrived).
 enum KeyRotation {
     static let label = Array("rchat key rotation v1".utf8)
 

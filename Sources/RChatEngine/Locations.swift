@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where an account's data and this machine's device keystore live (DESIGN §9):
+/// Where an account's data and this machine's device keystore live (README, "Where things are kept"):
 /// `--home` / `RCHAT_HOME`, default `$XDG_DATA_HOME/rchat`; `--device-dir` /
 /// `RCHAT_DEVICE_DIR`, default `$XDG_STATE_HOME/rchat-device`. They are kept apart so that
 /// deleting the data directory ("reinstall") keeps the device key.

@@ -3,7 +3,7 @@ import RChatCrypto
 
 /// A first message to someone who has not added us yet (or before any session exists),
 /// sent to the invite token from their code and held by their relay even while they are
-/// offline (DESIGN §3 "Invites / message requests").
+/// offline (docs/PROTOCOL.md, "Relay protocol").
 ///
 /// Sealed to the recipient's account key (crypto_box_seal); inside, the sender's contact
 /// code and an account-key signature over everything, bound to the recipient — so nobody

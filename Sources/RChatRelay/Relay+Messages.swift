@@ -102,9 +102,9 @@ extension Relay {
                     break
                 case .takenByAnother:
                     // Two mailboxes deriving one 128-bit token: not expected to happen, ever.
-                    log.note("\(session.name): invite token already registered by another mailbox; refused")
+                    log.warning("\(session.name): invite token already registered by another mailbox; refused")
                 case .full:
-                    log.note("\(session.name): invite registry full (\(configuration.maxInvites)); ignored")
+                    log.warning("\(session.name): invite registry full (\(configuration.maxInvites)); ignored")
                 }
             }
         case .send(let seq, let link, let payload), .sendAhead(let seq, let link, let payload):
@@ -248,7 +248,7 @@ extension Relay {
         case .matched(let other):
             link(other, party, code: code)
         case .ignored(let why):
-            if session.ignoredCodesLogged.insert(why).inserted { log.note("\(session.name): codes ignored: \(why)") }
+            if session.ignoredCodesLogged.insert(why).inserted { log.warning("\(session.name): codes ignored: \(why)") }
         }
     }
 

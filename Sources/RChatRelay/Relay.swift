@@ -5,13 +5,13 @@ import RChatNet
 import RChatRelayClient
 import CEpoll
 
-/// The relay (DESIGN §3, issue 3) as a library: pairs, forwards, holds and hands over,
+/// The relay (docs/PROTOCOL.md, "Relay protocol") as a library: pairs, forwards, holds and hands over,
 /// on one epoll loop thread. `rchat-relay` is argument parsing around this.
 public final class Relay: @unchecked Sendable {
     public let configuration: RelayConfiguration
     public let address: RelayAddress
     let clock: Clock
-    public let log: RelayLog
+    public let log: Logger
     /// Where the logic runs: the epoll loop, or a virtual one.
     let loop: any RelayLoop
     /// The socket side when serving on the network (nil in memory).
@@ -50,7 +50,7 @@ public final class Relay: @unchecked Sendable {
     }
 
     /// Serves on `configuration.host:port` (call `run()`), with the key in `configuration.keyFile`.
-    public convenience init(configuration: RelayConfiguration, clock: Clock = SystemClock(), log: RelayLog = RelayLog()) throws(StartError) {
+    public convenience init(configuration: RelayConfiguration, clock: Clock = SystemClock(), log: Logger = .standardError(prefix: "rchat-relay: ")) throws(StartError) {
         NetSetup.ignoreBrokenPipes()
         NetSetup.raiseDescriptorLimit()
         let staticKey: AgreementKey
@@ -73,12 +73,12 @@ public final class Relay: @unchecked Sendable {
     /// The same logic without sockets, on `loop` (the simulation's virtual loop and in-memory
     /// network): connections come in through `accept(_:from:)`.
     public convenience init(inMemory configuration: RelayConfiguration, address: RelayAddress, staticKey: AgreementKey,
-                            loop: any RelayLoop, clock: Clock, log: RelayLog) throws(StartError) {
+                            loop: any RelayLoop, clock: Clock, log: Logger) throws(StartError) {
         try self.init(configuration: configuration, clock: clock, log: log, staticKey: staticKey, loop: loop,
                       network: nil, address: address)
     }
 
-    private init(configuration: RelayConfiguration, clock: Clock, log: RelayLog, staticKey: AgreementKey, loop: any RelayLoop,
+    private init(configuration: RelayConfiguration, clock: Clock, log: Logger, staticKey: AgreementKey, loop: any RelayLoop,
                  network: (loop: EventLoop, listener: TCPListener)?, address: RelayAddress) throws(StartError) {
         self.configuration = configuration
         self.clock = clock
@@ -166,7 +166,7 @@ public final class Relay: @unchecked Sendable {
             try persistence.commit()
         } catch {
             // Acknowledgements of this iteration must not leave: stop before the flush.
-            log.note("persistence failed: \(error); stopping without acknowledging")
+            log.error("persistence failed: \(error); stopping without acknowledging")
             exit(1)
         }
     }
@@ -182,7 +182,7 @@ public final class Relay: @unchecked Sendable {
         guard connectionsByHost[host, default: 0] < configuration.maxConnectionsPerAddress else {
             refuse(fd)
             if hostsRefusedLogged.insert(host).inserted {
-                log.note("\(host) has \(configuration.maxConnectionsPerAddress) connections, its limit: refusing more from it")
+                log.warning("\(host) has \(configuration.maxConnectionsPerAddress) connections, its limit: refusing more from it")
             }
             return
         }
@@ -228,13 +228,13 @@ public final class Relay: @unchecked Sendable {
         refusedInBurst += 1
         if !refusalBurstLogged {
             refusalBurstLogged = true
-            log.note("connection limit \(configuration.maxConnections) reached: refusing new connections")
+            log.warning("connection limit \(configuration.maxConnections) reached: refusing new connections")
         }
     }
 
     func fail(_ session: Session, _ code: RelayErrorCode, because reason: String) {
         guard session.isOpen else { return }
-        log.note("\(session.name): \(reason); closed with error \(code.rawValue)")
+        log.warning("\(session.name): \(reason); closed with error \(code.rawValue)")
         if session.channel != nil {
             session.send(.error(code.rawValue), kind: .error)
         } else {
@@ -300,7 +300,7 @@ public final class Relay: @unchecked Sendable {
             rchat_release_free_memory()
         }
         if refusalBurstLogged, sessions.count < configuration.maxConnections {
-            log.note("connection limit burst over: refused \(refusedInBurst) connections")
+            log.warning("connection limit burst over: refused \(refusedInBurst) connections")
             refusalBurstLogged = false
             refusedInBurst = 0
         }
@@ -320,7 +320,7 @@ public final class Relay: @unchecked Sendable {
             }
             if queue.isEmpty, sessionsByMailbox[mailbox] == nil { queues[mailbox] = nil }
         }
-        do { try persistence?.expire(heldAtOrBefore: cutoff) } catch { log.note("persistence expiry failed: \(error)") }
+        do { try persistence?.expire(heldAtOrBefore: cutoff) } catch { log.error("persistence expiry failed: \(error)") }
         if removed > 0 { log.note("expiry sweep: dropped \(removed) held items older than \(configuration.holdHours) h") }
     }
 

@@ -1,8 +1,10 @@
 import Foundation
+import RChatCore
+import RChatCommandLine
 
 /// Everything `rchat-relay` can be told on its command line.
 public struct RelayConfiguration: Sendable {
-    /// The hard cap on holding (DESIGN §3): an operator may lower it, never raise it.
+    /// The hard cap on holding (docs/PROTOCOL.md, "Refusals and limits"): an operator may lower it, never raise it.
     public static let maximumHoldHours = 72
 
     public var host = "127.0.0.1"
@@ -61,25 +63,70 @@ public struct RelayConfiguration: Sendable {
     /// Invite tokens kept per mailbox (the newest) and in all.
     public var maxInvitesPerMailbox = 16
     public var maxInvites = 1_000_000
+    /// The least a line must matter to be logged: `.note` logs every event, `.warning`
+    /// only refusals and limits, `.error` only failures.
+    public var logLevel = LogLevel.note
 
     public init(keyFile: String) {
         self.keyFile = keyFile
     }
 
-    public struct UsageError: Error, CustomStringConvertible {
-        public let description: String
-        init(_ d: String) { description = d }
+    public typealias UsageError = RChatCommandLine.UsageError
+
+    /// Every option `rchat-relay` takes, with its help: the parser, `usage` and `help` come
+    /// from these, and each declared default is the property's initial value.
+    enum Options {
+        private static let defaults = RelayConfiguration(keyFile: "")
+
+        static let listen = Declared<String?>.text("--listen", "HOST:PORT", help: "where to accept connections (port 0 picks a free one)")
+        static let keyFile = Declared<String?>.text("--key-file", "FILE", help: "the relay's key (default $XDG_STATE_HOME/rchat-relay/relay.key)")
+        static let persist = Declared<String?>.text("--persist", "FILE", help: "keep held items in this SQLite file across restarts (default: in memory)")
+        static let holdHours = Declared<String?>.text("--hold-hours", "H", help: "hours an item is held, 1 to \(maximumHoldHours) (default \(defaults.holdHours))")
+        static let logLevel = Declared.choice("--log-level", "LEVEL", default: defaults.logLevel, help: "the least a line must matter to be logged")
+        static let help = Option.flag("--help", aliases: ["-h"], help: "print this help")
+
+        /// An option that sets one property from its typed value.
+        struct Setting: Sendable {
+            let option: Option
+            let apply: @Sendable (ParsedArguments, inout RelayConfiguration) -> Void
+        }
+
+        static func count(_ name: String, _ range: ClosedRange<Int>, _ property: WritableKeyPath<RelayConfiguration, Int> & Sendable,
+                          _ help: String) -> Setting {
+            let declared = Declared.integer(name, in: range, default: defaults[keyPath: property], help: help)
+            return Setting(option: declared.option) { given, config in config[keyPath: property] = given[declared] }
+        }
+
+        static func seconds(_ name: String, _ property: WritableKeyPath<RelayConfiguration, Double> & Sendable, _ help: String) -> Setting {
+            let declared = Declared.seconds(name, default: defaults[keyPath: property], help: help)
+            return Setting(option: declared.option) { given, config in config[keyPath: property] = given[declared] }
+        }
+
+        static let settings: [Setting] = [
+            count("--quota", 1...10_000_000, \.quota, "held items per mailbox"),
+            count("--request-quota", 1...10_000_000, \.requestQuota, "message requests held per mailbox"),
+            count("--max-connections", 1...1_000_000, \.maxConnections, "connections in all"),
+            count("--max-connections-per-address", 1...1_000_000, \.maxConnectionsPerAddress, "connections from one host (IPv4 address, IPv6 /64)"),
+            seconds("--handshake-timeout", \.handshakeTimeout, "from accept to authentication"),
+            seconds("--frame-timeout", \.frameTimeout, "from a frame's first byte to its last"),
+            seconds("--idle-timeout", \.idleTimeout, "an authenticated connection without a frame"),
+            seconds("--pairing-timeout", \.pairingTimeout, "a presented code waiting for its match"),
+            count("--max-held-bytes", 1...(1 << 40), \.maxHeldBytes, "held payload bytes over all mailboxes"),
+            count("--max-output-bytes", (64 << 10)...(1 << 32), \.maxOutputBytes, "unread output after which a connection is dropped"),
+            count("--max-codes-per-connection", 1...1_000_000, \.maxPendingCodesPerConnection, "presented codes waiting, per connection"),
+            count("--max-codes-per-mailbox", 1...1_000_000, \.maxPendingCodesPerMailbox, "presented codes waiting, per mailbox"),
+            count("--max-links-per-connection", 1...1_000_000, \.maxLinksPerConnection, "links one connection keeps"),
+        ]
+
+        /// Everything but --listen and --help, in the order the usage shows them.
+        static let optional = [keyFile.option, persist.option, holdHours.option] + settings.map(\.option) + [logLevel.option]
+        static let parser = OptionParser([listen.option] + optional + [help], helpHint: "rchat-relay --help")
     }
 
-    public static let usage = """
-        usage: rchat-relay --listen HOST:PORT [--key-file FILE] [--persist FILE] [--hold-hours H]
-                           [--quota N] [--request-quota N] [--max-connections N]
-                           [--max-connections-per-address N] [--handshake-timeout S]
-                           [--frame-timeout S] [--idle-timeout S] [--pairing-timeout S]
-                           [--max-held-bytes N] [--max-output-bytes N]
-                           [--max-codes-per-connection N] [--max-codes-per-mailbox N]
-                           [--max-links-per-connection N]
-        """
+    public static let usage = OptionHelp.usage("rchat-relay", required: [Options.listen.option], optional: Options.optional)
+
+    /// `--help`: the usage line, then every option with its help and default.
+    public static let help = usage + "\n\n" + OptionHelp.list(Options.parser.options)
 
     /// The default key file: $XDG_STATE_HOME/rchat-relay/relay.key.
     public static func defaultKeyFile(environment: [String: String]) -> String {
@@ -89,62 +136,27 @@ public struct RelayConfiguration: Sendable {
     }
 
     public static func parse(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) -> RelayConfiguration {
-        var config = RelayConfiguration(keyFile: defaultKeyFile(environment: environment))
-        var listen: String?
-        var i = 0
-        func value(_ flag: String) throws(UsageError) -> String {
-            i += 1
-            guard i < arguments.count else { throw UsageError("\(flag) needs a value") }
-            return arguments[i]
-        }
-        func number(_ flag: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
-            let text = try value(flag)
-            guard let n = Int(text), range.contains(n) else { throw UsageError("\(flag) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"") }
-            return n
-        }
-        func seconds(_ flag: String) throws(UsageError) -> Double {
-            let text = try value(flag)
-            guard let s = Double(text), s > 0, s <= 86_400 else { throw UsageError("\(flag) must be a number of seconds above 0, not \"\(text)\"") }
-            return s
-        }
-        while i < arguments.count {
-            let flag = arguments[i]
-            switch flag {
-            case "--listen": listen = try value(flag)
-            case "--key-file": config.keyFile = try value(flag)
-            case "--persist": config.persistPath = try value(flag)
-            case "--hold-hours":
-                let text = try value(flag)
-                guard let h = Int(text), h >= 1 else { throw UsageError("--hold-hours must be a whole number of hours from 1 to \(maximumHoldHours), not \"\(text)\"") }
-                guard h <= maximumHoldHours else {
-                    throw UsageError("--hold-hours \(h) refused: a relay holds messages for at most \(maximumHoldHours) hours")
-                }
-                config.holdHours = h
-            case "--quota": config.quota = try number(flag, 1...10_000_000)
-            case "--request-quota": config.requestQuota = try number(flag, 1...10_000_000)
-            case "--max-connections": config.maxConnections = try number(flag, 1...1_000_000)
-            case "--max-connections-per-address": config.maxConnectionsPerAddress = try number(flag, 1...1_000_000)
-            case "--handshake-timeout": config.handshakeTimeout = try seconds(flag)
-            case "--frame-timeout": config.frameTimeout = try seconds(flag)
-            case "--idle-timeout": config.idleTimeout = try seconds(flag)
-            case "--pairing-timeout": config.pairingTimeout = try seconds(flag)
-            case "--max-held-bytes": config.maxHeldBytes = try number(flag, 1...(1 << 40))
-            case "--max-output-bytes": config.maxOutputBytes = try number(flag, (64 << 10)...(1 << 32))
-            case "--max-codes-per-connection": config.maxPendingCodesPerConnection = try number(flag, 1...1_000_000)
-            case "--max-codes-per-mailbox": config.maxPendingCodesPerMailbox = try number(flag, 1...1_000_000)
-            case "--max-links-per-connection": config.maxLinksPerConnection = try number(flag, 1...1_000_000)
-            case "-h", "--help": throw UsageError(usage)
-            default: throw UsageError("unknown option \"\(flag)\" (see rchat-relay --help)")
+        let given = try Options.parser.parse(arguments)
+        if given.has(Options.help) { throw UsageError(description: help) }
+        try given.expectPositionals(max: 0)
+        var config = RelayConfiguration(keyFile: given[Options.keyFile] ?? defaultKeyFile(environment: environment))
+        config.persistPath = given[Options.persist]
+        if let text = given[Options.holdHours] {
+            guard let h = Int(text), h >= 1 else { throw UsageError(description: "--hold-hours must be a whole number of hours from 1 to \(maximumHoldHours), not \"\(text)\"") }
+            guard h <= maximumHoldHours else {
+                throw UsageError(description: "--hold-hours \(h) refused: a relay holds messages for at most \(maximumHoldHours) hours")
             }
-            i += 1
+            config.holdHours = h
         }
-        guard let listen else { throw UsageError("--listen HOST:PORT is required\n\(usage)") }
+        for setting in Options.settings { setting.apply(given, &config) }
+        config.logLevel = given[Options.logLevel]
+        guard let listen = given[Options.listen] else { throw UsageError(description: "--listen HOST:PORT is required\n\(usage)") }
         guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
-            throw UsageError("--listen must be HOST:PORT (port 0 picks a free one), not \"\(listen)\"")
+            throw UsageError(description: "--listen must be HOST:PORT (port 0 picks a free one), not \"\(listen)\"")
         }
         var host = String(listen[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { throw UsageError("--listen needs a host, e.g. 0.0.0.0:7070") }
+        guard !host.isEmpty else { throw UsageError(description: "--listen needs a host, e.g. 0.0.0.0:7070") }
         config.host = host
         config.port = port
         return config

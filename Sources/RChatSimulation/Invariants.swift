@@ -2,9 +2,9 @@ import RChatCore
 import RChatEngine
 import RChatStore
 
-/// What must hold after every step (DESIGN §5, §6): no status goes back, Delivered and Read
-/// only once the receiver committed (and showed) the message, nothing shown twice,
-/// automatic resends at most once per message, within 72 hours and 50 a day per contact;
+/// What must hold after every step (docs/ARCHITECTURE.md, "Rules that keep statuses
+/// true"): no status goes back, Delivered and Read only once the receiver committed (and
+/// showed) the message, nothing shown twice, automatic resends at most once per message, within 72 hours and 50 a day per contact;
 /// and at the end, every message Delivered.
 final class Invariants {
     struct Sent {

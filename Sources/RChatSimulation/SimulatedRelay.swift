@@ -42,7 +42,7 @@ final class SimulatedRelay: RelayLoop {
         dirty = []
         let trace = self.trace
         relay = try Relay(inMemory: configuration, address: address, staticKey: staticKey, loop: self,
-                          clock: scheduler.clock, log: RelayLog(write: { trace.note($0) }))
+                          clock: scheduler.clock, log: Logger(prefix: "rchat-relay: ") { trace.note($0) })
         trace.note("relay started (#\(incarnation))")
     }
 

@@ -1,7 +1,7 @@
 import RChatCore
 import RChatSQL
 
-/// A row in a conversation that is not a message (recovery notices, DESIGN §6), with the
+/// A row in a conversation that is not a message (recovery notices), with the
 /// messages it is about and, when offered, its Resend action. The stored form of Core's
 /// `SystemRow` read model.
 public struct StoredSystemRow: Equatable, Sendable {

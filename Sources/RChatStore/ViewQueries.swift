@@ -1,7 +1,7 @@
 import RChatCore
 import RChatSQL
 
-// Queries for the full-screen view (issue 6).
+// Queries for the full-screen view.
 
 extension StoreAccess {
     /// Marks the named incoming messages from `contact` as shown (the full-screen view

@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import RChatCore
 import RChatEngine
 import RChatNet
@@ -22,23 +23,32 @@ import RChatStore
 ///     engine emitting `.statusChanged` Sent (the relay took it) and Delivered (Bob's
 ///     receipt arrived and was committed at Alice).
 struct EngineBenchmark {
-    var messages = 20_000
-    var paced = 500
-    var intervalMilliseconds = 5.0
-    var referenceRows = 2_000
-    var verbose = false
-    var storeOnly = false
+    static let messages = Declared.integer("--messages", in: 1...5_000_000, default: 20_000, help: "messages received in a burst")
+    static let paced = Declared.integer("--paced", in: 1...1_000_000, default: 500, help: "messages sent one by one for latency")
+    static let intervalMilliseconds = Declared.number("--interval-ms", "MS", in: 0...10_000, default: 5, help: "pause between paced sends")
+    static let referenceRows = Declared.integer("--reference-rows", in: 1...1_000_000, default: 2_000,
+                                                help: "rows the one-per-transaction reference stores")
+    static let verbose = Option.flag("--verbose", help: "the engines' logs on stderr")
+    static let storeOnly = Option.flag("--store-only", help: "only the store's ceiling, without a relay")
+    static let command = BenchmarkCommand(name: "engine", options: [messages.option, paced.option, intervalMilliseconds.option,
+                                                                     referenceRows.option, verbose, storeOnly])
+
+    let messages: Int
+    let paced: Int
+    let intervalMilliseconds: Double
+    let referenceRows: Int
+    let verbose: Bool
+    let storeOnly: Bool
     static let textBytes = 256
 
     init(arguments: [String]) {
-        let options = BenchmarkOptions(arguments, command: "engine", options: ["--messages", "--paced", "--interval-ms", "--reference-rows"],
-                                       flags: ["--verbose", "--store-only"])
-        messages = options.int("--messages", default: messages, in: 1...5_000_000)
-        paced = options.int("--paced", default: paced, in: 1...1_000_000)
-        intervalMilliseconds = options.double("--interval-ms", default: intervalMilliseconds, in: 0...10_000)
-        referenceRows = options.int("--reference-rows", default: referenceRows, in: 1...1_000_000)
-        verbose = options.flag("--verbose")
-        storeOnly = options.flag("--store-only")
+        let options = Self.command.parse(arguments)
+        messages = options[Self.messages]
+        paced = options[Self.paced]
+        intervalMilliseconds = options[Self.intervalMilliseconds]
+        referenceRows = options[Self.referenceRows]
+        verbose = options.has(Self.verbose)
+        storeOnly = options.has(Self.storeOnly)
     }
 
     func run() {

@@ -1,7 +1,9 @@
 import Foundation
 
-/// mosquitto 2.0 at QoS 1 through the reference client `Benchmarks/mq_bench.c` (built here
-/// with gcc and libmosquitto-dev, into the benchmark's temporary directory).
+/// mosquitto 2.0 at QoS 1 through the reference client `Benchmarks/mq_bench.c`, built with
+/// the C compiler and libmosquitto-dev into the package's `.build/mq-bench/` (`make
+/// bench-relay` installs mosquitto and libmosquitto-dev). The broker's configuration lives
+/// in the run's own temporary directory.
 struct MosquittoReference {
     let bench: String
     let broker: Child
@@ -17,26 +19,10 @@ struct MosquittoReference {
 
     /// nil (with the reason printed) when mosquitto or the reference client is missing.
     static func start() -> MosquittoReference? {
-        guard let mosquitto = which("mosquitto") else { print("note: mosquitto not installed: comparison skipped"); return nil }
+        guard let mosquitto = which("mosquitto") else { print("note: mosquitto not installed (make bench-relay installs it): comparison skipped"); return nil }
+        guard let bench = buildClient() else { return nil }
         let directory = NSTemporaryDirectory() + "rchat-bench-mq-\(getpid())"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let bench = directory + "/mq_bench"
-        do {
-            // The package's Benchmarks/: the first folder above the binary that has it
-            // (.build/release is a link to .build/<triple>/release).
-            let above = sequence(first: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()) {
-                $0.path == "/" ? nil : $0.deletingLastPathComponent()
-            }
-            let source = above.lazy.map { $0.appendingPathComponent("Benchmarks/mq_bench.c").path }
-                .first { FileManager.default.fileExists(atPath: $0) }
-            guard let source, let gcc = which("gcc"),
-                  let cc = try? Child(gcc, ["-O2", "-o", bench, source, "-lmosquitto", "-lpthread"]) else {
-                print("note: cannot build the mosquitto reference client (mq_bench.c, libmosquitto-dev): comparison skipped")
-                return nil
-            }
-            cc.process.waitUntilExit()
-            guard cc.process.terminationStatus == 0 else { print("note: mq_bench.c did not build: comparison skipped"); return nil }
-        }
         let port = freePort()
         let config = directory + "/mosquitto.conf"
         try? """
@@ -57,6 +43,39 @@ struct MosquittoReference {
             usleep(20_000)
         }
         return MosquittoReference(bench: bench, broker: broker, port: port, directory: directory)
+    }
+
+    /// `.build/mq-bench/mq_bench` in the package (the first folder above this binary that
+    /// has `Benchmarks/mq_bench.c`; .build/release is a link to .build/<triple>/release),
+    /// built again when the source is newer. Written under a name of this process's and
+    /// renamed into place, so two runs never execute a half-written file.
+    private static func buildClient() -> String? {
+        let above = sequence(first: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()) {
+            $0.path == "/" ? nil : $0.deletingLastPathComponent()
+        }
+        guard let package = above.first(where: { FileManager.default.fileExists(atPath: $0.appendingPathComponent("Benchmarks/mq_bench.c").path) }) else {
+            print("note: Benchmarks/mq_bench.c not found above \(CommandLine.arguments[0]): comparison skipped")
+            return nil
+        }
+        let source = package.appendingPathComponent("Benchmarks/mq_bench.c").path
+        let directory = package.appendingPathComponent(".build/mq-bench").path
+        let bench = directory + "/mq_bench"
+        func modified(_ path: String) -> Date? { (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date }
+        if let built = modified(bench), let written = modified(source), built >= written { return bench }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let partial = bench + ".\(getpid())"
+        guard let compiler = which("cc") ?? which("gcc") ?? which("clang"),
+              let cc = try? Child(compiler, ["-O2", "-o", partial, source, "-lmosquitto", "-lpthread"]) else {
+            print("note: no C compiler to build the mosquitto reference client (mq_bench.c): comparison skipped")
+            return nil
+        }
+        cc.process.waitUntilExit()
+        guard cc.process.terminationStatus == 0, rename(partial, bench) == 0 else {
+            try? FileManager.default.removeItem(atPath: partial)
+            print("note: mq_bench.c did not build (is libmosquitto-dev installed? make bench-relay installs it): comparison skipped")
+            return nil
+        }
+        return bench
     }
 
     private func field(_ line: String?, _ name: String) -> Double {

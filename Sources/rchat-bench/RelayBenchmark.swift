@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import RChatCore
 import RChatCrypto
 import RChatNet
@@ -6,17 +7,22 @@ import RChatRelayClient
 
 /// `rchat-bench relay`: the relay beside mosquitto 2.0 QoS 1, 256-byte frames on loopback.
 struct RelayBenchmark {
-    var frames = 100_000
-    var paced = 30_000
-    var held = 100_000
+    static let frames = Declared.integer("--frames", in: 1...10_000_000, default: 100_000, help: "frames forwarded online")
+    static let paced = Declared.integer("--paced", in: 1...10_000_000, default: 30_000, help: "frames sent at 10k msg/s for latency")
+    static let held = Declared.integer("--held", in: 1...10_000_000, default: 100_000, help: "frames held, then drained")
+    static let command = BenchmarkCommand(name: "relay", options: [frames.option, paced.option, held.option])
+
+    let frames: Int
+    let paced: Int
+    let held: Int
     static let payloadBytes = 256
     static let window = 100
 
     init(arguments: [String]) {
-        let options = BenchmarkOptions(arguments, command: "relay", options: ["--frames", "--paced", "--held"])
-        frames = options.int("--frames", default: frames, in: 1...10_000_000)
-        paced = options.int("--paced", default: paced, in: 1...10_000_000)
-        held = options.int("--held", default: held, in: 1...10_000_000)
+        let options = Self.command.parse(arguments)
+        frames = options[Self.frames]
+        paced = options[Self.paced]
+        held = options[Self.held]
     }
 
     func run() {

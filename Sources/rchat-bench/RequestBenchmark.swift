@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import Glibc
 import RChatCore
 import RChatCrypto
@@ -12,13 +13,17 @@ import RChatRelayClient
 /// with what strangers have already sent. Every stranger uses the same name, the worst
 /// case for picking a free name.
 struct RequestBenchmark {
-    var stored = 10_000
-    var measured = 300
+    static let stored = Declared.integer("--stored", in: 1...1_000_000, default: 10_000, help: "requests already stored")
+    static let measured = Declared.integer("--measured", in: 10...100_000, default: 300, help: "requests timed")
+    static let command = BenchmarkCommand(name: "requests", options: [stored.option, measured.option])
+
+    let stored: Int
+    let measured: Int
 
     init(arguments: [String]) {
-        let options = BenchmarkOptions(arguments, command: "requests", options: ["--stored", "--measured"])
-        stored = options.int("--stored", default: stored, in: 1...1_000_000)
-        measured = options.int("--measured", default: measured, in: 10...100_000)
+        let options = Self.command.parse(arguments)
+        stored = options[Self.stored]
+        measured = options[Self.measured]
     }
 
     func run() {

@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import RChatCore
 import RChatEngine
 import RChatSQL
@@ -17,15 +18,19 @@ import RChatTUI
 ///     frame, pages back 200 screens and forward again, and reports its VmRSS; the same over
 ///     a store with the account and contact but no messages. Target: within 10 MiB.
 struct TUIBenchmark {
-    var messages = 100_000
-    var big = 1_000_000
+    static let messages = Declared.integer("--messages", in: 1...10_000_000, default: 100_000, help: "messages in the conversation opened")
+    static let big = Declared.integer("--big", in: 1...10_000_000, default: 1_000_000, help: "messages for the memory figure")
+    static let command = BenchmarkCommand(name: "tui", options: [messages.option, big.option])
+
+    let messages: Int
+    let big: Int
     var rows = 30
     var columns = 100
 
     init(arguments: [String]) {
-        let options = BenchmarkOptions(arguments, command: "tui", options: ["--messages", "--big"])
-        messages = options.int("--messages", default: messages, in: 1...10_000_000)
-        big = options.int("--big", default: big, in: 1...10_000_000)
+        let options = Self.command.parse(arguments)
+        messages = options[Self.messages]
+        big = options[Self.big]
     }
 
     static let offlineRelay = "127.0.0.1:9/" + String(repeating: "A", count: 43)

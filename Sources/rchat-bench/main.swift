@@ -17,6 +17,9 @@ case "tui":
 case "tui-child":
     TUIBenchmark.child(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: rchat-bench relay [--frames N] [--paced N] [--held N]\n       rchat-bench engine [--messages N] [--paced N] [--interval-ms MS] [--reference-rows N] [--verbose] [--store-only]\n       rchat-bench tui [--messages N] [--big N]\n       rchat-bench check [--messages N] [--runs N]\n       rchat-bench requests [--stored N] [--measured N]\n".utf8))
-    exit(2)
+    let usage = [RelayBenchmark.command, EngineBenchmark.command, TUIBenchmark.command, CheckBenchmark.command, RequestBenchmark.command]
+        .map(\.usage).joined(separator: "\n")
+    let help = arguments.first == "--help" || arguments.first == "-h"
+    FileHandle(fileDescriptor: help ? 1 : 2).write(Data((usage + "\n").utf8))
+    exit(help ? 0 : 2)
 }

@@ -2,12 +2,13 @@ import Foundation
 import RChatCore
 import RChatRelay
 
-// rchat-relay: argument parsing and wiring only (the relay is the RChatRelay library).
+// rchat-relay: argument parsing and wiring only (the relay is the RChatRelay library; its
+// options are declared in RelayConfiguration).
 // Exit codes: 0 clean stop, 1 runtime failure, 2 usage error.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("--help") || arguments.contains("-h") {
-    print(RelayConfiguration.usage)
+    print(RelayConfiguration.help)
     exit(0)
 }
 
@@ -15,15 +16,16 @@ let configuration: RelayConfiguration
 do {
     configuration = try RelayConfiguration.parse(arguments)
 } catch {
-    FileHandle.standardError.write(Data("rchat-relay: \(error.description)\n".utf8))
+    Logger.standardError(prefix: "rchat-relay: ").error(error.description)
     exit(2)
 }
+let log = Logger.standardError(prefix: "rchat-relay: ", threshold: configuration.logLevel)
 
 let relay: Relay
 do {
-    relay = try Relay(configuration: configuration)
+    relay = try Relay(configuration: configuration, log: log)
 } catch {
-    FileHandle.standardError.write(Data("rchat-relay: \(error.description)\n".utf8))
+    log.error(error.description)
     exit(1)
 }
 relay.stopOnSignals()

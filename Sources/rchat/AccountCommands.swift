@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import RChatCore
 import RChatEngine
 
@@ -14,7 +15,9 @@ enum AccountCommands {
         home; the passphrase comes from RCHAT_PASSPHRASE or a prompt. Conversations start over:
         session state and messages are never part of an export.
         """,
-        valued: ["--name", "--relay", "--import"]
+        options: [.text("--name", "NAME", help: "the account's name, shown to contacts"),
+                  .text("--relay", "ADDRESS", help: "the relay that holds its messages"),
+                  .text("--import", "FILE", help: "restore this export instead")]
     ) { args, locations in
         try args.expectPositionals(max: 0)
         if let file = args.value("--import") {

@@ -1,56 +1,27 @@
-/// The words after `rchat COMMAND`: positionals and `--flag [value]` options, checked
-/// against what the command accepts, so a typo is a usage error and never a silent default.
-struct Arguments: Sendable {
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-    }
+import RChatCommandLine
 
-    private(set) var positionals: [String] = []
-    private var values: [String: String] = [:]
-    private var switches: Set<String> = []
+/// The words after `rchat COMMAND`, parsed against the command's declared options and the
+/// global ones: positionals in order, `--flag [value]` options checked, so a typo is a
+/// usage error and never a silent default.
+typealias Arguments = ParsedArguments
 
-    /// `valued` options take the next word; `flags` take none. `--home` and `--device-dir`
-    /// are accepted by every command.
-    init(_ words: ArraySlice<String>, valued: Set<String> = [], flags: Set<String> = []) throws(UsageError) {
-        let valued = valued.union(["--home", "--device-dir"])
-        let flags = flags.union(["--help", "-h"])
-        var i = words.startIndex
-        var onlyPositionals = false
-        while i < words.endIndex {
-            let word = words[i]
-            i += 1
-            if onlyPositionals || !word.hasPrefix("-") || word == "-" {
-                positionals.append(word)
-                continue
-            }
-            if word == "--" { onlyPositionals = true; continue }
-            var name = word, inline: String?
-            if let eq = word.firstIndex(of: "="), word.hasPrefix("--") {
-                name = String(word[..<eq]); inline = String(word[word.index(after: eq)...])
-            }
-            if valued.contains(name) {
-                if let inline { values[name] = inline; continue }
-                guard i < words.endIndex else { throw UsageError(description: "\(name) needs a value") }
-                values[name] = words[i]
-                i += 1
-            } else if flags.contains(name), inline == nil {
-                switches.insert(name)
-            } else {
-                throw UsageError(description: "unknown option \(word)")
-            }
-        }
-    }
+extension ParsedArguments {
+    typealias UsageError = RChatCommandLine.UsageError
 
-    func value(_ name: String) -> String? { values[name] }
-    func has(_ name: String) -> Bool { switches.contains(name) }
-    var wantsHelp: Bool { has("--help") || has("-h") }
+    var wantsHelp: Bool { has(GlobalOptions.help) }
+}
 
-    func positional(_ index: Int, _ what: String) throws(UsageError) -> String {
-        guard index < positionals.count else { throw UsageError(description: "missing \(what)") }
-        return positionals[index]
-    }
+/// The options every command takes, before or after the command word: `rchat --home H
+/// contacts` is `rchat contacts --home H`.
+enum GlobalOptions {
+    static let home = Option.text("--home", "DIR", help: "account data (default $XDG_DATA_HOME/rchat; or RCHAT_HOME)")
+    static let deviceDirectory = Option.text("--device-dir", "DIR", help: """
+        this machine's device keystore (default $XDG_STATE_HOME/rchat-device;
+        or RCHAT_DEVICE_DIR)
+        """)
+    static let help = Option.flag("--help", aliases: ["-h"], help: "explain the command")
 
-    func expectPositionals(max: Int) throws(UsageError) {
-        if positionals.count > max { throw UsageError(description: "unexpected argument \"\(positionals[max])\"") }
-    }
+    /// What help lists under "Every command also takes" (help itself goes without saying).
+    static let shown = [home, deviceDirectory]
+    static let all = shown + [help]
 }

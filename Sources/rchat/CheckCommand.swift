@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import RChatCore
 import RChatEngine
 
@@ -19,7 +20,9 @@ enum CheckCommand {
         --install-timer writes a systemd user timer that runs the check about every 15
         minutes (and prints the equivalent crontab line); --remove-timer removes it.
         """,
-        flags: ["--print", "--install-timer", "--remove-timer"]
+        options: [.flag("--print", help: "alerts to standard output, TITLE<TAB>TEXT"),
+                  .flag("--install-timer", help: "run the check about every 15 minutes"),
+                  .flag("--remove-timer", help: "stop running it")]
     ) { args, locations in
         try args.expectPositionals(max: 0)
         if args.has("--install-timer") && args.has("--remove-timer") {
@@ -32,9 +35,7 @@ enum CheckCommand {
             warn("rChat is running on \(locations.home); it collects and alerts itself")
             return
         }
-        let engine = try Engine(account: account) { line in
-            warn(line)
-        }
+        let engine = try Engine(account: account, log: engineLog)
         let arrived = try engine.runCheck()
         let center = AlertCenter(account: account)
         let sink: AlertSink = args.has("--print") ? .print : center.desktopAllowed ? .detect() : .terminal

@@ -1,6 +1,7 @@
 import Foundation
 import RChatCore
 import RChatEngine
+import RChatCommandLine
 
 /// One `rchat` subcommand: its usage line, its help, the options it accepts and what it does.
 struct Command: Sendable {
@@ -8,19 +9,22 @@ struct Command: Sendable {
     let usage: String
     let summary: String
     var details: String = ""
-    var valued: Set<String> = []
-    var flags: Set<String> = []
+    /// Its own options, beside `GlobalOptions`; the help lists them from these.
+    var options: [Option] = []
     let run: @Sendable (Arguments, Locations) throws -> Void
+
+    var parser: OptionParser {
+        OptionParser(options + GlobalOptions.all, helpHint: name.isEmpty ? "rchat --help" : "rchat \(name) --help")
+    }
 
     var help: String {
         var text = "usage: \(usage)\n\n\(summary)\n"
         if !details.isEmpty { text += "\n\(details)\n" }
+        if !options.isEmpty { text += "\nOptions:\n\(OptionHelp.list(options))\n" }
         text += """
 
         Every command also takes:
-          --home DIR        account data (default $XDG_DATA_HOME/rchat; or RCHAT_HOME)
-          --device-dir DIR  this machine's device keystore (default $XDG_STATE_HOME/rchat-device;
-                            or RCHAT_DEVICE_DIR)
+        \(OptionHelp.list(GlobalOptions.shown))
 
         """
         return text
@@ -52,3 +56,7 @@ func say(_ line: String) {
 func warn(_ message: String) {
     FileHandle.standardError.write(Data(("rchat: " + TerminalText.sanitized(message, breaks: .shown) + "\n").utf8))
 }
+
+/// The engine's log for commands that run it in the foreground (`rchat sync`, `rchat
+/// check`): one `rchat: ` line each on stderr.
+let engineLog = Logger { warn($0) }

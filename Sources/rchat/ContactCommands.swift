@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import RChatCore
 import RChatEngine
 
@@ -12,7 +13,7 @@ enum ContactCommands {
         Entering a contact's code again ("scan in person") pins their current device key and
         clears Keys don't match. --name chooses the name shown here (default: the code's).
         """,
-        valued: ["--name"]
+        options: [.text("--name", "NAME", help: "the name shown here (default: the code's)")]
     ) { args, locations in
         try args.expectPositionals(max: 1)
         let text = try args.positional(0, "CODE")
@@ -40,7 +41,7 @@ enum ContactCommands {
         --json prints one object per line:
         {"name":"…","state":"ok"|"keys-dont-match"|"blocked"|"muted"|"request","unread":N}
         """,
-        flags: ["--json"]
+        options: [.flag("--json", help: "one JSON object per line")]
     ) { args, locations in
         try args.expectPositionals(max: 0)
         let contacts = try AccountService(locations: locations).contactSummaries()

@@ -1,7 +1,7 @@
 import Foundation
 import RChatCore
 
-/// How `rchat list` prints a conversation: JSON lines (DESIGN §9) or one line per item.
+/// How `rchat list` prints a conversation: JSON lines (README, "Using rChat from the command line") or one line per item.
 enum ConversationText {
     static func json(_ item: ConversationItem) -> String {
         switch item {

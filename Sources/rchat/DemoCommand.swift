@@ -35,20 +35,20 @@ final class Demo {
     let root: String
     private let relay: Relay
     private let relayStopped = DispatchSemaphore(value: 0)
-    private let log: LogFile
+    private let log: Logger
     let sam: DemoContact
 
     init() throws(EngineError) {
         var template = Array((NSTemporaryDirectory() + "/rchat-demo-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw .io("cannot make a temporary folder for the demo") }
         root = String(cString: made)
-        log = LogFile(path: "\(root)/demo.log")
+        log = LogFile.logger(path: "\(root)/demo.log")
         let log = self.log
         var configuration = RelayConfiguration(keyFile: "\(root)/relay.key")
         configuration.host = "127.0.0.1"
         configuration.port = 0
         do {
-            relay = try Relay(configuration: configuration, log: RelayLog(write: { log.write($0) }))
+            relay = try Relay(configuration: configuration, log: log.prefixed("rchat-relay: "))
         } catch {
             try? FileManager.default.removeItem(atPath: root)
             throw .io("the demo relay cannot start: \(error.description)")
@@ -146,7 +146,7 @@ final class DemoContact: @unchecked Sendable {
     ]
 
     private let root: String
-    private let log: LogFile
+    private let log: Logger
     private let queue = DispatchQueue(label: "rchat-demo-sam")
     private var runner: EngineThread?
     private var device = 1
@@ -154,9 +154,9 @@ final class DemoContact: @unchecked Sendable {
     private var replyPending = false
     private var nextReply = 0
 
-    init(root: String, log: LogFile) {
+    init(root: String, log: Logger) {
         self.root = root
-        self.log = log
+        self.log = log.prefixed("sam: ")
     }
 
     var locations: Locations { Locations(home: "\(root)/data", deviceDirectory: "\(root)/device-\(device)") }
@@ -197,7 +197,7 @@ final class DemoContact: @unchecked Sendable {
                     ? "I'm on a new phone now. What you sent while I was away could not be read here. Nothing you send reaches this phone until /verify pins its key; then select the row and press r to Resend."
                     : "I reinstalled rChat on the same phone. What you sent while I was away was sent again by itself: look for Resent.")
             } catch {
-                log.write("sam: reinstall failed: \(error)")
+                log.error("reinstall failed: \(error)")
             }
             _ = start()
         }
@@ -219,7 +219,7 @@ final class DemoContact: @unchecked Sendable {
     private func start() -> Bool {
         do {
             let account = try AccountService(locations: locations)
-            let engine = try Engine(account: account) { [log] line in log.write("sam: \(line)") }
+            let engine = try Engine(account: account, log: log)
             generation += 1
             let generation = self.generation
             engine.onEvent = { [weak self] event in
@@ -230,7 +230,7 @@ final class DemoContact: @unchecked Sendable {
             self.runner = runner
             return true
         } catch {
-            log.write("sam: cannot start: \(error)")
+            log.error("cannot start: \(error)")
             return false
         }
     }

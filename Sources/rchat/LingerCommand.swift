@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// After the view quits, rChat goes on in the background for about 30 seconds to finish
-/// sending what is in flight and to alert on what arrives (seed 001); a new start during
+/// sending what is in flight and to alert on what arrives; a new start during
 /// that time takes over at once.
 enum Linger {
     static let seconds = 30.0
@@ -69,7 +69,7 @@ enum Linger {
             if lock == nil { usleep(20_000) }
         }
         guard let lock else { return }
-        let engine = try Engine(account: account) { _ in }
+        let engine = try Engine(account: account, log: .discarding)
         let center = AlertCenter(account: account)
         let sink: AlertSink? = center.desktopAllowed ? .detect() : nil
         engine.onEvent = { event in

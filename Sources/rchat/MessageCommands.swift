@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import RChatCore
 import RChatEngine
 
@@ -20,6 +21,13 @@ enum MessageCommands {
         say(id.hex)
     }
 
+    /// How long `rchat sync` runs: nil, until interrupted.
+    static let seconds = Declared<Double?>("--seconds", "S", default: nil, help: "stop after S seconds",
+                                           expected: "a number of seconds from 0 to \(86_400 * 365)") { text -> Double?? in
+        guard let s = Double(text), s >= 0, s <= 86_400 * 365 else { return nil }
+        return .some(s)
+    }
+
     static let syncCommand = Command(
         name: "sync", usage: "rchat sync [--seconds S]",
         summary: "Run the engine headless: pair, send, receive, receipts, recovery.",
@@ -27,24 +35,16 @@ enum MessageCommands {
         Runs for S seconds (default: until interrupted), then exits 0. Only one engine runs
         on a home at a time; `rchat send`, `read` and `resend` reach a running one at once.
         """,
-        valued: ["--seconds"]
+        options: [seconds.option]
     ) { args, locations in
         try args.expectPositionals(max: 0)
-        var seconds: Double?
-        if let text = args.value("--seconds") {
-            guard let s = Double(text), s >= 0, s <= 86_400 * 365 else {
-                throw Arguments.UsageError(description: "--seconds takes a number of seconds")
-            }
-            seconds = s
-        }
+        let seconds = args[Self.seconds]
         let account = try AccountService(locations: locations)
         // A view that quit moments ago and lingers hands over; anything else running wins.
         guard let lock = try Linger.takeOver(locations) else {
             throw EngineError.io("another rchat is already running on \(locations.home)")
         }
-        let engine = try Engine(account: account) { line in
-            warn(line)
-        }
+        let engine = try Engine(account: account, log: engineLog)
         Signals.onTerminate { engine.stop() }
         try engine.run(seconds: seconds)
         withExtendedLifetime(lock) {}
@@ -58,7 +58,7 @@ enum MessageCommands {
         {"type":"message","id":"<hex>","direction":"out"|"in","text":"…","status":"Sending"|…|null,"resent":false,"at":<unix>}
         {"type":"row","text":"<the row as shown>","action":"resend"|null,"ids":["<hex>",…]}
         """,
-        flags: ["--json"]
+        options: [.flag("--json", help: "one JSON object per line")]
     ) { args, locations in
         try args.expectPositionals(max: 1)
         let name = try args.positional(0, "NAME")
@@ -88,7 +88,7 @@ enum MessageCommands {
         Only messages that show Not delivered, Not confirmed or Failed to send. With no ID,
         or with --all, every such message in the conversation. The receiver shows each once.
         """,
-        flags: ["--all"]
+        options: [.flag("--all", help: "every such message (the default with no ID)")]
     ) { args, locations in
         try args.expectPositionals(max: 2)
         let name = try args.positional(0, "NAME")

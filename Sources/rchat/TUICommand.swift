@@ -22,7 +22,7 @@ enum TUICommand {
         let session = try ViewSession(locations: locations, logPath: "\(locations.home)/view.log")
         let status = session.run(TUIOptions(alerts: AlertContent(rawValue: session.model.alertSetting) ?? .name))
         // About 30 seconds more in the background: finish sending what is in flight and
-        // alert on what arrives (seed 001).
+        // alert on what arrives.
         session.release()
         Linger.spawn(locations)
         exit(status)
@@ -41,7 +41,7 @@ final class ViewSession {
     let model: EngineChatModel
     private let runner: EngineThread
     private var lock: EngineLock?
-    private let log: LogFile
+    private let log: Logger
 
     init(locations: Locations, logPath: String) throws(EngineError) {
         let engineAccount = try AccountService(locations: locations)
@@ -51,15 +51,15 @@ final class ViewSession {
         }
         try TUICommand.requireTerminal()
         self.lock = lock
-        let log = LogFile(path: logPath)
+        let log = LogFile.logger(path: logPath)
         self.log = log
-        let engine = try Engine(account: engineAccount) { line in log.write(line) }
+        let engine = try Engine(account: engineAccount, log: log)
         let model = try EngineChatModel(account: try AccountService(locations: locations), engine: engine)
         self.model = model
         let sink = model.eventSink
         let ended: @Sendable (EngineError?) -> Void = { failure in
             guard let failure else { return }
-            log.write("the engine stopped: \(failure)")
+            log.error("the engine stopped: \(failure)")
             sink(.connectionChanged(.offline(retryIn: 0)))   // the view shows it offline
         }
         runner = EngineThread(engine: engine, whenFinished: ended)
@@ -86,9 +86,15 @@ final class ViewSession {
     func release() { lock = nil }
 }
 
-/// A log the view's engine writes to instead of the screen: one timestamped line per
-/// event, the file started afresh each run (mode 0600).
+/// Where the view's log goes instead of the screen: one timestamped line per event, the
+/// file started afresh each run (mode 0600).
 final class LogFile: @unchecked Sendable {
+    /// A logger writing to a new file at `path`.
+    static func logger(path: String, threshold: LogLevel = .note) -> Logger {
+        let file = LogFile(path: path)
+        return Logger(threshold: threshold) { file.write($0) }
+    }
+
     private let fd: Int32
     private let lock = NSLock()
 

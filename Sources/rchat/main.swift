@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import RChatEngine
 
 // The `rchat` executable: parses arguments and wires them to the engine. No logic lives here.
@@ -19,40 +20,48 @@ func topLevelHelp() -> String {
 
     \(lines.joined(separator: "\n"))
 
-    `rchat COMMAND --help` explains each. Every command takes --home DIR and --device-dir DIR.
+    `rchat COMMAND --help` explains each. Every command takes, before or after its name:
+    \(OptionHelp.list(GlobalOptions.shown))
     Exit codes: 0 ok, 1 runtime failure, 2 usage error.
     RCHAT_FAKE_NOW=<unix seconds> replaces the clock (for tests only).
 
     """
 }
 
-let argv = CommandLine.arguments
-// No command, or only options (--home, --device-dir): the full-screen view.
-let opensView = argv.count == 1 || (argv[1].hasPrefix("-") && !["--help", "-h"].contains(argv[1]))
-if !opensView && (argv[1] == "--help" || argv[1] == "-h" || argv[1] == "help") {
+// Global options may come before the command word as well as after it.
+let globals = OptionParser(GlobalOptions.all, helpHint: "rchat --help")
+let before: Arguments, words: ArraySlice<String>
+do {
+    (before, words) = try globals.parse(CommandLine.arguments.dropFirst(), stopAtPositional: true)
+} catch {
+    Exit.usage(error.description)
+}
+if words.first == "help" || (words.isEmpty && before.wantsHelp) {
     print(topLevelHelp(), terminator: "")
     exit(0)
 }
 
-// Two-word commands (`account export`, `keys rotate`) match before one-word ones.
-let twoWords = argv.count > 2 ? "\(argv[1]) \(argv[2])" : ""
-guard let command = opensView ? TUICommand.view
+// No command, only options (--home, --device-dir): the full-screen view. Two-word commands
+// (`account export`, `keys rotate`) match before one-word ones.
+let twoWords = words.prefix(2).joined(separator: " ")
+guard let command = words.isEmpty ? TUICommand.view
         : commands.first(where: { !$0.name.isEmpty && $0.name == twoWords })
-          ?? commands.first(where: { !$0.name.isEmpty && $0.name == argv[1] }) else {
-    Exit.usage("unknown command \"\(argv[1])\" (see rchat --help)")
+          ?? commands.first(where: { !$0.name.isEmpty && $0.name == words.first }) else {
+    Exit.usage("unknown command \"\(words.first!)\" (see rchat --help)")
 }
-let rest = argv.dropFirst(opensView ? 1 : command.name.contains(" ") ? 3 : 2)
+let rest = words.dropFirst(command.name.isEmpty ? 0 : command.name.contains(" ") ? 2 : 1)
 
 do {
-    let arguments = try Arguments(rest, valued: command.valued, flags: command.flags)
+    let arguments = before.merging(try command.parser.parse(rest).arguments)
     if arguments.wantsHelp {
         print(command.help, terminator: "")
         exit(0)
     }
-    let locations = Locations.resolve(home: arguments.value("--home"), deviceDirectory: arguments.value("--device-dir"))
+    let locations = Locations.resolve(home: arguments.value(GlobalOptions.home.name),
+                                      deviceDirectory: arguments.value(GlobalOptions.deviceDirectory.name))
     try command.run(arguments, locations)
 } catch let error as Arguments.UsageError {
-    Exit.usage("\(command.name): \(error.description)")
+    Exit.usage(command.name.isEmpty ? error.description : "\(command.name): \(error.description)")
 } catch let error as EngineError {
     if error.isUsage { Exit.usage(error.description) }
     Exit.failure(error.description)

@@ -4,7 +4,7 @@ import XCTest
 import Glibc
 #endif
 
-// Helpers for the engine's integration tests (issue 4): a real `rchat-relay` process, real
+// Helpers for the engine's integration tests: a real `rchat-relay` process, real
 // `rchat sync` processes started and stopped by their PIDs, and polling of
 // `rchat list NAME --json` against a deadline. Nothing here waits a fixed time hoping for an
 // event: every wait re-checks a condition until it holds or its deadline passes.
@@ -43,7 +43,7 @@ struct ListedContact: Equatable {
 /// Status ranks along the usual path, for "Sent or higher" waits.
 let statusRank: [String: Int] = ["Sending": 0, "Not confirmed": 1, "Sent": 2, "Delivered": 3, "Read": 4]
 
-/// Where an outgoing message that is never resent may go from each status (DESIGN §5),
+/// Where an outgoing message that is never resent may go from each status (docs/ARCHITECTURE.md, "Rules that keep statuses true"),
 /// in one step or several: nothing ever lowers Sent, and nothing lowers Delivered or Read.
 let laterStatuses: [String: Set<String>] = [
     "Sending": ["Not confirmed", "Sent", "Delivered", "Read", "Not delivered", "Failed to send"],

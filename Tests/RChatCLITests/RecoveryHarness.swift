@@ -4,7 +4,7 @@ import XCTest
 import Glibc
 #endif
 
-// Helpers for the recovery tests (issue 5), on top of EngineHarness.swift: system rows of
+// Helpers for the recovery tests, on top of EngineHarness.swift: system rows of
 // `rchat list NAME --json`, reinstalling or moving an account to a new device directory,
 // and waits that re-check a condition until a deadline. No fixed waits.
 

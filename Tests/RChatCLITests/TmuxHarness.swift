@@ -4,7 +4,7 @@ import XCTest
 import Glibc
 #endif
 
-// Helpers for the full-screen view's end-to-end tests (issue 6): real `rchat` views in
+// Helpers for the full-screen view's end-to-end tests: real `rchat` views in
 // detached tmux sessions on a tmux server of this test's own (`tmux -S SOCKET`, the socket in
 // the test's sandbox), driven with send-keys and read with capture-pane. Every wait polls the
 // capture against a deadline.

@@ -1,5 +1,5 @@
-/// What an alert says, and whether there is one at all (seed 001 "What alerts show" and
-/// "What is never alerted"; DESIGN §7). Pure: the engine gathers what arrived, this decides.
+/// What an alert says, and whether there is one at all (README, "Alerts and the
+/// background check"). Pure: the engine gathers what arrived, this decides.
 public enum AlertPolicy {
     /// Settings → Notifications → Show in alerts.
     public enum Content: String, Sendable, CaseIterable {

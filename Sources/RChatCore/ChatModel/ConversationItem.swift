@@ -1,4 +1,4 @@
-/// What a conversation shows, in order: messages and system rows (DESIGN §5, §6, §9).
+/// What a conversation shows, in order: messages and system rows.
 /// The engine produces these read models; the TUI and `rchat list` only draw them.
 public enum ConversationItem: Equatable, Sendable {
     case message(MessageItem)

@@ -1,5 +1,5 @@
-/// What to do about one message a contact's phone reported it could not read (seed 000,
-/// "When a contact reinstalls or changes phone" and "Limits"; DESIGN §6). Pure: the engine
+/// What to do about one message a contact's phone reported it could not read (README,
+/// "When a contact loses their state"). Pure: the engine
 /// gathers the facts, this decides.
 public enum ResendPolicy {
     public static let window: Int64 = 72 * 3600

@@ -1,6 +1,6 @@
 import RChatCore
 
-/// "These messages could not be read here" (DESIGN §6): sent inside a new session by a side
+/// "These messages could not be read here" (docs/PROTOCOL.md): sent inside a new session by a side
 /// that lost its state, signed with its DEVICE key. Only a notice that verifies against the
 /// pinned device key may trigger an automatic resend, so a stolen copy of the account keys
 /// alone can never cause one.

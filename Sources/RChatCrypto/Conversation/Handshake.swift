@@ -1,6 +1,6 @@
 import RChatCore
 
-/// The session handshake, protocol v3 (DESIGN §4): Noise-KK-style, run over a relay link
+/// The session handshake, protocol v3 (docs/PROTOCOL.md, "Conversation protocol"): Noise-KK-style, run over a relay link
 /// every time either side comes back online.
 ///
 /// Roles come from key order: the side whose account public key sorts first initiates, so

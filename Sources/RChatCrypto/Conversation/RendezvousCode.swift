@@ -1,6 +1,6 @@
 import RChatCore
 
-/// A code a side presents to the relay to be linked with its contact (DESIGN §3, blinded
+/// A code a side presents to the relay to be linked with its contact (docs/PROTOCOL.md, blinded
 /// pairing). The relay links two live connections that present an equal code; without the
 /// conversation secret it cannot compute codes, and codes of different days look unrelated.
 ///

@@ -1,6 +1,6 @@
 import RChatCore
 
-/// One conversation's saved session state (DESIGN §4): the current session's keys, the
+/// One conversation's saved session state (docs/PROTOCOL.md, "Conversation protocol"): the current session's keys, the
 /// reconnect counter, the next send sequence, and the receive keys of older sessions the
 /// relay may still hold frames for. The engine seals `serialized()` with `SealingKey` and
 /// commits it with the messages it decrypted; this type does no I/O.
