@@ -193,7 +193,9 @@ extension Engine {
         // are the ones starting over.
         let hadState = conversation.saved != nil
         conversation.peer = session.peer
-        conversation.peerStartedOver = hadState && session.peer.startedOver
+        // Kept until the contact's notice arrives, across sessions: the session that showed it
+        // may end before the notice can go (the notice waits for a session we hold).
+        conversation.peerStartedOver = conversation.peerStartedOver || (hadState && session.peer.startedOver)
         conversation.noticeReceived = false
         var saved = conversation.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame

@@ -27,6 +27,12 @@ final class Invariants {
     private var everRead: [String: Set<MessageID>] = [:]
     /// (verifier, device owner) pairs waiting for a code entered again after a new phone.
     private var unverified: Set<[String]> = []
+    /// The receiver's install that first stored each message.
+    private var storedOnInstall: [MessageID: Int] = [:]
+    /// The seeds' limit: a message the receiver stored on an install it then lost (a
+    /// reinstall, a new phone) before its Delivered receipt reached the sender may stay Sent
+    /// — true, the relay took it — with no receipt ever.
+    private var receiptMayBeLost: Set<MessageID> = []
     private var userResends: Set<MessageID> = []
 
     init(world: SimulatedWorld) { self.world = world }
@@ -44,6 +50,10 @@ final class Invariants {
     func userResent(_ ids: [MessageID]) { userResends.formUnion(ids) }
 
     func reinstalled(_ account: SimulatedAccount, newPhone: Bool) {
+        for (id, install) in storedOnInstall where install < account.installs {
+            guard let record = sent[id], record.to == account.name, !(lastStatus[id]?.isFinal ?? false) else { continue }
+            receiptMayBeLost.insert(id)
+        }
         // History stays with the old install; its marks of what was read do not move.
         if newPhone {
             for other in world.accounts where other !== account { unverified.insert([other.name, account.name]) }
@@ -84,6 +94,7 @@ final class Invariants {
             storedNow[account.name] = stored
             for id in stored where !(everStored[account.name]?.contains(id) ?? false) {
                 world.trace.note("\(account.name) stored \(id.hex)")
+                storedOnInstall[id] = account.installs
             }
             everStored[account.name, default: []].formUnion(stored)
         }
@@ -138,6 +149,7 @@ final class Invariants {
         for id in order {
             guard let record = sent[id], let account = world.accounts.first(where: { $0.name == record.from }),
                   record.install == account.installs, let status = lastStatus[id], !status.isFinal else { continue }
+            if receiptMayBeLost.contains(id), status == .sent || status == .notConfirmed { continue }
             let stored = everStored[record.to]?.contains(id) ?? false
             stuck.append("after healing, \(record.from)→\(record.to) \(id.hex) is still \(status.rawValue)"
                          + (stored ? " (\(record.to) stored it)" : " (\(record.to) never stored it)"))
