@@ -193,9 +193,13 @@ extension Engine {
         // are the ones starting over.
         let hadState = conversation.saved != nil
         conversation.peer = session.peer
-        // Kept until the contact's notice arrives, across sessions: the session that showed it
-        // may end before the notice can go (the notice waits for a session we hold).
-        conversation.peerStartedOver = conversation.peerStartedOver || (hadState && session.peer.startedOver)
+        // Kept until the contact's notice arrives, across sessions and restarts: the session
+        // that showed it may end before the notice can go (a notice waits for a session the
+        // reader holds).
+        if hadState && session.peer.startedOver { conversation.recovery.peerStartedOver = true }
+        // This side started over: its notice (maybe empty) is owed until the relay takes one.
+        if !hadState { conversation.recovery.startedOverNoticeOwed = true }
+        try tx.setRecoveryFlags(contact: conversation.contact.id, conversation.recovery)
         conversation.noticeReceived = false
         var saved = conversation.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
@@ -207,8 +211,6 @@ extension Engine {
         conversation.deliveredInFlight.forgetAll()
         conversation.readReceiptsInFlight.removeAll()
         try persist(conversation, tx)
-        // Owed until a notice goes in a session the contact holds (an unconfirmed one may be lost).
-        conversation.startedOverNoticeDue = conversation.startedOverNoticeDue || !hadState
         if !session.peer.deviceKeyIsPinned { try newDeviceRow(conversation, session.peer.deviceKey, tx, &after) }
         after.sessionsStarted.append(conversation)
     }

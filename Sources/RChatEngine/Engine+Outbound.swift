@@ -136,6 +136,7 @@ extension Engine {
                             retryReceiptsSoon()
                         case let .notice(contactID, ids):
                             conversations[contactID]?.noticeInFlight.subtract(ids)
+                            conversations[contactID]?.startedOverNoticeInFlight = false
                         case let .control(contactID, frame):
                             // A refused handshake would leave both sides on a link with no
                             // session: the same frame goes again on the same link.

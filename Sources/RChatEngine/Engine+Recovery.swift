@@ -28,7 +28,7 @@ extension Engine {
     /// a notice sealed in a session whose handshake the contact never completed could never
     /// be read, and nothing would ever tell this side so.
     func sendNoticeIfNeeded(_ conversation: LiveConversation) throws(EngineError) {
-        let startedOver = conversation.startedOverNoticeDue
+        let startedOver = conversation.recovery.startedOverNoticeOwed && !conversation.startedOverNoticeInFlight
         guard conversation.canSend, var saved = conversation.saved, saved.peerHoldsCurrent, let keys = saved.sendKeys,
               let session = saved.current?.keys.sessionID else { return }
         let pending = try AccountService.wrap { try store.undecryptable(contact: conversation.contact.id, notified: false) }
@@ -48,7 +48,7 @@ extension Engine {
                 break
             }
             conversation.noticeInFlight.formUnion(chunk)
-            conversation.startedOverNoticeDue = false
+            if startedOver { conversation.startedOverNoticeInFlight = true }
         } while !rest.isEmpty
         conversation.saved = saved
     }
@@ -57,6 +57,11 @@ extension Engine {
     func noticeSent(_ contactID: ContactID, _ ids: [MessageID], _ tx: StoreTransaction, _ events: inout [ChatEvent]) throws {
         guard let conversation = conversations[contactID] else { return }
         conversation.noticeInFlight.subtract(ids)
+        if conversation.startedOverNoticeInFlight {
+            conversation.startedOverNoticeInFlight = false
+            conversation.recovery.startedOverNoticeOwed = false
+            try tx.setRecoveryFlags(contact: contactID, conversation.recovery)
+        }
         guard !ids.isEmpty else { return }
         try tx.markUndecryptableNotified(contact: contactID, ids: ids)
         let name = conversation.contact.name
@@ -106,8 +111,13 @@ extension Engine {
             if let m = try tx.message(contact: contact.id, id: id), m.isOutgoing { messages.append(m) }
         }
         if messages.isEmpty {
-            if conversation.peerStartedOver { try startedOverRow(conversation, tx, &after) }
+            if conversation.recovery.peerStartedOver { try startedOverRow(conversation, tx, &after) }
             return
+        }
+        if conversation.recovery.peerStartedOver {
+            // Its notice arrived: what it could not read is handled below.
+            conversation.recovery.peerStartedOver = false
+            try tx.setRecoveryFlags(contact: contact.id, conversation.recovery)
         }
         let facts = messages.map { m in
             ResendPolicy.Facts(signer: signer, keysUnchangedSinceSent: m.keysFingerprint == fingerprint, sentAt: m.createdAt,
@@ -157,8 +167,9 @@ extension Engine {
     /// The contact started over and told us of nothing we could resend: our recent messages
     /// without a receipt may not have reached them. They keep their status; Resend is offered.
     func startedOverRow(_ conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        conversation.peerStartedOver = false
+        conversation.recovery.peerStartedOver = false
         let contact = conversation.contact
+        try tx.setRecoveryFlags(contact: contact.id, conversation.recovery)
         let t = now
         let recent = try tx.outgoingMessages(contact: contact.id, since: t - ResendPolicy.window).filter {
             $0.status == .sending || $0.status == .sent || $0.status == .notConfirmed

@@ -332,6 +332,7 @@ public final class Engine: @unchecked Sendable {
             }
             let conversation = LiveConversation(contact: contact, secret: secret, relay: relay, saved: try loadState(contact),
                                                 me: Handshake.LocalIdentity(account: me, device: account.device))
+            conversation.recovery = try AccountService.wrap { try store.recoveryFlags(contact: contact.id) }
             conversation.formerSecrets = (retiredSecrets.removeValue(forKey: contact.id) ?? []).filter {
                 $0.myAccountKey != secret.myAccountKey || $0.peerAccountKey != secret.peerAccountKey
             }

@@ -43,9 +43,13 @@ final class LiveConversation {
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Double)] = []
     /// The peer as the current session's handshake proved it.
     var peer: VerifiedPeer?
-    /// The peer started over although this side had a conversation with it: until its
-    /// notice arrives, recent messages may not have reached it.
-    var peerStartedOver = false
+    /// What recovery keeps across restarts (mirrors the store's `RecoveryFlags`, written in
+    /// the transaction that changes them): this side started over and owes its notice; the
+    /// peer started over and its notice is still to come (until then, recent messages may not
+    /// have reached it).
+    var recovery = RecoveryFlags(startedOverNoticeOwed: false, peerStartedOver: false)
+    /// The started-over notice went on the current link and the relay has not taken it yet.
+    var startedOverNoticeInFlight = false
     var noticeReceived = false
     /// The relay refused something that waits out a backoff in the outbox.
     var backoffPending = false
@@ -85,9 +89,6 @@ final class LiveConversation {
     /// A session that carries what this side writes.
     var canSend: Bool { hasSession && !awaitingVerification }
     var awaitingReplyAcceptance = false
-    /// This side started over: its first notice goes even if empty, in the first session the
-    /// contact is known to hold.
-    var startedOverNoticeDue = false
 
     /// Whether sessions may be set up at all with this contact.
     var isReachable: Bool {
@@ -107,6 +108,6 @@ final class LiveConversation {
         noticeInFlight.removeAll()
         peer = nil
         awaitingReplyAcceptance = false
-        // `startedOverNoticeDue` stays: the notice is owed until a session the contact holds.
+        startedOverNoticeInFlight = false
     }
 }

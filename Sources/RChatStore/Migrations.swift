@@ -36,6 +36,13 @@ enum Migrations {
                 read_at INTEGER NOT NULL,
                 PRIMARY KEY (contact_id, digest)
             ) STRICT, WITHOUT ROWID;
+            -- Recovery that must survive a restart: this side started over and owes the
+            -- contact its (maybe empty) notice until the relay takes one; the contact started
+            -- over and its notice has not been read yet.
+            ALTER TABLE contacts ADD COLUMN started_over_notice_owed INTEGER NOT NULL DEFAULT 0
+                CHECK (started_over_notice_owed IN (0, 1));
+            ALTER TABLE contacts ADD COLUMN peer_started_over INTEGER NOT NULL DEFAULT 0
+                CHECK (peer_started_over IN (0, 1));
             """),
     ]
 

@@ -65,3 +65,31 @@ extension StoreAccess {
         return database.changes == 1
     }
 }
+
+/// What recovery keeps per contact across restarts (DESIGN §6): whether this side owes the
+/// contact its started-over notice, and whether the contact started over and its notice is
+/// still to be read.
+public struct RecoveryFlags: Equatable, Sendable {
+    public var startedOverNoticeOwed: Bool
+    public var peerStartedOver: Bool
+
+    public init(startedOverNoticeOwed: Bool, peerStartedOver: Bool) {
+        self.startedOverNoticeOwed = startedOverNoticeOwed
+        self.peerStartedOver = peerStartedOver
+    }
+}
+
+extension StoreAccess {
+    public func recoveryFlags(contact: ContactID) throws -> RecoveryFlags {
+        guard let row = try database.queryOne("""
+            SELECT started_over_notice_owed, peer_started_over FROM contacts WHERE id = ?
+            """, [.integer(contact.rawValue)]) else { throw StoreError.unknownContact(contact) }
+        return RecoveryFlags(startedOverNoticeOwed: try row.int64(at: 0) != 0, peerStartedOver: try row.int64(at: 1) != 0)
+    }
+
+    public func setRecoveryFlags(contact: ContactID, _ flags: RecoveryFlags) throws {
+        try database.execute("""
+            UPDATE contacts SET started_over_notice_owed = ?, peer_started_over = ? WHERE id = ?
+            """, [.integer(flags.startedOverNoticeOwed ? 1 : 0), .integer(flags.peerStartedOver ? 1 : 0), .integer(contact.rawValue)])
+    }
+}
