@@ -5,7 +5,7 @@ PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
 SWIFT    ?= swift
 
-.PHONY: deps build demo test bench-relay bench-engine bench-check bench-requests bench-tui clean
+.PHONY: deps build demo test simulate bench-relay bench-engine bench-check bench-requests bench-tui clean
 
 # Installs the system packages among $(1) that are missing: as root, through sudo, or else
 # says how.
@@ -32,8 +32,20 @@ build: deps
 demo: build
 	.build/debug/rchat demo
 
+# Deterministic hashing: a simulation seed that fails in the suite replays the same way
+# with `make simulate SEED=N` (see README "Deterministic simulation").
 test: build
-	$(SWIFT) test --disable-swift-testing
+	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test --disable-swift-testing
+
+# The deterministic simulation: SEEDS seeds from FIRST (default 1,000 from 1) on two
+# threads, printing "N seeds, 0 failures" and the steps per second; SEED=N replays one
+# seed and prints the end of its trace.
+SEEDS ?= 1000
+FIRST ?= 1
+simulate: deps
+	$(SWIFT) build -c release --product rchat-simulate
+	@if [ -n "$(SEED)" ]; then .build/release/rchat-simulate --seed $(SEED); \
+	else .build/release/rchat-simulate --seeds $(SEEDS) --first $(FIRST) --jobs 2; fi
 
 # The relay beside mosquitto 2.0 QoS 1 (a benchmark, not a test; see README "Relay benchmark").
 bench-relay: deps

@@ -46,7 +46,7 @@ let package = Package(
         // The deterministic simulation: accounts and the relay's logic in one process on
         // virtual time, over an in-memory network (docs/ARCHITECTURE.md).
         .target(name: "RChatSimulation", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatStore", "RChatEngine",
-                                                       "RChatRelay", "RChatRelayClient"]),
+                                                       "RChatRelay", "RChatRelayClient", "RChatCommandLine"]),
         .executableTarget(name: "rchat-simulate", dependencies: ["RChatSimulation"]),
         // Benchmarks: separate from tests, each printing a ratio against a reference.
         .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatEngine", "RChatStore", "RChatTUI", "RChatCommandLine"]),

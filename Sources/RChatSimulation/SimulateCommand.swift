@@ -1,4 +1,5 @@
 import Foundation
+import RChatCommandLine
 import Synchronization
 
 /// `rchat-simulate` (and `make simulate`): runs seeds and prints `N seeds, F failures` with
@@ -17,10 +18,20 @@ public enum SimulateCommand {
         public init() {}
     }
 
-    public static let usage = """
-        usage: rchat-simulate [--seeds N] [--first SEED] [--steps N] [--jobs N]
-               rchat-simulate --seed SEED [--steps N] [--trace-lines N]
-        """
+    static let seeds = Declared<Int>.integer("--seeds", in: 1...100_000_000, default: 100, help: "how many seeds to run")
+    static let first = Declared<Int>.integer("--first", "SEED", in: 0...Int.max, default: 1, help: "the first seed")
+    static let steps = Declared<Int>.integer("--steps", in: 1...1_000_000, default: 200, help: "steps per seed")
+    static let jobs = Declared<Int>.integer("--jobs", in: 1...64, default: 2, help: "threads running seeds")
+    static let seed = Declared<Int>.integer("--seed", "SEED", in: 0...Int.max, default: 0,
+                                            help: "replay this one seed and print the end of its trace")
+    static let traceLines = Declared<Int>.integer("--trace-lines", in: 1...100_000_000, default: 400,
+                                                  help: "lines of a replayed seed's trace printed")
+    static let help = Option.flag("--help", aliases: ["-h"], help: "this text")
+    static let options = [seeds.option, first.option, steps.option, jobs.option, seed.option, traceLines.option, help]
+
+    public static var usage: String {
+        OptionHelp.usage("rchat-simulate", optional: options) + "\n" + OptionHelp.list(options)
+    }
 
     public static func main(_ arguments: [String], environment: [String: String]) -> Never {
         // Swift seeds its hashing per process; a replay must iterate dictionaries as the run did.
@@ -34,7 +45,7 @@ public enum SimulateCommand {
         }
         let settings: Settings
         do { settings = try parse(Array(arguments.dropFirst())) } catch {
-            FileHandle.standardError.write(Data("rchat-simulate: \(error)\n\(usage)\n".utf8))
+            FileHandle.standardError.write(Data("rchat-simulate: \(error.description)\n".utf8))
             exit(2)
         }
         if let seed = settings.replay {
@@ -55,26 +66,20 @@ public enum SimulateCommand {
         exit(outcomes.allSatisfy(\.passed) ? 0 : 1)
     }
 
-    struct UsageError: Error, CustomStringConvertible { let description: String }
-
-    static func parse(_ arguments: [String]) throws -> Settings {
+    static func parse(_ arguments: [String]) throws(UsageError) -> Settings {
+        let parsed = try OptionParser(options, helpHint: "rchat-simulate --help").parse(arguments)
+        try parsed.expectPositionals(max: 0)
+        if parsed.has(help) {
+            print(usage)
+            exit(0)
+        }
         var settings = Settings()
-        var rest = arguments[...]
-        func number(_ option: String) throws -> UInt64 {
-            guard let text = rest.popFirst(), let value = UInt64(text) else { throw UsageError(description: "\(option) needs a number") }
-            return value
-        }
-        while let option = rest.popFirst() {
-            switch option {
-            case "--seeds": settings.seeds = Int(try number(option))
-            case "--first": settings.first = try number(option)
-            case "--steps": settings.steps = Int(try number(option))
-            case "--jobs": settings.jobs = max(1, Int(try number(option)))
-            case "--seed": settings.replay = try number(option)
-            case "--trace-lines": settings.traceLines = Int(try number(option))
-            default: throw UsageError(description: "unknown option \(option)")
-            }
-        }
+        settings.seeds = parsed[seeds]
+        settings.first = UInt64(parsed[first])
+        settings.steps = parsed[steps]
+        settings.jobs = parsed[jobs]
+        settings.traceLines = parsed[traceLines]
+        if parsed.value(seed.option.name) != nil { settings.replay = UInt64(parsed[seed]) }
         return settings
     }
 
