@@ -83,6 +83,14 @@ public final class AccountService {
         defer { wipe(&plain); wipe(&sealed) }
         var backup = try AccountBackup(decoding: plain)
         defer { backup.wipeSecrets() }
+        return try restore(at: locations, backup: backup, clock: clock)
+    }
+
+    /// The account, settings and contacts of a backup (an export once opened), into a home
+    /// with no account: what `restore(at:from:passphrase:)` does after the passphrase, and
+    /// what the simulation's reinstalls do without one.
+    @discardableResult
+    public static func restore(at locations: Locations, backup: AccountBackup, clock: Clock) throws(EngineError) -> AccountIdentity {
         guard let relay = try? RelayAddress(parsing: backup.relay) else { throw .crypto("the account export holds an invalid relay address") }
         var seed = backup.accountSeed
         let accountKey: SigningKey
@@ -264,11 +272,23 @@ public final class AccountService {
 
     /// `rchat account export FILE`: keys, settings and contacts under a passphrase.
     public func export(to file: String, passphrase: String) throws(EngineError) {
+        var backup = try backup()
+        var plain = backup.encoded()
+        backup.wipeSecrets()
+        defer { wipe(&plain) }
+        let sealed: [UInt8]
+        do { sealed = try PassphraseSeal.seal(plain, passphrase: passphrase) } catch { throw .crypto("\(error)") }
+        try PrivateFiles.write(sealed, to: file)
+    }
+
+    /// What an export holds — keys, settings, contacts — before the passphrase seals it.
+    /// The caller wipes it (`AccountBackup.wipeSecrets`).
+    public func backup() throws(EngineError) -> AccountBackup {
         let me = try identity()
         var seed = me.accountKey.seed.exposedCopy()
         var mailbox = me.mailboxSeed.exposedCopy()
         let contacts = try Self.wrap { try store.contacts() }.filter { $0.state != .request }
-        var backup = AccountBackup(
+        let backup = AccountBackup(
             name: me.name, relay: me.relay.description, accountSeed: seed, inviteSalt: me.inviteSalt, mailboxSeed: mailbox,
             settings: try Self.wrap { try store.settings() },
             contacts: contacts.map {
@@ -278,11 +298,6 @@ public final class AccountService {
             })
         wipe(&seed)
         wipe(&mailbox)
-        var plain = backup.encoded()
-        backup.wipeSecrets()
-        defer { wipe(&plain) }
-        let sealed: [UInt8]
-        do { sealed = try PassphraseSeal.seal(plain, passphrase: passphrase) } catch { throw .crypto("\(error)") }
-        try PrivateFiles.write(sealed, to: file)
+        return backup
     }
 }

@@ -35,8 +35,6 @@ public final class SimulatedWorld {
         public var passed: Bool { failures.isEmpty }
     }
 
-    static let passphrase = "simulated passphrase"
-
     let seed: UInt64
     let clock = VirtualClock()
     let scheduler: Scheduler
@@ -65,7 +63,7 @@ public final class SimulatedWorld {
     public static func run(seed: UInt64, options: Options = Options()) -> Outcome {
         SeededRandomness.seed(seed)
         defer { SeededRandomness.unseed() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-sim-\(seed)-\(getpid())-\(UUID().uuidString.prefix(8))").path
+        let directory = "\(scratchRoot)/rchat-sim-\(seed)-\(getpid())-\(UUID().uuidString.prefix(8))"
         let world = SimulatedWorld(seed: seed, directory: directory, traceLines: options.traceLines)
         defer {
             world.close()
@@ -85,6 +83,18 @@ public final class SimulatedWorld {
         }
         return Outcome(seed: seed, steps: steps, failures: world.failures, digest: world.trace.digest, tail: world.trace.tail,
                        messages: world.invariants?.messageCount ?? 0, virtualSeconds: world.clock.seconds())
+    }
+
+    /// Where runs keep their stores: memory-backed when the machine has it (`/dev/shm`), so
+    /// that a commit's sync costs nothing (the simulation's crashes keep what was committed,
+    /// as a killed process does; they do not model a power cut); else the temporary folder.
+    static var scratchRoot: String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDirectory), isDirectory.boolValue,
+           access("/dev/shm", W_OK) == 0 {
+            return "/dev/shm"
+        }
+        return FileManager.default.temporaryDirectory.path
     }
 
     func close() {
