@@ -43,6 +43,9 @@ enum Migrations {
                 CHECK (started_over_notice_owed IN (0, 1));
             ALTER TABLE contacts ADD COLUMN peer_started_over INTEGER NOT NULL DEFAULT 0
                 CHECK (peer_started_over IN (0, 1));
+            -- The session an unreadable copy came in: a copy sent again in another session
+            -- that is unreadable too is told again (NULL: recorded before this step).
+            ALTER TABLE undecryptable ADD COLUMN session BLOB CHECK (session IS NULL OR length(session) = 16);
             """),
     ]
 

@@ -12,17 +12,20 @@ public struct UndecryptableMessage: Equatable, Sendable {
 }
 
 extension StoreAccess {
-    /// Records an unreadable id once; false if it was already recorded.
+    /// Records an unreadable id, with the session its copy came in; false if it was
+    /// already recorded for that session. An unreadable copy in another session (the sender
+    /// sent it again, and that copy is lost too) is recorded again, to be told again.
     @discardableResult
-    public func recordUndecryptable(contact: ContactID, id: MessageID, at now: Int64) throws -> Bool {
+    public func recordUndecryptable(contact: ContactID, id: MessageID, session: [UInt8]? = nil, at now: Int64) throws -> Bool {
         try translatingConstraints(foreignKey: .unknownContact(contact)) {
             // A message this side already stored is never "couldn't be decrypted": an unreadable
             // copy of it is a replay (a relay handing over again what it sent before).
             try database.execute("""
-                INSERT INTO undecryptable (contact_id, id, received_at)
-                SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM messages WHERE contact_id = ?1 AND id = ?2)
-                ON CONFLICT (contact_id, id) DO NOTHING
-                """, [.integer(contact.rawValue), .blob(id.bytes), .integer(now)])
+                INSERT INTO undecryptable (contact_id, id, received_at, session)
+                SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM messages WHERE contact_id = ?1 AND id = ?2)
+                ON CONFLICT (contact_id, id) DO UPDATE SET notified = 0, session = excluded.session, received_at = excluded.received_at
+                WHERE excluded.session IS NOT NULL AND session IS NOT excluded.session
+                """, [.integer(contact.rawValue), .blob(id.bytes), .integer(now), SQLValue(session)])
         }
         return database.changes == 1
     }
