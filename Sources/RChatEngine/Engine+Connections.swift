@@ -58,6 +58,7 @@ extension Engine {
         connection.failures = 0
         connection.client = client
         connection.keepaliveAt = ticks + keepaliveSeconds
+        connection.presentAgainAt = ticks + Self.presentAgainSeconds
         log("connected to relay \(address.host):\(address.port)")
         emit(.connectionChanged(.online))
         if let moved = identity.movedFrom, moved.mayStillHoldItems(now: now) {

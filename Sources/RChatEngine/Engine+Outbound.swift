@@ -253,6 +253,9 @@ extension Engine {
 
     /// Receipts taken from the store per conversation and kind in one flush, and ids per frame.
     static let receiptsPerFlush = 4096
+    /// Seconds between presentations of the codes of conversations without a link, under
+    /// the relay's pairing timeout (300 s by default).
+    static let presentAgainSeconds: Double = 240
     static let receiptsPerFrame = 1024
 
     func receiptEnvelope(_ kind: EnvelopeKind, _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
@@ -277,7 +280,7 @@ extension Engine {
             if connection.client == nil {
                 if !connection.connecting { next = min(next, connection.retryAt) }
             } else {
-                next = min(next, connection.keepaliveAt)
+                next = min(next, connection.keepaliveAt, connection.presentAgainAt)
             }
         }
         return next
@@ -316,6 +319,13 @@ extension Engine {
             }
         }
         for event in events { emit(event) }
+        for connection in connections.values where connection.client != nil && connection.presentAgainAt <= nowTicks {
+            connection.presentAgainAt = nowTicks + Self.presentAgainSeconds
+            for conversation in conversations.values
+            where conversation.relay == connection.address && (conversation.link == nil || conversation.peerGone) {
+                present(conversation)
+            }
+        }
         for connection in connections.values where connection.keepaliveAt <= nowTicks {
             connection.keepaliveAt = nowTicks + keepaliveSeconds
             do { try connection.client?.ping() } catch { log("cannot ping the relay: \(error)") }

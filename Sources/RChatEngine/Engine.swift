@@ -257,6 +257,8 @@ public final class Engine: @unchecked Sendable {
     /// The end of a run: what waits for the disk is synced and acknowledged, sessions are
     /// saved and connections closed. `run` does it; a caller driving `turn` calls it.
     public func shutDown() {
+        // Connections that finished but were never taken: closed, as are later ones.
+        for case .connected(_, _, let link) in inbox.close() { link.close() }
         guard !stoppedByDamage else {
             walSync.stop()
             for connection in connections.values { connection.client?.close() }

@@ -22,12 +22,32 @@ final class EngineInbox: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var items: [Item] = []
+    /// The engine stopped: nothing more is taken.
+    private var closed = false
 
     func post(_ item: Item) {
         condition.lock()
+        if closed {
+            condition.unlock()
+            // A connection that finished after the engine stopped would hold the mailbox's
+            // handover with nobody reading it: it is closed instead.
+            if case .connected(_, _, let link) = item { link.close() }
+            return
+        }
         items.append(item)
         condition.signal()
         condition.unlock()
+    }
+
+    /// The engine stopped: what is posted from now on is dropped, and connections that
+    /// finish are closed. Returns what was still queued.
+    func close() -> [Item] {
+        condition.lock()
+        defer { condition.unlock() }
+        closed = true
+        let left = items
+        items.removeAll()
+        return left
     }
 
     /// Whether something is queued (a backlog is coming in).

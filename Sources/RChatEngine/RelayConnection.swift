@@ -33,6 +33,10 @@ final class RelayConnection {
     /// connection that sends nothing and has no code waiting and no link for its idle
     /// timeout (300 s by default, five pings' time).
     var keepaliveAt = Double.infinity
+    /// When to present the codes of conversations without a link again: a relay forgets a
+    /// code after its pairing timeout (300 s by default), and a day's codes change at
+    /// midnight, so a contact who comes later would otherwise find none.
+    var presentAgainAt = Double.infinity
 
     init(address: RelayAddress) { self.address = address }
 
