@@ -13,6 +13,7 @@ final class SimulatedRelay: RelayLoop {
     private let configuration: RelayConfiguration
     private let scheduler: Scheduler
     private let trace: Trace
+    private let directory: String
     private unowned let network: MemoryNetwork
     private var relay: Relay?
     /// Bumped at every start: timers and connections of an earlier one are dead.
@@ -30,6 +31,7 @@ final class SimulatedRelay: RelayLoop {
         self.scheduler = scheduler
         self.network = network
         self.trace = trace
+        self.directory = directory
     }
 
     var isUp: Bool { relay != nil }
@@ -42,7 +44,9 @@ final class SimulatedRelay: RelayLoop {
         dirty = []
         let trace = self.trace
         relay = try Relay(inMemory: configuration, address: address, staticKey: staticKey, loop: self,
-                          clock: scheduler.clock, log: Logger(prefix: "rchat-relay: ") { trace.note($0) })
+                          clock: scheduler.clock, log: Logger(prefix: "rchat-relay: ") { [directory] in
+                              // The run's folder differs from run to run; the trace must not.
+                              trace.note($0.replacingOccurrences(of: directory, with: "<run>")) })
         trace.note("relay started (#\(incarnation))")
     }
 
@@ -119,7 +123,7 @@ final class Trace: @unchecked Sendable {
     }
 
     func note(_ line: String) {
-        let stamped = String(format: "%10.3f ", clock.seconds()) + line
+        let stamped = Self.stamp(clock.seconds()) + line
         for byte in stamped.utf8 {
             digest ^= UInt64(byte)
             digest = digest &* 0x100_0000_01B3
@@ -129,4 +133,12 @@ final class Trace: @unchecked Sendable {
     }
 
     var tail: [String] { Array(recent[head...] + recent[..<head]) }
+
+    /// Virtual seconds with three decimals, right-aligned in ten columns.
+    private static func stamp(_ seconds: Double) -> String {
+        let millis = Int((seconds * 1000).rounded())
+        let fraction = millis % 1000
+        let text = "\(millis / 1000)." + (fraction < 10 ? "00" : fraction < 100 ? "0" : "") + "\(fraction)"
+        return String(repeating: " ", count: max(0, 10 - text.count)) + text + " "
+    }
 }

@@ -103,3 +103,15 @@ extension StoreAccess {
             keysFingerprint: try row.optionalBlob("keys_fingerprint"), position: try row.int64("position"))
     }
 }
+
+extension StoreAccess {
+    /// Ids of the messages received from `contact` above `position`, in position order, with
+    /// their positions (for a reader that follows a conversation as it grows).
+    public func incomingMessageIDs(contact: ContactID, after position: Int64) throws -> [(id: MessageID, position: Int64)] {
+        try database.query("""
+            SELECT id, position FROM messages WHERE contact_id = ? AND direction = 'in' AND position > ? ORDER BY position
+            """, [.integer(contact.rawValue), .integer(position)]).map { row in
+            (try row.messageID("id", table: "messages"), try row.int64("position"))
+        }
+    }
+}
