@@ -4,9 +4,10 @@ import RChatSQL
 import XCTest
 @testable import RChatStore
 
-/// A store written by schema version 4 (messages carried `text`), filled the way that code
-/// filled it, opened by this code: every message, status, timeline, outbox entry, receipt
-/// owed, system row, alert and undecryptable id is found again, each text as `.text`.
+/// A store written by the schema before message content (its messages carried `text`),
+/// filled the way that code filled it, opened by this code: every message, status,
+/// timeline, outbox entry, receipt owed, system row, alert and undecryptable id is found
+/// again, each text as `.text`.
 final class MigrationTests: XCTestCase {
     var home: URL!
     var path: String { home.appendingPathComponent(Store.fileName).path }
@@ -18,7 +19,7 @@ final class MigrationTests: XCTestCase {
 
     override func tearDown() { try? FileManager.default.removeItem(at: home) }
 
-    /// What the version-4 fixture holds, to be found again.
+    /// What the fixture holds, to be found again.
     struct Expected {
         var messages: [MessageID: (text: String, direction: Direction, status: MessageStatus?, position: Int64)] = [:]
         var timelines: [MessageID: [MessageStatus]] = [:]
@@ -33,12 +34,16 @@ final class MigrationTests: XCTestCase {
         .notConfirmed: [.sending, .notConfirmed], .failedToSend: [.sending, .failedToSend],
     ]
 
-    /// Builds the fixture with the migrations up to version 4 and the statements that
-    /// version's code ran (its messages table had `text`).
-    func writeVersion4Store() throws -> (Expected, sam: ContactID, alex: ContactID) {
-        let old = try Store(path: path, migrations: Array(Migrations.all.prefix(4)))
+    /// The steps before the one that moved messages to content.
+    static let stepsBefore = Array(Migrations.all.prefix { $0.sql != SchemaV6.sql })
+
+    /// Builds the fixture with the migrations before content and the statements that
+    /// code ran (its messages table had `text`).
+    func writeStoreBeforeContent() throws -> (Expected, sam: ContactID, alex: ContactID) {
+        XCTAssertEqual(Self.stepsBefore.count, Migrations.all.count - 1, "the content step is the last")
+        let old = try Store(path: path, migrations: Self.stepsBefore)
         defer { old.close() }
-        XCTAssertEqual(try old.database.userVersion, 4)
+        XCTAssertEqual(try old.database.userVersion, Self.stepsBefore.count)
         XCTAssertNotNil(try old.database.queryOne("SELECT 1 FROM pragma_table_info('messages') WHERE name = 'text'"))
         let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
         let alex = try old.addContact(StoreTestCase.newContact("Alex", key: 9), at: 1_000).id
@@ -116,12 +121,12 @@ final class MigrationTests: XCTestCase {
         return (expected, sam, alex)
     }
 
-    func testAVersion4StoreOpensWithEveryMessageStatusAndRow() throws {
-        let (expected, sam, alex) = try writeVersion4Store()
+    func testAStoreFromBeforeContentOpensWithEveryMessageStatusAndRow() throws {
+        let (expected, sam, alex) = try writeStoreBeforeContent()
         let store = try Store(path: path)
         defer { store.close() }
         XCTAssertEqual(try store.database.userVersion, Store.schemaVersion)
-        XCTAssertGreaterThanOrEqual(Store.schemaVersion, 5)
+        XCTAssertEqual(Store.schemaVersion, Self.stepsBefore.count + 1)
         XCTAssertNil(try store.database.queryOne("SELECT 1 FROM pragma_table_info('messages') WHERE name = 'text'"))
         XCTAssertEqual(try store.database.queryOne("PRAGMA foreign_keys")?.int64(at: 0), 1, "foreign keys are on again")
         XCTAssertNil(try store.database.queryOne("PRAGMA foreign_key_check"))
@@ -194,7 +199,7 @@ final class MigrationTests: XCTestCase {
     }
 
     func testTheMovedTableIsTheOneAFreshStoreHas() throws {
-        _ = try writeVersion4Store()
+        _ = try writeStoreBeforeContent()
         let moved = try Store(path: path)
         let schema = try moved.database.query("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name").map(\.values)
         moved.close()
