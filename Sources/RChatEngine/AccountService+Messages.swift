@@ -18,7 +18,9 @@ extension AccountService {
     /// `rchat send`: the message and its outbox row in one transaction (Sending), then a
     /// poke so a running engine sends it at once. To a blocked contact or one whose keys
     /// were refused it is stored as Failed to send: nothing leaves.
-    public func send(to name: String, text: String) throws(EngineError) -> MessageID {
+    /// This version sends text only: attachments and control items are refused here.
+    public func send(to name: String, content: MessageContent) throws(EngineError) -> MessageID {
+        guard case .text(let text) = content else { throw .usage("this version of rChat sends text only") }
         let bytes = text.utf8.count
         guard bytes > 0, !text.allSatisfy(\.isWhitespace) else { throw .usage("an empty message is not sent") }
         guard bytes <= Self.maximumTextBytes else {
@@ -32,7 +34,7 @@ extension AccountService {
         let t = clock.now()
         try Self.wrap {
             try store.transaction { tx in
-                let row = try tx.insertOutgoing(contact: contact.id, id: id, text: text, at: t,
+                let row = try tx.insertOutgoing(contact: contact.id, id: id, content: content, at: t,
                                                 keysFingerprint: Self.keysFingerprint(contact))
                 if contact.isBlocked || contact.state == .keysDontMatch {
                     try tx.raiseStatus(message: row, event: .gaveUp, at: t)
@@ -136,7 +138,7 @@ extension AccountService {
     static func item(_ stored: StoredConversationItem) -> ConversationItem {
         switch stored {
         case .message(let m):
-            return .message(MessageItem(id: m.id, direction: m.direction, text: m.text, status: m.status,
+            return .message(MessageItem(id: m.id, direction: m.direction, content: m.content, status: m.status,
                                         resent: m.isResent, at: m.createdAt))
         case .row(let r):
             return .row(SystemRow(id: r.id, text: r.text, action: r.action, messageIDs: r.messageIDs, at: r.createdAt))

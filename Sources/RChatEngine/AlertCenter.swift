@@ -41,7 +41,7 @@ public struct AlertCenter: Sendable {
             for (name, id) in arrivals {
                 guard let contact = try tx.contact(named: name), let message = try tx.message(contact: contact.id, id: id) else { continue }
                 let arrival = AlertPolicy.Arrival(
-                    contactName: contact.name, kind: contact.state == .request ? .request : .text(message.text),
+                    contactName: contact.name, kind: contact.state == .request ? .request : AlertPolicy.Kind(message.content),
                     contactMuted: contact.isMuted, contactBlockedOrDeleted: contact.isBlocked || contact.isDeleted,
                     alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
                     onScreen: onScreen.map { Contact.nameKey($0) == Contact.nameKey(contact.name) } ?? false)

@@ -260,8 +260,9 @@ extension Engine {
         return nil
     }
 
-    /// An envelope opened: its conversation, header, and body and text if they opened.
-    typealias Opening = (conversation: LiveConversation, header: EnvelopeHeader, body: [UInt8]?, text: String?)
+    /// An envelope opened: its conversation, header, and body if it opened, with a message's
+    /// content when the reader thread decoded it already.
+    typealias Opening = (conversation: LiveConversation, header: EnvelopeHeader, body: [UInt8]?, content: MessageContent?)
 
     /// The reader thread's opening, if that conversation still holds the secret and the
     /// session key that made it (a copy of the keys it had may be stale).
@@ -269,7 +270,7 @@ extension Engine {
         guard let conversation = conversations[opened.contact], known == nil || known === conversation,
               conversation.secret.key === opened.secretKey, conversation.saved?.holdsReceiveKey(opened.sessionKey) == true
         else { return nil }
-        return (conversation, opened.header, opened.body, opened.text)
+        return (conversation, opened.header, opened.body, opened.content)
     }
 
     /// Opens an envelope here. nil: the header opens with no conversation's secret, or the
@@ -286,12 +287,11 @@ extension Engine {
         } catch {
             return nil
         }
-        let text = header.kind == .message ? body.flatMap { String(validating: $0, as: UTF8.self) } : nil
-        return (conversation, header, body, text)
+        return (conversation, header, body, nil)
     }
 
     private func receiveEnvelope(_ opening: Opening, at heldAt: Int64, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        let (conversation, header, body, text) = opening
+        let (conversation, header, body, decoded) = opening
         let contact = conversation.contact
         if body != nil, let saved = conversation.saved, saved.sendingUntilConfirmed != nil || !saved.peerHoldsCurrent,
            header.sessionID == saved.current?.keys.sessionID {
@@ -310,9 +310,16 @@ extension Engine {
         switch header.kind {
         case .message:
             guard !contact.isBlocked, !contact.isDeleted else { return }
-            guard let text else { return rejectForged("a message that is not text") }
-            after.incoming.append((conversation, IncomingMessage(id: header.messageID, text: text, sentAt: heldAt,
-                                                                 seq: Int64(bitPattern: header.sequence))))
+            let content: MessageContent
+            if let decoded { content = decoded } else {
+                do { content = try MessageContent(decoding: body) } catch {
+                    return rejectForged("a message from \(contact.name) whose content does not decode (\(error))")
+                }
+            }
+            // What this version cannot show (an attachment, a timer change) is kept as it came
+            // and shown as a row saying so (`MessageContent.displayText`).
+            after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: body,
+                                                                 sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
         case .receiptDelivered, .receiptRead:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
             for change in try tx.raiseStatuses(contact: contact.id, ids: Self.receiptIDs(body), event: event, at: now) {
@@ -348,9 +355,10 @@ extension Engine {
             let stored = try tx.insertIncoming(contact: id, messages, at: t)
             after.receiptsOwed += stored.count
             after.stored.append((conversation, stored.map(\.owed)))
-            let texts = Dictionary(messages.map { ($0.id, $0.text) }, uniquingKeysWith: { first, _ in first })
+            let contents = Dictionary(messages.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
             for message in stored {
-                after.events.append(.newMessage(contact: conversation.contact.name, id: message.id, preview: texts[message.id] ?? ""))
+                after.events.append(.newMessage(contact: conversation.contact.name, id: message.id,
+                                                preview: contents[message.id]?.displayText(direction: .incoming) ?? ""))
             }
         }
     }
@@ -391,10 +399,11 @@ extension Engine {
             after.events.append(.conversationsChanged)
         }
         guard let contact else { return }
-        guard try tx.insertIncoming(contact: contact.id, id: request.messageID, text: request.text, at: now,
+        guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
         conversations[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming
         after.receiptsOwed += 1
-        after.events.append(.newMessage(contact: contact.name, id: request.messageID, preview: request.text))
+        after.events.append(.newMessage(contact: contact.name, id: request.messageID,
+                                        preview: request.content.displayText(direction: .incoming)))
     }
 }

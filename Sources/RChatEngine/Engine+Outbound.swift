@@ -42,7 +42,7 @@ extension Engine {
                 // A relay slow to read (or not reading) has a backlog: the rest stays in the
                 // outbox until it took it (`backlogDrained`).
                 guard client.hasRoom(), let sequence = saved.takeSendSequence() else { break }
-                let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: Array(item.text.utf8),
+                let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: item.encodedContent,
                                              keys: keys, conversation: conversation.secret)
                 do {
                     try sendOnLink(conversation, .envelope(envelope), as: .message(contact.id, item.message), flush: false)
@@ -61,7 +61,7 @@ extension Engine {
             let code = identity.contactCode(device: account.device).text
             for item in due {
                 guard client.hasRoom() else { break }
-                let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, text: item.text)
+                let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, content: item.content)
                 guard let payload = try? request.sealed(from: identity.accountKey, to: contact.accountKey),
                       let seq = try? client.sendRequest(to: token, payload, flush: false) else { break }
                 connection.inFlight[seq] = .message(contact.id, item.message)

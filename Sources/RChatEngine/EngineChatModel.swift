@@ -66,8 +66,8 @@ public final class EngineChatModel: ChatModel {
 
     // MARK: intents
 
-    public func send(to contact: String, text: String) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in _ = try account.send(to: contact, text: text) }
+    public func send(to contact: String, content: MessageContent) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in _ = try account.send(to: contact, content: content) }
         wakeEngine()
     }
 

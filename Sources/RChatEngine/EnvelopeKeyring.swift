@@ -13,18 +13,19 @@ final class OpenedEnvelope: @unchecked Sendable {
     let secretKey: SecretBytes
     let sessionKey: SecretBytes
     let header: EnvelopeHeader
-    /// Empty for a message whose text opened (its text is all that is kept).
+    /// A message's body is its content's encoding, stored as it is.
     let body: [UInt8]
-    /// A message's text, already checked to be UTF-8.
-    let text: String?
+    /// A message's content, decoded here; nil when it does not decode (the engine says why).
+    let content: MessageContent?
 
-    init(contact: ContactID, secretKey: SecretBytes, sessionKey: SecretBytes, header: EnvelopeHeader, body: [UInt8], text: String?) {
+    init(contact: ContactID, secretKey: SecretBytes, sessionKey: SecretBytes, header: EnvelopeHeader, body: [UInt8],
+         content: MessageContent?) {
         self.contact = contact
         self.secretKey = secretKey
         self.sessionKey = sessionKey
         self.header = header
         self.body = body
-        self.text = text
+        self.content = content
     }
 }
 
@@ -74,10 +75,10 @@ final class EnvelopeKeyring: @unchecked Sendable {
             if known == nil { lock.withLock { codes[key] = entry.contact } }
             guard let sessionKey = entry.keys.first(where: { $0.sessionID == header.sessionID }),
                   let body = try? Envelope.openBody(bytes, header: header, key: sessionKey) else { return nil }
-            let text = header.kind == .message ? String(validating: body, as: UTF8.self) : nil
-            // A message's body is its text: the bytes are let go here, on this thread.
+            // Decoded here, where there is time to spare: the engine thread only stores it.
+            let content = header.kind == .message ? try? MessageContent(decoding: body) : nil
             return OpenedEnvelope(contact: entry.contact, secretKey: entry.secret.key, sessionKey: sessionKey.key,
-                                  header: header, body: text == nil ? body : [], text: text)
+                                  header: header, body: body, content: content)
         }
         return nil
     }

@@ -8,29 +8,34 @@ import RChatCrypto
 /// Sealed to the recipient's account key (crypto_box_seal); inside, the sender's contact
 /// code and an account-key signature over everything, bound to the recipient — so nobody
 /// else can write in the sender's name, and a request cannot be redirected to another person.
+///
+/// Layout before sealing: u8 version (2) ‖ u16-long contact code ‖ 16 message id ‖
+/// u64 created at ‖ u32-long `MessageContent` encoding ‖ 64 signature. (Version 1 carried
+/// text in place of the content; it is refused, not misread.)
 public struct MessageRequest: Equatable {
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
     static let label = Array("rchat message request v1".utf8)
 
     public var senderCode: String
     public var messageID: MessageID
     public var createdAt: Int64
-    public var text: String
+    public var content: MessageContent
 
-    public init(senderCode: String, messageID: MessageID, createdAt: Int64, text: String) {
+    public init(senderCode: String, messageID: MessageID, createdAt: Int64, content: MessageContent) {
         self.senderCode = senderCode
         self.messageID = messageID
         self.createdAt = createdAt
-        self.text = text
+        self.content = content
     }
 
     public func sealed(from account: SigningKey, to recipientAccountKey: [UInt8]) throws(EngineError) -> [UInt8] {
-        var w = ByteWriter(capacity: 512 + text.utf8.count)
+        let body = content.encoded()
+        var w = ByteWriter(capacity: 512 + body.count)
         w.u8(Self.version)
         w.string(senderCode)
         w.raw(messageID)
         w.u64(UInt64(bitPattern: createdAt))
-        w.long(Array(text.utf8))
+        w.long(body)
         let signature = account.sign(Self.label + recipientAccountKey + w.bytes)
         w.raw(signature)
         guard let recipient = Signature.agreementPublicKey(fromSigningKey: recipientAccountKey),
@@ -51,11 +56,11 @@ public struct MessageRequest: Equatable {
               let codeText = try? r.string(), let code = try? ContactCode(parsing: codeText),
               let idBytes = try? r.raw(16), let id = MessageID(bytes: idBytes),
               let created = try? r.u64(),
-              let textBytes = try? r.long(max: 64 * 1024), let text = String(validating: textBytes, as: UTF8.self),
+              let body = try? r.long(max: MessageContent.maximumEncodedBytes), let content = try? MessageContent(decoding: body),
               r.isAtEnd,
               Signature.verify(signature, message: label + account.publicKey + signed, publicKey: code.accountKey),
               (try? code.verify()) != nil
         else { return nil }
-        return (MessageRequest(senderCode: codeText, messageID: id, createdAt: Int64(bitPattern: created), text: text), code)
+        return (MessageRequest(senderCode: codeText, messageID: id, createdAt: Int64(bitPattern: created), content: content), code)
     }
 }

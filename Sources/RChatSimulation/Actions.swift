@@ -76,7 +76,7 @@ extension SimulatedWorld {
         case let .send(from, to):
             let sender = accounts[from], receiver = accounts[to]
             let text = "m\(invariants.messageCount + 1) \(sender.name)→\(receiver.name)"
-            let id = try sender.commands(clock).send(to: receiver.name, text: text)
+            let id = try sender.commands(clock).send(to: receiver.name, content: .text(text))
             invariants.sent(id, from: sender, to: receiver)
             trace.note("\(sender.name) wrote \(id.hex) to \(receiver.name)")
             sender.engine?.wake()

@@ -1,16 +1,24 @@
 import RChatCore
 import RChatSQL
 
-/// A message as it arrives, before it is stored.
+/// A message as it arrives, before it is stored: its content, and the bytes it came as
+/// (stored as they are, not encoded again).
 public struct IncomingMessage: Sendable {
     public let id: MessageID
-    public let text: String
+    public let content: MessageContent
+    public let encodedContent: [UInt8]
     public let sentAt: Int64
     public let seq: Int64?
 
-    public init(id: MessageID, text: String, sentAt: Int64, seq: Int64?) {
+    public init(id: MessageID, content: MessageContent, sentAt: Int64, seq: Int64?) {
+        self.init(id: id, content: content, encodedContent: content.encoded(), sentAt: sentAt, seq: seq)
+    }
+
+    /// A content that arrived as `encodedContent` and decoded as `content`.
+    public init(id: MessageID, content: MessageContent, encodedContent: [UInt8], sentAt: Int64, seq: Int64?) {
         self.id = id
-        self.text = text
+        self.content = content
+        self.encodedContent = encodedContent
         self.sentAt = sentAt
         self.seq = seq
     }
@@ -74,7 +82,7 @@ extension StoreAccess {
                 for i in offset..<(offset + rows) {
                     let m = fresh[i]
                     args.append(contentsOf: [.integer(firstRow + Int64(i)), .integer(contact.rawValue), .blob(m.id.bytes),
-                                             .text(m.text), .integer(m.sentAt), .integer(now), SQLValue(m.seq),
+                                             .blob(m.encodedContent), .integer(m.sentAt), .integer(now), SQLValue(m.seq),
                                              .integer(firstPosition + Int64(i))])
                 }
                 try database.execute(IncomingSQL.insert[rows]!, args)
@@ -109,6 +117,6 @@ extension StoreAccess {
 /// The statements of the batch insert, built once.
 private enum IncomingSQL {
     static let storedIDs = "SELECT id FROM messages WHERE contact_id = ? AND id IN " + BatchSQL.inList
-    static let insert = BatchSQL.inserts("INSERT INTO messages (rowid, contact_id, id, direction, text, created_at, received_at, seq, position)",
+    static let insert = BatchSQL.inserts("INSERT INTO messages (rowid, contact_id, id, direction, content, created_at, received_at, seq, position)",
                                          row: "(?, ?, ?, 'in', ?, ?, ?, ?, ?)")
 }

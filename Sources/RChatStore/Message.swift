@@ -6,7 +6,7 @@ public struct StoredMessage: Equatable, Sendable {
     public let contact: ContactID
     public let id: MessageID
     public let direction: Direction
-    public let text: String
+    public let content: MessageContent
     /// Outgoing only; nil for incoming.
     public let status: MessageStatus?
     /// Sent again (by the user's Resend or automatically).

@@ -6,7 +6,7 @@ extension StoreAccess {
     /// the messages table is `m`.
     static var messageSelect: String {
         """
-        SELECT m.rowid AS rowid, m.contact_id AS contact_id, m.id AS id, m.direction AS direction, m.text AS text,
+        SELECT m.rowid AS rowid, m.contact_id AS contact_id, m.id AS id, m.direction AS direction, m.content AS content,
                s.status AS status, m.resent AS resent, m.auto_resent_at AS auto_resent_at, m.created_at AS created_at,
                m.received_at AS received_at, m.read_at AS read_at, m.seq AS seq, m.keys_fingerprint AS keys_fingerprint,
                m.position AS position
@@ -17,15 +17,15 @@ extension StoreAccess {
     /// Stores a message this side wrote, as Sending, with its outbox row and the first step
     /// of its timeline — all three or none. Throws `duplicateMessage` if the id is taken.
     @discardableResult
-    public func insertOutgoing(contact: ContactID, id: MessageID, text: String, at now: Int64,
+    public func insertOutgoing(contact: ContactID, id: MessageID, content: MessageContent, at now: Int64,
                                seq: Int64? = nil, keysFingerprint: [UInt8]? = nil) throws -> MessageRowID {
         try atomically {
             let position = try nextPosition(contact: contact)
             try translatingConstraints(unique: .duplicateMessage(id), foreignKey: .unknownContact(contact)) {
                 try database.execute("""
-                    INSERT INTO messages (contact_id, id, direction, text, created_at, seq, keys_fingerprint, position)
+                    INSERT INTO messages (contact_id, id, direction, content, created_at, seq, keys_fingerprint, position)
                     VALUES (?, ?, 'out', ?, ?, ?, ?, ?)
-                    """, [.integer(contact.rawValue), .blob(id.bytes), .text(text),
+                    """, [.integer(contact.rawValue), .blob(id.bytes), .blob(content.encoded()),
                           .integer(now), SQLValue(seq), SQLValue(keysFingerprint), .integer(position)])
             }
             let row = MessageRowID(database.lastInsertRowID)
@@ -42,9 +42,9 @@ extension StoreAccess {
     /// resend that crossed the first) changes nothing and returns nil.
     /// An id recorded as undecryptable is struck off that list, since it is now read.
     @discardableResult
-    public func insertIncoming(contact: ContactID, id: MessageID, text: String, at now: Int64,
+    public func insertIncoming(contact: ContactID, id: MessageID, content: MessageContent, at now: Int64,
                                sentAt: Int64? = nil, seq: Int64? = nil) throws -> MessageRowID? {
-        try insertIncoming(contact: contact, [IncomingMessage(id: id, text: text, sentAt: sentAt ?? now, seq: seq)], at: now).first?.row
+        try insertIncoming(contact: contact, [IncomingMessage(id: id, content: content, sentAt: sentAt ?? now, seq: seq)], at: now).first?.row
     }
 
     public func message(contact: ContactID, id: MessageID) throws -> StoredMessage? {
@@ -96,7 +96,7 @@ extension StoreAccess {
             rowID: try row.messageRowID("rowid"), contact: try row.contactID("contact_id"),
             id: try row.messageID("id", table: "messages"),
             direction: try row.enumValue("direction", table: "messages", as: Direction.self),
-            text: try row.string("text"), status: try row.status("status", table: "messages"),
+            content: try row.content("content", table: "messages").content, status: try row.status("status", table: "messages"),
             isResent: try row.bool("resent"), autoResentAt: try row.optionalInt64("auto_resent_at"),
             createdAt: try row.int64("created_at"), receivedAt: try row.optionalInt64("received_at"),
             readAt: try row.optionalInt64("read_at"), seq: try row.optionalInt64("seq"),

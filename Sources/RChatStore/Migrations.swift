@@ -6,6 +6,10 @@ import RChatSQL
 struct Migration: Sendable {
     let version: Int
     let sql: String
+    /// The step makes a table again (SQLite cannot change a column in place): it runs with
+    /// foreign keys off, so that dropping the old table does not cascade to the rows that
+    /// refer to it, and every reference is checked before it commits.
+    var rebuildsTables = false
 }
 
 enum Migrations {
@@ -47,6 +51,7 @@ enum Migrations {
             -- that is unreadable too is told again (NULL: recorded before this step).
             ALTER TABLE undecryptable ADD COLUMN session BLOB CHECK (session IS NULL OR length(session) = 16);
             """),
+        Migration(version: 6, sql: SchemaV6.sql, rebuildsTables: true),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite
@@ -59,10 +64,23 @@ enum Migrations {
                      "migration versions must be 1, 2, 3, … in order")
         let current = try db.userVersion
         for step in steps where step.version > current {
-            try db.transaction {
-                try db.executeScript(step.sql)
-                try db.setUserVersion(step.version)
+            // Outside a transaction: SQLite ignores the pragma inside one.
+            if step.rebuildsTables { try db.execute("PRAGMA foreign_keys = OFF") }
+            do {
+                try db.transaction {
+                    try db.executeScript(step.sql)
+                    if step.rebuildsTables, let broken = try db.queryOne("PRAGMA foreign_key_check") {
+                        throw StoreError.malformedValue(
+                            table: try broken.string(at: 0), column: "rowid",
+                            detail: "row \(try broken.optionalInt64(at: 1).map(String.init) ?? "?") refers to a row that does not exist")
+                    }
+                    try db.setUserVersion(step.version)
+                }
+            } catch {
+                if step.rebuildsTables { try? db.execute("PRAGMA foreign_keys = ON") }
+                throw error
             }
+            if step.rebuildsTables { try db.execute("PRAGMA foreign_keys = ON") }
         }
     }
 }

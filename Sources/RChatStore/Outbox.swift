@@ -6,7 +6,9 @@ public struct OutboxItem: Equatable, Sendable {
     public let message: MessageRowID
     public let contact: ContactID
     public let id: MessageID
-    public let text: String
+    public let content: MessageContent
+    /// `content` as stored: what the envelope carries, taken as it is.
+    public let encodedContent: [UInt8]
     public let seq: Int64?
     public let createdAt: Int64
     public let attempts: Int
@@ -22,7 +24,7 @@ extension StoreAccess {
     // conversation to find the few messages still queued.
     private static var outboxSelect: String {
         """
-        SELECT o.message_rowid, m.contact_id, m.id, m.text, m.seq, m.created_at,
+        SELECT o.message_rowid, m.contact_id, m.id, m.content, m.seq, m.created_at,
                o.attempts, o.next_attempt_at, o.sent_in_session
         FROM outbox o CROSS JOIN messages m ON m.rowid = o.message_rowid
         """
@@ -63,8 +65,9 @@ extension StoreAccess {
     }
 
     static func decodeOutboxItem(_ row: Row) throws -> OutboxItem {
-        OutboxItem(message: try row.messageRowID("message_rowid"), contact: try row.contactID("contact_id"),
-                   id: try row.messageID("id", table: "messages"), text: try row.string("text"),
+        let (content, encoded) = try row.content("content", table: "messages")
+        return OutboxItem(message: try row.messageRowID("message_rowid"), contact: try row.contactID("contact_id"),
+                   id: try row.messageID("id", table: "messages"), content: content, encodedContent: encoded,
                    seq: try row.optionalInt64("seq"), createdAt: try row.int64("created_at"),
                    attempts: try row.int("attempts"), nextAttemptAt: try row.int64("next_attempt_at"),
                    sentInSession: try row.optionalBlob("sent_in_session"))

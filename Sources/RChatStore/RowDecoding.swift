@@ -38,6 +38,16 @@ extension Row {
         return value
     }
 
+    /// A message's content with its stored bytes (what an envelope carries: never encoded again).
+    func content(_ column: String, table: String) throws -> (content: MessageContent, encoded: [UInt8]) {
+        let bytes = try blob(column)
+        do {
+            return (try MessageContent(decoding: bytes), bytes)
+        } catch {
+            throw StoreError.malformedContent(table: table, column: column, error)
+        }
+    }
+
     func contactID(_ column: String) throws -> ContactID { ContactID(try int64(column)) }
     func messageRowID(_ column: String) throws -> MessageRowID { MessageRowID(try int64(column)) }
 }

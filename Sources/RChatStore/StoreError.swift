@@ -16,6 +16,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case duplicateMessage(MessageID)
     /// A stored value this code cannot read (a damaged or hand-edited file).
     case malformedValue(table: String, column: String, detail: String)
+    /// A stored message content that does not decode (a damaged or hand-edited file).
+    case malformedContent(table: String, column: String, MessageContentError)
     /// The disk did not confirm a write (fdatasync failed): nothing may be acknowledged.
     case cannotSync(path: String, reason: String)
 
@@ -40,6 +42,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "a message with id \(id.hex) is already stored for this contact"
         case let .malformedValue(table, column, detail):
             return "the database holds a value rChat cannot read in \(table).\(column): \(detail)"
+        case let .malformedContent(table, column, cause):
+            return "the database holds a value rChat cannot read in \(table).\(column): \(cause)"
         case let .cannotSync(path, reason):
             return "cannot make \(path) durable: \(reason)"
         }

@@ -61,7 +61,7 @@ struct CheckBenchmark {
                   let bobEngine = try? LiveEngine(bob, bobEvents, log: { _ in }) else { fail("cannot start the engines") }
             aliceEngine.start()
             bobEngine.start()
-            guard let warm = try? alice.send(to: "bob", text: "warm-up"),
+            guard let warm = try? alice.send(to: "bob", content: .text("warm-up")),
                   aliceEvents.wait(timeout: 30, until: { $0.time(warm, .delivered) != nil }) else { fail("no session within 30 s") }
             bobEngine.stop()
 
@@ -73,7 +73,7 @@ struct CheckBenchmark {
                 try alice.store.transaction { tx in
                     for i in 0..<messages {
                         last = MessageID.random()
-                        try tx.insertOutgoing(contact: contact.id, id: last, text: EngineBenchmark.text(i), at: now)
+                        try tx.insertOutgoing(contact: contact.id, id: last, content: .text(EngineBenchmark.text(i)), at: now)
                     }
                 }
             } catch {

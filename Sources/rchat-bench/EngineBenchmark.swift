@@ -102,7 +102,7 @@ struct EngineBenchmark {
         defer { aliceSide.stop() }
 
         // A session first: one message there and back.
-        guard let warm = try? aliceCommands.send(to: "bob", text: Self.text(0)),
+        guard let warm = try? aliceCommands.send(to: "bob", content: .text(Self.text(0))),
               aliceEvents.wait(timeout: 30, until: { $0.time(warm, .delivered) != nil }) else {
             bobSide.stop()
             fail("no session between the two engines within 30 s (try --verbose)")
@@ -118,7 +118,7 @@ struct EngineBenchmark {
             let now = monotonicNanoseconds()
             if due > now { usleep(useconds_t((due - now) / 1000)) }
             let t0 = monotonicNanoseconds()
-            guard let id = try? aliceCommands.send(to: "bob", text: Self.text(i + 1)) else { continue }
+            guard let id = try? aliceCommands.send(to: "bob", content: .text(Self.text(i + 1))) else { continue }
             commitLatency.append(Double(monotonicNanoseconds() - t0) / 1e6)
             started.append((id, t0))
         }
@@ -198,7 +198,7 @@ struct EngineBenchmark {
             try aliceCommands.store.transaction { tx in
                 for i in 0..<messages {
                     let id = MessageID.random()
-                    try tx.insertOutgoing(contact: contact.id, id: id, text: Self.text(i), at: now)
+                    try tx.insertOutgoing(contact: contact.id, id: id, content: .text(Self.text(i)), at: now)
                     ids.append(id)
                 }
             }
@@ -299,7 +299,7 @@ struct EngineBenchmark {
         while i < messages {
             let end = min(messages, i + 512)
             // As the engine stores a batch: one call per contact, receipts owed in it.
-            let batch = (i..<end).map { IncomingMessage(id: ids[$0], text: texts[$0], sentAt: 2, seq: Int64($0)) }
+            let batch = (i..<end).map { IncomingMessage(id: ids[$0], content: .text(texts[$0]), sentAt: 2, seq: Int64($0)) }
             _ = try? store.transaction { tx in
                 _ = try tx.insertIncoming(contact: contact.id, batch, at: 2)
             }
@@ -319,7 +319,7 @@ struct EngineBenchmark {
         _ = try? store.transaction { tx in
             for text in texts {
                 let id = MessageID.random()
-                rows.append(try tx.insertOutgoing(contact: contact, id: id, text: text, at: 3))
+                rows.append(try tx.insertOutgoing(contact: contact, id: id, content: .text(text), at: 3))
                 ids.append(id)
             }
         }

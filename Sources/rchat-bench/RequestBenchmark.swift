@@ -58,7 +58,7 @@ struct RequestBenchmark {
             let stranger = SigningKey.generate()
             let code = ContactCode.signed(name: "Stranger", account: stranger, device: SigningKey.generate().publicKey,
                                           relay: address, inviteToken: Random.bytes(16))
-            let request = MessageRequest(senderCode: code.text, messageID: .random(), createdAt: 1_700_000_000, text: "hello \(n)")
+            let request = MessageRequest(senderCode: code.text, messageID: .random(), createdAt: 1_700_000_000, content: .text("hello \(n)"))
             guard let sealed = try? request.sealed(from: stranger, to: bobKey) else { fail("cannot seal a request") }
             return sealed
         }

@@ -23,6 +23,9 @@ enum ConversationText {
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
         switch item {
+        case .message(let m) where m.showsAsRow:
+            // What this version cannot show reads as a row: one line saying so.
+            return "  — \(TerminalText.sanitized(m.text, breaks: .shown))  \(m.id.hex)"
         case .message(let m):
             let when = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(m.at)))
             let arrow = m.direction == .outgoing ? ">" : "<"

@@ -82,7 +82,7 @@ final class Demo {
         // Receipts at once: the demo is about watching them arrive.
         try me.setSetting("receipt-window-ms", "0")
         try other.setSetting("receipt-window-ms", "0")
-        _ = try other.send(to: "You", text: DemoContact.greeting)
+        _ = try other.send(to: "You", content: .text(DemoContact.greeting))
         _ = sam.goOnline()
     }
 
@@ -193,9 +193,9 @@ final class DemoContact: @unchecked Sendable {
                 try? FileManager.default.removeItem(atPath: backup)
                 let account = try AccountService(locations: locations)
                 try account.setSetting("receipt-window-ms", "0")
-                _ = try account.send(to: "You", text: newPhone
+                _ = try account.send(to: "You", content: .text(newPhone
                     ? "I'm on a new phone now. What you sent while I was away could not be read here. Nothing you send reaches this phone until /verify pins its key; then select the row and press r to Resend."
-                    : "I reinstalled rChat on the same phone. What you sent while I was away was sent again by itself: look for Resent.")
+                    : "I reinstalled rChat on the same phone. What you sent while I was away was sent again by itself: look for Resent."))
             } catch {
                 log.error("reinstall failed: \(error)")
             }
@@ -257,7 +257,7 @@ final class DemoContact: @unchecked Sendable {
                     replyPending = false
                     guard generation == self.generation, let account = try? AccountService(locations: locations) else { return }
                     _ = try? account.markRead("You")
-                    _ = try? account.send(to: "You", text: Self.replies[nextReply % Self.replies.count])
+                    _ = try? account.send(to: "You", content: .text(Self.replies[nextReply % Self.replies.count]))
                     nextReply += 1
                     runner?.engine.wake()
                 }

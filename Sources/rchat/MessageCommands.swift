@@ -17,7 +17,7 @@ enum MessageCommands {
         try args.expectPositionals(max: 2)
         let name = try args.positional(0, "NAME")
         let text = try args.positional(1, "TEXT")
-        let id = try AccountService(locations: locations).send(to: name, text: text)
+        let id = try AccountService(locations: locations).send(to: name, content: .text(text))
         say(id.hex)
     }
 

@@ -94,6 +94,25 @@ final class DamagedDataTests: EngineTestCase {
         XCTAssertEqual(try world.list("alice", "Sam").map(\.text), ["warm-up", "a reply"])
     }
 
+    /// A store a newer rChat wrote (a schema version past this one's): every command says so
+    /// in one line, exits 1, and writes nothing; at this version's schema all works again.
+    func testAStoreWrittenByANewerRChatIsRefusedAndLeftAsItWas() throws {
+        try talkedAndStopped()
+        let pristine = aliceFiles()
+        do {
+            let store = try Store(path: database)
+            try store.database.setUserVersion(Store.schemaVersion + 1)
+            store.close()
+        }
+        try assertRefusedAndUnchanged(Self.everyCommand + [["contacts", "--json"], ["read", "Sam"], ["code"]],
+                                      mentions: "written by a newer rChat (schema version \(Store.schemaVersion + 1)", "newer schema")
+        let run = try world.box.rchat("alice", ["list", "Sam"])
+        XCTAssertEqual(run.stderr.split(separator: "\n").count, 1, run.stderr)
+
+        try restore(pristine)
+        XCTAssertEqual(try world.list("alice", "Sam").map(\.text), ["warm-up", "a reply"])
+    }
+
     func testADamagedDeviceKeyIsReportedAndLeftAsItWas() throws {
         try talkedAndStopped()
         let key = "\(device)/device.key"

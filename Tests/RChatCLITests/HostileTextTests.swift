@@ -1,5 +1,7 @@
 import Foundation
 import XCTest
+import RChatCore
+import RChatStore
 
 /// What a terminal would act on: C0 controls but the line break and the tab, DEL, C1
 /// controls, line and paragraph separators, direction marks, embeddings, overrides and
@@ -117,5 +119,31 @@ final class HostileTextTests: EngineTestCase {
         XCTAssertTrue(args[3].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[3])
         XCTAssertEqual(terminalControls(in: args.joined(), allowing: []), [], "\(args)")
         world.stopSync("mallory")
+    }
+
+    /// An attachment's name is the sender's text too. An attachment (which this version
+    /// stores but cannot receive) lists as a row: one line, its name in stand-ins, and
+    /// `--json` gives the line exactly.
+    func testAnAttachmentNameFromAPeerListsAsOneRowOfStandIns() throws {
+        try world.makeAccount("alice")
+        try world.makeAccount("mallory", name: "Mallory")
+        try world.add("alice", "mallory")
+        let file = Attachment(kind: .file, name: "a\u{1B}[2J\nb\u{202E}.txt", size: 3, contentHash: [UInt8](repeating: 1, count: 32),
+                              key: [UInt8](repeating: 2, count: 32))
+        let id = MessageID.random()
+        do {
+            // Stored as the engine stores what arrives.
+            let store = try Store(path: world.box.path("alice-home") + "/rchat.db")
+            defer { store.close() }
+            let mallory = try XCTUnwrap(store.contact(named: "Mallory")).id
+            try store.insertIncoming(contact: mallory, id: id, content: .attachment(file), at: 1_700_000_000)
+        }
+        let plain = try world.box.rchat("alice", ["list", "Mallory"])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertEqual(plain.lines, ["  — They sent you a file (a\u{241B}[2J\u{2424}b\u{FFFD}.txt), which this version of rChat cannot receive.  \(id.hex)"])
+        XCTAssertEqual(terminalControls(in: plain.stdout), [], plain.stdout.debugDescription)
+        let listed = try world.list("alice", "Mallory")
+        XCTAssertEqual(listed.map(\.text), [MessageContent.attachment(file).displayText(direction: .incoming)])
+        XCTAssertEqual(listed.map(\.id), [id.hex])
     }
 }

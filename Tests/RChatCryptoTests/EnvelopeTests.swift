@@ -12,7 +12,7 @@ final class EnvelopeTests: XCTestCase {
     func testRoundTripBothDirections() throws {
         let (a, b) = try pair.handshake()
         let cases: [(kind: EnvelopeKind, sequence: UInt64, body: [UInt8])] = [
-            (.message, 0, Array("hello".utf8)),
+            (.message, 0, MessageContent.text("hello").encoded()),
             (.message, 1, []),
             (.receiptDelivered, 2, id(9).bytes + id(10).bytes),
             (.receiptRead, 3, id(9).bytes),
@@ -36,7 +36,7 @@ final class EnvelopeTests: XCTestCase {
 
     func testHeaderReadableWithOnlyTheConversationSecret() throws {
         let (a, _) = try pair.handshake()
-        let frame = Envelope.seal(kind: .message, messageID: id(1), sequence: 5, body: Array("lost".utf8), keys: a.keys, conversation: alice)
+        let frame = Envelope.seal(kind: .message, messageID: id(1), sequence: 5, body: MessageContent.text("lost").encoded(), keys: a.keys, conversation: alice)
         // Bob reinstalled and restored his account: the secret again, no session keys.
         let restoredBob = ConvParty(accountSeed: pair.responder.accountSeed, deviceSeed: 250)
         let bobAgain = restoredBob.conversation(with: pair.initiator)
@@ -69,7 +69,7 @@ final class EnvelopeTests: XCTestCase {
 
     func testAnyBitFlipIsRejected() throws {
         let (a, b) = try pair.handshake()
-        let frame = Envelope.seal(kind: .message, messageID: id(3), sequence: 7, body: Array("flip me".utf8), keys: a.keys, conversation: alice)
+        let frame = Envelope.seal(kind: .message, messageID: id(3), sequence: 7, body: MessageContent.text("flip me").encoded(), keys: a.keys, conversation: alice)
         for index in frame.indices {
             for bit in 0..<8 {
                 var bad = frame

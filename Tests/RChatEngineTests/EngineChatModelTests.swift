@@ -44,12 +44,12 @@ final class EngineChatModelTests: XCTestCase {
 
     func incoming(_ text: String) throws -> MessageID {
         let id = MessageID.random()
-        try model.account.store.insertIncoming(contact: try samID, id: id, text: text, at: 100)
+        try model.account.store.insertIncoming(contact: try samID, id: id, content: .text(text), at: 100)
         return id
     }
 
     func testPagesCountFromTheNewestAndSendWakesTheEngine() throws {
-        for n in 0..<10 { try model.send(to: "Sam", text: "m\(n)") }
+        for n in 0..<10 { try model.send(to: "Sam", content: .text("m\(n)")) }
         XCTAssertEqual(wakes.value, 10)
         XCTAssertEqual(model.itemCount(of: "Sam"), 10)
         let texts = { (items: [ConversationItem]) in items.compactMap { item -> String? in
@@ -60,13 +60,13 @@ final class EngineChatModelTests: XCTestCase {
         XCTAssertEqual(texts(model.page(of: "Sam", before: 8, limit: 5)), ["m0", "m1"])
         XCTAssertEqual(model.page(of: "Nobody", before: nil, limit: 3), [])
         XCTAssertEqual(model.itemCount(of: "Nobody"), 0)
-        XCTAssertThrowsError(try model.send(to: "Sam", text: "   ")) { error in
+        XCTAssertThrowsError(try model.send(to: "Sam", content: .text("   "))) { error in
             XCTAssertEqual((error as? ChatModelError)?.description, "An empty message is not sent.")
         }
     }
 
     func testTimelineNamesEachStepAndAResendIsResent() throws {
-        try model.send(to: "Sam", text: "hello")
+        try model.send(to: "Sam", content: .text("hello"))
         guard case .message(let m)? = model.page(of: "Sam", before: nil, limit: 1).first else { return XCTFail("no message") }
         let store = model.account.store, sam = try samID
         try store.raiseStatus(contact: sam, id: m.id, event: .relayAcknowledged, at: 200)

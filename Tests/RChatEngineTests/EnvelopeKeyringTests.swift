@@ -18,7 +18,7 @@ final class EnvelopeKeyringTests: XCTestCase {
 
     private func delivery(_ text: String, id: MessageID, code: [UInt8]) -> Delivery {
         let keys = SessionKeys(sessionID: sessionID, role: .initiator, sendKey: samToMe, receiveKey: meToSam)
-        let envelope = Envelope.seal(kind: .message, messageID: id, sequence: 3, body: Array(text.utf8), keys: keys, conversation: samSide)
+        let envelope = Envelope.seal(kind: .message, messageID: id, sequence: 3, body: MessageContent.text(text).encoded(), keys: keys, conversation: samSide)
         return Delivery(id: 1, heldAt: 5, link: nil, origin: .link(code: code),
                         payload: LinkFrame.envelope(envelope).encoded)
     }
@@ -37,12 +37,13 @@ final class EnvelopeKeyringTests: XCTestCase {
         let opened = try XCTUnwrap(keyring.open(delivery("hi Sam", id: id, code: code)))
         XCTAssertEqual(opened.contact, ContactID(3))
         XCTAssertEqual(opened.header.messageID, id)
-        XCTAssertEqual(opened.text, "hi Sam")
+        XCTAssertEqual(opened.content, .text("hi Sam"))
+        XCTAssertEqual(opened.body, MessageContent.text("hi Sam").encoded(), "the body is what the store keeps")
         XCTAssertTrue(opened.sessionKey === samToMe)
         XCTAssertTrue(opened.secretKey === mySide.key)
         // Held under a code of an earlier run: found by its header key, then remembered.
-        XCTAssertEqual(keyring.open(delivery("older", id: .random(), code: oldCode))?.text, "older")
-        XCTAssertEqual(keyring.open(delivery("older 2", id: .random(), code: oldCode))?.text, "older 2")
+        XCTAssertEqual(keyring.open(delivery("older", id: .random(), code: oldCode))?.content, .text("older"))
+        XCTAssertEqual(keyring.open(delivery("older 2", id: .random(), code: oldCode))?.content, .text("older 2"))
     }
 
     func testWithoutTheSessionKeyOrWithAnotherSecretNothingOpens() {
@@ -65,9 +66,9 @@ final class EnvelopeKeyringTests: XCTestCase {
         let keyring = EnvelopeKeyring()
         let receive = ReceiveKey(sessionID: sessionID, senderRole: .initiator, key: samToMe)
         keyring.publish([entry(keys: [receive])], codes: [:])
-        XCTAssertEqual(keyring.open(delivery("early", id: .random(), code: oldCode))?.text, "early")
+        XCTAssertEqual(keyring.open(delivery("early", id: .random(), code: oldCode))?.content, .text("early"))
         keyring.publish([entry(keys: [receive])], codes: [HashedBytes(code): ContactID(3)])
-        XCTAssertEqual(keyring.open(delivery("later", id: .random(), code: oldCode))?.text, "later", "the learned code outlives a publish")
+        XCTAssertEqual(keyring.open(delivery("later", id: .random(), code: oldCode))?.content, .text("later"), "the learned code outlives a publish")
         keyring.publish([], codes: [:])
         XCTAssertNil(keyring.open(delivery("gone", id: .random(), code: oldCode)), "a conversation no longer published")
     }

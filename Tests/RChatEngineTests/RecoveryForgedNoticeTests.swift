@@ -31,7 +31,7 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         // A conversation with a session; then Sam goes away and Alice writes two messages
         // that the relay holds for him.
         let aliceEngine = try sessionThenSamAway(alice: alice, sam: sam, samLogged: false)
-        let held = [try alice.send(to: "Sam", text: "held 1"), try alice.send(to: "Sam", text: "held 2")]
+        let held = [try alice.send(to: "Sam", content: .text("held 1")), try alice.send(to: "Sam", content: .text("held 2"))]
         aliceEngine.engine.wake()
         try waitForStatus(alice, "Sam", held, .sent)
 

@@ -179,7 +179,7 @@ class RelayEngineTestCase: XCTestCase {
     func sessionThenSamAway(alice: AccountService, sam: AccountService, samLogged: Bool) throws -> EngineThread {
         let aliceEngine = try startEngine(alice, logged: true)
         let samEngine = try startEngine(sam, logged: samLogged)
-        let warmUp = try alice.send(to: "Sam", text: "warm-up")
+        let warmUp = try alice.send(to: "Sam", content: .text("warm-up"))
         aliceEngine.engine.wake()
         try waitForStatus(alice, "Sam", [warmUp], .delivered)
         XCTAssertTrue(samEngine.stop())

@@ -20,7 +20,7 @@ final class ReplayTests: RelayEngineTestCase {
         let aliceKey = try alice.identity().accountKey.publicKey
         let samIdentity = try sam.identity()
         let aliceEngine = try sessionThenSamAway(alice: alice, sam: sam, samLogged: false)
-        let held = [try alice.send(to: "Sam", text: "held 1"), try alice.send(to: "Sam", text: "held 2")]
+        let held = [try alice.send(to: "Sam", content: .text("held 1")), try alice.send(to: "Sam", content: .text("held 2"))]
         aliceEngine.engine.wake()
         try waitForStatus(alice, "Sam", held, .sent)
 

@@ -42,7 +42,7 @@ final class SessionConfirmationTests: RelayEngineTestCase {
         }
 
         // Alice writes while Sam is away: it waits at the relay, Sent.
-        let meanwhile = try alice.send(to: "Sam", text: "are you there?")
+        let meanwhile = try alice.send(to: "Sam", content: .text("are you there?"))
         aliceEngine.engine.wake()
         try waitForStatus(alice, "Sam", [meanwhile], .sent)
 

@@ -19,7 +19,7 @@ final class StalledRelayEngineTests: RelayEngineTestCase {
         _ = try sam.addContact(try alice.identity().contactCode(device: alice.device), name: "Alice")
         let aliceEngine = try startEngine(alice, logged: true) { $0.relayStallSeconds = 1 }
         _ = try startEngine(sam, logged: true)
-        let warmUp = try alice.send(to: "Sam", text: "warm-up")
+        let warmUp = try alice.send(to: "Sam", content: .text("warm-up"))
         aliceEngine.engine.wake()
         try waitForStatus(alice, "Sam", [warmUp], .delivered)
 
@@ -29,7 +29,7 @@ final class StalledRelayEngineTests: RelayEngineTestCase {
         // 160 messages of 60,000 bytes (9.6 MB): more than the kernel's buffers hold.
         let text = String(repeating: "0123456789", count: 6_000)
         var ids: [MessageID] = []
-        for i in 0..<160 { ids.append(try alice.send(to: "Sam", text: String("\(i) \(text)".prefix(60_000)))) }
+        for i in 0..<160 { ids.append(try alice.send(to: "Sam", content: .text(String("\(i) \(text)".prefix(60_000))))) }
         aliceEngine.engine.wake()
         try untilDeadline("Alice's engine gives the stalled connection up", seconds: 20) {
             logLines.all.contains { $0.hasPrefix("Alice: relay") && $0.contains("the relay read nothing for 1 s") }

@@ -24,8 +24,8 @@ final class AccountAndQueueTests: StoreTestCase {
     }
 
     func testOutboxDueAttemptsAndRemoval() throws {
-        let a = try store.insertOutgoing(contact: sam, id: .random(), text: "a", at: 100)
-        let b = try store.insertOutgoing(contact: sam, id: .random(), text: "b", at: 105)
+        let a = try store.insertOutgoing(contact: sam, id: .random(), content: .text("a"), at: 100)
+        let b = try store.insertOutgoing(contact: sam, id: .random(), content: .text("b"), at: 105)
         XCTAssertEqual(try store.dueOutbox(at: 99), [])
         XCTAssertEqual(try store.dueOutbox(at: 100).map(\.message), [a])
         XCTAssertEqual(try store.dueOutbox(at: 200).map(\.message), [a, b])
@@ -35,7 +35,7 @@ final class AccountAndQueueTests: StoreTestCase {
         XCTAssertEqual(item.attempts, 1)
         XCTAssertEqual(item.nextAttemptAt, 300)
         XCTAssertEqual(item.sentInSession, [0xAA])
-        XCTAssertEqual(item.text, "a")
+        XCTAssertEqual(item.content, .text("a"))
         XCTAssertEqual(try store.dueOutbox(at: 200).map(\.message), [b])
 
         XCTAssertTrue(try store.removeFromOutbox(message: b))
@@ -45,7 +45,7 @@ final class AccountAndQueueTests: StoreTestCase {
     }
 
     func testAnAlertIsRecordedOnlyOncePerMessage() throws {
-        let row = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), text: "hi", at: 5))
+        let row = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), content: .text("hi"), at: 5))
         XCTAssertNotNil(try store.recordAlert(contact: sam, message: row, kind: "message", title: "Sam", text: "New message", at: 6))
         XCTAssertNil(try store.recordAlert(contact: sam, message: row, kind: "message", title: "Sam", text: "New message", at: 7))
         XCTAssertTrue(try store.hasAlert(message: row, kind: "message"))

@@ -6,7 +6,7 @@ final class ConversationTests: StoreTestCase {
     private func describe(_ items: [StoredConversationItem]) -> [String] {
         items.map {
             switch $0 {
-            case .message(let m): return m.text
+            case .message(let m): return m.content.displayText(direction: m.direction)
             case .row(let r): return "[\(r.text)]"
             }
         }
@@ -14,15 +14,15 @@ final class ConversationTests: StoreTestCase {
 
     func testMessagesAndRowsInterleaveInTheOrderStoredHere() throws {
         let lost = MessageID.random()
-        try store.insertOutgoing(contact: sam, id: lost, text: "m1", at: 100)
+        try store.insertOutgoing(contact: sam, id: lost, content: .text("m1"), at: 100)
         // Sam's clock is behind: the incoming message still goes after m1, where it arrived.
-        try store.insertIncoming(contact: sam, id: .random(), text: "m2", at: 110, sentAt: 50)
+        try store.insertIncoming(contact: sam, id: .random(), content: .text("m2"), at: 110, sentAt: 50)
         try store.addSystemRow(contact: sam, kind: "not-delivered", text: "1 message couldn't be read on Sam's phone.",
                                action: .resend, messageIDs: [lost], at: 120)
-        try store.insertOutgoing(contact: sam, id: .random(), text: "m3", at: 120)
+        try store.insertOutgoing(contact: sam, id: .random(), content: .text("m3"), at: 120)
         // Another conversation does not show up here.
         let alex = try store.addContact(Self.newContact("Alex", key: 40), at: 1).id
-        try store.insertOutgoing(contact: alex, id: .random(), text: "to Alex", at: 115)
+        try store.insertOutgoing(contact: alex, id: .random(), content: .text("to Alex"), at: 115)
 
         let all = try store.conversation(contact: sam, limit: 50)
         XCTAssertEqual(describe(all), ["m1", "m2", "[1 message couldn't be read on Sam's phone.]", "m3"])
@@ -41,9 +41,9 @@ final class ConversationTests: StoreTestCase {
             for i in 0..<1_000 {
                 let text = "m\(i)"
                 if i % 3 == 0 {
-                    try tx.insertIncoming(contact: sam, id: .random(), text: text, at: Int64(i))
+                    try tx.insertIncoming(contact: sam, id: .random(), content: .text(text), at: Int64(i))
                 } else {
-                    try tx.insertOutgoing(contact: sam, id: .random(), text: text, at: Int64(i))
+                    try tx.insertOutgoing(contact: sam, id: .random(), content: .text(text), at: Int64(i))
                 }
                 expected.append(text)
                 if i % 10 == 9 {

@@ -6,12 +6,12 @@ import XCTest
 final class MessageTests: StoreTestCase {
     func testInsertOutgoingWritesMessageOutboxAndTimelineTogether() throws {
         let id = MessageID.random()
-        let row = try store.insertOutgoing(contact: sam, id: id, text: "hi Sam", at: 2_000, seq: 7, keysFingerprint: [9, 9])
+        let row = try store.insertOutgoing(contact: sam, id: id, content: .text("hi Sam"), at: 2_000, seq: 7, keysFingerprint: [9, 9])
         let message = try XCTUnwrap(store.message(contact: sam, id: id))
         XCTAssertEqual(message.rowID, row)
         XCTAssertEqual(message.direction, .outgoing)
         XCTAssertEqual(message.status, .sending)
-        XCTAssertEqual(message.text, "hi Sam")
+        XCTAssertEqual(message.content, .text("hi Sam"))
         XCTAssertEqual(message.createdAt, 2_000)
         XCTAssertEqual(message.seq, 7)
         XCTAssertEqual(message.keysFingerprint, [9, 9])
@@ -26,7 +26,7 @@ final class MessageTests: StoreTestCase {
                 CREATE TEMP TRIGGER fail_\(table) BEFORE INSERT ON main.\(table)
                 BEGIN SELECT RAISE(ABORT, 'injected failure'); END
                 """)
-            XCTAssertThrowsError(try store.insertOutgoing(contact: sam, id: .random(), text: "x", at: 1)) {
+            XCTAssertThrowsError(try store.insertOutgoing(contact: sam, id: .random(), content: .text("x"), at: 1)) {
                 XCTAssertTrue("\($0)".contains("injected failure"))
             }
             for t in ["messages", "outbox", "status_log"] { XCTAssertEqual(try count(t), 0, "\(t) after a failed \(table) insert") }
@@ -37,15 +37,16 @@ final class MessageTests: StoreTestCase {
     func testFailureInsideALargerTransactionUndoesOnlyThatOperation() throws {
         try store.database.execute("""
             CREATE TEMP TRIGGER fail_outbox BEFORE INSERT ON main.outbox
-            WHEN (SELECT text FROM main.messages WHERE rowid = NEW.message_rowid) = 'bad'
+            WHEN (SELECT content FROM main.messages WHERE rowid = NEW.message_rowid) = CAST(x'01' || 'bad' AS BLOB)
             BEGIN SELECT RAISE(ABORT, 'injected failure'); END
             """)
         try store.transaction { tx in
-            try tx.insertOutgoing(contact: sam, id: .random(), text: "good", at: 1)
-            XCTAssertThrowsError(try tx.insertOutgoing(contact: sam, id: .random(), text: "bad", at: 2))
+            try tx.insertOutgoing(contact: sam, id: .random(), content: .text("good"), at: 1)
+            XCTAssertThrowsError(try tx.insertOutgoing(contact: sam, id: .random(), content: .text("bad"), at: 2))
             try tx.putSealedState(contact: sam, sealed: [1, 2, 3], at: 2)
         }
-        XCTAssertEqual(try store.database.query("SELECT text FROM messages").map { try $0.string("text") }, ["good"])
+        XCTAssertEqual(try store.database.query("SELECT content FROM messages").map { try $0.blob("content") },
+                       [MessageContent.text("good").encoded()])
         XCTAssertEqual(try count("outbox"), 1)
         XCTAssertEqual(try count("status_log"), 1)
         XCTAssertEqual(try store.sealedState(contact: sam)?.sealed, [1, 2, 3])
@@ -55,17 +56,17 @@ final class MessageTests: StoreTestCase {
         struct Crash: Error {}
         let id = MessageID.random()
         XCTAssertThrowsError(try store.transaction { tx in
-            try tx.insertIncoming(contact: sam, id: id, text: "decrypted", at: 3)
+            try tx.insertIncoming(contact: sam, id: id, content: .text("decrypted"), at: 3)
             try tx.putSealedState(contact: sam, sealed: [7], at: 3)
             throw Crash()
         })
         XCTAssertNil(try store.message(contact: sam, id: id))
         XCTAssertNil(try store.sealedState(contact: sam))
         try store.transaction { tx in
-            try tx.insertIncoming(contact: sam, id: id, text: "decrypted", at: 3)
+            try tx.insertIncoming(contact: sam, id: id, content: .text("decrypted"), at: 3)
             try tx.putSealedState(contact: sam, sealed: [7], at: 3)
         }
-        XCTAssertEqual(try store.message(contact: sam, id: id)?.text, "decrypted")
+        XCTAssertEqual(try store.message(contact: sam, id: id)?.content, .text("decrypted"))
         XCTAssertEqual(try store.sealedState(contact: sam), SealedState(sealed: [7], updatedAt: 3))
         try store.putSealedState(contact: sam, sealed: [8], at: 4)
         XCTAssertEqual(try store.sealedState(contact: sam), SealedState(sealed: [8], updatedAt: 4))
@@ -75,8 +76,8 @@ final class MessageTests: StoreTestCase {
 
     func testDuplicateOutgoingIdIsRefused() throws {
         let id = MessageID.random()
-        try store.insertOutgoing(contact: sam, id: id, text: "one", at: 1)
-        XCTAssertThrowsError(try store.insertOutgoing(contact: sam, id: id, text: "two", at: 2)) {
+        try store.insertOutgoing(contact: sam, id: id, content: .text("one"), at: 1)
+        XCTAssertThrowsError(try store.insertOutgoing(contact: sam, id: id, content: .text("two"), at: 2)) {
             XCTAssertEqual($0 as? StoreError, .duplicateMessage(id))
         }
         XCTAssertEqual(try count("messages"), 1)
@@ -85,31 +86,31 @@ final class MessageTests: StoreTestCase {
 
     func testIncomingMessageIsStoredOnce() throws {
         let id = MessageID.random()
-        let first = try store.insertIncoming(contact: sam, id: id, text: "hello", at: 10, sentAt: 9, seq: 1)
+        let first = try store.insertIncoming(contact: sam, id: id, content: .text("hello"), at: 10, sentAt: 9, seq: 1)
         XCTAssertNotNil(first)
         // The resend of the same message, crossing the first copy.
-        XCTAssertNil(try store.insertIncoming(contact: sam, id: id, text: "hello", at: 11))
-        XCTAssertNil(try store.insertIncoming(contact: sam, id: id, text: "different text, same id", at: 12))
+        XCTAssertNil(try store.insertIncoming(contact: sam, id: id, content: .text("hello"), at: 11))
+        XCTAssertNil(try store.insertIncoming(contact: sam, id: id, content: .text("different text, same id"), at: 12))
         XCTAssertEqual(try count("messages"), 1)
         let stored = try XCTUnwrap(store.message(contact: sam, id: id))
-        XCTAssertEqual(stored.text, "hello")
+        XCTAssertEqual(stored.content, .text("hello"))
         XCTAssertEqual(stored.receivedAt, 10)
         XCTAssertEqual(stored.createdAt, 9)
         XCTAssertNil(stored.status)
         XCTAssertEqual(try store.conversation(contact: sam, limit: 10).count, 1)
-        let next = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), text: "next", at: 14))
+        let next = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), content: .text("next"), at: 14))
         XCTAssertEqual(try store.message(next)?.position, stored.position + 1, "the duplicates took no place")
         // The same id from another contact is another message.
         let alex = try store.addContact(Self.newContact("Alex", key: 40), at: 1).id
-        XCTAssertNotNil(try store.insertIncoming(contact: alex, id: id, text: "hello", at: 13))
+        XCTAssertNotNil(try store.insertIncoming(contact: alex, id: id, content: .text("hello"), at: 13))
     }
 
     func testMessagesForAnUnknownContactAreRefused() throws {
         let nobody = ContactID(999)
-        XCTAssertThrowsError(try store.insertIncoming(contact: nobody, id: .random(), text: "x", at: 1)) {
+        XCTAssertThrowsError(try store.insertIncoming(contact: nobody, id: .random(), content: .text("x"), at: 1)) {
             XCTAssertEqual($0 as? StoreError, .unknownContact(nobody))
         }
-        XCTAssertThrowsError(try store.insertOutgoing(contact: nobody, id: .random(), text: "x", at: 1)) {
+        XCTAssertThrowsError(try store.insertOutgoing(contact: nobody, id: .random(), content: .text("x"), at: 1)) {
             XCTAssertEqual($0 as? StoreError, .unknownContact(nobody))
         }
         XCTAssertEqual(try count("messages"), 0)
@@ -117,9 +118,9 @@ final class MessageTests: StoreTestCase {
 
     func testMarkReadReturnsWhatWasNewlyShown() throws {
         let a = MessageID.random(), b = MessageID.random()
-        try store.insertIncoming(contact: sam, id: a, text: "a", at: 1)
-        try store.insertIncoming(contact: sam, id: b, text: "b", at: 2)
-        try store.insertOutgoing(contact: sam, id: .random(), text: "mine", at: 3)
+        try store.insertIncoming(contact: sam, id: a, content: .text("a"), at: 1)
+        try store.insertIncoming(contact: sam, id: b, content: .text("b"), at: 2)
+        try store.insertOutgoing(contact: sam, id: .random(), content: .text("mine"), at: 3)
         XCTAssertEqual(try store.unreadCount(contact: sam), 2)
         XCTAssertEqual(Set(try store.markRead(contact: sam, at: 5)), [a, b])
         XCTAssertEqual(try store.markRead(contact: sam, at: 6), [])
@@ -137,7 +138,7 @@ final class MessageTests: StoreTestCase {
         XCTAssertEqual(try store.undecryptable(contact: sam, notified: false).map(\.id), [other])
         XCTAssertEqual(try store.undecryptable(contact: sam, notified: true).map(\.id), [lost])
         // The sender resent it and it could be read this time.
-        try store.insertIncoming(contact: sam, id: lost, text: "again", at: 4)
+        try store.insertIncoming(contact: sam, id: lost, content: .text("again"), at: 4)
         XCTAssertEqual(try store.undecryptable(contact: sam).map(\.id), [other])
     }
 
@@ -145,30 +146,30 @@ final class MessageTests: StoreTestCase {
     /// statement of 64 rows) undoes that attempt entirely before the batch goes in without it.
     func testACopyAlreadyStoredLateInABatchLeavesEveryOtherMessageOnceAndInPlace() throws {
         let old = MessageID.random()
-        let oldRow = try XCTUnwrap(try store.insertIncoming(contact: sam, id: old, text: "stored before", at: 1))
-        var batch = (0..<130).map { IncomingMessage(id: .random(), text: "m\($0)", sentAt: 5, seq: Int64($0)) }
-        batch.insert(IncomingMessage(id: old, text: "a copy", sentAt: 5, seq: nil), at: 100)
+        let oldRow = try XCTUnwrap(try store.insertIncoming(contact: sam, id: old, content: .text("stored before"), at: 1))
+        var batch = (0..<130).map { IncomingMessage(id: .random(), content: .text("m\($0)"), sentAt: 5, seq: Int64($0)) }
+        batch.insert(IncomingMessage(id: old, content: .text("a copy"), sentAt: 5, seq: nil), at: 100)
         let stored = try store.transaction { tx in try tx.insertIncoming(contact: sam, batch, at: 6) }
         XCTAssertEqual(stored.map(\.id), batch.map(\.id).filter { $0 != old })
         XCTAssertEqual(try count("messages"), 131, "the 130 new ones, each once, and the one stored before")
         let oldPosition = try XCTUnwrap(store.message(oldRow)?.position)
         XCTAssertEqual(stored.map(\.position), Array((oldPosition + 1)...(oldPosition + 130)), "places follow on, no gap")
-        XCTAssertEqual(try store.message(contact: sam, id: old)?.text, "stored before")
+        XCTAssertEqual(try store.message(contact: sam, id: old)?.content, .text("stored before"))
     }
 
     func testABatchStoresEachIdOnceInOrderWithRowsAndPlacesOfItsOwn() throws {
         let old = MessageID.random()
-        try store.insertIncoming(contact: sam, id: old, text: "stored before", at: 1)
-        try store.insertOutgoing(contact: sam, id: .random(), text: "mine", at: 1)
+        try store.insertIncoming(contact: sam, id: old, content: .text("stored before"), at: 1)
+        try store.insertOutgoing(contact: sam, id: .random(), content: .text("mine"), at: 1)
         let twice = MessageID.random(), unreadable = MessageID.random()
         XCTAssertTrue(try store.recordUndecryptable(contact: sam, id: unreadable, at: 1))
         // 150 messages: one already stored, one twice in the batch (a replayed frame), one
         // that could not be read before: 64 + 64 + 16 + 4 + 1 rows to the statement.
         var batch: [IncomingMessage] = []
-        for i in 0..<147 { batch.append(IncomingMessage(id: i == 70 ? unreadable : .random(), text: "m\(i)", sentAt: 5, seq: Int64(i))) }
-        batch.insert(IncomingMessage(id: old, text: "a copy", sentAt: 5, seq: nil), at: 10)
-        batch.insert(IncomingMessage(id: twice, text: "first", sentAt: 5, seq: nil), at: 20)
-        batch.append(IncomingMessage(id: twice, text: "second", sentAt: 5, seq: nil))
+        for i in 0..<147 { batch.append(IncomingMessage(id: i == 70 ? unreadable : .random(), content: .text("m\(i)"), sentAt: 5, seq: Int64(i))) }
+        batch.insert(IncomingMessage(id: old, content: .text("a copy"), sentAt: 5, seq: nil), at: 10)
+        batch.insert(IncomingMessage(id: twice, content: .text("first"), sentAt: 5, seq: nil), at: 20)
+        batch.append(IncomingMessage(id: twice, content: .text("second"), sentAt: 5, seq: nil))
         let stored = try store.transaction { tx in try tx.insertIncoming(contact: sam, batch, at: 6) }
 
         // Without the stored one, and without the second copy of `twice` (the last message).
@@ -182,14 +183,14 @@ final class MessageTests: StoreTestCase {
             XCTAssertEqual(s.position, message.position, "the position returned is the one stored")
             XCTAssertEqual(message.receivedAt, 6)
         }
-        XCTAssertEqual(try store.message(contact: sam, id: twice)?.text, "first")
-        XCTAssertEqual(try store.message(contact: sam, id: old)?.text, "stored before")
+        XCTAssertEqual(try store.message(contact: sam, id: twice)?.content, .text("first"))
+        XCTAssertEqual(try store.message(contact: sam, id: old)?.content, .text("stored before"))
         XCTAssertEqual(try count("messages"), 2 + 148)
         XCTAssertEqual(try store.undecryptable(contact: sam).map(\.id), [], "read now")
         XCTAssertEqual(try store.deliveredReceiptsOwed(contact: sam, after: nil, limit: 1000).map(\.id), [old] + expected)
         // The same batch again stores nothing and takes no place.
         XCTAssertEqual(try store.transaction { tx in try tx.insertIncoming(contact: sam, batch, at: 7) }.count, 0)
-        let next = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), text: "next", at: 8))
+        let next = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), content: .text("next"), at: 8))
         XCTAssertEqual(try store.message(next)?.position, firstPosition + 148)
     }
 }

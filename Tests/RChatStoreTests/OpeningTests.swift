@@ -18,19 +18,19 @@ final class OpeningTests: StoreTestCase {
     }
 
     func testReopeningIsIdempotent() throws {
-        let row = try store.insertOutgoing(contact: sam, id: .random(), text: "kept", at: 5)
+        let row = try store.insertOutgoing(contact: sam, id: .random(), content: .text("kept"), at: 5)
         let schema = try store.database.query("SELECT type, name, sql FROM sqlite_master ORDER BY name").map(\.values)
         store.close()
         for _ in 0..<3 {
             let again = try Store(home: home.path)
             XCTAssertEqual(try again.database.userVersion, Store.schemaVersion)
             XCTAssertEqual(try again.database.query("SELECT type, name, sql FROM sqlite_master ORDER BY name").map(\.values), schema)
-            XCTAssertEqual(try again.message(row)?.text, "kept")
+            XCTAssertEqual(try again.message(row)?.content, .text("kept"))
             XCTAssertEqual(try again.contacts().map(\.name), ["Sam"])
             again.close()
         }
         store = try Store(home: home.path)
-        let next = try store.insertOutgoing(contact: sam, id: .random(), text: "after", at: 6)
+        let next = try store.insertOutgoing(contact: sam, id: .random(), content: .text("after"), at: 6)
         XCTAssertEqual(try store.message(next)?.position, 2)
     }
 
@@ -119,7 +119,7 @@ final class OpeningTests: StoreTestCase {
     }
 
     func testFilesAreOwnerOnly() throws {
-        _ = try store.insertOutgoing(contact: sam, id: .random(), text: "x", at: 1)
+        _ = try store.insertOutgoing(contact: sam, id: .random(), content: .text("x"), at: 1)
         for suffix in ["", "-wal", "-shm"] {
             XCTAssertTrue(FileManager.default.fileExists(atPath: dbPath + suffix), suffix)
             XCTAssertEqual(try mode(dbPath + suffix), 0o600, "rchat.db\(suffix)")
@@ -148,7 +148,7 @@ final class OpeningTests: StoreTestCase {
     }
 
     func testDamagedDatabaseIsRefusedAndUnchanged() throws {
-        _ = try store.insertOutgoing(contact: sam, id: .random(), text: "x", at: 1)
+        _ = try store.insertOutgoing(contact: sam, id: .random(), content: .text("x"), at: 1)
         store.close()
         store = nil
         // Keep the 100-byte header (so SQLite still takes it for a database) and scramble
@@ -167,7 +167,7 @@ final class OpeningTests: StoreTestCase {
         // A file one version behind, whose table pages are damaged: the upgrade would write,
         // so the store checks the file first.
         try store.transaction { tx in
-            for i in 0..<200 { try tx.insertOutgoing(contact: sam, id: .random(), text: String(repeating: "x", count: 200), at: Int64(i)) }
+            for i in 0..<200 { try tx.insertOutgoing(contact: sam, id: .random(), content: .text(String(repeating: "x", count: 200)), at: Int64(i)) }
         }
         store.close()
         let db = try Database(path: dbPath)

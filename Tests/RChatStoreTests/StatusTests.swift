@@ -38,7 +38,7 @@ final class StatusTests: StoreTestCase {
             }
             let alex = try store.addContact(Self.newContact("Alex \(event)", key: event == .readReceipt ? 50 : 60), at: 1).id
             let theirs = MessageID.random()
-            try store.insertOutgoing(contact: alex, id: theirs, text: "to Alex", at: 1)
+            try store.insertOutgoing(contact: alex, id: theirs, content: .text("to Alex"), at: 1)
             let ids = rows.map(\.0) + [rows[3].0, .random(), theirs]
             let logBefore = try count("status_log")
 
@@ -68,7 +68,7 @@ final class StatusTests: StoreTestCase {
     func testARaiseOfManyRowsMatchesTheLattice() throws {
         var rows: [(MessageRowID, MessageStatus)] = []
         for _ in 0..<10 { for status in MessageStatus.allCases { rows.append((try outgoing(in: status), status)) } }
-        let incoming = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), text: "theirs", at: 1))
+        let incoming = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), content: .text("theirs"), at: 1))
         let changes = try store.transaction { tx in
             try tx.raiseStatuses(messages: rows.map(\.0) + [incoming, MessageRowID(999_999), rows[0].0], event: .relayAcknowledged, at: 5_000)
         }
@@ -88,7 +88,7 @@ final class StatusTests: StoreTestCase {
         ]
         for events in orders {
             let id = MessageID.random()
-            try store.insertOutgoing(contact: sam, id: id, text: "x", at: 1)
+            try store.insertOutgoing(contact: sam, id: id, content: .text("x"), at: 1)
             for (i, event) in events.enumerated() {
                 try store.raiseStatus(contact: sam, id: id, event: event, at: 10 + Int64(i))
             }
@@ -100,15 +100,15 @@ final class StatusTests: StoreTestCase {
     func testRaiseStatusOnAnUnknownOrIncomingMessageChangesNothing() throws {
         XCTAssertNil(try store.raiseStatus(contact: sam, id: .random(), event: .readReceipt, at: 1))
         let id = MessageID.random()
-        try store.insertIncoming(contact: sam, id: id, text: "theirs", at: 1)
+        try store.insertIncoming(contact: sam, id: id, content: .text("theirs"), at: 1)
         XCTAssertNil(try store.raiseStatus(contact: sam, id: id, event: .deliveredReceipt, at: 2))
         XCTAssertNil(try store.message(contact: sam, id: id)?.status)
     }
 
     /// A status row for each outgoing message, none for an incoming one; it goes with its message.
     func testOnlyOutgoingMessagesHaveAStatusRowAndItGoesWithTheMessage() throws {
-        let out = try store.insertOutgoing(contact: sam, id: .random(), text: "mine", at: 1)
-        let incoming = try XCTUnwrap(try store.insertIncoming(contact: sam, id: .random(), text: "theirs", at: 1))
+        let out = try store.insertOutgoing(contact: sam, id: .random(), content: .text("mine"), at: 1)
+        let incoming = try XCTUnwrap(try store.insertIncoming(contact: sam, id: .random(), content: .text("theirs"), at: 1))
         let statusRows = { (row: MessageRowID) in
             try XCTUnwrap(self.store.database.queryOne("SELECT count(*) FROM message_status WHERE message_rowid = ?",
                                                        [.integer(row.rawValue)])?.int(at: 0))
@@ -148,7 +148,7 @@ final class StatusTests: StoreTestCase {
 
     func testTheTimelineRecordsEachStatusWithItsTime() throws {
         let id = MessageID.random()
-        let row = try store.insertOutgoing(contact: sam, id: id, text: "x", at: 100)
+        let row = try store.insertOutgoing(contact: sam, id: id, content: .text("x"), at: 100)
         try store.raiseStatus(contact: sam, id: id, event: .acknowledgementTimedOut, at: 130)
         try store.raiseStatus(contact: sam, id: id, event: .relayAcknowledged, at: 140)
         try store.raiseStatus(contact: sam, id: id, event: .relayAcknowledged, at: 141)  // nothing new
@@ -166,7 +166,7 @@ final class StatusTests: StoreTestCase {
 
     func testResendRequeuesWithTheSameIdUnlessAReceiptProvedDelivery() throws {
         let id = MessageID.random()
-        let row = try store.insertOutgoing(contact: sam, id: id, text: "x", at: 100)
+        let row = try store.insertOutgoing(contact: sam, id: id, content: .text("x"), at: 100)
         try store.raiseStatus(contact: sam, id: id, event: .relayAcknowledged, at: 101)
         XCTAssertTrue(try store.removeFromOutbox(message: row))
         try store.raiseStatus(contact: sam, id: id, event: .peerCouldNotRead, at: 200)

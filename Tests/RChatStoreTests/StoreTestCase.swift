@@ -42,7 +42,7 @@ class StoreTestCase: XCTestCase {
 
     /// Puts an outgoing message in `status` by a raw write (allowed from Sending).
     func outgoing(in status: MessageStatus, id: MessageID = .random()) throws -> MessageRowID {
-        let row = try store.insertOutgoing(contact: sam, id: id, text: "hello", at: 2_000)
+        let row = try store.insertOutgoing(contact: sam, id: id, content: .text("hello"), at: 2_000)
         try store.database.execute("UPDATE message_status SET status = ? WHERE message_rowid = ?", [.text(status.rawValue), .integer(row.rawValue)])
         return row
     }

@@ -8,9 +8,9 @@ import XCTest
 final class ViewQueryTests: StoreTestCase {
     func testMarkReadByIdMarksOnlyUnreadIncomingOnesAndSaysWhich() throws {
         let a = MessageID.random(), b = MessageID.random(), mine = MessageID.random()
-        try store.insertIncoming(contact: sam, id: a, text: "a", at: 10)
-        try store.insertIncoming(contact: sam, id: b, text: "b", at: 11)
-        try store.insertOutgoing(contact: sam, id: mine, text: "mine", at: 12)
+        try store.insertIncoming(contact: sam, id: a, content: .text("a"), at: 10)
+        try store.insertIncoming(contact: sam, id: b, content: .text("b"), at: 11)
+        try store.insertOutgoing(contact: sam, id: mine, content: .text("mine"), at: 12)
         XCTAssertEqual(try store.markRead(contact: sam, ids: [a, mine, .random()], at: 20), [a])
         XCTAssertEqual(try store.unreadCount(contact: sam), 1)
         XCTAssertEqual(try store.markRead(contact: sam, ids: [a, b], at: 21), [b], "a was read already")
@@ -21,9 +21,9 @@ final class ViewQueryTests: StoreTestCase {
 
     func testConversationLengthIsTheCountOfMessagesAndRows() throws {
         XCTAssertEqual(try store.conversationLength(contact: sam), 0)
-        for n in 0..<5 { try store.insertIncoming(contact: sam, id: .random(), text: "\(n)", at: Int64(n)) }
+        for n in 0..<5 { try store.insertIncoming(contact: sam, id: .random(), content: .text("\(n)"), at: Int64(n)) }
         _ = try store.addSystemRow(contact: sam, kind: "test", text: "a row", action: nil, messageIDs: [], at: 9)
-        try store.insertOutgoing(contact: sam, id: .random(), text: "after", at: 10)
+        try store.insertOutgoing(contact: sam, id: .random(), content: .text("after"), at: 10)
         XCTAssertEqual(try store.conversationLength(contact: sam), try store.conversationCount(contact: sam))
         XCTAssertEqual(try store.conversationLength(contact: sam), 7)
         let other = try store.addContact(Self.newContact("Ann", key: 9), at: 1).id
@@ -32,7 +32,7 @@ final class ViewQueryTests: StoreTestCase {
 
     func testLastActivityIsTheNewestItemsTime() throws {
         XCTAssertEqual(try store.lastActivity(contact: sam), 0)
-        try store.insertIncoming(contact: sam, id: .random(), text: "x", at: 50, sentAt: 40)
+        try store.insertIncoming(contact: sam, id: .random(), content: .text("x"), at: 50, sentAt: 40)
         XCTAssertEqual(try store.lastActivity(contact: sam), 40)
         _ = try store.addSystemRow(contact: sam, kind: "test", text: "a row", action: nil, messageIDs: [], at: 70)
         XCTAssertEqual(try store.lastActivity(contact: sam), 70)

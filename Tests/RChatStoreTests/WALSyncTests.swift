@@ -24,8 +24,8 @@ final class WALSyncTests: StoreTestCase {
     func testACommitSyncedLaterIsStoredAndEveryOtherTransactionStillWaitsForTheDisk() throws {
         XCTAssertEqual(try synchronous(), 2, "FULL")
         let id = MessageID.random()
-        try store.transactionSyncedLater { tx in _ = try tx.insertIncoming(contact: sam, id: id, text: "later", at: 5) }
-        XCTAssertEqual(try store.message(contact: sam, id: id)?.text, "later")
+        try store.transactionSyncedLater { tx in _ = try tx.insertIncoming(contact: sam, id: id, content: .text("later"), at: 5) }
+        XCTAssertEqual(try store.message(contact: sam, id: id)?.content, .text("later"))
         XCTAssertEqual(try synchronous(), 2, "FULL again after it")
         // Also when the transaction fails.
         XCTAssertThrowsError(try store.transactionSyncedLater { _ in throw StoreError.unknownContact(ContactID(99)) })
@@ -39,7 +39,7 @@ final class WALSyncTests: StoreTestCase {
         XCTAssertEqual(sync.lastRequested, 0)
         var last: UInt64 = 0
         for i in 0..<20 {
-            try store.transactionSyncedLater { tx in _ = try tx.insertIncoming(contact: sam, id: .random(), text: "m\(i)", at: 5) }
+            try store.transactionSyncedLater { tx in _ = try tx.insertIncoming(contact: sam, id: .random(), content: .text("m\(i)"), at: 5) }
             last = sync.request()
         }
         XCTAssertEqual(last, 20)

@@ -62,7 +62,7 @@ final class CommandTests: XCTestCase {
         run(view, "/nope")
         XCTAssertTrue(view.frame().line(22).contains("Unknown command /nope"))
         run(view, "//not a command")
-        XCTAssertEqual(model.sent.map(\.text), ["/not a command"])
+        XCTAssertEqual(model.sent.map(\.content), [.text("/not a command")])
         XCTAssertFalse(view.quitRequested)
         run(view, "/quit")
         XCTAssertTrue(view.quitRequested)

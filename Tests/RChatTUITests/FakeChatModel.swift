@@ -17,7 +17,7 @@ final class FakeChatModel: ChatModel {
 
     // What the view did.
     var pageRequests: [(contact: String, before: Int?, limit: Int)] = []
-    var sent: [(contact: String, text: String)] = []
+    var sent: [(contact: String, content: MessageContent)] = []
     var resent: [(contact: String, ids: [MessageID])] = []
     var shown: [(contact: String, ids: [MessageID])] = []
     var added: [String] = []
@@ -44,10 +44,10 @@ final class FakeChatModel: ChatModel {
     func connection() -> ConnectionState { connectionState }
     func myCode() -> String { code }
 
-    func send(to contact: String, text: String) throws(ChatModelError) {
+    func send(to contact: String, content: MessageContent) throws(ChatModelError) {
         if let error = failNextSend { failNextSend = nil; throw error }
-        sent.append((contact, text))
-        addMessage(contact, .outgoing, text, status: .sending)
+        sent.append((contact, content))
+        addMessage(contact, .outgoing, content.displayText(direction: .outgoing), status: .sending)
     }
 
     func resend(to contact: String, messages: [MessageID]) throws(ChatModelError) { resent.append((contact, messages)) }

@@ -10,7 +10,7 @@ final class LiveTests: XCTestCase {
         let view = makeView(model, open: "Sam")
         view.type("Hi Sam")
         view.press(.enter)
-        XCTAssertEqual(model.sent.map(\.text), ["Hi Sam"])
+        XCTAssertEqual(model.sent.map(\.content), [.text("Hi Sam")])
         let id = model.items["Sam"]!.last!.message!.id
         var before = view.frame()
         let row = before.position(of: "Hi Sam")!.row

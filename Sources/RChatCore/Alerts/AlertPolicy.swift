@@ -13,6 +13,21 @@ public enum AlertPolicy {
         case request
         /// Receipts, cover or steady packets, session notices, session setup.
         case silent
+
+        /// What a message with this content alerts as: a control item (a timer change)
+        /// only adds a row to its conversation.
+        public init(_ content: MessageContent) {
+            switch content {
+            case .text(let text): self = .text(text)
+            case .attachment(let a):
+                switch a.kind {
+                case .photo: self = .photo
+                case .voice: self = .voiceMessage
+                case .file: self = .file
+                }
+            case .control: self = .silent
+            }
+        }
     }
 
     public struct Arrival: Sendable, Equatable {

@@ -12,7 +12,7 @@ public protocol ChatModel: AnyObject {
     func myCode() -> String
 
     /// Intents. Errors come back as one line for the status bar.
-    func send(to contact: String, text: String) throws(ChatModelError)
+    func send(to contact: String, content: MessageContent) throws(ChatModelError)
     func resend(to contact: String, messages: [MessageID]) throws(ChatModelError)
     /// The messages have been on screen: Read receipts may go.
     func markShown(contact: String, messages: [MessageID])

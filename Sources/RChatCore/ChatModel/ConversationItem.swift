@@ -13,7 +13,7 @@ public enum Direction: String, Sendable {
 public struct MessageItem: Equatable, Sendable, Identifiable {
     public var id: MessageID
     public var direction: Direction
-    public var text: String
+    public var content: MessageContent
     /// nil for incoming messages.
     public var status: MessageStatus?
     /// Sent again automatically (the quiet `Resent` marker).
@@ -21,8 +21,23 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     /// When it was written (outgoing) or stored here (incoming), unix seconds.
     public var at: Int64
 
+    public init(id: MessageID, direction: Direction, content: MessageContent, status: MessageStatus?, resent: Bool, at: Int64) {
+        self.id = id; self.direction = direction; self.content = content; self.status = status; self.resent = resent; self.at = at
+    }
+
+    /// A text message.
     public init(id: MessageID, direction: Direction, text: String, status: MessageStatus?, resent: Bool, at: Int64) {
-        self.id = id; self.direction = direction; self.text = text; self.status = status; self.resent = resent; self.at = at
+        self.init(id: id, direction: direction, content: .text(text), status: status, resent: resent, at: at)
+    }
+
+    /// What the view and `rchat list` show: the text, or the one line for an item this
+    /// version cannot show (`MessageContent.displayText`).
+    public var text: String { content.displayText(direction: direction) }
+
+    /// Shown as a one-line row rather than as a message someone wrote: what is not text.
+    public var showsAsRow: Bool {
+        if case .text = content { return false }
+        return true
     }
 }
 

@@ -33,8 +33,9 @@ struct ConversationPane {
         }
         var body: [PaneLine]
         switch item {
+        case .message(let m) where m.showsAsRow: body = rowLines(m.text, at: m.at, action: nil, index: index)
         case .message(let m): body = messageLines(m, index: index)
-        case .row(let r): body = rowLines(r, index: index)
+        case .row(let r): body = rowLines(r.text, at: r.at, action: r.action, index: index)
         }
         if selected == index {
             for i in body.indices { body[i].add(0, glyphs.selection, .bold) }
@@ -79,20 +80,22 @@ struct ConversationPane {
         return out
     }
 
-    private func rowLines(_ r: SystemRow, index: Int) -> [PaneLine] {
+    /// A system row, or a message this version cannot show (an attachment, a timer change),
+    /// which reads as one.
+    private func rowLines(_ rowText: String, at: Int64, action: SystemRow.Action?, index: Int) -> [PaneLine] {
         let column = Self.nameColumn + 2
-        let text = Wrap.lines(r.text, width: max(4, width - column - 1))
+        let text = Wrap.lines(rowText, width: max(4, width - column - 1))
         var out: [PaneLine] = []
         for (n, part) in text.enumerated() {
             var line = PaneLine(item: index)
             if n == 0 {
-                line.add(Self.timeColumn, time.clock(r.at), .dim)
+                line.add(Self.timeColumn, time.clock(at), .dim)
                 line.add(Self.nameColumn, glyphs.isUnicode ? "•" : "*", CellStyle(bold: true, role: .warning))
             }
             line.add(column, part, CellStyle(role: .warning))
             out.append(line)
         }
-        if r.action == .resend {
+        if action == .resend {
             var line = PaneLine(item: index)
             line.add(column, "[r] Resend", .bold)
             out.append(line)

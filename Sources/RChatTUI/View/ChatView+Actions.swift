@@ -18,7 +18,7 @@ extension ChatView {
         let text = line.hasPrefix("//") ? String(line.dropFirst()) : line
         _ = state.composer.take()
         do {
-            try model.send(to: contact, text: text)
+            try model.send(to: contact, content: .text(text))
         } catch {
             state.composer.restore(line)   // nothing the user wrote is lost
             say(error.description, error: true)

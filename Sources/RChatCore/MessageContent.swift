@@ -1,0 +1,258 @@
+/// What a message carries: the same value in the store (`messages.content`), in the
+/// outbox, in an envelope's body and in a message request.
+///
+/// Byte layout (`encoded()`, `init(decoding:)`), big-endian, one kind byte then its fields:
+///
+///     u8 kind = 1   text
+///         ..        UTF-8, to the end (0 … 65,536 bytes)
+///     u8 kind = 2   attachment
+///         u8        attachment kind: 1 photo, 2 voice, 3 file
+///         u8        name length (1 … 255), then the name, UTF-8
+///         u64       size of the plaintext file in bytes (at most 2^40)
+///         32        hash of the plaintext file
+///         32        the key the file is encrypted with
+///     u8 kind = 3   control item
+///         u8        control kind: 1 disappearing-timer change
+///         u32       the timer in seconds: 0 (off) or one of `DisappearingTimer`'s
+///
+/// Decoding refuses an unknown kind, a field cut short, a length over its bound, text or a
+/// name that is not UTF-8, and any byte after the last field, with the cause
+/// (`MessageContentError`). The store keeps these bytes as they are written and arrive,
+/// so a value is encoded once and never again.
+///
+/// Only text is sent by this version. An attachment or control item that arrives is kept as
+/// it came and shown as a one-line row saying what this version cannot do with it
+/// (`displayText`); a Delivered receipt for it means the item was stored, nothing more.
+public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
+    case text(String)
+    case attachment(Attachment)
+    case control(ControlItem)
+
+    /// The longest text a content may carry: what fits one relay payload.
+    public static let maximumTextBytes = 64 * 1024
+    /// The longest encoding: a text's (an attachment's is at most 330 bytes).
+    public static let maximumEncodedBytes = 1 + maximumTextBytes
+
+    enum Kind: UInt8 {
+        case text = 1, attachment = 2, control = 3
+    }
+
+    public func encoded() -> [UInt8] {
+        switch self {
+        case .text(let text):
+            var w = ByteWriter(capacity: 1 + text.utf8.count)
+            w.u8(Kind.text.rawValue)
+            w.raw(text.utf8)
+            return w.bytes
+        case .attachment(let a):
+            var w = ByteWriter(capacity: 3 + a.name.utf8.count + 8 + Attachment.hashBytes + Attachment.keyBytes)
+            w.u8(Kind.attachment.rawValue)
+            w.u8(a.kind.rawValue)
+            precondition((1...Attachment.maximumNameBytes).contains(a.name.utf8.count), "an attachment's name is 1 to 255 bytes")
+            w.u8(UInt8(a.name.utf8.count))
+            w.raw(a.name.utf8)
+            precondition(a.size <= Attachment.maximumSize, "an attachment is at most 2^40 bytes")
+            w.u64(a.size)
+            precondition(a.contentHash.count == Attachment.hashBytes && a.key.count == Attachment.keyBytes)
+            w.raw(a.contentHash)
+            w.raw(a.key)
+            return w.bytes
+        case .control(.timerChanged(let timer)):
+            var w = ByteWriter(capacity: 6)
+            w.u8(Kind.control.rawValue)
+            w.u8(ControlItem.Kind.timerChanged.rawValue)
+            w.u32(timer.rawValue)
+            return w.bytes
+        }
+    }
+
+    /// Reads what `encoded()` wrote; anything else is refused with its cause.
+    public init(decoding bytes: [UInt8]) throws(MessageContentError) {
+        guard let first = bytes.first else { throw .truncated(field: "kind") }
+        guard let kind = Kind(rawValue: first) else { throw .unknownKind(first) }
+        var r = ContentReader(bytes: bytes, offset: 1)
+        switch kind {
+        case .text:
+            let count = bytes.count - 1
+            guard count <= Self.maximumTextBytes else { throw .tooLong(field: "text", bytes: count, maximum: Self.maximumTextBytes) }
+            guard let text = String(validating: bytes[1...], as: UTF8.self) else { throw .notUTF8(field: "text") }
+            self = .text(text)
+        case .attachment:
+            let rawKind = try r.u8("attachment kind")
+            guard let attachmentKind = AttachmentKind(rawValue: rawKind) else { throw .unknownAttachmentKind(rawKind) }
+            let nameBytes = Int(try r.u8("name length"))
+            guard nameBytes > 0 else { throw .empty(field: "name") }
+            guard let name = String(validating: try r.bytes(nameBytes, "name"), as: UTF8.self) else { throw .notUTF8(field: "name") }
+            let size = try r.u64("size")
+            guard size <= Attachment.maximumSize else { throw .tooLarge(field: "size", value: size, maximum: Attachment.maximumSize) }
+            let hash = Array(try r.bytes(Attachment.hashBytes, "hash"))
+            let key = Array(try r.bytes(Attachment.keyBytes, "key"))
+            try r.end()
+            self = .attachment(Attachment(kind: attachmentKind, name: name, size: size, contentHash: hash, key: key))
+        case .control:
+            let rawKind = try r.u8("control kind")
+            guard let controlKind = ControlItem.Kind(rawValue: rawKind) else { throw .unknownControlKind(rawKind) }
+            switch controlKind {
+            case .timerChanged:
+                let seconds = try r.u32("timer")
+                guard let timer = DisappearingTimer(rawValue: seconds) else { throw .unknownTimer(seconds: seconds) }
+                try r.end()
+                self = .control(.timerChanged(timer))
+            }
+        }
+    }
+
+    /// The message's text, or for anything else the one line a conversation shows for it.
+    /// No key or hash, ever.
+    public func displayText(direction: Direction) -> String {
+        switch self {
+        case .text(let text):
+            return text
+        case .attachment(let a):
+            let what: String
+            switch a.kind {
+            case .photo: what = "a photo"
+            case .voice: what = "a voice message"
+            case .file: what = "a file"
+            }
+            return direction == .outgoing
+                ? "You sent \(what) (\(a.name)), which this version of rChat cannot show."
+                : "They sent you \(what) (\(a.name)), which this version of rChat cannot receive."
+        case .control(.timerChanged(let timer)):
+            let who = direction == .outgoing ? "You" : "They"
+            guard let phrase = timer.phrase else { return "\(who) turned off disappearing messages." }
+            return "\(who) set disappearing messages to \(phrase). This version of rChat does not delete messages: they stay on this device."
+        }
+    }
+
+    /// What a log line may say about it: never text, name, key or hash.
+    public var description: String {
+        switch self {
+        case .text(let text): return "text (\(text.utf8.count) bytes)"
+        case .attachment(let a): return "\(a.kind) attachment (\(a.size) bytes)"
+        case .control(.timerChanged(let timer)): return "disappearing timer change (\(timer.rawValue) s)"
+        }
+    }
+}
+
+public enum AttachmentKind: UInt8, Sendable, CaseIterable {
+    case photo = 1, voice = 2, file = 3
+}
+
+/// A file sent through a conversation: what the message item carries (the file's
+/// encrypted chunks travel apart from it).
+public struct Attachment: Equatable, Sendable, CustomStringConvertible {
+    public static let maximumNameBytes = 255
+    public static let maximumSize: UInt64 = 1 << 40
+    public static let hashBytes = 32
+    public static let keyBytes = 32
+
+    public var kind: AttachmentKind
+    /// The name as the sender gave it: display text, never a path.
+    public var name: String
+    public var size: UInt64
+    /// The hash of the plaintext file, checked before it counts as received.
+    public var contentHash: [UInt8]
+    /// The key the file is encrypted with.
+    public var key: [UInt8]
+
+    public init(kind: AttachmentKind, name: String, size: UInt64, contentHash: [UInt8], key: [UInt8]) {
+        self.kind = kind; self.name = name; self.size = size; self.contentHash = contentHash; self.key = key
+    }
+
+    /// Without the key (and so never logged with it).
+    public var description: String { "Attachment(\(kind), \(size) bytes)" }
+}
+
+/// Items a conversation carries that are not written by a person.
+public enum ControlItem: Equatable, Sendable {
+    /// The conversation's disappearing-message timer was set (or turned off).
+    case timerChanged(DisappearingTimer)
+
+    enum Kind: UInt8 {
+        case timerChanged = 1
+    }
+}
+
+/// The timers a conversation can have, in seconds.
+public enum DisappearingTimer: UInt32, Sendable, CaseIterable {
+    case off = 0
+    case thirtySeconds = 30
+    case fiveMinutes = 300
+    case oneHour = 3_600
+    case eightHours = 28_800
+    case oneDay = 86_400
+    case oneWeek = 604_800
+    case fourWeeks = 2_419_200
+
+    /// "1 hour", …; nil for off.
+    public var phrase: String? {
+        switch self {
+        case .off: return nil
+        case .thirtySeconds: return "30 seconds"
+        case .fiveMinutes: return "5 minutes"
+        case .oneHour: return "1 hour"
+        case .eightHours: return "8 hours"
+        case .oneDay: return "1 day"
+        case .oneWeek: return "1 week"
+        case .fourWeeks: return "4 weeks"
+        }
+    }
+}
+
+/// Why bytes are not a `MessageContent`.
+public enum MessageContentError: Error, Equatable, Sendable, CustomStringConvertible {
+    case unknownKind(UInt8)
+    case unknownAttachmentKind(UInt8)
+    case unknownControlKind(UInt8)
+    case unknownTimer(seconds: UInt32)
+    /// The input ended inside this field.
+    case truncated(field: String)
+    case empty(field: String)
+    case tooLong(field: String, bytes: Int, maximum: Int)
+    case tooLarge(field: String, value: UInt64, maximum: UInt64)
+    case notUTF8(field: String)
+    /// Bytes after the last field.
+    case trailingBytes(Int)
+
+    public var description: String {
+        switch self {
+        case .unknownKind(let k): return "unknown message content kind \(k)"
+        case .unknownAttachmentKind(let k): return "unknown attachment kind \(k)"
+        case .unknownControlKind(let k): return "unknown control item kind \(k)"
+        case .unknownTimer(let s): return "a disappearing timer of \(s) s is not one rChat offers"
+        case .truncated(let field): return "message content cut short in its \(field)"
+        case .empty(let field): return "message content with an empty \(field)"
+        case let .tooLong(field, bytes, maximum): return "message content \(field) of \(bytes) bytes (at most \(maximum))"
+        case let .tooLarge(field, value, maximum): return "message content \(field) \(value) (at most \(maximum))"
+        case .notUTF8(let field): return "message content \(field) is not UTF-8"
+        case .trailingBytes(let n): return "\(n) bytes after the message content"
+        }
+    }
+}
+
+/// Bounds-checked reads that name the field they were reading.
+private struct ContentReader {
+    let bytes: [UInt8]
+    var offset: Int
+
+    mutating func bytes(_ count: Int, _ field: String) throws(MessageContentError) -> ArraySlice<UInt8> {
+        guard count <= bytes.count - offset else { throw .truncated(field: field) }
+        defer { offset += count }
+        return bytes[offset..<(offset + count)]
+    }
+
+    mutating func u8(_ field: String) throws(MessageContentError) -> UInt8 { try bytes(1, field).first! }
+
+    mutating func u32(_ field: String) throws(MessageContentError) -> UInt32 {
+        try bytes(4, field).reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    mutating func u64(_ field: String) throws(MessageContentError) -> UInt64 {
+        try bytes(8, field).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    func end() throws(MessageContentError) {
+        if offset < bytes.count { throw .trailingBytes(bytes.count - offset) }
+    }
+}

@@ -1,0 +1,111 @@
+import XCTest
+@testable import RChatCore
+
+/// `MessageContent`'s byte layout: what the store keeps and the wire carries.
+final class MessageContentTests: XCTestCase {
+    let photo = Attachment(kind: .photo, name: "beach.jpg", size: 123_456,
+                           contentHash: [UInt8](repeating: 0xaa, count: 32), key: [UInt8](repeating: 0x5e, count: 32))
+
+    func testEachCaseHasItsDocumentedBytesAndComesBack() throws {
+        XCTAssertEqual(MessageContent.text("hé").encoded(), [1, 0x68, 0xc3, 0xa9])
+        XCTAssertEqual(MessageContent.text("").encoded(), [1])
+        XCTAssertEqual(MessageContent.control(.timerChanged(.oneHour)).encoded(), [3, 1, 0, 0, 0x0e, 0x10])
+        XCTAssertEqual(MessageContent.control(.timerChanged(.off)).encoded(), [3, 1, 0, 0, 0, 0])
+        let attachment = MessageContent.attachment(photo).encoded()
+        XCTAssertEqual(Array(attachment.prefix(12)), [2, 1, 9] + Array("beach.jpg".utf8))
+        XCTAssertEqual(Array(attachment[12..<20]), [0, 0, 0, 0, 0, 0x01, 0xe2, 0x40])
+        XCTAssertEqual(Array(attachment.suffix(64)), photo.contentHash + photo.key)
+        XCTAssertEqual(attachment.count, 1 + 1 + 1 + 9 + 8 + 32 + 32)
+
+        var all: [MessageContent] = [.text(""), .text("hello\nworld 🙂"), .text(String(repeating: "x", count: MessageContent.maximumTextBytes))]
+        all += AttachmentKind.allCases.map { kind in
+            var a = photo
+            a.kind = kind
+            return .attachment(a)
+        }
+        all.append(.attachment(Attachment(kind: .file, name: String(repeating: "é", count: 127) + "a", size: Attachment.maximumSize,
+                                          contentHash: [UInt8](repeating: 1, count: 32), key: [UInt8](repeating: 2, count: 32))))
+        all += DisappearingTimer.allCases.map { .control(.timerChanged($0)) }
+        for content in all {
+            XCTAssertEqual(try MessageContent(decoding: content.encoded()), content, "\(content)")
+        }
+    }
+
+    func testEveryMalformedInputIsRefusedWithItsCause() {
+        let attachment = MessageContent.attachment(photo).encoded()
+        let timer = MessageContent.control(.timerChanged(.oneDay)).encoded()
+        var badName = attachment
+        badName[3] = 0xff
+        var noName = [UInt8](attachment.prefix(2)) + [0]
+        noName += attachment[12...]
+        var hugeSize = attachment
+        hugeSize[14] = 0x01  // 2^40 more
+        let cases: [([UInt8], MessageContentError)] = [
+            ([], .truncated(field: "kind")),
+            ([0], .unknownKind(0)),
+            ([4, 1], .unknownKind(4)),
+            ([1] + [UInt8](repeating: 0x61, count: MessageContent.maximumTextBytes + 1),
+             .tooLong(field: "text", bytes: MessageContent.maximumTextBytes + 1, maximum: MessageContent.maximumTextBytes)),
+            ([1, 0xc3], .notUTF8(field: "text")),
+            ([2], .truncated(field: "attachment kind")),
+            ([2, 4], .unknownAttachmentKind(4)),
+            ([2, 1], .truncated(field: "name length")),
+            (noName, .empty(field: "name")),
+            (Array(attachment.prefix(8)), .truncated(field: "name")),
+            (badName, .notUTF8(field: "name")),
+            (Array(attachment.prefix(15)), .truncated(field: "size")),
+            (hugeSize, .tooLarge(field: "size", value: 1 << 40 | 123_456, maximum: Attachment.maximumSize)),
+            (Array(attachment.prefix(40)), .truncated(field: "hash")),
+            (Array(attachment.dropLast()), .truncated(field: "key")),
+            (attachment + [0], .trailingBytes(1)),
+            ([3], .truncated(field: "control kind")),
+            ([3, 2, 0, 0, 0, 0], .unknownControlKind(2)),
+            ([3, 1, 0, 0], .truncated(field: "timer")),
+            ([3, 1, 0, 0, 0, 31], .unknownTimer(seconds: 31)),
+            (timer + [0, 0], .trailingBytes(2)),
+        ]
+        for (bytes, cause) in cases {
+            XCTAssertThrowsError(try MessageContent(decoding: bytes), "\(bytes.prefix(16))") { error in
+                XCTAssertEqual(error as? MessageContentError, cause, "\(bytes.prefix(16))")
+            }
+        }
+    }
+
+    func testWhatThisVersionCannotShowReadsAsOneLineAndNeverShowsTheKey() {
+        XCTAssertEqual(MessageContent.text("hi").displayText(direction: .incoming), "hi")
+        let line = MessageContent.attachment(photo).displayText(direction: .incoming)
+        XCTAssertEqual(line, "They sent you a photo (beach.jpg), which this version of rChat cannot receive.")
+        XCTAssertEqual(MessageContent.control(.timerChanged(.oneHour)).displayText(direction: .incoming),
+                       "They set disappearing messages to 1 hour. This version of rChat does not delete messages: they stay on this device.")
+        XCTAssertEqual(MessageContent.control(.timerChanged(.off)).displayText(direction: .outgoing), "You turned off disappearing messages.")
+        for content in [MessageContent.attachment(photo), .control(.timerChanged(.fourWeeks))] {
+            for direction in [Direction.incoming, .outgoing] {
+                XCTAssertFalse(content.displayText(direction: direction).contains("\n"))
+            }
+        }
+        // Logs: no text, no key, no hash.
+        XCTAssertEqual("\(MessageContent.text("secret words"))", "text (12 bytes)")
+        XCTAssertFalse("\(MessageContent.attachment(photo))".contains("94"), "the key's bytes (0x5e = 94) are not printed")
+        XCTAssertFalse("\(photo)".contains("94"))
+    }
+
+    func testMessageItemsCarryContentAndShowText() {
+        let text = MessageItem(id: MessageID(high: 1, low: 1), direction: .incoming, text: "hello", status: nil, resent: false, at: 1)
+        XCTAssertEqual(text.content, .text("hello"))
+        XCTAssertFalse(text.showsAsRow)
+        let item = MessageItem(id: MessageID(high: 1, low: 2), direction: .incoming, content: .attachment(photo), status: nil, resent: false, at: 1)
+        XCTAssertTrue(item.showsAsRow)
+        XCTAssertEqual(item.text, MessageContent.attachment(photo).displayText(direction: .incoming))
+    }
+
+    func testAlertsSayWhatKindOfItemArrived() {
+        XCTAssertEqual(AlertPolicy.Kind(.text("hi")), .text("hi"))
+        XCTAssertEqual(AlertPolicy.Kind(.attachment(photo)), .photo)
+        var voice = photo
+        voice.kind = .voice
+        XCTAssertEqual(AlertPolicy.Kind(.attachment(voice)), .voiceMessage)
+        voice.kind = .file
+        XCTAssertEqual(AlertPolicy.Kind(.attachment(voice)), .file)
+        XCTAssertEqual(AlertPolicy.Kind(.control(.timerChanged(.oneDay))), .silent)
+    }
+}
