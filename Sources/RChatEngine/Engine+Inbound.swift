@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// A delivery as the engine thread takes it, with the connection it came on.

@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// The store-and-sync engine (docs/ARCHITECTURE.md): it owns the account's relay connections,

@@ -1,6 +1,7 @@
 import Foundation
 import RChatCore
 import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// Everything that reaches the engine thread, in arrival order: relay events (from each

@@ -1,7 +1,7 @@
 import Foundation
 import RChatCore
 import RChatCrypto
-import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// An envelope opened on the relay reader thread it arrived on (a class: it is handed

@@ -1,7 +1,7 @@
 import RChatCore
 import RChatCrypto
 import RChatNet
-import RChatRelayClient
+import RChatWire
 
 /// What the relay does with each frame: handshake, authentication, then the messages.
 extension Relay {

@@ -2,7 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatNet
-import RChatRelayClient
+import RChatWire
 import CEpoll
 
 /// The relay (docs/PROTOCOL.md, "Relay protocol") as a library: pairs, forwards, holds and hands over,

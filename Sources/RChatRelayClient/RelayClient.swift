@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatNet
+import RChatWire
 
 /// An authenticated connection to a relay, for the engine and for tools.
 ///

@@ -4,6 +4,7 @@ import RChatCore
 import RChatCrypto
 import RChatNet
 import RChatRelayClient
+import RChatWire
 
 /// `rchat-bench relay`: the relay beside mosquitto 2.0 QoS 1, 256-byte frames on loopback.
 struct RelayBenchmark {

@@ -3,6 +3,7 @@ import XCTest
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 @testable import RChatEngine
 #if canImport(Glibc)
 import Glibc
