@@ -27,7 +27,7 @@ let package = Package(
         // The client's database: schema, migrations, queries.
         .target(name: "RChatStore", dependencies: ["RChatCore", "RChatSQL"]),
         // Sockets and the epoll event loop.
-        .target(name: "RChatNet", dependencies: ["CEpoll"]),
+        .target(name: "RChatNet", dependencies: ["RChatCore", "CEpoll"]),
         // Command lines: declared options, their parser and the help generated from them.
         .target(name: "RChatCommandLine"),
         // The relay protocol as bytes, shared by both ends: message layouts, identifiers, the
@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto", "RChatCore"]),
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
         .testTarget(name: "RChatStoreTests", dependencies: ["RChatCore", "RChatSQL", "RChatStore"]),
-        .testTarget(name: "RChatNetTests", dependencies: ["RChatNet"]),
+        .testTarget(name: "RChatNetTests", dependencies: ["RChatCore", "RChatNet"]),
         .testTarget(name: "RChatEngineTests", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatWire", "RChatRelayClient", "RChatEngine"]),
         .testTarget(name: "RChatTUITests", dependencies: ["RChatCore", "RChatTUI", "CNcursesw"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "CEpoll"]),

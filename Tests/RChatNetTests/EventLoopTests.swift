@@ -1,4 +1,5 @@
 import Foundation
+import RChatCore
 import RChatNet
 import XCTest
 
@@ -63,6 +64,37 @@ final class EventLoopTests: XCTestCase {
         XCTAssertTrue(echo.closed)
         XCTAssertGreaterThan(ticks, 0)
         listener.close()
+    }
+
+    /// While `run()` runs, the loop's state is its thread's: a call from another thread is
+    /// reported (debug builds); before `run()` and after it returns, the maker's thread sets
+    /// the loop up and takes it down unreported.
+    func testTheLoopReportsACallFromAnotherThreadWhileItRuns() throws {
+        #if !DEBUG
+        throw XCTSkip("the check is compiled out of release builds")
+        #endif
+        let loop = try EventLoop()
+        let running = Locked(false)
+        loop.schedule(after: 0) { running.withLock { $0 = true } }
+        nonisolated(unsafe) let unsafeLoop = loop
+        let ended = DispatchSemaphore(value: 0)
+        let whileRunning = ThreadOwner.violations {
+            Thread {
+                unsafeLoop.run()
+                ended.signal()
+            }.start()
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while !running.withLock({ $0 }) && Date() < deadline { usleep(1000) }
+            XCTAssertTrue(running.withLock { $0 }, "the loop did not start")
+            // Only a system call behind the check: the loop thread's state is not raced.
+            loop.modify(-1, events: 0)
+            loop.stop()
+            XCTAssertEqual(ended.wait(timeout: .now() + 10), .success, "the loop did not stop")
+        }
+        let afterwards = ThreadOwner.violations { loop.modify(-1, events: 0) }
+        XCTAssertEqual(whileRunning.map(\.owner), ["event loop"])
+        XCTAssertEqual(whileRunning.map(\.function), ["modify(_:events:)"])
+        XCTAssertEqual(afterwards, [], "after run() the loop is anyone's again")
     }
 
     final class Results: @unchecked Sendable {
