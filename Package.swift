@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layers (docs/ARCHITECTURE.md): C module maps → pure Core → Crypto / SQL → Store, Net → Relay,
-// RelayClient → (Engine, TUI) → thin executables.
+// Layers (docs/ARCHITECTURE.md): C module maps → pure Core → Crypto / SQL / Net → Store, Wire →
+// Relay, RelayClient → (Engine, TUI) → Simulation, thin executables. Every module a target
+// imports is declared here, and every one declared is imported (`PackageManifestTests`).
 let package = Package(
     name: "rchat",
     products: [
@@ -29,40 +30,43 @@ let package = Package(
         .target(name: "RChatNet", dependencies: ["RChatCore", "CEpoll"]),
         // Command lines: declared options, their parser and the help generated from them.
         .target(name: "RChatCommandLine"),
+        // The relay protocol as bytes, shared by both ends: message layouts, identifiers, the
+        // handshake's key schedule and the transport cipher. No I/O.
+        .target(name: "RChatWire", dependencies: ["RChatCore", "RChatCrypto"]),
         // The relay as a library.
-        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet", "RChatRelayClient", "RChatCommandLine"]),
-        // The client side of the relay protocol.
-        .target(name: "RChatRelayClient", dependencies: ["RChatCore", "RChatCrypto", "RChatNet"]),
+        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet", "RChatWire", "RChatCommandLine", "CEpoll"]),
+        // The client side of the relay protocol: a connection's threads and events.
+        .target(name: "RChatRelayClient", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire"]),
 
         // Accounts, contacts, sessions, outbox, receipts, recovery: the store-and-sync engine.
-        .target(name: "RChatEngine", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatRelayClient"]),
+        .target(name: "RChatEngine", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient"]),
 
         // The full-screen view: a screen model of cells, an ncursesw renderer, the key map.
         // It sees the engine only through Core's ChatModel.
         .target(name: "RChatTUI", dependencies: ["RChatCore", "CNcursesw"]),
 
         .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI", "RChatRelay", "RChatCommandLine"]),
-        .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay", "RChatCommandLine"]),
+        .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
         // The deterministic simulation: accounts and the relay's logic in one process on
         // virtual time, over an in-memory network (docs/ARCHITECTURE.md).
-        .target(name: "RChatSimulation", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatStore", "RChatEngine",
+        .target(name: "RChatSimulation", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatStore", "RChatWire", "RChatEngine",
                                                        "RChatRelay", "RChatRelayClient", "RChatCommandLine"]),
         .executableTarget(name: "rchat-simulate", dependencies: ["RChatSimulation"]),
         // Benchmarks: separate from tests, each printing a ratio against a reference.
-        .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatEngine", "RChatStore", "RChatTUI", "RChatCommandLine"]),
+        .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient", "RChatEngine", "RChatTUI", "RChatCommandLine"]),
 
         .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore"]),
         .testTarget(name: "RChatCommandLineTests", dependencies: ["RChatCommandLine"]),
         .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto", "RChatCore"]),
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
-        .testTarget(name: "RChatStoreTests", dependencies: ["RChatStore"]),
-        .testTarget(name: "RChatNetTests", dependencies: ["RChatNet"]),
-        .testTarget(name: "RChatEngineTests", dependencies: ["RChatEngine", "RChatCrypto", "RChatRelayClient", "RChatStore"]),
-        .testTarget(name: "RChatTUITests", dependencies: ["RChatTUI"]),
-        .testTarget(name: "RChatRelayTests", dependencies: ["RChatRelay", "RChatRelayClient"]),
-        // Runs the built executables: the scripting interface as a user sees it.
+        .testTarget(name: "RChatStoreTests", dependencies: ["RChatCore", "RChatSQL", "RChatStore"]),
+        .testTarget(name: "RChatNetTests", dependencies: ["RChatCore", "RChatNet"]),
+        .testTarget(name: "RChatEngineTests", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatWire", "RChatRelayClient", "RChatEngine"]),
+        .testTarget(name: "RChatTUITests", dependencies: ["RChatCore", "RChatTUI", "CNcursesw"]),
+        .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "CEpoll"]),
         .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation"]),
-        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatRelay", "RChatRelayClient", "RChatSQL", "RChatStore"]),
+        // Runs the built executables: the scripting interface as a user sees it.
+        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where "now" comes from. Policies take the time as a value; only the edges ask a clock.
 public protocol Clock: Sendable {
@@ -34,13 +35,12 @@ public struct SystemClock: Clock {
 }
 
 /// A clock a test sets by hand.
-public final class ManualClock: Clock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Int64
+public final class ManualClock: Clock, Sendable {
+    private let value: Atomic<Int64>
 
-    public init(_ value: Int64) { self.value = value }
+    public init(_ value: Int64) { self.value = Atomic(value) }
 
-    public func now() -> Int64 { lock.withLock { value } }
-    public func set(_ newValue: Int64) { lock.withLock { value = newValue } }
-    public func advance(_ seconds: Int64) { lock.withLock { value += seconds } }
+    public func now() -> Int64 { value.load(ordering: .acquiring) }
+    public func set(_ newValue: Int64) { value.store(newValue, ordering: .releasing) }
+    public func advance(_ seconds: Int64) { value.add(seconds, ordering: .acquiringAndReleasing) }
 }

@@ -3,8 +3,11 @@
 /// Secret key material that is wiped (sodium_memzero) when released. It lives in its own
 /// allocation, never in a copy-on-write array, so no stray copy outlives it; `withBytes`
 /// lends it out for the length of one call.
+///
+/// `@unchecked Sendable`: Swift never calls a pointer Sendable, but the bytes behind this
+/// one are written only in `init` and wiped only in `deinit`; in between every thread only
+/// reads them.
 public final class SecretBytes: @unchecked Sendable {
-    // Immutable after init, so sharing across threads is safe.
     private let pointer: UnsafeMutableRawBufferPointer
 
     public var count: Int { pointer.count }

@@ -1,6 +1,7 @@
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 
 /// Who this account is: its name, its home relay, its account key (Ed25519, portable,
 /// exported with the account) and its invite token.

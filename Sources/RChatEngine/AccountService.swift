@@ -1,7 +1,7 @@
 import Foundation
 import RChatCore
 import RChatCrypto
-import RChatRelayClient
+import RChatWire
 import RChatSQL
 import RChatStore
 

@@ -5,6 +5,10 @@ import RChatNet
 /// backlog are allocated on the relay reader threads; freeing them (thousands per batch,
 /// each with its payload, code, header and text) took an eighth of the engine thread's
 /// time, and a draining backlog waits on that thread alone.
+///
+/// `@unchecked Sendable`: `pending` is guarded by `condition`, an `NSCondition` because the
+/// release thread waits on it (`Mutex` has no wait); the batches it holds need not be
+/// Sendable, and nothing but the release thread touches one once it is handed over.
 final class BackgroundRelease: @unchecked Sendable {
     static let shared = BackgroundRelease()
 

@@ -17,7 +17,11 @@ extension Engine {
         var arrived: [(contact: String, id: MessageID)] = []
         let collected = Mutex<[ChatEvent]>([])
         onEvent = { event in collected.withLock { $0.append(event) } }
-        defer { shutDownCheck() }
+        thread.claim()
+        defer {
+            shutDownCheck()
+            thread.release()
+        }
         try begin()
         let end = ticks + timeout
         while ticks < end {

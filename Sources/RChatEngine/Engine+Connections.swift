@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 import RChatStore
 
 extension Engine {
@@ -103,6 +104,7 @@ extension Engine {
 
     /// Link events and the end of a connection.
     func handle(_ event: RelayEvent, on connection: RelayConnection) throws(EngineError) {
+        thread.check()
         switch event {
         case let .linked(link, code):
             guard let id = codeIndex[HashedBytes(code)], let conversation = conversations[id], conversation.isReachable else { return }

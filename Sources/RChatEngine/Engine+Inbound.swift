@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// A delivery as the engine thread takes it, with the connection it came on.
@@ -43,6 +44,7 @@ extension Engine {
     /// for the disk after every batch left the engine thread idle a tenth of a backlog's
     /// drain. What cannot wait, and a batch with nothing queued behind it, is synced here.
     func handleDeliveries(_ batch: [Arrival]) throws(EngineError) {
+        thread.check()
         var after = AfterCommit()
         try AccountService.wrap {
             try store.transactionSyncedLater { tx in

@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 import RChatStore
 
 extension Engine {
@@ -75,6 +76,7 @@ extension Engine {
     /// The relay's answers to what we sent: `sent` is "Sent" (and the outbox row goes),
     /// `refused` keeps the message Sending and retries later.
     func handleAnswers(_ answers: [(RelayConnection, RelayEvent)]) throws(EngineError) {
+        thread.check()
         let t = now
         var events: [ChatEvent] = []
         var receiptsSettled = false
@@ -287,6 +289,7 @@ extension Engine {
     }
 
     func runTimers() throws(EngineError) {
+        thread.check()
         if let due = receiptsDue, due <= ticks { try flushReceipts() }
         let retryTime = ticks
         for conversation in conversations.values where conversation.controlRetries.contains(where: { $0.at <= retryTime }) {

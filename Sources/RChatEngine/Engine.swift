@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// The store-and-sync engine (docs/ARCHITECTURE.md): it owns the account's relay connections,
@@ -11,6 +12,11 @@ import RChatStore
 /// One engine thread does all the work; relay reader threads, connection attempts and
 /// local wake-ups only post to its inbox. Deliveries that arrive together are stored in one
 /// transaction and acknowledged to the relay only after it commits.
+///
+/// `@unchecked Sendable`: other threads hold the engine only to call `stop()` and `wake()`,
+/// which post to its inbox (a lock of its own); every other member is the engine thread's
+/// alone (`thread` checks that in debug builds), and a lock over them would be taken by
+/// every delivery.
 public final class Engine: @unchecked Sendable {
     let account: AccountService
     var identity: AccountIdentity
@@ -22,6 +28,8 @@ public final class Engine: @unchecked Sendable {
     let log: Logger
     var settings: EngineSettings
     let inbox = EngineInbox()
+    /// The thread `run` or `runCheck` runs on: the only one that touches the state below.
+    let thread = ThreadOwner("engine")
 
     var connections: [RelayAddress: RelayConnection] = [:]
     var conversations: [ContactID: LiveConversation] = [:]
@@ -101,6 +109,8 @@ public final class Engine: @unchecked Sendable {
     public func run(seconds: Double?) throws(EngineError) {
         let end = seconds.map { ticks + $0 }
         let inbox = self.inbox
+        thread.claim()
+        defer { thread.release() }
         if environment.listensForWakeUps {
             do {
                 wakeListener = try WakeListener(home: account.locations.home) { inbox.post(.wake) }
@@ -221,6 +231,7 @@ public final class Engine: @unchecked Sendable {
 
     /// A command changed the store: contacts, settings, the outbox and receipts are read again.
     func lookAtStore() throws(EngineError) {
+        thread.check()
         wakeListener?.looked()
         lastStoreLook = ticks
         // Read before looking: a commit made during the look is seen at the next check.

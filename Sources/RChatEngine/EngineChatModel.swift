@@ -1,6 +1,7 @@
 import Foundation
 import RChatCore
 import RChatStore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -138,13 +139,16 @@ public final class EngineChatModel: ChatModel {
 /// Events from the engine thread to the UI thread: a locked queue and a pipe whose read
 /// end is readable while the queue holds anything (one byte per non-empty spell, so the
 /// pipe never fills).
-final class ChatEventQueue: @unchecked Sendable {
+final class ChatEventQueue: Sendable {
     let descriptor: Int32
     private let writeEnd: Int32
-    private let lock = NSLock()
-    private var queued: [ChatEvent] = []
-    private var signalled = false
-    private var lastConnection: ConnectionState = .connecting
+    private struct State {
+        var queued: [ChatEvent] = []
+        /// A byte is in the pipe for what is queued.
+        var signalled = false
+        var lastConnection: ConnectionState = .connecting
+    }
+    private let state = Mutex(State())
 
     init() throws(EngineError) {
         var fds: [Int32] = [-1, -1]
@@ -164,14 +168,14 @@ final class ChatEventQueue: @unchecked Sendable {
         close(writeEnd)
     }
 
-    var connection: ConnectionState { lock.withLock { lastConnection } }
+    var connection: ConnectionState { state.withLock { $0.lastConnection } }
 
     func post(_ event: ChatEvent) {
-        let poke = lock.withLock { () -> Bool in
-            if case .connectionChanged(let state) = event { lastConnection = state }
-            queued.append(event)
-            defer { signalled = true }
-            return !signalled
+        let poke = state.withLock { state -> Bool in
+            if case .connectionChanged(let connection) = event { state.lastConnection = connection }
+            state.queued.append(event)
+            defer { state.signalled = true }
+            return !state.signalled
         }
         if poke {
             var one: UInt8 = 1
@@ -180,12 +184,12 @@ final class ChatEventQueue: @unchecked Sendable {
     }
 
     func drain() -> [ChatEvent] {
-        lock.withLock {
+        state.withLock { state in
             var buffer = [UInt8](repeating: 0, count: 64)
             while read(descriptor, &buffer, buffer.count) > 0 {}
-            signalled = false
-            defer { queued.removeAll(keepingCapacity: true) }
-            return queued
+            state.signalled = false
+            defer { state.queued.removeAll(keepingCapacity: true) }
+            return state.queued
         }
     }
 }

@@ -1,10 +1,14 @@
 import Foundation
 import RChatCore
 import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// Everything that reaches the engine thread, in arrival order: relay events (from each
 /// connection's reader thread), finished connection attempts, local wake-ups.
+///
+/// `@unchecked Sendable`: `items` is guarded by `condition`, an `NSCondition` because the
+/// engine thread waits on it (`Mutex` has no wait), and is touched nowhere else.
 final class EngineInbox: @unchecked Sendable {
     enum Item {
         /// A relay event other than a delivery.
@@ -82,7 +86,7 @@ final class EngineInbox: @unchecked Sendable {
 /// A delivery as it reaches the engine thread, with the envelope its reader thread opened
 /// if it could (`EnvelopeKeyring`). One object, so that handing it along moves a reference
 /// instead of copying each of its fields (a backlog brings thousands at a time).
-final class Inbound: @unchecked Sendable {
+final class Inbound: Sendable {
     let delivery: Delivery
     let opened: OpenedEnvelope?
 

@@ -1,17 +1,20 @@
 import Foundation
 import RChatCore
 import RChatNet
+import Synchronization
 
 /// An engine running on a thread of its own, for a view in the same process (the TUI, the
 /// demo's contact): `start()`, then `stop()` waits until it has saved its sessions and
 /// closed its connections.
-public final class EngineThread: @unchecked Sendable {
+public final class EngineThread: Sendable {
     public let engine: Engine
     private let finished = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var started = false
-    private var stopped = false
-    private var error: EngineError?
+    private struct State {
+        var started = false
+        var stopped = false
+        var error: EngineError?
+    }
+    private let state = Mutex(State())
 
     private let whenFinished: (@Sendable (EngineError?) -> Void)?
 
@@ -24,9 +27,9 @@ public final class EngineThread: @unchecked Sendable {
 
     /// Starts `engine.run` until `stop()`. Once only.
     public func start(name: String = "rchat-engine") {
-        let go = lock.withLock { () -> Bool in
-            guard !started else { return false }
-            started = true
+        let go = state.withLock { state -> Bool in
+            guard !state.started else { return false }
+            state.started = true
             return true
         }
         guard go else { return }
@@ -37,7 +40,7 @@ public final class EngineThread: @unchecked Sendable {
             do throws(EngineError) {
                 try engine.run(seconds: nil)
             } catch let failure {
-                lock.withLock { self.error = failure }
+                state.withLock { $0.error = failure }
             }
             whenFinished?(failure)
             finished.signal()
@@ -46,15 +49,15 @@ public final class EngineThread: @unchecked Sendable {
     }
 
     /// What ended the engine early, if anything did.
-    public var failure: EngineError? { lock.withLock { error } }
+    public var failure: EngineError? { state.withLock { $0.error } }
 
     /// Asks the engine to stop and waits up to `timeout` seconds for it. Returns false if it
     /// did not end in time. Safe to call more than once.
     @discardableResult
     public func stop(timeout: Double = 10) -> Bool {
-        let wait = lock.withLock { () -> Bool in
-            guard started, !stopped else { return false }
-            stopped = true
+        let wait = state.withLock { state -> Bool in
+            guard state.started, !state.stopped else { return false }
+            state.stopped = true
             return true
         }
         guard wait else { return true }

@@ -1,12 +1,13 @@
 import Foundation
 import RChatCore
 import RChatCrypto
-import RChatRelayClient
+import RChatWire
 import RChatStore
+import Synchronization
 
 /// An envelope opened on the relay reader thread it arrived on (a class: it is handed
 /// along, never changed).
-final class OpenedEnvelope: @unchecked Sendable {
+final class OpenedEnvelope: Sendable {
     let contact: ContactID
     /// The conversation secret and session key that opened it, compared by identity with
     /// the ones the engine holds when it takes the envelope.
@@ -37,29 +38,31 @@ final class OpenedEnvelope: @unchecked Sendable {
 /// A copy may be stale. The engine uses an opening only when that conversation still holds
 /// the same secret and session key; otherwise it opens the envelope itself, as it always
 /// could. A stale copy costs time, never a wrong result.
-final class EnvelopeKeyring: @unchecked Sendable {
-    struct Entry {
+final class EnvelopeKeyring: Sendable {
+    struct Entry: Sendable {
         let contact: ContactID
         let secret: ConversationSecret
         let keys: [ReceiveKey]
     }
 
-    private let lock = NSLock()
-    private var byContact: [ContactID: Entry] = [:]
-    private var conversations: [Entry] = []
-    /// The codes this run presented, and codes of earlier runs (a backlog held under them)
-    /// whose envelopes a conversation's header key opened: that conversation is tried first.
-    private var codes: [HashedBytes: ContactID] = [:]
+    private struct Published {
+        var byContact: [ContactID: Entry] = [:]
+        var conversations: [Entry] = []
+        /// The codes this run presented, and codes of earlier runs (a backlog held under them)
+        /// whose envelopes a conversation's header key opened: that conversation is tried first.
+        var codes: [HashedBytes: ContactID] = [:]
+    }
+    private let published = Mutex(Published())
 
     /// Replaces what readers see (engine thread): every conversation's secret and receive
     /// keys (published before any code, so a backlog that arrives with the connection finds
     /// them), and the codes presented. What readers learned of earlier codes is kept.
     func publish(_ conversations: [Entry], codes presented: [HashedBytes: ContactID]) {
         let byContact = Dictionary(conversations.map { ($0.contact, $0) }, uniquingKeysWith: { first, _ in first })
-        lock.withLock {
-            self.byContact = byContact
-            self.conversations = conversations
-            codes.merge(presented) { _, new in new }
+        published.withLock {
+            $0.byContact = byContact
+            $0.conversations = conversations
+            $0.codes.merge(presented) { _, new in new }
         }
     }
 
@@ -67,12 +70,12 @@ final class EnvelopeKeyring: @unchecked Sendable {
     func open(_ delivery: Delivery) -> OpenedEnvelope? {
         guard case .link(let code) = delivery.origin, let bytes = LinkFrame.envelopeBytes(in: delivery.payloadBytes) else { return nil }
         let key = HashedBytes(code)
-        let (known, all) = lock.withLock { (codes[key].flatMap { byContact[$0] }, conversations) }
+        let (known, all) = published.withLock { state in (state.codes[key].flatMap { state.byContact[$0] }, state.conversations) }
         // A code not presented in this run: whichever conversation's header key opens it.
         let candidates = known.map { [$0] } ?? all
         for entry in candidates {
             guard let header = try? Envelope.openHeader(bytes, conversation: entry.secret) else { continue }
-            if known == nil { lock.withLock { codes[key] = entry.contact } }
+            if known == nil { published.withLock { $0.codes[key] = entry.contact } }
             guard let sessionKey = entry.keys.first(where: { $0.sessionID == header.sessionID }),
                   let body = try? Envelope.openBody(bytes, header: header, key: sessionKey) else { return nil }
             // Decoded here, where there is time to spare: the engine thread only stores it.

@@ -1,6 +1,6 @@
 import RChatCore
 import RChatCrypto
-import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// `rchat keys rotate`: a new account key, vouched for by the old one. Contacts learn it

@@ -1,7 +1,7 @@
 import Foundation
 import RChatCore
 import RChatCrypto
-import RChatRelayClient
+import RChatWire
 import RChatStore
 
 /// One conversation as the running engine holds it: the contact, the secret both sides

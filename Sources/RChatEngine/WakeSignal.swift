@@ -62,7 +62,7 @@ public enum WakeSignal {
 
 /// The engine's end of the wake-up: a thread that turns pokes into calls of `onWake`, at
 /// most one until the engine says it looked (`looked()`), however many datagrams come.
-final class WakeListener: @unchecked Sendable {
+final class WakeListener: Sendable {
     private let fd: Int32
     /// The home, kept open: the socket file is removed through it, whatever its path's length.
     private let directory: Int32

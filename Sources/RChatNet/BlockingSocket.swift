@@ -2,7 +2,7 @@ import CEpoll
 import Glibc
 
 /// A blocking TCP client socket: the client library runs it from its own threads.
-public final class BlockingSocket: @unchecked Sendable {
+public final class BlockingSocket: Sendable {
     public let fd: Int32
 
     /// Connects to host:port (names resolve through getaddrinfo), from the numeric address

@@ -1,5 +1,7 @@
 import CEpoll
 import Glibc
+import RChatCore
+import Synchronization
 
 /// Something the event loop wakes when its descriptor is ready.
 public protocol EventSource: AnyObject {
@@ -15,7 +17,12 @@ public enum Readiness {
 }
 
 /// A single-threaded epoll loop with timers, an eventfd wake-up and an end-of-iteration
-/// phase. Everything except `stop()`/`wake()` must be called on the loop's thread.
+/// phase. Everything except `stop()`/`wake()` must be called on the loop's thread (`owner`
+/// checks it in debug builds once `run()` has claimed the thread).
+///
+/// `@unchecked Sendable`: other threads hold the loop only to call `stop()` and `wake()`
+/// (an atomic flag and an eventfd write); the rest is confined to the loop thread, which
+/// no lock could express without putting one on every event.
 ///
 /// Each iteration: wait → dispatch ready descriptors → run due timers → run the
 /// `beforeFlush` hooks (the relay commits persistence here) → flush every connection that
@@ -27,14 +34,17 @@ public final class EventLoop: @unchecked Sendable {
     private var sources: [Int32: EventSource] = [:]
     private var timers: [Timer] = []
     private var nextTimerID = 0
-    private var running = false
-    private var stopRequested = false
+    private let stopRequested = Atomic<Bool>(false)
     private var flushQueue: [StreamConnection] = []
     private var closingFDs: [Int32] = []
     /// Run once per iteration before output is flushed.
     public var beforeFlush: [() -> Void] = []
     /// Set while dispatching: the monotonic time the current iteration woke at.
     public private(set) var now: Double = monotonicSeconds()
+    /// The thread `run()` runs on: the only one that may touch the loop's state meanwhile.
+    public let owner = ThreadOwner("event loop")
+    /// One read buffer for every connection on this loop (they read on its thread only).
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
 
     private struct Timer {
         let id: Int
@@ -54,22 +64,26 @@ public final class EventLoop: @unchecked Sendable {
     deinit {
         Glibc.close(wakeFD)
         Glibc.close(epfd)
+        readBuffer.deallocate()
     }
 
     // MARK: descriptors
 
     public func register(_ fd: Int32, events: UInt32, source: EventSource) throws(NetError) {
+        owner.check()
         guard rchat_epoll_add(epfd, fd, events) == 0 else { throw NetError("epoll_ctl add") }
         sources[fd] = source
     }
 
     public func modify(_ fd: Int32, events: UInt32) {
+        owner.check()
         _ = rchat_epoll_mod(epfd, fd, events)
     }
 
     /// Stops watching `fd` now and closes it at the end of the iteration, so that a new
     /// connection cannot reuse the number while events for the old one are still queued.
     public func closeLater(_ fd: Int32) {
+        owner.check()
         _ = rchat_epoll_del(epfd, fd)
         sources[fd] = nil
         closingFDs.append(fd)
@@ -82,6 +96,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `action` after `seconds`, and then every `seconds` if `repeating`.
     @discardableResult
     public func schedule(after seconds: Double, repeating: Bool = false, _ action: @escaping () -> Void) -> Int {
+        owner.check()
         nextTimerID += 1
         timers.append(Timer(id: nextTimerID, deadline: monotonicSeconds() + seconds,
                             interval: repeating ? seconds : nil, action: action))
@@ -89,6 +104,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     public func cancelTimer(_ id: Int) {
+        owner.check()
         timers.removeAll { $0.id == id }
     }
 
@@ -96,6 +112,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Asks for `connection`'s queued output to be written at the end of this iteration.
     public func needsFlush(_ connection: StreamConnection) {
+        owner.check()
         flushQueue.append(connection)
     }
 
@@ -109,16 +126,16 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Makes `run()` return after the current iteration; safe from any thread.
     public func stop() {
-        stopRequested = true
+        stopRequested.store(true, ordering: .releasing)
         wake()
     }
 
     public func run() {
-        running = true
-        defer { running = false }
+        owner.claim()
+        defer { owner.release() }
         var fds = [Int32](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
-        while !stopRequested {
+        while !stopRequested.load(ordering: .acquiring) {
             let timeout = waitTimeoutMilliseconds()
             let n = Int(fds.withUnsafeMutableBufferPointer { f in
                 events.withUnsafeMutableBufferPointer { e in
@@ -145,6 +162,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Hooks, flushes and deferred closes; also what `run()` does once more on the way out.
     public func finishIteration() {
+        owner.check()
         for hook in beforeFlush { hook() }
         if !flushQueue.isEmpty {
             let queue = flushQueue

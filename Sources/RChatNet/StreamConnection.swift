@@ -30,13 +30,14 @@ public final class StreamConnection: EventSource {
     public private(set) var partialFrameSince: Double?
     public let openedAt: Double
 
-    /// One read buffer for every connection: the loop is single-threaded.
-    nonisolated(unsafe) private static var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+    /// The loop's read buffer, shared by its connections: they all read on its thread.
+    private let scratch: UnsafeMutableRawBufferPointer
 
     public init(fd: Int32, loop: EventLoop, maximumFrameBytes: Int) throws(NetError) {
         self.fd = fd
         self.loop = loop
         decoder = FrameDecoder(maximumBodyBytes: maximumFrameBytes)
+        scratch = loop.readBuffer
         openedAt = loop.now
         _ = rchat_set_nodelay(fd)
         try loop.register(fd, events: Readiness.readable | RCHAT_EPOLLRDHUP, source: self)
@@ -76,11 +77,11 @@ public final class StreamConnection: EventSource {
         // A bounded number of reads per wake-up keeps one busy client from starving others.
         for _ in 0..<4 {
             guard !isClosed, !readingPaused else { return }
-            let n = Glibc.read(fd, Self.scratch.baseAddress!, Self.scratch.count)
+            let n = Glibc.read(fd, scratch.baseAddress!, scratch.count)
             if n > 0 {
-                decoder.append(UnsafeRawBufferPointer(rebasing: Self.scratch[0..<n]))
+                decoder.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
                 drainFrames()
-                if n < Self.scratch.count { return }
+                if n < scratch.count { return }
             } else if n == 0 {
                 close()
                 return

@@ -1,6 +1,6 @@
 import RChatCore
 import RChatCrypto
-import RChatRelayClient
+import RChatWire
 import RChatSQL
 
 /// A held item as persistence returns it at start.

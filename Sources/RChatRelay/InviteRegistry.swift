@@ -1,4 +1,4 @@
-import RChatRelayClient
+import RChatWire
 
 /// Invite tokens and the mailbox each was registered by. A token is derived from its
 /// mailbox (`InviteToken.derived`), so only that mailbox can register it; a registration of

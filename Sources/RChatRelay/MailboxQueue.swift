@@ -1,4 +1,4 @@
-import RChatRelayClient
+import RChatWire
 
 /// One mailbox's held frames, oldest first, packed into a few contiguous chunks.
 ///

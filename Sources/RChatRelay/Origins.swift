@@ -1,4 +1,4 @@
-import RChatRelayClient
+import RChatWire
 
 /// Where held frames came from, stored once and referred to by a 4-byte number: a link's
 /// (rendezvous code, sender) or an invite token. Thousands of frames on one link share one

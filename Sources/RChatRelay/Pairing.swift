@@ -1,4 +1,4 @@
-import RChatRelayClient
+import RChatWire
 
 /// Rendezvous codes waiting for their match. A code links two live connections of
 /// different mailboxes once and leaves the table as it matches; presenting it again later

@@ -1,11 +1,12 @@
 import RChatCore
 import RChatCrypto
 import RChatNet
-import RChatRelayClient
+import RChatWire
 
 /// What the relay does with each frame: handshake, authentication, then the messages.
 extension Relay {
     func received(_ frame: [UInt8], on session: Session) {
+        thread.check()
         switch session.phase {
         case .awaitingHello:
             session.counters.count(FrameCounters.Inbound.hello)

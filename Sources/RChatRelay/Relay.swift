@@ -2,11 +2,15 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatNet
-import RChatRelayClient
+import RChatWire
 import CEpoll
 
 /// The relay (docs/PROTOCOL.md, "Relay protocol") as a library: pairs, forwards, holds and hands over,
 /// on one epoll loop thread. `rchat-relay` is argument parsing around this.
+///
+/// `@unchecked Sendable`: other threads hold a relay only to call `stop()` (the loop's
+/// thread-safe stop); all its state is confined to the thread its loop runs on (`thread`
+/// checks that in debug builds), where a lock would only add a cost to every frame.
 public final class Relay: @unchecked Sendable {
     public let configuration: RelayConfiguration
     public let address: RelayAddress
@@ -16,6 +20,8 @@ public final class Relay: @unchecked Sendable {
     let loop: any RelayLoop
     /// The socket side when serving on the network (nil in memory).
     private let network: (loop: EventLoop, listener: TCPListener)?
+    /// The thread `run()` serves on: the only one that touches the state below meanwhile.
+    let thread = ThreadOwner("relay")
     let staticKey: AgreementKey
     let persistence: HeldPersistence?
 
@@ -109,6 +115,8 @@ public final class Relay: @unchecked Sendable {
     /// Serves until `stop()` or SIGTERM/SIGINT (when `stopOnSignals()` was called).
     public func run() {
         guard let network else { return }
+        thread.claim()
+        defer { thread.release() }
         network.loop.run()
         shutDown()
     }
@@ -174,6 +182,7 @@ public final class Relay: @unchecked Sendable {
     // MARK: connections
 
     private func accepted(_ fd: Int32, from host: HostAddress) {
+        thread.check()
         guard sessions.count < configuration.maxConnections else {
             refuse(fd)
             refusedConnection()
@@ -198,6 +207,7 @@ public final class Relay: @unchecked Sendable {
     /// A connection not made of a socket (the simulation's): the relay's side of it, or nil
     /// when a limit refuses it (it was sent a `busy` error and closed).
     public func accept(_ connection: any RelayConnectionPort, from host: HostAddress) -> (any RelayConnectionReceiver)? {
+        thread.check()
         guard sessions.count < configuration.maxConnections,
               connectionsByHost[host, default: 0] < configuration.maxConnectionsPerAddress else {
             connection.send(RelayMessage.error(RelayErrorCode.busy.rawValue).encoded())
@@ -245,6 +255,7 @@ public final class Relay: @unchecked Sendable {
     }
 
     func closed(_ session: Session) {
+        thread.check()
         // A connection with many links or codes counts as many: their memory goes too.
         closedSinceTrim += 1 + (session.links.count + session.pendingCodes.count) / 64
         sessions[session.number] = nil

@@ -1,4 +1,4 @@
-import RChatRelayClient
+import RChatWire
 
 /// Frames by kind, in each direction: per connection (logged when it closes) and for the
 /// whole run (logged at stop), so a test can check what a client did and did not send.

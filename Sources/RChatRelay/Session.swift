@@ -1,7 +1,7 @@
 import RChatCore
 import RChatCrypto
 import RChatNet
-import RChatRelayClient
+import RChatWire
 
 /// One client connection as the relay sees it: where it is in the handshake, its sealed
 /// channel, the mailbox it proved, its links and pending codes, and its frame counters.

@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatNet
+import RChatWire
 
 /// An authenticated connection to a relay, for the engine and for tools.
 ///
@@ -18,6 +19,10 @@ import RChatNet
 /// given up (`.closed` with the reason, as for any lost connection) when more than
 /// `maximumQueuedBytes` are queued or when the relay takes no byte for `stallTimeout`
 /// seconds while some wait: a relay that stops reading costs a reconnect, never a thread.
+///
+/// `@unchecked Sendable`: the sending side's state is guarded by `sendLock` and the waiters'
+/// by `state`, both `NSCondition`s because the writer thread and `nextEvent` wait on them
+/// (`Mutex` has no wait); `receiveCipher` and `decoder` are the reader thread's alone.
 public final class RelayClient: @unchecked Sendable {
     /// Sealed bytes not yet taken by the kernel above which `hasRoom()` says no: 4 MiB.
     public static let backlogBytes = 4 << 20

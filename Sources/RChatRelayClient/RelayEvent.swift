@@ -1,3 +1,5 @@
+import RChatWire
+
 /// What a relay connection reports, in order, to the engine.
 public enum RelayEvent: Equatable, Sendable {
     /// Two connections presented an equal rendezvous code; `link` is this side's number for it.

@@ -1,6 +1,7 @@
 import Foundation
 import RChatCore
 import RChatCrypto
+import RChatWire
 
 /// What the engine asks of one connection to a relay. `RelayClient` is the real one (a
 /// socket, a reader and a writer thread); the simulation has an in-memory one that speaks the

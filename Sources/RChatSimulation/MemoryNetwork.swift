@@ -3,6 +3,7 @@ import RChatCrypto
 import RChatNet
 import RChatRelay
 import RChatRelayClient
+import RChatWire
 
 /// The simulation's network: connections between accounts' engines and the relay that carry
 /// the real frames (sealed by the real transport cipher) on virtual time. Like TCP, a

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Group commit: makes commits durable off the thread that made them.
 ///
@@ -11,6 +12,10 @@ import Glibc
 /// committed acts on nothing of it — acknowledgement, receipt, status shown — before then.
 ///
 /// Requests that queue while a sync runs are answered together by the next one.
+///
+/// `@unchecked Sendable`: the request counters are guarded by `condition`, an `NSCondition`
+/// because the sync thread waits on it for requests (`Mutex` has no wait); the WAL file is
+/// in a `Mutex`.
 public final class WALSync: @unchecked Sendable {
     /// `.success(n)`: every commit before request `n` (and those before it) is durable.
     public typealias Report = @Sendable (Result<UInt64, StoreError>) -> Void
@@ -22,16 +27,16 @@ public final class WALSync: @unchecked Sendable {
     private var synced: UInt64 = 0
     private var running = false
     private var stopping = false
-    /// The WAL file, opened on first use (only the sync thread or `syncNow` touch it, under `fileLock`).
-    private let fileLock = NSLock()
-    private var descriptor: Int32 = -1
+    /// The WAL file's descriptor, opened on first use (-1 until then): the sync thread and
+    /// `syncNow` use it, one at a time.
+    private let file = Mutex<Int32>(-1)
 
     public init(store: Store, report: @escaping Report) {
         walPath = store.path + "-wal"
         self.report = report
     }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
+    deinit { file.withLock { if $0 >= 0 { close($0) } } }
 
     /// The number of the last request (0: none yet).
     public var lastRequested: UInt64 { condition.withLock { requested } }
@@ -53,9 +58,7 @@ public final class WALSync: @unchecked Sendable {
     /// Syncs on the calling thread (for what cannot wait, and at start-up): every commit
     /// made so far is durable when it returns.
     public func syncNow() throws(StoreError) {
-        fileLock.lock()
-        defer { fileLock.unlock() }
-        try syncFile()
+        try file.withLock { (descriptor: inout Int32) throws(StoreError) in try syncFile(&descriptor) }
     }
 
     /// Ends the thread once the requests made so far are answered.
@@ -87,7 +90,7 @@ public final class WALSync: @unchecked Sendable {
 
     /// fdatasync of the WAL file (it is the same file however often SQLite rewinds it;
     /// opened again should it have been replaced). No WAL file: nothing waits to be synced.
-    private func syncFile() throws(StoreError) {
+    private func syncFile(_ descriptor: inout Int32) throws(StoreError) {
         var onDisk = stat()
         guard stat(walPath, &onDisk) == 0 else {
             if errno == ENOENT { return }

@@ -5,6 +5,7 @@ import RChatEngine
 import RChatNet
 import RChatSQL
 import RChatStore
+import Synchronization
 
 /// `rchat-bench engine`: two accounts talking through a real `rchat-relay` on loopback, each
 /// with an `Engine` running in this process (on its own thread), so every figure is timed
@@ -68,7 +69,7 @@ struct EngineBenchmark {
             fail("cannot start \(relayBinary)")
         }
         defer { relay.stop() }
-        Self.cleanup = (relay.pid, directory)
+        Self.cleanup.withLock { $0 = (relay.pid, directory) }
 
         print("rchat-bench engine: two in-process engines through rchat-relay (pid \(relay.pid)) on loopback; \(Self.textBytes)-byte texts; store WAL, synchronous=FULL, in \(directory)")
         let reference = referenceInserts(directory: directory)
@@ -378,11 +379,11 @@ struct EngineBenchmark {
     private func ms(_ v: Double) -> String { String(format: "%.2f ms", v) }
 
     /// What `fail` must not leave behind: the relay it started (by PID) and the directory.
-    nonisolated(unsafe) static var cleanup: (pid: Int32, directory: String)?
+    static let cleanup = Mutex<(pid: Int32, directory: String)?>(nil)
 
     private func fail(_ message: String) -> Never {
         print("error: \(message)")
-        if let (pid, directory) = Self.cleanup {
+        if let (pid, directory) = Self.cleanup.withLock({ $0 }) {
             kill(pid, SIGTERM)
             try? FileManager.default.removeItem(atPath: directory)
         }
@@ -391,10 +392,10 @@ struct EngineBenchmark {
 }
 
 /// An engine on a thread of its own, stopped (and waited for) by `stop()`.
-final class LiveEngine: @unchecked Sendable {
+final class LiveEngine: Sendable {
     let engine: Engine
     private let finished = DispatchSemaphore(value: 0)
-    private var running = false
+    private let running = Atomic<Bool>(false)
     private let threadName: String
 
     init(_ account: AccountService, _ recorder: EventRecorder, log: @escaping @Sendable (String) -> Void) throws {
@@ -404,7 +405,7 @@ final class LiveEngine: @unchecked Sendable {
     }
 
     func start() {
-        running = true
+        running.store(true, ordering: .relaxed)
         let thread = Thread { [self] in
             ThreadName.setCurrent(threadName)
             do { try engine.run(seconds: nil) } catch { FileHandle.standardError.write(Data("engine stopped: \(error)\n".utf8)) }
@@ -414,8 +415,7 @@ final class LiveEngine: @unchecked Sendable {
     }
 
     func stop() {
-        guard running else { return }
-        running = false
+        guard running.exchange(false, ordering: .relaxed) else { return }
         engine.stop()
         finished.wait()
     }
@@ -450,8 +450,7 @@ final class Side {
 }
 
 /// Engine events with the monotonic time they were emitted (after the commit that made them true).
-final class EventRecorder: @unchecked Sendable {
-    private let lock = NSLock()
+final class EventRecorder: Sendable {
     /// The first time each message reached each status: one flat table, sized up front, so
     /// recording on the engine thread costs a hash and a store (a table per message, made
     /// as it first changed, cost Alice's engine a tenth of its time).
@@ -459,49 +458,50 @@ final class EventRecorder: @unchecked Sendable {
         let id: MessageID
         let status: MessageStatus
     }
-    private var statusTimes: [Reached: UInt64] = Dictionary(minimumCapacity: 1 << 16)
-    /// Non-nil: status times are kept for these messages only (a bulk run watches its last
-    /// message; keeping twenty thousand times cost the engine it records for).
-    private var watched: Set<MessageID>?
+    private struct Record {
+        var statusTimes: [Reached: UInt64] = Dictionary(minimumCapacity: 1 << 16)
+        /// Non-nil: status times are kept for these messages only (a bulk run watches its
+        /// last message; keeping twenty thousand times cost the engine it records for).
+        var watched: Set<MessageID>?
+        var newMessages = 0
+        var lastNewMessage: UInt64 = 0
+        var newMessageTimes: [UInt64] = []
+    }
+    private let record = Mutex(Record())
 
     /// From now on, keep status times for `ids` only (nil: for every message).
     func watch(only ids: Set<MessageID>?) {
-        lock.withLock { watched = ids }
+        record.withLock { $0.watched = ids }
     }
-    private var _newMessages = 0
-    private var _lastNewMessage: UInt64 = 0
-    var newMessages: Int { lock.lock(); defer { lock.unlock() }; return _newMessages }
-    var lastNewMessage: UInt64 { lock.lock(); defer { lock.unlock() }; return _lastNewMessage }
-    private var newMessageTimes: [UInt64] = []
+    var newMessages: Int { record.withLock { $0.newMessages } }
+    var lastNewMessage: UInt64 { record.withLock { $0.lastNewMessage } }
     /// When the (count + 1)-th `.newMessage` came.
     func firstNewMessage(after count: Int) -> UInt64 {
-        lock.lock(); defer { lock.unlock() }
-        return count < newMessageTimes.count ? newMessageTimes[count] : 0
+        record.withLock { count < $0.newMessageTimes.count ? $0.newMessageTimes[count] : 0 }
     }
 
     /// Called on the engine thread for every event: it takes the time and wakes nobody, so
     /// the engine pays a lock and an append (a wake-up per message cost the engine more).
     func record(_ event: ChatEvent) {
         let now = monotonicNanoseconds()
-        lock.lock()
-        switch event {
-        case let .statusChanged(_, id, status):
-            if let watched, !watched.contains(id) { break }
-            let key = Reached(id: id, status: status)
-            if statusTimes[key] == nil { statusTimes[key] = now }
-        case .newMessage:
-            _newMessages += 1
-            _lastNewMessage = now
-            newMessageTimes.append(now)
-        default:
-            break
+        record.withLock { record in
+            switch event {
+            case let .statusChanged(_, id, status):
+                if let watched = record.watched, !watched.contains(id) { break }
+                let key = Reached(id: id, status: status)
+                if record.statusTimes[key] == nil { record.statusTimes[key] = now }
+            case .newMessage:
+                record.newMessages += 1
+                record.lastNewMessage = now
+                record.newMessageTimes.append(now)
+            default:
+                break
+            }
         }
-        lock.unlock()
     }
 
     func time(_ id: MessageID, _ status: MessageStatus) -> UInt64? {
-        lock.lock(); defer { lock.unlock() }
-        return statusTimes[Reached(id: id, status: status)]
+        record.withLock { $0.statusTimes[Reached(id: id, status: status)] }
     }
 
     /// Waits until `predicate` holds, checking it every 2 ms: the times it reads were

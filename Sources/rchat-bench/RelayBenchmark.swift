@@ -4,6 +4,7 @@ import RChatCore
 import RChatCrypto
 import RChatNet
 import RChatRelayClient
+import RChatWire
 
 /// `rchat-bench relay`: the relay beside mosquitto 2.0 QoS 1, 256-byte frames on loopback.
 struct RelayBenchmark {
@@ -161,6 +162,10 @@ struct RelayBenchmark {
 
 /// Counts deliveries on the client's reader thread, acknowledges them in small batches,
 /// and records end-to-end latency from the timestamp in each payload.
+///
+/// `@unchecked Sendable`: what the measuring thread reads is guarded by `lock`, an
+/// `NSCondition` because it waits on it (`Mutex` has no wait); `pendingAcks` is the reader
+/// thread's alone, and `client` is set before the connection delivers anything.
 final class Receiver: @unchecked Sendable {
     let expected: Int
     weak var client: RelayClient?

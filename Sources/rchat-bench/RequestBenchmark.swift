@@ -6,6 +6,7 @@ import RChatCrypto
 import RChatEngine
 import RChatNet
 import RChatRelayClient
+import RChatWire
 
 /// `rchat-bench requests`: what taking in one message request from a stranger costs an
 /// engine with no request stored, and again with `--stored` (10,000) already stored — the

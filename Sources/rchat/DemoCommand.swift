@@ -134,6 +134,10 @@ final class Demo {
 /// The demo's Sam: an account under the demo folder, its engine on a thread of its own, and
 /// an auto-responder driven by that engine's events. Everything Sam does runs on one serial
 /// queue, so going offline, reinstalling and replying never overlap.
+///
+/// `@unchecked Sendable`: the mutable state is touched only on `queue`, a serial queue that
+/// also runs Sam's delayed replies (work, not just a lock, so a `Mutex` cannot replace it);
+/// Swift cannot see that confinement.
 final class DemoContact: @unchecked Sendable {
     static let greeting = "Hi, I'm Sam, a demo contact living inside this process. Write me something and watch its status change beside it: Sending, Sent, Delivered, then Read. Press ? for the keys."
 

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import RChatCore
 import RChatRelayClient
+import RChatWire
 import RChatSQL
 import RChatStore
 #if canImport(Glibc)

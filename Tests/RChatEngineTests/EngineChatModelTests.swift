@@ -14,11 +14,10 @@ final class EngineChatModelTests: XCTestCase {
     var model: EngineChatModel!
     var wakes = Counter()
 
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var n = 0
-        func add() { lock.withLock { n += 1 } }
-        var value: Int { lock.withLock { n } }
+    final class Counter: Sendable {
+        private let n = Locked(0)
+        func add() { n.withLock { $0 += 1 } }
+        var value: Int { n.withLock { $0 } }
     }
 
     static let relay = "127.0.0.1:9/" + String(repeating: "A", count: 43)

@@ -1,7 +1,7 @@
 import XCTest
 import RChatCore
 import RChatCrypto
-import RChatRelayClient
+import RChatWire
 import RChatStore
 @testable import RChatEngine
 

@@ -3,6 +3,7 @@ import XCTest
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 @testable import RChatEngine
 #if canImport(Glibc)
 import Glibc
@@ -17,11 +18,10 @@ class RelayEngineTestCase: XCTestCase {
     var rawClients: [RelayClient] = []
     let logLines = LogLines()
 
-    final class LogLines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [String] = []
-        func append(_ line: String) { lock.withLock { lines.append(line) } }
-        var all: [String] { lock.withLock { lines } }
+    final class LogLines: Sendable {
+        private let lines = Locked<[String]>([])
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: [String] { lines.withLock { $0 } }
     }
 
     override func setUpWithError() throws {

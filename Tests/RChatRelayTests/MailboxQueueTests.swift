@@ -1,5 +1,5 @@
 @testable import RChatRelay
-import RChatRelayClient
+import RChatWire
 import XCTest
 
 /// The arena queue behind holding: order, out-of-order acknowledgement, restart, expiry.

@@ -5,6 +5,7 @@ import RChatCrypto
 import RChatNet
 import RChatRelay
 import RChatRelayClient
+import RChatWire
 import Synchronization
 import XCTest
 

@@ -3,6 +3,7 @@ import RChatCore
 import RChatCrypto
 import RChatNet
 import RChatRelayClient
+import RChatWire
 import XCTest
 
 /// Every bad input gets an error frame or a close, is logged, and the relay keeps serving.

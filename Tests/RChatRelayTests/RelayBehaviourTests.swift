@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 import XCTest
 
 /// Pairing, forwarding, holding, handover and invites against a real rchat-relay.

@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 import XCTest
 
 /// --persist across SIGKILL, and expiry across restarts with RCHAT_FAKE_NOW.

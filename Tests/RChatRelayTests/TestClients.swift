@@ -3,6 +3,7 @@ import RChatCore
 import RChatCrypto
 import RChatNet
 import RChatRelayClient
+import RChatWire
 import XCTest
 
 extension RelayClient {

@@ -7,14 +7,14 @@ import XCTest
 /// Group commit: a transaction committed without waiting for the disk, then synced on the
 /// WAL sync thread, which reports each request once the WAL is durable.
 final class WALSyncTests: StoreTestCase {
-    private final class Reports: @unchecked Sendable {
-        let lock = NSLock()
-        var numbers: [UInt64] = []
-        var failures: [StoreError] = []
+    private final class Reports: Sendable {
+        private let reported = Locked<(numbers: [UInt64], failures: [StoreError])>(([], []))
         func add(_ r: Result<UInt64, StoreError>) {
-            lock.withLock { switch r { case .success(let n): numbers.append(n); case .failure(let e): failures.append(e) } }
+            reported.withLock { switch r { case .success(let n): $0.numbers.append(n); case .failure(let e): $0.failures.append(e) } }
         }
-        var last: UInt64 { lock.withLock { numbers.last ?? 0 } }
+        var numbers: [UInt64] { reported.withLock { $0.numbers } }
+        var failures: [StoreError] { reported.withLock { $0.failures } }
+        var last: UInt64 { numbers.last ?? 0 }
     }
 
     private func synchronous() throws -> Int64 {
@@ -48,7 +48,7 @@ final class WALSyncTests: StoreTestCase {
         while reports.last < last && Date() < deadline { usleep(1_000) }
         XCTAssertEqual(reports.last, last, "the last request is reported")
         XCTAssertTrue(reports.failures.isEmpty)
-        let numbers = reports.lock.withLock { reports.numbers }
+        let numbers = reports.numbers
         XCTAssertEqual(numbers, numbers.sorted(), "in order")
         XCTAssertEqual(Set(numbers).count, numbers.count, "each number once")
         XCTAssertLessThanOrEqual(numbers.count, 20, "queued requests answered by one sync")

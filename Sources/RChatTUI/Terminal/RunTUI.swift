@@ -1,13 +1,15 @@
 import Glibc
 import RChatCore
+import Synchronization
 
 /// A signal that should end the view writes here, so the one UI thread sees it in poll()
-/// and restores the terminal before leaving.
-nonisolated(unsafe) private var stopPipeWrite: Int32 = -1
+/// and restores the terminal before leaving. Atomic: the handler reads it on whatever
+/// thread the signal lands (a lock-free load is safe in a signal handler; a lock is not).
+private let stopPipeWrite = Atomic<Int32>(-1)
 
 private func stopHandler(_: Int32) {
     var byte: UInt8 = 1
-    _ = write(stopPipeWrite, &byte, 1)
+    _ = write(stopPipeWrite.load(ordering: .relaxed), &byte, 1)
 }
 
 /// Runs the full-screen view until the user quits (or SIGTERM/SIGINT/SIGHUP). One thread
@@ -23,7 +25,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     guard pipe(&pipeFDs) == 0 else { return 1 }
     defer { close(pipeFDs[0]); close(pipeFDs[1]) }
     for fd in pipeFDs { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-    stopPipeWrite = pipeFDs[1]
+    stopPipeWrite.store(pipeFDs[1], ordering: .relaxed)
     // Installed before initscr, so ncurses leaves them to us.
     let stopSignals = [SIGTERM, SIGINT, SIGHUP]
     let previous = stopSignals.map { signal($0, stopHandler) }

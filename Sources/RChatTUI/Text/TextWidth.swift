@@ -8,6 +8,9 @@ import RChatCore
 /// terminals draw them that way.
 public enum TextWidth {
     /// A UTF-8 LC_CTYPE for wcwidth, made once; nil if the system has no C.UTF-8.
+    /// `nonisolated(unsafe)`: `locale_t` is a C pointer, which Swift cannot call Sendable,
+    /// but this one is never changed or freed after it is made, and glibc's `wcwidth_l`
+    /// only reads it, from any thread.
     nonisolated(unsafe) private static let utf8Locale: locale_t? = newlocale(Int32(LC_CTYPE_MASK), "C.UTF-8", nil)
 
     /// Columns of one grapheme as drawn (0 only for what is not drawn at all).

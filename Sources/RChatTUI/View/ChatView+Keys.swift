@@ -3,6 +3,7 @@ import RChatCore
 extension ChatView {
     /// One key press. Any key dismisses the banner and the last notice.
     public func handle(_ key: Key) {
+        thread.check()
         state.now = now()
         if key == .resize { return }
         state.banner = nil

@@ -20,12 +20,15 @@ public final class ChatView {
     var alertPermissionConsidered = false
     /// Ctrl-L: the backend should repaint everything, not just the changes.
     public var wantsFullRedraw = false
+    /// The UI thread, the one that made the view: the only one that may drive it.
+    let thread = ThreadOwner("view")
 
     public init(model: ChatModel, options: TUIOptions = TUIOptions(), glyphs: Glyphs = .unicode,
                 rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.model = model
         self.options = options
         self.now = now
+        thread.claim()
         state = ViewState(rows: rows, columns: columns, glyphs: glyphs, timeZone: options.timeZone)
         state.now = now()
         state.connection = model.connection()
@@ -44,6 +47,7 @@ public final class ChatView {
 
     /// Loads what the screen needs, renders it and sends Read receipts for what was drawn.
     public func frame() -> Screen {
+        thread.check()
         tick()
         prepare()
         var screen = Screen(rows: 0, columns: 0)
@@ -66,6 +70,7 @@ public final class ChatView {
     public var nextDeadline: Int64? { state.banner?.until }
 
     public func resize(rows: Int, columns: Int) {
+        thread.check()
         state.rows = rows
         state.columns = columns
         // The anchor names an item, so the same message stays at the bottom at any width.
@@ -135,6 +140,7 @@ public final class ChatView {
     /// Applies what changed; the next frame redraws it. A status change touches one item,
     /// so the composer and the scroll position stay as they are.
     public func handle(_ events: [ChatEvent]) {
+        thread.check()
         state.now = now()
         var refreshList = false
         var elsewhere: [(contact: String, preview: String)] = []
