@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
 @testable import RChatSimulation
+import RChatCore
+import RChatCrypto
 
 /// The deterministic simulation (docs/ARCHITECTURE.md, "Deterministic simulation"): seeds
 /// of a random history of two or three accounts and the relay, each checked after every
@@ -29,5 +31,28 @@ final class SimulationTests: XCTestCase {
             XCTAssertGreaterThan(first.messages, 0)
         }
         XCTAssertNotEqual(SimulatedWorld.run(seed: 7).digest, SimulatedWorld.run(seed: 8).digest)
+    }
+}
+
+/// The simulation seeds only the thread it runs on: the engines, relays and tests on other
+/// threads keep drawing real randomness.
+final class SeededRandomnessTests: XCTestCase {
+    func testSeedingOneThreadLeavesTheOthersAlone() {
+        func drawOnAnotherThread() -> [UInt8] {
+            let drawn = Locked<[UInt8]>([])
+            let done = DispatchSemaphore(value: 0)
+            Thread { drawn.withLock { $0 = Random.bytes(32) }; done.signal() }.start()
+            done.wait()
+            return drawn.withLock { $0 }
+        }
+        SeededRandomness.seed(42)
+        let seededHere = Random.bytes(32)
+        let first = drawOnAnotherThread()
+        SeededRandomness.seed(42)
+        XCTAssertEqual(Random.bytes(32), seededHere, "the same seed gives the same bytes on its thread")
+        let second = drawOnAnotherThread()
+        SeededRandomness.unseed()
+        XCTAssertNotEqual(first, second, "another thread's draws followed this thread's seed")
+        XCTAssertNotEqual(Random.bytes(32), seededHere)
     }
 }
