@@ -325,10 +325,8 @@ public final class Engine: @unchecked Sendable {
                     log("\(contact.name)'s new device is verified: sending what waited")
                     verified.append(existing)
                 }
-                if !existing.isReachable && existing.link != nil {
-                    existing.link = nil
-                    existing.initiator = nil
-                }
+                // No longer reachable: the link is given up (a contact without one has nothing to give up).
+                if !existing.isReachable { existing.apply(.detached, at: now) }
                 if existing.isReachable && !wasReachable { present(existing) }
                 continue
             }
