@@ -70,7 +70,7 @@ extension Engine {
     func finishDurable(_ result: Result<UInt64, StoreError>) throws(EngineError) {
         switch result {
         case .success(let request): try finishAwaitingDisk(through: request)
-        case .failure(let error): throw EngineError.store("\(error)")
+        case .failure(let error): throw EngineError.store(error)
         }
     }
 
