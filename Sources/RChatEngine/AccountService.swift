@@ -202,7 +202,7 @@ public final class AccountService {
     private func openKey(_ stored: [UInt8], _ which: AccountSecret, of account: Account) throws(EngineError) -> SigningKey {
         var seed = try openSecret(stored, which, of: account)
         guard let key = try? SigningKey(seed: SecretBytes(consuming: &seed)) else {
-            throw .store("the account record in \(locations.databasePath) is damaged")
+            throw .accountRecord("the account record in \(locations.databasePath) is damaged")
         }
         return key
     }
@@ -215,7 +215,7 @@ public final class AccountService {
             do {
                 return try sealingKey.open(stored, purpose: which.purpose)
             } catch {
-                throw .store("the \(which.rawValue) in \(locations.databasePath) does not open with this device's key (\(error)): the record is damaged; restore the account with `rchat init --import`")
+                throw .accountRecord("the \(which.rawValue) in \(locations.databasePath) does not open with this device's key (\(error)): the record is damaged; restore the account with `rchat init --import`")
             }
         }
     }
@@ -228,20 +228,21 @@ public final class AccountService {
         try wrap { try Store(home: locations.home) }
     }
 
-    /// Store and database errors become one clear line for the user; damage (SQLite finds
-    /// the file malformed) is `.damaged`, after which nothing more is written.
+    /// Store and database errors become engine errors that keep them (one clear line for
+    /// the user); damage (SQLite finds the file malformed) is `.damaged`, after which
+    /// nothing more is written.
     static func wrap<T>(_ body: () throws -> T) throws(EngineError) -> T {
         do {
             return try body()
         } catch let error as EngineError {
             throw error
         } catch let error as StoreError {
-            if case .unreadable = error { throw .damaged("\(error)") }
-            throw .store("\(error)")
-        } catch let error as DatabaseError where error.isUnreadableFile {
-            throw .damaged("\(StoreError.unreadable(path: Store.fileName, reason: "damaged: \(error.message)"))")
+            if case .unreadable = error { throw .damaged(.file(error)) }
+            throw .store(error)
+        } catch let error as DatabaseError {
+            throw error.isUnreadableFile ? .damaged(.database(error)) : .database(error)
         } catch {
-            throw .store("\(error)")
+            throw .io("\(error)")
         }
     }
 
@@ -253,7 +254,7 @@ public final class AccountService {
         var mailbox = try openSecret(account.mailboxSeed, .mailboxSeed, of: account)
         guard let key = try? SigningKey(seed: SecretBytes(consuming: &seed)), mailbox.count == SigningKey.seedBytes,
               let relay = try? RelayAddress(parsing: account.relayAddress)
-        else { throw .store("the account record in \(locations.databasePath) is damaged") }
+        else { throw .accountRecord("the account record in \(locations.databasePath) is damaged") }
         var previous: AccountIdentity.Rotation?
         if let sealedOld = account.previousSecretKey, let statement = account.rotationStatement {
             previous = AccountIdentity.Rotation(key: try openKey(sealedOld, .previousAccountKey, of: account), statement: statement)

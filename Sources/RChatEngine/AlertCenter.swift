@@ -16,8 +16,14 @@ public struct AlertCenter: Sendable {
 
     /// Desktop alerts were allowed when the view asked (the first time a conversation was
     /// opened). Until then, and if refused, alerts go to the terminal only.
+    /// A setting that cannot be read is an error, never the default: "nothing in alerts"
+    /// must not become names in alerts because a read failed.
     public var desktopAllowed: Bool {
-        ((try? store.setting(SettingKey.alertsPermission)) ?? nil) == "allowed"
+        get throws(EngineError) { try setting(SettingKey.alertsPermission) == "allowed" }
+    }
+
+    private func setting(_ key: String) throws(EngineError) -> String? {
+        try AccountService.wrap { try store.setting(key) }
     }
 
     public func setDesktopAllowed(_ allowed: Bool) throws {
@@ -26,17 +32,18 @@ public struct AlertCenter: Sendable {
 
     /// Whether the view still has to ask.
     public var permissionAsked: Bool {
-        ((try? store.setting(SettingKey.alertsPermission)) ?? nil) != nil
+        get throws(EngineError) { try setting(SettingKey.alertsPermission) != nil }
     }
 
     public var content: AlertPolicy.Content {
-        (try? store.setting(SettingKey.showInAlerts)).flatMap { $0.flatMap(AlertPolicy.Content.init(rawValue:)) } ?? .name
+        get throws(EngineError) { try setting(SettingKey.showInAlerts).flatMap(AlertPolicy.Content.init(rawValue:)) ?? .name }
     }
 
     /// The alerts to show for these arrivals (contact name, message id), recorded as shown.
     /// `onScreen`: the conversation the view shows, which never alerts.
-    public func alerts(for arrivals: [(contact: String, id: MessageID)], onScreen: String? = nil) throws -> [AlertPolicy.Alert] {
-        try store.transaction { tx in
+    public func alerts(for arrivals: [(contact: String, id: MessageID)], onScreen: String? = nil) throws(EngineError) -> [AlertPolicy.Alert] {
+        let content = try self.content
+        return try AccountService.wrap { try store.transaction { tx in
             var facts: [(AlertPolicy.Arrival, ContactID, MessageRowID)] = []
             for (name, id) in arrivals {
                 guard let contact = try tx.contact(named: name), let message = try tx.message(contact: contact.id, id: id) else { continue }
@@ -47,14 +54,13 @@ public struct AlertCenter: Sendable {
                     onScreen: onScreen.map { Contact.nameKey($0) == Contact.nameKey(contact.name) } ?? false)
                 facts.append((arrival, contact.id, message.rowID))
             }
-            let content = self.content
             for (arrival, contact, row) in facts {
                 guard let alert = AlertPolicy.alert(for: arrival, content: content) else { continue }
                 _ = try tx.recordAlert(contact: contact, message: row, kind: "message", title: alert.title, text: alert.text,
                                        at: clock.now())
             }
             return AlertPolicy.alerts(for: facts.map(\.0), content: content)
-        }
+        } }
     }
 }
 

@@ -64,7 +64,7 @@ extension AccountService {
                         : (keysChanged || wasMismatch) ? .reverified : .alreadyPinned
                     var result = AddContactResult(name: name, change: change, safetyNumber: safety)
                     // Entering the code again is how a damaged saved session is let go.
-                    if hasDamagedState(known, in: tx) {
+                    if try hasDamagedState(known, in: tx) {
                         try tx.removeSealedState(contact: known.id)
                         result.droppedDamagedSession = true
                     }

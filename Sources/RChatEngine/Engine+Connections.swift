@@ -110,12 +110,13 @@ extension Engine {
             guard let id = codeIndex[HashedBytes(code)], let conversation = conversations[id], conversation.isReachable else { return }
             linked(conversation, link: link, code: code, on: connection)
         case .peerGone(let link):
+            let gone = ConversationLink.Event.peerGone(link: link, generation: connection.generation)
             guard let conversation = conversations.values.first(where: {
-                $0.link == link && $0.linkGeneration == connection.generation && $0.relay == connection.address
+                $0.relay == connection.address && $0.linkState.link.map { $0.id == link && $0.generation == connection.generation } == true
             }) else { return }
             // Frames sent on the link are now held for the peer; the session stays usable.
             // Fresh codes let the peer find us again when it comes back.
-            conversation.peerGone = true
+            conversation.apply(gone, at: now)
             present(conversation)
         case .closed(let error):
             connectionClosed(connection, error)
@@ -135,7 +136,7 @@ extension Engine {
         log("relay \(connection.address.host):\(connection.address.port) closed: \(error?.description ?? "by this side")")
         emit(.connectionChanged(.offline(retryIn: connection.retryIn(now: ticks))))
         let t = now
-        let ended = conversations.values.filter { $0.relay == connection.address && $0.link != nil }
+        let ended = conversations.values.filter { $0.relay == connection.address && $0.linkState.link != nil }
         for conversation in ended { conversation.dropLink(at: t) }
         _ = try? AccountService.wrap {
             try store.transaction { tx in for c in ended { try persist(c, tx) } }
@@ -144,26 +145,19 @@ extension Engine {
 
     /// Two connections met on a code: set up a fresh session on the link.
     func linked(_ conversation: LiveConversation, link: LinkID, code: [UInt8], on connection: RelayConnection) {
-        // Several codes of one presentation can match at once; both sides see the links in
-        // the same order and keep the first while its peer is there.
-        if conversation.link != nil && !conversation.peerGone && conversation.linkGeneration == connection.generation { return }
-        // The peer came back. Until the new handshake completes, the current session (if
-        // any) keeps carrying frames on the new link: if the peer leaves mid-handshake, what
-        // we send is still held for it, readable with the keys it saved.
-        if conversation.linkGeneration != connection.generation { conversation.dropLink(at: now) }
-        conversation.initiator = nil
-        conversation.awaitingReplyAcceptance = false
-        conversation.peerGone = false
-        conversation.link = link
-        conversation.linkGeneration = connection.generation
-        conversation.linkCode = code
-        conversation.answeredOnThisLink = false
-        guard conversation.role == .initiator else { return }
+        // Several codes of one presentation can match at once: the first is kept while its
+        // peer is there (`LinkState`). When the peer came back on this connection, the current
+        // session (if any) keeps carrying frames on the new link until the new handshake
+        // completes: if the peer leaves mid-handshake, what we send is still held for it,
+        // readable with the keys it saved.
+        let side: ConversationLink.Side = conversation.role == .initiator ? .initiator : .responder
+        let peerLink = PeerLink(id: link, generation: connection.generation, code: code)
+        guard case .success = conversation.apply(.linked(peerLink, as: side), at: now), side == .initiator else { return }
         do {
             let initiator = try Handshake.Initiator(
                 me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
                 reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: code))
-            conversation.initiator = initiator
+            conversation.apply(.initiated(initiator), at: now)
             let first = LinkFrame.handshakeFirst(initiator.firstMessage())
             try sendOnLink(conversation, first, as: .control(conversation.contact.id, first))
         } catch {
@@ -175,12 +169,12 @@ extension Engine {
     @discardableResult
     func sendOnLink(_ conversation: LiveConversation, _ frame: LinkFrame, as what: RelayConnection.InFlight,
                     flush: Bool = true) throws -> UInt64 {
-        guard let link = conversation.link, let connection = connections[conversation.relay],
-              connection.generation == conversation.linkGeneration, let client = connection.client
+        guard let link = conversation.linkState.link, let connection = connections[conversation.relay],
+              connection.generation == link.generation, let client = connection.client
         else { throw EngineError.io("no link to \(conversation.contact.name)") }
         // A handshake goes ahead of what the peer's mailbox holds: behind a long backlog the
         // session, and with it every receipt, would wait for the whole backlog.
-        let seq = try client.send(on: link, frame.encoded, ahead: frame.isHandshake, flush: flush)
+        let seq = try client.send(on: link.id, frame.encoded, ahead: frame.isHandshake, flush: flush)
         connection.inFlight[seq] = what
         return seq
     }

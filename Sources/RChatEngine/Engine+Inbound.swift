@@ -70,7 +70,7 @@ extension Engine {
     func finishDurable(_ result: Result<UInt64, StoreError>) throws(EngineError) {
         switch result {
         case .success(let request): try finishAwaitingDisk(through: request)
-        case .failure(let error): throw EngineError.store("\(error)")
+        case .failure(let error): throw EngineError.store(error)
         }
     }
 
@@ -128,17 +128,17 @@ extension Engine {
             guard let frame = LinkFrame(delivery.payloadBytes) else { return rejectForged("an unreadable frame") }
             switch frame {
             case .handshakeFirst(let bytes):
-                // Only on a live link: a handshake held from an earlier link is stale.
-                guard let conversation = known, let link = delivery.link, conversation.link == link,
-                      conversation.linkGeneration == connection.generation, conversation.role == .responder
-                else { return }
-                guard !conversation.answeredOnThisLink else {
-                    return rejectForged("a second handshake from \(conversation.contact.name) on one link")
+                // Only on the live link (a handshake held from an earlier one is stale), once.
+                guard let conversation = known, let id = delivery.link, conversation.role == .responder,
+                      let link = conversation.linkState.link else { return }
+                switch conversation.apply(.firstMessage(link: id, generation: connection.generation), at: now) {
+                case .success: try respond(conversation, to: bytes, code: link.code, tx, &after)
+                case .failure(.secondHandshake): return rejectForged("a second handshake from \(conversation.contact.name) on one link")
+                case .failure: return
                 }
-                try respond(conversation, to: bytes, tx, &after)
             case .handshakeReply(let bytes):
-                guard let conversation = known, let link = delivery.link, conversation.link == link,
-                      let initiator = conversation.initiator else { return }
+                guard let conversation = known, let id = delivery.link, case .success = conversation.apply(.reply(link: id), at: now),
+                      let initiator = conversation.linkState.initiator else { return }
                 do {
                     let session = try initiator.finish(bytes)
                     try begin(session, in: conversation, asResponder: false, tx, &after)
@@ -173,16 +173,15 @@ extension Engine {
         scheduleReceipts(urgent: true)
     }
 
-    private func respond(_ conversation: LiveConversation, to first: [UInt8], _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+    private func respond(_ conversation: LiveConversation, to first: [UInt8], code: [UInt8], _ tx: StoreTransaction,
+                         _ after: inout AfterCommit) throws {
         do {
             let responder = try Handshake.Responder(
                 me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
-                reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: conversation.linkCode))
+                reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: code))
             let (reply, session) = try responder.respond(to: first)
             after.replies.append((conversation, .handshakeReply(reply)))
-            conversation.answeredOnThisLink = true
             try begin(session, in: conversation, asResponder: true, tx, &after)
-            conversation.awaitingReplyAcceptance = true
         } catch {
             try handshakeFailed(conversation, error, tx)
         }
@@ -194,7 +193,9 @@ extension Engine {
         // means the peer lost its state. Without state here it is a first meeting, or we
         // are the ones starting over.
         let hadState = conversation.saved != nil
-        conversation.peer = session.peer
+        // A responder's session carries nothing until the relay took its reply.
+        guard case .success = conversation.apply(asResponder ? .answered(session.peer) : .finished(session.peer), at: now)
+        else { return }
         // Kept until the contact's notice arrives, across sessions and restarts: the session
         // that showed it may end before the notice can go (a notice waits for a session the
         // reader holds).
@@ -208,7 +209,6 @@ extension Engine {
         // shows it completed the handshake (SavedSessionState.begin).
         saved.begin(session, at: now, confirmed: !asResponder || session.peer.startedOver, peerHolds: !asResponder)
         conversation.saved = saved
-        conversation.initiator = nil
         conversation.sent.removeAll()
         conversation.deliveredInFlight.forgetAll()
         conversation.readReceiptsInFlight.removeAll()
@@ -235,7 +235,7 @@ extension Engine {
             log("\(conversation.contact.name) presented an account key other than the pinned one: Keys don't match")
             try tx.setState(contact: conversation.contact.id, .keysDontMatch)
             conversation.contact.state = .keysDontMatch
-            conversation.link = nil
+            conversation.apply(.detached, at: now)
             emit(.conversationsChanged)
         } else {
             rejectForged("a handshake from \(conversation.contact.name) that failed (\(error))")

@@ -110,8 +110,8 @@ extension Engine {
                             try noticeSent(contactID, ids, tx, &events)
                         case let .control(contactID, frame):
                             // Our handshake reply is at the relay, ahead of anything else.
-                            if case .handshakeReply = frame, let c = conversations[contactID], c.awaitingReplyAcceptance {
-                                c.awaitingReplyAcceptance = false
+                            if case .handshakeReply = frame, let c = conversations[contactID],
+                               case .success = c.apply(.replyAccepted, at: t) {
                                 ready.append(c)
                             }
                         }
@@ -142,8 +142,8 @@ extension Engine {
                         case let .control(contactID, frame):
                             // A refused handshake would leave both sides on a link with no
                             // session: the same frame goes again on the same link.
-                            if let c = conversations[contactID], let link = c.link {
-                                c.controlRetries.append((frame, link, c.linkGeneration, ticks + 1))
+                            if let c = conversations[contactID], let link = c.linkState.link {
+                                c.controlRetries.append((frame, link.id, link.generation, ticks + 1))
                                 log("the relay refused a frame to \(c.contact.name): \(reason); trying again in 1 s")
                             }
                         }
@@ -296,7 +296,8 @@ extension Engine {
             let due = conversation.controlRetries.filter { $0.at <= retryTime }
             conversation.controlRetries.removeAll { $0.at <= retryTime }
             // Only on the link it was meant for: a new link starts its own handshake.
-            for retry in due where retry.link == conversation.link && retry.generation == conversation.linkGeneration {
+            let link = conversation.linkState.link
+            for retry in due where retry.link == link?.id && retry.generation == link?.generation {
                 do {
                     try sendOnLink(conversation, retry.frame, as: .control(conversation.contact.id, retry.frame))
                 } catch {
@@ -325,7 +326,7 @@ extension Engine {
         for connection in connections.values where connection.client != nil && connection.presentAgainAt <= nowTicks {
             connection.presentAgainAt = nowTicks + Self.presentAgainSeconds
             for conversation in conversations.values
-            where conversation.relay == connection.address && (conversation.link == nil || conversation.peerGone) {
+            where conversation.relay == connection.address && (conversation.linkState.link?.peerGone ?? true) {
                 present(conversation)
             }
         }

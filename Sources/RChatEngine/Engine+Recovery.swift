@@ -103,7 +103,6 @@ extension Engine {
         guard try tx.markNoticeRead(contact: contact.id, digest: Hash.blake2b(body), at: now) else {
             return rejectForged("a could-not-read notice from \(contact.name) read already")
         }
-        conversation.noticeReceived = true
         let t = now
         let fingerprint = AccountService.keysFingerprint(contact)
         var messages: [StoredMessage] = []

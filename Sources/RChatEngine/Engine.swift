@@ -138,7 +138,7 @@ public final class Engine: @unchecked Sendable {
             // a receipt read from the store relies on it (on the sync thread: the connection and
             // the first batch need not wait for it).
             if policy.groupsCommits { startupSync = walSync.request() }
-            storeVersionSeen = (try? store.otherWritersVersion()) ?? 0
+            storeVersionSeen = try AccountService.wrap { try store.otherWritersVersion() }
             try reloadConversations()
             publishKeyringIfNeeded()
             connectWhereNeeded()
@@ -235,7 +235,7 @@ public final class Engine: @unchecked Sendable {
         wakeListener?.looked()
         lastStoreLook = ticks
         // Read before looking: a commit made during the look is seen at the next check.
-        if let version = try? store.otherWritersVersion() { storeVersionSeen = version }
+        storeVersionSeen = try AccountService.wrap { try store.otherWritersVersion() }
         try reloadConversations()
         scheduleReceipts(urgent: false)
     }
@@ -244,7 +244,7 @@ public final class Engine: @unchecked Sendable {
     func lookAtStoreIfChanged() throws(EngineError) {
         guard ticks - lastStoreLook >= Self.storeLookInterval else { return }
         lastStoreLook = ticks
-        guard let version = try? store.otherWritersVersion(), version != storeVersionSeen else { return }
+        guard try AccountService.wrap({ try store.otherWritersVersion() }) != storeVersionSeen else { return }
         try lookAtStore()
     }
 
@@ -325,10 +325,8 @@ public final class Engine: @unchecked Sendable {
                     log("\(contact.name)'s new device is verified: sending what waited")
                     verified.append(existing)
                 }
-                if !existing.isReachable && existing.link != nil {
-                    existing.link = nil
-                    existing.initiator = nil
-                }
+                // No longer reachable: the link is given up (a contact without one has nothing to give up).
+                if !existing.isReachable { existing.apply(.detached, at: now) }
                 if existing.isReachable && !wasReachable { present(existing) }
                 continue
             }
@@ -357,7 +355,7 @@ public final class Engine: @unchecked Sendable {
             // A message whose acknowledgement timed out (Not confirmed) and that the user
             // sent again (Sending once more) goes again now, not at the next session.
             for row in conversation.sent where conversation.acknowledgementDeadlines[row] == nil {
-                if (try? store.message(row))??.status == .sending { conversation.sent.remove(row) }
+                if try AccountService.wrap({ try store.message(row) })?.status == .sending { conversation.sent.remove(row) }
             }
             try flushOutbox(conversation)
         }

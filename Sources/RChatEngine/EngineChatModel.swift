@@ -112,7 +112,8 @@ public final class EngineChatModel: ChatModel {
 
     // MARK: alert permission
 
-    public var alertPermissionAsked: Bool { AlertCenter(account: account).permissionAsked }
+    /// (The view's reads cannot report a failure through `ChatModel`: one that fails asks again.)
+    public var alertPermissionAsked: Bool { (try? AlertCenter(account: account).permissionAsked) ?? false }
 
     /// Not stored (a failed write): the view asks again next time, nothing else changes.
     public func setAlertPermission(_ allowed: Bool) {

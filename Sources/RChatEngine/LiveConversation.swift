@@ -21,17 +21,9 @@ final class LiveConversation {
     let relay: RelayAddress
     /// nil: no saved state — a new conversation, or this side started over.
     var saved: SavedSessionState?
-    /// The link of this run, on the connection of `linkGeneration`.
-    var link: LinkID?
-    var linkGeneration: UInt64 = 0
-    /// The rendezvous code the relay linked us on: the link's handshake binds it (its
-    /// prologue), so a handshake message replayed on another link does not open.
-    var linkCode: [UInt8] = []
-    /// This side answered a first handshake message on the current link: the initiator sends
-    /// one per link, so another is a replay (it would begin a session nobody else holds).
-    var answeredOnThisLink = false
-    var peerGone = false
-    var initiator: Handshake.Initiator?
+    /// The link of this run and how far its session got (`LinkState`): changed only through
+    /// `apply`, so that every event has one answer in every state.
+    private(set) var linkState: ConversationLink = .unlinked
     /// Messages sent in the current session (or as requests in this run): not sent twice.
     var sent: Set<MessageRowID> = []
     var deliveredInFlight = DeliveredReceiptsInFlight()
@@ -42,7 +34,7 @@ final class LiveConversation {
     /// Link frames the relay refused, to send again on the same link.
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Double)] = []
     /// The peer as the current session's handshake proved it.
-    var peer: VerifiedPeer?
+    var peer: VerifiedPeer? { linkState.session }
     /// What recovery keeps across restarts (mirrors the store's `RecoveryFlags`, written in
     /// the transaction that changes them): this side started over and owes its notice; the
     /// peer started over and its notice is still to come (until then, recent messages may not
@@ -80,7 +72,7 @@ final class LiveConversation {
     /// A session is up on a link: messages go now (held by the relay if the peer left).
     /// A responder waits until the relay took its handshake reply: anything sent before it
     /// could reach the peer ahead of the reply, unreadable.
-    var hasSession: Bool { saved?.current != nil && link != nil && !awaitingReplyAcceptance }
+    var hasSession: Bool { saved?.current != nil && linkState.carriesFrames }
     /// The session's device is not the one pinned from the contact's code (a new phone, or
     /// someone else's copy of their account keys): like a changed safety number, nothing
     /// but the handshake and its empty confirmation goes to it — no message, receipt,
@@ -88,26 +80,40 @@ final class LiveConversation {
     var awaitingVerification: Bool { peer.map { !constantTimeEqual($0.deviceKey, contact.deviceKey) } ?? false }
     /// A session that carries what this side writes.
     var canSend: Bool { hasSession && !awaitingVerification }
-    var awaitingReplyAcceptance = false
 
     /// Whether sessions may be set up at all with this contact.
     var isReachable: Bool {
         !contact.isDeleted && !contact.isBlocked && contact.state == .ok
     }
 
+    /// Applies an event to the link state. A refused event changes nothing (the caller
+    /// decides whether it is worth a word); an accepted one that ends the session ends it
+    /// here, with what was in flight for it.
+    @discardableResult
+    func apply(_ event: ConversationLink.Event, at now: Int64) -> Result<Void, LinkRefusal> {
+        switch linkState.next(on: event) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success(let step):
+            if step.endsSession {
+                saved?.endCurrent(at: now)
+                sent.removeAll()
+                deliveredInFlight.forgetAll()
+                readReceiptsInFlight.removeAll()
+                noticeInFlight.removeAll()
+                startedOverNoticeInFlight = false
+            }
+            linkState = step.next
+            return .success(())
+        }
+    }
+
     /// Ends this run's session and link (the connection went away).
     func dropLink(at now: Int64) {
-        saved?.endCurrent(at: now)
-        link = nil
-        answeredOnThisLink = false
-        initiator = nil
-        peerGone = false
-        sent.removeAll()
-        deliveredInFlight.forgetAll()
-        readReceiptsInFlight.removeAll()
-        noticeInFlight.removeAll()
-        peer = nil
-        awaitingReplyAcceptance = false
-        startedOverNoticeInFlight = false
+        apply(.dropped, at: now)
     }
 }
+
+/// A conversation's link state: the session it carries is known by the peer its handshake
+/// proved.
+typealias ConversationLink = LinkState<Handshake.Initiator, VerifiedPeer>

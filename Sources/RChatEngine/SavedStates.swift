@@ -31,21 +31,20 @@ extension AccountService {
               let state = try? SavedSessionState(serialized: plain)
         else {
             store.database.leaveAsItIs()
-            throw .damaged("the saved session with \(contact.name) in \(locations.databasePath) is damaged (it does not open "
-                           + "with this device's key); it was left unchanged: enter \(contact.name)'s code again "
-                           + "(rchat add CODE) to start a new session with them")
+            throw .damaged(.savedSession(contact: contact.name, path: locations.databasePath))
         }
         return state
     }
 
-    /// Whether the conversation has a saved state that does not open.
-    func hasDamagedState(_ contact: Contact, in access: some StoreAccess) -> Bool {
+    /// Whether the conversation has a saved state that does not open. A read that fails
+    /// is that error, not "no damage".
+    func hasDamagedState(_ contact: Contact, in access: some StoreAccess) throws(EngineError) -> Bool {
         do {
             _ = try savedState(of: contact, in: access)
             return false
         } catch {
             if case .damaged = error { return true }
-            return false
+            throw error
         }
     }
 }

@@ -139,6 +139,12 @@ public final class StreamConnection: EventSource {
         loop.modify(fd, events: events)
     }
 
+    /// Closes without writing what is queued (it reports work that did not become durable).
+    public func abandon() {
+        outbound.removeAll()
+        close()
+    }
+
     /// Writes what can be written now, then closes. Idempotent; tells the delegate once.
     public func close() {
         guard !isClosed else { return }

@@ -112,12 +112,28 @@ public final class Relay: @unchecked Sendable {
 
     private static func guessHost() -> String { ProcessInfo.processInfo.hostName }
 
-    /// Serves until `stop()` or SIGTERM/SIGINT (when `stopOnSignals()` was called).
-    public func run() {
+    /// The relay stopped because what it holds could not be made durable: nothing of the
+    /// iteration whose commit failed was acknowledged or forwarded.
+    public struct PersistenceFailure: Error, CustomStringConvertible {
+        public let cause: any Error
+        public var description: String { "persistence failed: \(cause); stopped without acknowledging" }
+    }
+    /// Set when a commit failed: every connection was closed without its queued output, and
+    /// the relay takes no more (`run` throws it; the executable exits 1).
+    public private(set) var persistenceFailure: PersistenceFailure?
+
+    /// Serves until `stop()` or SIGTERM/SIGINT (when `stopOnSignals()` was called), or until
+    /// what it holds cannot be made durable: that is thrown.
+    public func run() throws(PersistenceFailure) {
         guard let network else { return }
         thread.claim()
         defer { thread.release() }
         network.loop.run()
+        if let failure = persistenceFailure {
+            network.listener.close()
+            persistence?.close()
+            throw failure
+        }
         shutDown()
     }
 
@@ -169,13 +185,15 @@ public final class Relay: @unchecked Sendable {
     }
 
     func commitPersistence() {
-        guard let persistence, persistence.hasChanges else { return }
+        guard persistenceFailure == nil, let persistence, persistence.hasChanges else { return }
         do {
             try persistence.commit()
         } catch {
-            // Acknowledgements of this iteration must not leave: stop before the flush.
-            log.error("persistence failed: \(error); stopping without acknowledging")
-            exit(1)
+            // Acknowledgements of this iteration must not leave: this runs before the flush,
+            // and every connection is closed without what it queued.
+            persistenceFailure = PersistenceFailure(cause: error)
+            for session in Array(sessions.values) { session.connection.abandon() }
+            stop()
         }
     }
 
@@ -183,7 +201,7 @@ public final class Relay: @unchecked Sendable {
 
     private func accepted(_ fd: Int32, from host: HostAddress) {
         thread.check()
-        guard sessions.count < configuration.maxConnections else {
+        guard persistenceFailure == nil, sessions.count < configuration.maxConnections else {
             refuse(fd)
             refusedConnection()
             return
@@ -208,7 +226,7 @@ public final class Relay: @unchecked Sendable {
     /// when a limit refuses it (it was sent a `busy` error and closed).
     public func accept(_ connection: any RelayConnectionPort, from host: HostAddress) -> (any RelayConnectionReceiver)? {
         thread.check()
-        guard sessions.count < configuration.maxConnections,
+        guard persistenceFailure == nil, sessions.count < configuration.maxConnections,
               connectionsByHost[host, default: 0] < configuration.maxConnectionsPerAddress else {
             connection.send(RelayMessage.error(RelayErrorCode.busy.rawValue).encoded())
             connection.close()

@@ -25,6 +25,8 @@ public protocol RelayConnectionPort: AnyObject {
     /// Writes what is queued now.
     func flush()
     func close()
+    /// Closes without writing what is queued (it reports work that did not become durable).
+    func abandon()
     var isClosed: Bool { get }
     /// Bytes queued and not yet taken by the peer.
     var outboundBytes: Int { get }

@@ -221,6 +221,12 @@ final class MemoryConnection: RelayConnectionPort {
         endAtRelay()
     }
 
+    func abandon() {
+        guard relayOpen else { return }
+        _ = takeOutbound()
+        close()
+    }
+
     var isClosed: Bool { !relayOpen }
     var outboundBytes: Int { outboundCount }
     var partialFrameSince: Double? { nil }

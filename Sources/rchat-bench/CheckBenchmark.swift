@@ -65,12 +65,17 @@ struct CheckBenchmark {
                   aliceEvents.wait(timeout: 30, until: { $0.time(warm, .delivered) != nil }) else { fail("no session within 30 s") }
             bobEngine.stop()
 
-            // Alice's messages wait at the relay for Bob, as while his rChat is closed.
+            // Alice's messages wait at the relay for Bob, as while his rChat is closed. Queued
+            // through a connection of their own, as `rchat send` would: the running engine's
+            // connection is its thread's alone (a transaction opened on it from here made the
+            // engine's next one fail).
             var last = warm
             do {
-                guard let contact = try alice.store.contact(named: "bob") else { fail("no contact bob") }
+                let commands = try Store(home: aliceAt.home)
+                defer { commands.close() }
+                guard let contact = try commands.contact(named: "bob") else { fail("no contact bob") }
                 let now = Int64(Date().timeIntervalSince1970)
-                try alice.store.transaction { tx in
+                try commands.transaction { tx in
                     for i in 0..<messages {
                         last = MessageID.random()
                         try tx.insertOutgoing(contact: contact.id, id: last, content: .text(EngineBenchmark.text(i)), at: now)

@@ -32,5 +32,10 @@ relay.stopOnSignals()
 relay.log.note("listening on \(configuration.host):\(relay.address.port); holding up to \(configuration.holdHours) h, quota \(configuration.quota) per mailbox, at most \(configuration.maxConnections) connections (\(configuration.maxConnectionsPerAddress) per address)" + (configuration.persistPath.map { ", persisting to \($0)" } ?? ", in memory"))
 // Written straight to the descriptor: one line, flushed, whatever stdout is connected to.
 FileHandle.standardOutput.write(Data("relay \(relay.address)\n".utf8))
-relay.run()
+do {
+    try relay.run()
+} catch {
+    log.error(error.description)
+    exit(1)
+}
 exit(0)

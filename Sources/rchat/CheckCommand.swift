@@ -38,10 +38,8 @@ enum CheckCommand {
         let engine = try Engine(account: account, log: engineLog)
         let arrived = try engine.runCheck()
         let center = AlertCenter(account: account)
-        let sink: AlertSink = args.has("--print") ? .print : center.desktopAllowed ? .detect() : .terminal
-        let alerts: [AlertPolicy.Alert]
-        do { alerts = try center.alerts(for: arrived) } catch { throw EngineError.store("\(error)") }
-        for alert in alerts { sink.post(alert) }
+        let sink: AlertSink = args.has("--print") ? .print : try center.desktopAllowed ? .detect() : .terminal
+        for alert in try center.alerts(for: arrived) { sink.post(alert) }
         withExtendedLifetime(lock) {}
     }
 }

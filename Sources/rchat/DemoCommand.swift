@@ -55,7 +55,7 @@ final class Demo {
         }
         let relay = self.relay, stopped = relayStopped
         let thread = Thread {
-            relay.run()
+            do { try relay.run() } catch { log.error("the demo relay stopped: \(error)") }
             stopped.signal()
         }
         thread.name = "rchat-demo-relay"

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import RChatCore
 import RChatEngine
 #if canImport(Glibc)
@@ -71,12 +72,18 @@ enum Linger {
         guard let lock else { return }
         let engine = try Engine(account: account, log: .discarding)
         let center = AlertCenter(account: account)
-        let sink: AlertSink? = center.desktopAllowed ? .detect() : nil
+        let sink: AlertSink? = try center.desktopAllowed ? .detect() : nil
+        // Alerts that cannot be worked out (a setting that does not read) stop the linger with that error.
+        let alertFailure = Mutex<EngineError?>(nil)
         engine.onEvent = { event in
             // On the engine thread, like the store it reads.
-            guard case let .newMessage(contact, id, _) = event, let sink,
-                  let alerts = try? center.alerts(for: [(contact, id)]) else { return }
-            for alert in alerts { sink.post(alert) }
+            guard case let .newMessage(contact, id, _) = event, let sink else { return }
+            do throws(EngineError) {
+                for alert in try center.alerts(for: [(contact, id)]) { sink.post(alert) }
+            } catch {
+                alertFailure.withLock { $0 = $0 ?? error }
+                engine.stop()
+            }
         }
         Signals.onTerminate { engine.stop() }
         // Written only once a SIGTERM would end us cleanly: the next start relies on it.
@@ -84,6 +91,7 @@ enum Linger {
         try? "\(getpid())\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: pidFile) }
         try engine.run(seconds: seconds)
+        if let error = alertFailure.withLock({ $0 }) { throw error }
         withExtendedLifetime(lock) {}
     }
 }

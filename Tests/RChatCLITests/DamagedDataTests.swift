@@ -53,6 +53,63 @@ final class DamagedDataTests: EngineTestCase {
         }
     }
 
+    /// Makes one row unreadable at the SQL level: `table` loses STRICT (only then does a
+    /// column take a value of another type, as in a hand-edited file), and `column` of the
+    /// row `condition` selects gets `value`. Returns a reader of that value as stored.
+    func storeOfAnotherType(_ value: SQLValue, table: String, column: String, where condition: String) throws -> () throws -> SQLValue? {
+        let db = try Database(path: database)
+        defer { db.close() }
+        try db.execute("PRAGMA writable_schema = ON")
+        try db.execute("UPDATE sqlite_master SET sql = replace(sql, ') STRICT', ')') WHERE name = ?", [.text(table)])
+        try db.execute("PRAGMA writable_schema = OFF")
+        // A new connection reads the schema as it now is.
+        let again = try Database(path: database)
+        defer { again.close() }
+        try again.execute("UPDATE \(table) SET \(column) = ? WHERE \(condition)", [value])
+        let row = { [database] () throws -> SQLValue? in
+            let db = try Database(path: database)
+            defer { db.close() }
+            return try db.queryOne("SELECT \(column) FROM \(table) WHERE \(condition)")?[column]
+        }
+        XCTAssertEqual(try row(), value)
+        return row
+    }
+
+    /// A saved session that cannot be read (not damaged: the read itself fails) stops the
+    /// engine and the check with that error, and entering the contact's code again does
+    /// not take it for "no damage here": every command leaves the row as it was.
+    func testASavedSessionThatCannotBeReadStopsEveryCommandAndIsLeftAsItWas() throws {
+        try talkedAndStopped()
+        let row = try storeOfAnotherType(.text("not a sealed state"), table: "session_state", column: "sealed", where: "1")
+        for args in [["sync", "--seconds", "1"], ["check", "--print"], ["add", try world.code("sam")]] {
+            let run = try world.box.rchat("alice", args)
+            XCTAssertEqual(run.status, 1, "`rchat \(args[0])`: \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains("SELECT sealed, updated_at FROM session_state"), "`rchat \(args[0])`: \(run.stderr)")
+            XCTAssertEqual(try row(), .text("not a sealed state"), "`rchat \(args[0])` changed the row")
+        }
+    }
+
+    /// A setting row that cannot be read (its value of another type than the column's, as a
+    /// hand-edited file may hold) is an error, never the default: with "nothing" chosen for
+    /// alerts, a failed read must not put the sender's name in one. The check stops with
+    /// the error (exit 1, no alert) and the row is left as it was.
+    func testAnAlertSettingThatCannotBeReadStopsTheCheck() throws {
+        // Sam's message waits at the relay for Alice (sent in their session after she left).
+        try world.pairWithSession()
+        world.stopSync("alice")
+        let id = try world.send("sam", to: "Alice", "for the check")
+        try world.waitForStatus("sam", "Alice", id, "Sent")
+        world.stopSync("sam")
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "nothing"]))
+        let row = try storeOfAnotherType(.blob([0x00, 0xff]), table: "settings", column: "value", where: "key = 'show_in_alerts'")
+
+        let run = try world.box.rchat("alice", ["check", "--print"])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertEqual(run.lines, [], "no alert, above all none naming Sam")
+        XCTAssertTrue(run.stderr.split(separator: "\n").last?.contains("SELECT value FROM settings") ?? false, run.stderr)
+        XCTAssertEqual(try row(), .blob([0x00, 0xff]), "the row is left as it was")
+    }
+
     /// Overwrites the first 200 bytes of the root page of `table` (its header, cell pointers
     /// and cells).
     func damageRootPage(of table: String) throws {

@@ -138,15 +138,15 @@ final class EngineChatModelTests: XCTestCase {
         XCTAssertEqual(try settings(), "not asked yet")
         model.setAlertPermission(true)
         XCTAssertTrue(model.alertPermissionAsked)
-        XCTAssertTrue(AlertCenter(account: model.account).desktopAllowed)
+        XCTAssertTrue(try AlertCenter(account: model.account).desktopAllowed)
         XCTAssertEqual(try settings(), "on")
         model.setAlertPermission(false)
         XCTAssertTrue(model.alertPermissionAsked, "refused is an answer too: never asked again")
-        XCTAssertFalse(AlertCenter(account: model.account).desktopAllowed)
+        XCTAssertFalse(try AlertCenter(account: model.account).desktopAllowed)
         XCTAssertEqual(try settings(), "off")
         try model.account.setSetting("desktop-alerts", "on")
         XCTAssertTrue(model.alertPermissionAsked)
-        XCTAssertTrue(AlertCenter(account: model.account).desktopAllowed)
+        XCTAssertTrue(try AlertCenter(account: model.account).desktopAllowed)
         XCTAssertTrue(model.drainEvents().isEmpty, "no event: nothing on screen changes")
     }
 }
