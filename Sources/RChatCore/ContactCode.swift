@@ -63,6 +63,9 @@ public struct ContactCode: Equatable, Sendable {
         }
     }
 
+    /// What `validName` asks, as a user is told it.
+    public static let nameRule = "name must be 1 to \(maxNameBytes) bytes, without control characters, direction marks, line breaks or surrounding spaces"
+
     public static func validName(_ name: String) -> Bool {
         let bytes = name.utf8.count
         return bytes >= 1 && bytes <= maxNameBytes

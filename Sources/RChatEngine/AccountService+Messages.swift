@@ -15,18 +15,30 @@ extension AccountService {
         return contact
     }
 
+    /// The contact a conversation is with (the view's way to pick one); a clear usage error
+    /// when it is gone (deleted meanwhile, by another process).
+    public func contact(_ conversation: ConversationID) throws(EngineError) -> Contact {
+        guard let contact = try Self.wrap({ try store.contact(id: ContactID(conversation)) }), !contact.isDeleted else {
+            throw .usage("that conversation no longer exists (see rchat contacts)")
+        }
+        return contact
+    }
+
     /// `rchat send`: the message and its outbox row in one transaction (Sending), then a
     /// poke so a running engine sends it at once. To a blocked contact or one whose keys
     /// were refused it is stored as Failed to send: nothing leaves.
     /// This version sends text only: attachments and control items are refused here.
     public func send(to name: String, content: MessageContent) throws(EngineError) -> MessageID {
+        try send(to: contact(named: name), content: content)
+    }
+
+    public func send(to contact: Contact, content: MessageContent) throws(EngineError) -> MessageID {
         guard case .text(let text) = content else { throw .usage("this version of rChat sends text only") }
         let bytes = text.utf8.count
         guard bytes > 0, !text.allSatisfy(\.isWhitespace) else { throw .usage("an empty message is not sent") }
         guard bytes <= Self.maximumTextBytes else {
             throw .usage("the message is too long (\(bytes) bytes; at most \(Self.maximumTextBytes))")
         }
-        let contact = try contact(named: name)
         guard contact.state != .request else {
             throw .usage("\(contact.name) is a message request: add their code to accept it before replying")
         }
@@ -74,7 +86,10 @@ extension AccountService {
     /// Resend, and every message a row offers Resend for. A Delivered or Read message is
     /// never sent again: a receipt proved it arrived.
     public func resend(_ name: String, ids: [MessageID]?) throws(EngineError) -> [MessageID] {
-        let contact = try contact(named: name)
+        try resend(contact(named: name), ids: ids)
+    }
+
+    public func resend(_ contact: Contact, ids: [MessageID]?) throws(EngineError) -> [MessageID] {
         guard contact.state == .ok, !contact.isBlocked else {
             throw .usage("nothing can be sent to \(contact.name) until their code is entered again")
         }
@@ -113,7 +128,10 @@ extension AccountService {
     public enum ContactChange: Sendable { case block, unblock, mute, unmute, delete }
 
     public func change(_ name: String, _ change: ContactChange) throws(EngineError) {
-        let contact = try contact(named: name)
+        try self.change(contact(named: name), change)
+    }
+
+    public func change(_ contact: Contact, _ change: ContactChange) throws(EngineError) {
         try Self.wrap {
             switch change {
             case .block: try store.setBlocked(contact: contact.id, true)
@@ -128,8 +146,11 @@ extension AccountService {
 
     /// The conversation as `rchat list` and the TUI show it: all of it, or a page.
     public func conversation(_ name: String, limit: Int? = nil, skippingLatest: Int = 0) throws(EngineError) -> [ConversationItem] {
-        let contact = try contact(named: name)
-        return try Self.wrap {
+        try conversation(contact(named: name), limit: limit, skippingLatest: skippingLatest)
+    }
+
+    public func conversation(_ contact: Contact, limit: Int? = nil, skippingLatest: Int = 0) throws(EngineError) -> [ConversationItem] {
+        try Self.wrap {
             let count = try limit ?? store.conversationCount(contact: contact.id)
             return try store.conversation(contact: contact.id, limit: count, skippingLatest: skippingLatest).map(Self.item)
         }

@@ -9,13 +9,13 @@ extension AccountService {
     /// are owed from the same transaction (as `markRead` does for a whole conversation).
     /// Returns the ids that were unread until now.
     @discardableResult
-    public func markShown(_ name: String, ids: [MessageID]) throws(EngineError) -> [MessageID] {
+    public func markShown(_ conversation: ConversationID, ids: [MessageID]) throws(EngineError) -> [MessageID] {
         guard !ids.isEmpty else { return [] }
-        let contact = try contact(named: name)
+        let contact = try contact(conversation)
         let t = clock.now()
         let marked = try Self.wrap {
             try store.transaction { tx -> [MessageID] in
-                let marked = try tx.markRead(contact: contact.id, ids: ids, at: t)
+                let marked = try tx.markRead(conversation: conversation, ids: ids, at: t)
                 if contact.state == .ok, !marked.isEmpty {
                     try tx.oweReadReceipts(contact: contact.id, ids: marked)
                 }
@@ -26,23 +26,41 @@ extension AccountService {
         return marked
     }
 
+    /// `rchat rename NAME NEW`, `/rename NEW`: a new display name for the conversation; its
+    /// id, messages and rows stay. Refused (nothing changed): a name the contact-code rules
+    /// refuse, or one another contact has (compared folded, as `rchat add` compares).
+    public func rename(_ conversation: ConversationID, to name: String) throws(EngineError) {
+        let contact = try contact(conversation)
+        guard ContactCode.validName(name) else { throw .usage(ContactCode.nameRule) }
+        try Self.wrap {
+            try store.transaction { tx in
+                if let other = try tx.contact(named: name), other.id != contact.id {
+                    throw EngineError.usage("a contact named \(other.name) already exists; choose another name")
+                }
+                try tx.rename(contact: contact.id, to: name)
+            }
+        }
+        WakeSignal.poke(home: locations.home)
+    }
+
     /// The conversation list: every contact with its state, unread count and last activity,
     /// the most recent first.
     public func conversationSummaries() throws(EngineError) -> [ConversationSummary] {
         try Self.wrap {
             try store.contacts().map { c in
-                ConversationSummary(name: c.name, state: c.displayState, unread: try store.unreadCount(contact: c.id),
-                                    lastActivity: max(try store.lastActivity(contact: c.id), c.addedAt))
+                ConversationSummary(id: c.id.conversation, name: c.name, state: c.displayState,
+                                    unread: try store.unreadCount(contact: c.id),
+                                    lastActivity: max(try store.lastActivity(conversation: c.id.conversation), c.addedAt))
             }
-            .sorted { ($0.lastActivity, $1.name) > ($1.lastActivity, $0.name) }
+            .sorted { ($0.lastActivity, $1.name, $1.id) > ($1.lastActivity, $0.name, $0.id) }
         }
     }
 
     /// Every status an outgoing message reached, with its time, in the view's words: the
     /// first Sending is "stored", Sent is "relay acknowledged", a later Sending is a resend.
     /// Empty for an incoming or unknown message.
-    public func timeline(_ name: String, id: MessageID) throws(EngineError) -> [TimelineEntry] {
-        let contact = try contact(named: name)
+    public func timeline(_ conversation: ConversationID, id: MessageID) throws(EngineError) -> [TimelineEntry] {
+        let contact = try contact(conversation)
         return try Self.wrap {
             guard let message = try store.message(contact: contact.id, id: id), message.isOutgoing else { return [] }
             return Self.timeline(try store.statusLog(message: message.rowID))

@@ -39,19 +39,20 @@ public struct AlertCenter: Sendable {
         get throws(EngineError) { try setting(SettingKey.showInAlerts).flatMap(AlertPolicy.Content.init(rawValue:)) ?? .name }
     }
 
-    /// The alerts to show for these arrivals (contact name, message id), recorded as shown.
+    /// The alerts to show for these arrivals (conversation, message id), recorded as shown.
     /// `onScreen`: the conversation the view shows, which never alerts.
-    public func alerts(for arrivals: [(contact: String, id: MessageID)], onScreen: String? = nil) throws(EngineError) -> [AlertPolicy.Alert] {
+    public func alerts(for arrivals: [(conversation: ConversationID, id: MessageID)],
+                       onScreen: ConversationID? = nil) throws(EngineError) -> [AlertPolicy.Alert] {
         let content = try self.content
         return try AccountService.wrap { try store.transaction { tx in
             var facts: [(AlertPolicy.Arrival, ContactID, MessageRowID)] = []
-            for (name, id) in arrivals {
-                guard let contact = try tx.contact(named: name), let message = try tx.message(contact: contact.id, id: id) else { continue }
+            for (conversation, id) in arrivals {
+                guard let contact = try tx.contact(id: ContactID(conversation)), let message = try tx.message(contact: contact.id, id: id) else { continue }
                 let arrival = AlertPolicy.Arrival(
                     contactName: contact.name, kind: contact.state == .request ? .request : AlertPolicy.Kind(message.content),
                     contactMuted: contact.isMuted, contactBlockedOrDeleted: contact.isBlocked || contact.isDeleted,
                     alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
-                    onScreen: onScreen.map { Contact.nameKey($0) == Contact.nameKey(contact.name) } ?? false)
+                    onScreen: onScreen == conversation)
                 facts.append((arrival, contact.id, message.rowID))
             }
             for (arrival, contact, row) in facts {

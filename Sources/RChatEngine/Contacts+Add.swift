@@ -12,6 +12,8 @@ public struct AddContactResult: Equatable {
         case reverified
         case acceptedRequest
     }
+    /// The conversation with this contact (the one the view opens).
+    public let conversation: ConversationID
     public let name: String
     public let change: Change
     public let safetyNumber: String
@@ -58,11 +60,11 @@ extension AccountService {
                     if known.state != .ok { try tx.setState(contact: known.id, .ok) }
                     if known.isDeleted {
                         try tx.setDeleted(contact: known.id, false)
-                        return AddContactResult(name: name, change: .added, safetyNumber: safety)
+                        return AddContactResult(conversation: known.id.conversation, name: name, change: .added, safetyNumber: safety)
                     }
                     let change: AddContactResult.Change = wasRequest ? .acceptedRequest
                         : (keysChanged || wasMismatch) ? .reverified : .alreadyPinned
-                    var result = AddContactResult(name: name, change: change, safetyNumber: safety)
+                    var result = AddContactResult(conversation: known.id.conversation, name: name, change: change, safetyNumber: safety)
                     // Entering the code again is how a damaged saved session is let go.
                     if try hasDamagedState(known, in: tx) {
                         try tx.removeSealedState(contact: known.id)
@@ -74,10 +76,10 @@ extension AccountService {
                 if try tx.contact(named: name) != nil {
                     throw EngineError.usage("a contact named \(name) already exists; choose another name with --name NAME")
                 }
-                _ = try tx.addContact(NewContact(name: name, accountKey: code.accountKey, deviceKey: code.deviceKey,
+                let added = try tx.addContact(NewContact(name: name, accountKey: code.accountKey, deviceKey: code.deviceKey,
                                                  deviceCertificate: code.deviceCertificate, relayAddress: code.relay.description,
                                                  inviteToken: code.inviteToken, state: .ok), at: now)
-                return AddContactResult(name: name, change: .added, safetyNumber: safety)
+                return AddContactResult(conversation: added.id.conversation, name: name, change: .added, safetyNumber: safety)
             }
         }
         // A running engine picks up the new (or accepted, or re-verified) contact at once.

@@ -12,9 +12,9 @@ extension Engine {
     /// receipts for what it stored are owed in the store and go at the next sync or view.
     ///
     /// Returns the messages stored, in arrival order, for the alerts.
-    public func runCheck(timeout: Double = 20) throws(EngineError) -> [(contact: String, id: MessageID)] {
+    public func runCheck(timeout: Double = 20) throws(EngineError) -> [(conversation: ConversationID, id: MessageID)] {
         policy = .check
-        var arrived: [(contact: String, id: MessageID)] = []
+        var arrived: [(conversation: ConversationID, id: MessageID)] = []
         let collected = Mutex<[ChatEvent]>([])
         onEvent = { event in collected.withLock { $0.append(event) } }
         thread.claim()
@@ -33,7 +33,7 @@ extension Engine {
             try turn(inbox.take(until: Date(timeIntervalSinceNow: max(0, wait))))
         }
         for event in collected.withLock({ $0 }) {
-            if case let .newMessage(contact, id, _) = event { arrived.append((contact, id)) }
+            if case let .newMessage(conversation, id, _) = event { arrived.append((conversation, id)) }
         }
         return arrived
     }

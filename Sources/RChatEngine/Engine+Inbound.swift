@@ -227,7 +227,7 @@ extension Engine {
         guard try !tx.hasSystemRow(contact: contact.id, kind: kind, since: contact.keysChangedAt) else { return }
         _ = try tx.addSystemRow(contact: contact.id, kind: kind, text: RecoveryRows.newDevice(name: contact.name), action: nil,
                                 messageIDs: [], at: now)
-        after.events.append(.rowAdded(contact: contact.name))
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
     }
 
     private func handshakeFailed(_ conversation: LiveConversation, _ error: Error, _ tx: StoreTransaction) throws {
@@ -326,7 +326,7 @@ extension Engine {
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
             for change in try tx.raiseStatuses(contact: contact.id, ids: Self.receiptIDs(body), event: event, at: now) {
                 conversation.acknowledgementDeadlines[change.message] = nil
-                if change.changed { after.events.append(.statusChanged(contact: contact.name, id: change.id, status: change.current)) }
+                if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
             }
         case .notice:
             try receiveNotice(body, in: conversation, sealedIn: header.sessionID, tx, &after)
@@ -359,7 +359,7 @@ extension Engine {
             after.stored.append((conversation, stored.map(\.owed)))
             let contents = Dictionary(messages.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
             for message in stored {
-                after.events.append(.newMessage(contact: conversation.contact.name, id: message.id,
+                after.events.append(.newMessage(conversation: conversation.contact.id.conversation, id: message.id,
                                                 preview: contents[message.id]?.displayText(direction: .incoming) ?? ""))
             }
         }
@@ -405,7 +405,7 @@ extension Engine {
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
         conversations[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming
         after.receiptsOwed += 1
-        after.events.append(.newMessage(contact: contact.name, id: request.messageID,
+        after.events.append(.newMessage(conversation: contact.id.conversation, id: request.messageID,
                                         preview: request.content.displayText(direction: .incoming)))
     }
 }

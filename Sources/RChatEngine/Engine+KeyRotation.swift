@@ -47,7 +47,7 @@ extension Engine {
         _ = try tx.addSystemRow(contact: contact.id, kind: "keys-changed",
                                 text: RecoveryRows.keysChanged(name: contact.name, count: recent.count),
                                 action: recent.isEmpty ? nil : .resend, messageIDs: recent.map(\.id), at: t)
-        after.events.append(.rowAdded(contact: contact.name))
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
         after.events.append(.conversationsChanged)
         log("\(contact.name) rotated their account key; the new key is pinned")
         if var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {

@@ -27,7 +27,7 @@ extension Engine {
                     }
                 }
             }
-            for c in changes where c.changed { emit(.statusChanged(contact: contact.name, id: c.id, status: c.current)) }
+            for c in changes where c.changed { emit(.statusChanged(conversation: contact.id.conversation, id: c.id, status: c.current)) }
             return
         }
         let due = items.filter { !conversation.sent.contains($0.message) && (ignoringBackoff || $0.nextAttemptAt <= t) }
@@ -152,8 +152,8 @@ extension Engine {
                     }
                 }
                 for change in try tx.raiseStatuses(messages: taken, event: .relayAcknowledged, at: t) where change.changed {
-                    if let name = takenFor[change.message].flatMap({ conversations[$0]?.contact.name }) {
-                        events.append(.statusChanged(contact: name, id: change.id, status: change.current))
+                    if let contactID = takenFor[change.message], conversations[contactID] != nil {
+                        events.append(.statusChanged(conversation: contactID.conversation, id: change.id, status: change.current))
                     }
                 }
             }
@@ -316,7 +316,7 @@ extension Engine {
                     for row in overdue {
                         conversation.acknowledgementDeadlines[row] = nil
                         if let change = try tx.raiseStatus(message: row, event: .acknowledgementTimedOut, at: now), change.changed {
-                            events.append(.statusChanged(contact: conversation.contact.name, id: change.id, status: change.current))
+                            events.append(.statusChanged(conversation: conversation.contact.id.conversation, id: change.id, status: change.current))
                         }
                     }
                 }

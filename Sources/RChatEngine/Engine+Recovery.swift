@@ -67,7 +67,7 @@ extension Engine {
         let name = conversation.contact.name
         _ = try tx.addSystemRow(contact: contactID, kind: RowKind.couldNotDecrypt,
                                 text: RecoveryRows.couldNotDecrypt(name: name, count: ids.count), action: nil, messageIDs: ids, at: now)
-        events.append(.rowAdded(contact: name))
+        events.append(.rowAdded(conversation: contactID.conversation))
     }
 
     /// A could-not-read notice from the contact, inside a session made with their pinned
@@ -131,7 +131,7 @@ extension Engine {
                 if let change = try tx.queueResend(contact: contact.id, id: m.id, automatically: true, at: t), change.current == .sending {
                     resent.append(m.id)
                     conversation.sent.remove(change.message)
-                    after.events.append(.statusChanged(contact: contact.name, id: m.id, status: .sending))
+                    after.events.append(.statusChanged(conversation: contact.id.conversation, id: m.id, status: .sending))
                 }
             case .notDelivered(let offerResend):
                 if let change = try tx.raiseStatus(contact: contact.id, id: m.id, event: .peerCouldNotRead, at: t) {
@@ -140,7 +140,7 @@ extension Engine {
                     if change.current == .notDelivered {
                         notDelivered.append(m.id)
                         offer = offer && offerResend
-                        after.events.append(.statusChanged(contact: contact.name, id: m.id, status: .notDelivered))
+                        after.events.append(.statusChanged(conversation: contact.id.conversation, id: m.id, status: .notDelivered))
                     }
                 }
             case .keep:
@@ -151,14 +151,14 @@ extension Engine {
             _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.resent,
                                     text: RecoveryRows.resentAutomatically(name: contact.name, count: resent.count),
                                     action: nil, messageIDs: resent, at: t)
-            after.events.append(.rowAdded(contact: contact.name))
+            after.events.append(.rowAdded(conversation: contact.id.conversation))
             after.resendQueued.append(conversation)
         }
         if !notDelivered.isEmpty {
             _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.notDelivered,
                                     text: RecoveryRows.couldNotBeRead(name: contact.name, count: notDelivered.count),
                                     action: offer ? .resend : nil, messageIDs: notDelivered, at: t)
-            after.events.append(.rowAdded(contact: contact.name))
+            after.events.append(.rowAdded(conversation: contact.id.conversation))
         }
         log("\(contact.name) could not read \(messages.count) message(s): \(resent.count) resent automatically, \(notDelivered.count) not delivered")
     }
@@ -177,6 +177,6 @@ extension Engine {
         _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.startedOver,
                                 text: RecoveryRows.startedOver(name: contact.name, count: recent.count),
                                 action: .resend, messageIDs: recent.map(\.id), at: t)
-        after.events.append(.rowAdded(contact: contact.name))
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
     }
 }

@@ -46,17 +46,18 @@ public final class EngineChatModel: ChatModel {
     }
 
     /// `before`: how many of the newest items to skip (nil: none).
-    public func page(of contact: String, before: Int?, limit: Int) -> [ConversationItem] {
-        (try? account.conversation(contact, limit: limit, skippingLatest: before ?? 0)) ?? []
+    public func page(of conversation: ConversationID, before: Int?, limit: Int) -> [ConversationItem] {
+        guard let contact = try? account.contact(conversation) else { return [] }
+        return (try? account.conversation(contact, limit: limit, skippingLatest: before ?? 0)) ?? []
     }
 
-    public func itemCount(of contact: String) -> Int {
-        guard let c = try? account.contact(named: contact) else { return 0 }
-        return (try? account.store.conversationLength(contact: c.id)) ?? 0
+    public func itemCount(of conversation: ConversationID) -> Int {
+        guard (try? account.contact(conversation)) != nil else { return 0 }
+        return (try? account.store.conversationLength(conversation: conversation)) ?? 0
     }
 
-    public func timeline(of contact: String, message: MessageID) -> [TimelineEntry] {
-        (try? account.timeline(contact, id: message)) ?? []
+    public func timeline(of conversation: ConversationID, message: MessageID) -> [TimelineEntry] {
+        (try? account.timeline(conversation, id: message)) ?? []
     }
 
     public func connection() -> ConnectionState { events.connection }
@@ -67,46 +68,53 @@ public final class EngineChatModel: ChatModel {
 
     // MARK: intents
 
-    public func send(to contact: String, content: MessageContent) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in _ = try account.send(to: contact, content: content) }
+    public func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in _ = try account.send(to: account.contact(conversation), content: content) }
         wakeEngine()
     }
 
-    public func resend(to contact: String, messages: [MessageID]) throws(ChatModelError) {
-        let resent = try wrap { () throws(EngineError) in try account.resend(contact, ids: messages) }
+    public func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError) {
+        let resent = try wrap { () throws(EngineError) in try account.resend(account.contact(conversation), ids: messages) }
         wakeEngine()
         // The view's copy of these rows still shows the old status: the store says Sending now.
-        for id in resent { events.post(.statusChanged(contact: contact, id: id, status: .sending)) }
+        for id in resent { events.post(.statusChanged(conversation: conversation, id: id, status: .sending)) }
     }
 
-    public func markShown(contact: String, messages: [MessageID]) {
-        guard let marked = try? account.markShown(contact, ids: messages), !marked.isEmpty else { return }
+    public func markShown(in conversation: ConversationID, messages: [MessageID]) {
+        guard let marked = try? account.markShown(conversation, ids: messages), !marked.isEmpty else { return }
         wakeEngine()
         events.post(.conversationsChanged)   // the unread count went down
     }
 
-    public func addContact(code: String) throws(ChatModelError) -> String {
+    public func addContact(code: String) throws(ChatModelError) -> ConversationID {
         let parsed: ContactCode
         do { parsed = try ContactCode(parsing: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
             throw ChatModelError("That is not a contact code: \(error)")
         }
         let result = try wrap { () throws(EngineError) in try account.addContact(parsed, name: nil) }
         wakeEngine()
-        return result.name
+        return result.conversation
     }
 
-    public func setMuted(_ contact: String, _ muted: Bool) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in try account.change(contact, muted ? .mute : .unmute) }
+    public func rename(_ conversation: ConversationID, to name: String) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in try account.rename(conversation, to: name) }
         wakeEngine()
     }
 
-    public func setBlocked(_ contact: String, _ blocked: Bool) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in try account.change(contact, blocked ? .block : .unblock) }
-        wakeEngine()
+    public func setMuted(_ conversation: ConversationID, _ muted: Bool) throws(ChatModelError) {
+        try change(conversation, muted ? .mute : .unmute)
     }
 
-    public func delete(_ contact: String) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in try account.change(contact, .delete) }
+    public func setBlocked(_ conversation: ConversationID, _ blocked: Bool) throws(ChatModelError) {
+        try change(conversation, blocked ? .block : .unblock)
+    }
+
+    public func delete(_ conversation: ConversationID) throws(ChatModelError) {
+        try change(conversation, .delete)
+    }
+
+    private func change(_ conversation: ConversationID, _ change: AccountService.ContactChange) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in try account.change(account.contact(conversation), change) }
         wakeEngine()
     }
 

@@ -52,11 +52,9 @@ public struct Contact: Equatable, Sendable {
         .of(state: state, isBlocked: isBlocked, isMuted: isMuted)
     }
 
-    /// The form names are compared in: canonical composition, then lowercase, so "SAM",
-    /// "sam" and "Sam" are one name, as are "ÉVA" and "e\u{301}va".
-    public static func nameKey(_ name: String) -> String {
-        name.precomposedStringWithCanonicalMapping.lowercased()
-    }
+    /// The form names are compared in (Core's `ContactNames.key`): "SAM", "sam" and "Sam"
+    /// are one name, as are "ÉVA" and "e\u{301}va".
+    public static func nameKey(_ name: String) -> String { ContactNames.key(name) }
 }
 
 /// What is known when a contact is added (from their contact code, or a request).

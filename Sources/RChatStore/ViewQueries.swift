@@ -1,13 +1,13 @@
 import RChatCore
 import RChatSQL
 
-// Queries for the full-screen view.
+// Queries for the full-screen view: a conversation is picked by its id, never by its name.
 
 extension StoreAccess {
-    /// Marks the named incoming messages from `contact` as shown (the full-screen view
+    /// Marks the named incoming messages in `conversation` as shown (the full-screen view
     /// reports what it actually drew); returns the ids that were unread until now, for the
     /// Read receipts. Ids that are unknown, outgoing or already read change nothing.
-    public func markRead(contact: ContactID, ids: [MessageID], at now: Int64) throws -> [MessageID] {
+    public func markRead(conversation: ConversationID, ids: [MessageID], at now: Int64) throws -> [MessageID] {
         guard !ids.isEmpty else { return [] }
         return try atomically {
             var marked: [MessageID] = []
@@ -16,7 +16,7 @@ extension StoreAccess {
                     UPDATE messages SET read_at = ?
                     WHERE contact_id = ? AND id = ? AND direction = 'in' AND read_at IS NULL
                     RETURNING id
-                    """, [.integer(now), .integer(contact.rawValue), .blob(id.bytes)])
+                    """, [.integer(now), .integer(conversation.rawValue), .blob(id.bytes)])
                 if !rows.isEmpty { marked.append(id) }
             }
             return marked
@@ -25,11 +25,11 @@ extension StoreAccess {
 
     /// When the conversation last saw anything: the time of its newest item (0 when empty).
     /// One index probe per table.
-    public func lastActivity(contact: ContactID) throws -> Int64 {
+    public func lastActivity(conversation: ConversationID) throws -> Int64 {
         try database.queryOne("""
             SELECT max(coalesce((SELECT created_at FROM messages WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0),
                        coalesce((SELECT created_at FROM system_rows WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0))
-            """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
+            """, [.integer(conversation.rawValue)])?.int64(at: 0) ?? 0
     }
 
     /// How many items the conversation has, from its last position alone: positions run
@@ -37,7 +37,7 @@ extension StoreAccess {
     /// conversation (see Conversation.swift), so the last position is the count — two index
     /// probes instead of `conversationCount`'s walk over the whole history (the view asks
     /// for it on opening and on every new item).
-    public func conversationLength(contact: ContactID) throws -> Int {
-        Int(try nextPosition(contact: contact) - 1)
+    public func conversationLength(conversation: ConversationID) throws -> Int {
+        Int(try nextPosition(contact: ContactID(conversation)) - 1)
     }
 }

@@ -20,7 +20,7 @@ enum ContactCommands {
         let code: ContactCode
         do { code = try ContactCode(parsing: text) } catch { throw Arguments.UsageError(description: "\(error)") }
         if let name = args.value("--name"), !ContactCode.validName(name) {
-            throw Arguments.UsageError(description: "name must be 1 to \(ContactCode.maxNameBytes) bytes, without control characters, direction marks, line breaks or surrounding spaces")
+            throw Arguments.UsageError(description: ContactCode.nameRule)
         }
         let result = try AccountService(locations: locations).addContact(code, name: args.value("--name"))
         let shown = TerminalText.sanitized(result.name, breaks: .shown)

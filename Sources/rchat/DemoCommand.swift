@@ -226,8 +226,9 @@ final class DemoContact: @unchecked Sendable {
             let engine = try Engine(account: account, log: log)
             generation += 1
             let generation = self.generation
+            let you = try account.contact(named: "You").id.conversation
             engine.onEvent = { [weak self] event in
-                if case .newMessage(let contact, _, _) = event, contact == "You" { self?.heard(generation) }
+                if case .newMessage(let conversation, _, _) = event, conversation == you { self?.heard(generation) }
             }
             let runner = EngineThread(engine: engine)
             runner.start(name: "rchat-demo-sam")

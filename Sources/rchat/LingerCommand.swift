@@ -77,9 +77,9 @@ enum Linger {
         let alertFailure = Mutex<EngineError?>(nil)
         engine.onEvent = { event in
             // On the engine thread, like the store it reads.
-            guard case let .newMessage(contact, id, _) = event, let sink else { return }
+            guard case let .newMessage(conversation, id, _) = event, let sink else { return }
             do throws(EngineError) {
-                for alert in try center.alerts(for: [(contact, id)]) { sink.post(alert) }
+                for alert in try center.alerts(for: [(conversation, id)]) { sink.post(alert) }
             } catch {
                 alertFailure.withLock { $0 = $0 ?? error }
                 engine.stop()

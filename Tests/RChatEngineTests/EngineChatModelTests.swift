@@ -40,6 +40,8 @@ final class EngineChatModelTests: XCTestCase {
     }
 
     var samID: ContactID { get throws { try model.account.contact(named: "Sam").id } }
+    /// Sam's conversation, as the view picks it.
+    var sam: ConversationID { get throws { try samID.conversation } }
 
     func incoming(_ text: String) throws -> MessageID {
         let id = MessageID.random()
@@ -48,48 +50,50 @@ final class EngineChatModelTests: XCTestCase {
     }
 
     func testPagesCountFromTheNewestAndSendWakesTheEngine() throws {
-        for n in 0..<10 { try model.send(to: "Sam", content: .text("m\(n)")) }
+        let sam = try sam
+        for n in 0..<10 { try model.send(to: sam, content: .text("m\(n)")) }
         XCTAssertEqual(wakes.value, 10)
-        XCTAssertEqual(model.itemCount(of: "Sam"), 10)
+        XCTAssertEqual(model.itemCount(of: sam), 10)
         let texts = { (items: [ConversationItem]) in items.compactMap { item -> String? in
             if case .message(let m) = item { return m.text } else { return nil }
         } }
-        XCTAssertEqual(texts(model.page(of: "Sam", before: nil, limit: 3)), ["m7", "m8", "m9"])
-        XCTAssertEqual(texts(model.page(of: "Sam", before: 3, limit: 3)), ["m4", "m5", "m6"], "before: skip the newest 3")
-        XCTAssertEqual(texts(model.page(of: "Sam", before: 8, limit: 5)), ["m0", "m1"])
-        XCTAssertEqual(model.page(of: "Nobody", before: nil, limit: 3), [])
-        XCTAssertEqual(model.itemCount(of: "Nobody"), 0)
-        XCTAssertThrowsError(try model.send(to: "Sam", content: .text("   "))) { error in
+        XCTAssertEqual(texts(model.page(of: sam, before: nil, limit: 3)), ["m7", "m8", "m9"])
+        XCTAssertEqual(texts(model.page(of: sam, before: 3, limit: 3)), ["m4", "m5", "m6"], "before: skip the newest 3")
+        XCTAssertEqual(texts(model.page(of: sam, before: 8, limit: 5)), ["m0", "m1"])
+        XCTAssertEqual(model.page(of: ConversationID(999), before: nil, limit: 3), [])
+        XCTAssertEqual(model.itemCount(of: ConversationID(999)), 0)
+        XCTAssertThrowsError(try model.send(to: sam, content: .text("   "))) { error in
             XCTAssertEqual((error as? ChatModelError)?.description, "An empty message is not sent.")
         }
     }
 
     func testTimelineNamesEachStepAndAResendIsResent() throws {
-        try model.send(to: "Sam", content: .text("hello"))
-        guard case .message(let m)? = model.page(of: "Sam", before: nil, limit: 1).first else { return XCTFail("no message") }
-        let store = model.account.store, sam = try samID
-        try store.raiseStatus(contact: sam, id: m.id, event: .relayAcknowledged, at: 200)
-        try store.raiseStatus(contact: sam, id: m.id, event: .peerCouldNotRead, at: 300)
-        try model.resend(to: "Sam", messages: [m.id])
-        XCTAssertEqual(model.drainEvents(), [.statusChanged(contact: "Sam", id: m.id, status: .sending)],
+        let sam = try sam
+        try model.send(to: sam, content: .text("hello"))
+        guard case .message(let m)? = model.page(of: sam, before: nil, limit: 1).first else { return XCTFail("no message") }
+        let store = model.account.store, samRow = try samID
+        try store.raiseStatus(contact: samRow, id: m.id, event: .relayAcknowledged, at: 200)
+        try store.raiseStatus(contact: samRow, id: m.id, event: .peerCouldNotRead, at: 300)
+        try model.resend(in: sam, messages: [m.id])
+        XCTAssertEqual(model.drainEvents(), [.statusChanged(conversation: sam, id: m.id, status: .sending)],
                        "the view learns the resent message is Sending again")
-        try store.raiseStatus(contact: sam, id: m.id, event: .deliveredReceipt, at: 500)
-        try store.raiseStatus(contact: sam, id: m.id, event: .readReceipt, at: 600)
-        XCTAssertEqual(model.timeline(of: "Sam", message: m.id).map(\.step),
+        try store.raiseStatus(contact: samRow, id: m.id, event: .deliveredReceipt, at: 500)
+        try store.raiseStatus(contact: samRow, id: m.id, event: .readReceipt, at: 600)
+        XCTAssertEqual(model.timeline(of: sam, message: m.id).map(\.step),
                        [.stored, .relayAcknowledged, .status(.notDelivered), .resent, .delivered, .read])
-        XCTAssertEqual(model.timeline(of: "Sam", message: m.id).last?.at, 600)
-        XCTAssertEqual(model.timeline(of: "Sam", message: try incoming("hi")), [], "incoming messages have no status steps")
+        XCTAssertEqual(model.timeline(of: sam, message: m.id).last?.at, 600)
+        XCTAssertEqual(model.timeline(of: sam, message: try incoming("hi")), [], "incoming messages have no status steps")
     }
 
     func testMarkShownReadsOnlyThoseAndOwesTheirReadReceipts() throws {
         let a = try incoming("a"), b = try incoming("b")
         XCTAssertEqual(model.conversations().first?.unread, 2)
-        model.markShown(contact: "Sam", messages: [a])
+        model.markShown(in: try sam, messages: [a])
         XCTAssertEqual(model.conversations().first?.unread, 1)
         XCTAssertEqual(try model.account.store.readReceiptsOwed(contact: try samID, limit: 10), [a])
         XCTAssertEqual(model.drainEvents(), [.conversationsChanged])
         XCTAssertEqual(wakes.value, 1)
-        model.markShown(contact: "Sam", messages: [a])
+        model.markShown(in: try sam, messages: [a])
         XCTAssertEqual(wakes.value, 1, "nothing new read: no wake-up")
         _ = b
     }
@@ -101,7 +105,7 @@ final class EngineChatModelTests: XCTestCase {
         let sink = model.eventSink
         let posted = expectation(description: "posted from another thread")
         Thread {
-            for n in 0..<100 { sink(.rowAdded(contact: "c\(n)")) }
+            for n in 0..<100 { sink(.rowAdded(conversation: ConversationID(Int64(n)))) }
             sink(.connectionChanged(.online))
             posted.fulfill()
         }.start()
@@ -109,7 +113,7 @@ final class EngineChatModelTests: XCTestCase {
         XCTAssertEqual(poll(&fds, 1, 1000), 1, "readable once events wait")
         let events = model.drainEvents()
         XCTAssertEqual(events.count, 101)
-        XCTAssertEqual(events.first, .rowAdded(contact: "c0"))
+        XCTAssertEqual(events.first, .rowAdded(conversation: ConversationID(0)))
         XCTAssertEqual(model.connection(), .online)
         fds[0].revents = 0
         XCTAssertEqual(poll(&fds, 1, 0), 0, "drained: not readable any more")
@@ -118,14 +122,15 @@ final class EngineChatModelTests: XCTestCase {
 
     func testAddContactMuteBlockDeleteAndTheirErrors() throws {
         XCTAssertThrowsError(try model.addContact(code: "not a code"))
-        try model.setMuted("Sam", true)
+        let sam = try sam
+        try model.setMuted(sam, true)
         XCTAssertEqual(model.conversations().first?.state, .muted)
-        try model.setBlocked("Sam", true)
+        try model.setBlocked(sam, true)
         XCTAssertEqual(model.conversations().first?.state, .blocked)
-        try model.delete("Sam")
+        try model.delete(sam)
         XCTAssertEqual(model.conversations(), [])
-        XCTAssertThrowsError(try model.setMuted("Sam", false)) { error in
-            XCTAssertTrue("\(error)".contains("No contact named Sam"), "\(error)")
+        XCTAssertThrowsError(try model.setMuted(sam, false)) { error in
+            XCTAssertTrue("\(error)".contains("That conversation no longer exists"), "\(error)")
         }
         XCTAssertTrue(model.myCode().hasPrefix("rchat-"), model.myCode())
     }

@@ -30,7 +30,7 @@ final class ActionTests: XCTestCase {
         view.press(.tab, .up, .character("r"))
         XCTAssertEqual(model.resent.count, 1)
         XCTAssertEqual(model.resent.first?.ids, [ids["later"]!, a])
-        XCTAssertEqual(model.resent.first?.contact, "Sam")
+        XCTAssertEqual(model.resent.first?.conversation, model.id("Sam"))
         XCTAssertTrue(view.frame().line(22).contains("Resending 2 messages."))
     }
 

@@ -21,7 +21,7 @@ final class AlertPermissionTests: XCTestCase {
         XCTAssertFalse(promptShown(view), "not at start, on the list")
         XCTAssertEqual(view.state.focus, .list)
         view.press(.enter)   // opens Sam
-        XCTAssertEqual(view.state.openContact, "Sam")
+        XCTAssertEqual(view.state.openConversation, model.id("Sam"))
         let screen = view.frame()
         XCTAssertTrue(screen.contains(ChatView.alertPermissionQuestion), screen.dump)
         XCTAssertTrue(screen.contains("rchat settings desktop-alerts on|off"), screen.dump)
@@ -42,10 +42,10 @@ final class AlertPermissionTests: XCTestCase {
 
         // Other conversations, and Sam again: never asked again.
         view.press(.control("n"))
-        XCTAssertEqual(view.state.openContact, "Alex")
+        XCTAssertEqual(view.state.openConversation, model.id("Alex"))
         XCTAssertFalse(promptShown(view))
         view.press(.control("p"))
-        XCTAssertEqual(view.state.openContact, "Sam")
+        XCTAssertEqual(view.state.openConversation, model.id("Sam"))
         XCTAssertFalse(promptShown(view))
         XCTAssertEqual(model.alertPermissionAnswers, [true])
     }
@@ -99,7 +99,7 @@ final class AlertPermissionTests: XCTestCase {
         let (model, _) = samConversation()   // the fake has been asked already
         let view = makeView(model)
         view.press(.enter)
-        XCTAssertEqual(view.state.openContact, "Sam")
+        XCTAssertEqual(view.state.openConversation, model.id("Sam"))
         XCTAssertFalse(promptShown(view))
         XCTAssertNil(view.state.overlay)
         view.type("hi")
@@ -123,7 +123,7 @@ final class AlertPermissionTests: XCTestCase {
         let view = makeView(model)
         view.type("/add rchat-1-Robin")
         view.press(.enter)
-        XCTAssertEqual(view.state.openContact, "Robin")
+        XCTAssertEqual(view.state.openConversation, model.id("Robin"))
         XCTAssertTrue(promptShown(view))
         view.press(.character("y"))
         XCTAssertEqual(model.alertPermissionAnswers, [true])

@@ -5,7 +5,7 @@ import RChatCore
 final class BannerTests: XCTestCase {
     private func arrive(_ model: FakeChatModel, _ view: ChatView, _ contact: String, _ text: String) {
         let id = model.addMessage(contact, .incoming, text)
-        view.handle([.newMessage(contact: contact, id: id, preview: text)])
+        view.handle([.newMessage(conversation: model.id(contact), id: id, preview: text)])
     }
 
     func testBannerForAnotherConversationNameOnly() {
@@ -68,7 +68,7 @@ final class BannerTests: XCTestCase {
         model.contact("Kim")
         let view = makeView(model, open: "Sam")
         let a = model.addMessage("Alex", .incoming, "1"), k = model.addMessage("Kim", .incoming, "2")
-        view.handle([.newMessage(contact: "Alex", id: a, preview: "1"), .newMessage(contact: "Kim", id: k, preview: "2")])
+        view.handle([.newMessage(conversation: model.id("Alex"), id: a, preview: "1"), .newMessage(conversation: model.id("Kim"), id: k, preview: "2")])
         XCTAssertEqual(view.frame().line(0), " 2 new messages")
     }
 }

@@ -13,7 +13,7 @@ final class CommandTests: XCTestCase {
         let view = makeView(model)
         run(view, "/add rchat-1-Robin")
         XCTAssertEqual(model.added, ["Robin"])
-        XCTAssertEqual(view.state.openContact, "Robin")
+        XCTAssertEqual(view.state.openConversation, model.id("Robin"))
         XCTAssertTrue(view.frame().line(22).contains("Added Robin."))
         run(view, "/add nonsense")
         XCTAssertTrue(view.frame().line(22).contains("not an rChat contact code"))
@@ -35,7 +35,7 @@ final class CommandTests: XCTestCase {
         let (model, _) = samConversation()
         let view = makeView(model, open: "Sam")
         for line in ["/mute", "/unmute", "/block", "/unblock", "/mute Alex"] { run(view, line) }
-        XCTAssertEqual(model.muted.map(\.0), ["Sam", "Sam", "Alex"])
+        XCTAssertEqual(model.muted.map(\.0), [model.id("Sam"), model.id("Sam"), model.id("Alex")])
         XCTAssertEqual(model.muted.map(\.1), [true, false, true])
         XCTAssertEqual(model.blocked.map(\.1), [true, false])
         XCTAssertTrue(view.frame().line(22).contains("Muted Alex: no banners"))
@@ -44,6 +44,7 @@ final class CommandTests: XCTestCase {
 
     func testDeleteAsksFirst() {
         let (model, _) = samConversation()
+        let sam = model.id("Sam")
         let view = makeView(model, open: "Sam")
         run(view, "/delete")
         XCTAssertTrue(view.frame().contains("Delete Sam?"))
@@ -51,8 +52,8 @@ final class CommandTests: XCTestCase {
         XCTAssertTrue(model.deleted.isEmpty)
         run(view, "/delete")
         view.press(.character("y"))
-        XCTAssertEqual(model.deleted, ["Sam"])
-        XCTAssertNil(view.state.openContact)
+        XCTAssertEqual(model.deleted, [sam])
+        XCTAssertNil(view.state.openConversation)
         XCTAssertFalse(view.frame().text[1..<22].contains { $0.contains("Sam") })
     }
 

@@ -3,70 +3,95 @@ import RChatCore
 
 /// A ChatModel in memory that records every request, so tests can check what the view
 /// asked for (a page, not the history) and which intents it sent.
+/// Conversations are kept by id, as the engine keeps them; tests build them by name
+/// (`contact("Sam")`, `addMessage("Sam", …)`), and `id("Sam")` says which id a name has now.
 final class FakeChatModel: ChatModel {
     var summaries: [ConversationSummary] = []
-    var items: [String: [ConversationItem]] = [:]
+    var items: [ConversationID: [ConversationItem]] = [:]
     var timelines: [MessageID: [TimelineEntry]] = [:]
     var connectionState: ConnectionState = .online
     var code = "rchat-1-MYCODE"
     var events: [ChatEvent] = []
     var failNextSend: ChatModelError?
+    var failNextRename: ChatModelError?
     /// Already answered unless a test says otherwise, so opening a conversation goes
     /// straight to the composer.
     var alertPermissionAsked = true
 
     // What the view did.
-    var pageRequests: [(contact: String, before: Int?, limit: Int)] = []
-    var sent: [(contact: String, content: MessageContent)] = []
-    var resent: [(contact: String, ids: [MessageID])] = []
-    var shown: [(contact: String, ids: [MessageID])] = []
+    var pageRequests: [(conversation: ConversationID, before: Int?, limit: Int)] = []
+    var sent: [(conversation: ConversationID, content: MessageContent)] = []
+    var resent: [(conversation: ConversationID, ids: [MessageID])] = []
+    var shown: [(conversation: ConversationID, ids: [MessageID])] = []
     var added: [String] = []
-    var muted: [(String, Bool)] = []
-    var blocked: [(String, Bool)] = []
-    var deleted: [String] = []
+    var renamed: [(ConversationID, String)] = []
+    var muted: [(ConversationID, Bool)] = []
+    var blocked: [(ConversationID, Bool)] = []
+    var deleted: [ConversationID] = []
     var alertPermissionAnswers: [Bool] = []
 
     private var nextID: UInt8 = 0
+    private var nextConversation: Int64 = 0
     var clock: Int64 = 1_700_000_000
+
+    /// The conversation whose name is exactly `name` now.
+    func id(_ name: String) -> ConversationID {
+        guard let summary = summaries.first(where: { $0.name == name }) else { fatalError("no conversation named \(name)") }
+        return summary.id
+    }
 
     func conversations() -> [ConversationSummary] { summaries }
 
-    func page(of contact: String, before: Int?, limit: Int) -> [ConversationItem] {
-        pageRequests.append((contact, before, limit))
-        let all = items[contact] ?? []
+    func page(of conversation: ConversationID, before: Int?, limit: Int) -> [ConversationItem] {
+        pageRequests.append((conversation, before, limit))
+        let all = items[conversation] ?? []
         let end = all.count - (before ?? 0)
         let start = max(0, end - limit)
         return end > start ? Array(all[start..<end]) : []
     }
 
-    func itemCount(of contact: String) -> Int { items[contact]?.count ?? 0 }
-    func timeline(of contact: String, message: MessageID) -> [TimelineEntry] { timelines[message] ?? [] }
+    func itemCount(of conversation: ConversationID) -> Int { items[conversation]?.count ?? 0 }
+    func timeline(of conversation: ConversationID, message: MessageID) -> [TimelineEntry] { timelines[message] ?? [] }
     func connection() -> ConnectionState { connectionState }
     func myCode() -> String { code }
 
-    func send(to contact: String, content: MessageContent) throws(ChatModelError) {
+    func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError) {
         if let error = failNextSend { failNextSend = nil; throw error }
-        sent.append((contact, content))
-        addMessage(contact, .outgoing, content.displayText(direction: .outgoing), status: .sending)
+        sent.append((conversation, content))
+        addMessage(conversation, .outgoing, content.displayText(direction: .outgoing), status: .sending)
     }
 
-    func resend(to contact: String, messages: [MessageID]) throws(ChatModelError) { resent.append((contact, messages)) }
-    func markShown(contact: String, messages: [MessageID]) { shown.append((contact, messages)) }
+    func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError) {
+        resent.append((conversation, messages))
+    }
+    func markShown(in conversation: ConversationID, messages: [MessageID]) { shown.append((conversation, messages)) }
 
-    func addContact(code: String) throws(ChatModelError) -> String {
+    func addContact(code: String) throws(ChatModelError) -> ConversationID {
         guard code.hasPrefix("rchat-1-") else { throw ChatModelError("not an rChat contact code") }
         let name = String(code.dropFirst(8))
         added.append(name)
-        summaries.append(ConversationSummary(name: name, state: .ok, unread: 0, lastActivity: clock))
-        return name
+        return contact(name)
     }
 
-    func setMuted(_ contact: String, _ on: Bool) throws(ChatModelError) { muted.append((contact, on)) }
-    func setBlocked(_ contact: String, _ on: Bool) throws(ChatModelError) { blocked.append((contact, on)) }
-    func delete(_ contact: String) throws(ChatModelError) {
-        deleted.append(contact)
-        summaries.removeAll { $0.name == contact }
-        items[contact] = nil
+    /// As the engine renames: the id, items and state stay; only the name changes.
+    func rename(_ conversation: ConversationID, to name: String) throws(ChatModelError) {
+        if let error = failNextRename { failNextRename = nil; throw error }
+        renamed.append((conversation, name))
+        setName(conversation, name)
+    }
+
+    /// Another process (`rchat rename`) renamed it: the store says so, no intent was sent.
+    func setName(_ conversation: ConversationID, _ name: String) {
+        guard let i = summaries.firstIndex(where: { $0.id == conversation }) else { return }
+        summaries[i].name = name
+    }
+
+    func setMuted(_ conversation: ConversationID, _ on: Bool) throws(ChatModelError) { muted.append((conversation, on)) }
+    func setBlocked(_ conversation: ConversationID, _ on: Bool) throws(ChatModelError) { blocked.append((conversation, on)) }
+    func delete(_ conversation: ConversationID) throws(ChatModelError) {
+        deleted.append(conversation)
+        summaries.removeAll { $0.id == conversation }
+        items[conversation] = nil
     }
 
     func setAlertPermission(_ allowed: Bool) {
@@ -79,9 +104,15 @@ final class FakeChatModel: ChatModel {
 
     // MARK: Building conversations
 
-    func contact(_ name: String, state: ConversationSummary.State = .ok, unread: Int = 0) {
-        summaries.append(ConversationSummary(name: name, state: state, unread: unread, lastActivity: clock))
-        if items[name] == nil { items[name] = [] }
+    /// A new conversation (a new id, even when another has a name equal to this one
+    /// ignoring case or width).
+    @discardableResult
+    func contact(_ name: String, state: ConversationSummary.State = .ok, unread: Int = 0) -> ConversationID {
+        nextConversation += 1
+        let id = ConversationID(nextConversation)
+        summaries.append(ConversationSummary(id: id, name: name, state: state, unread: unread, lastActivity: clock))
+        items[id] = []
+        return id
     }
 
     func makeID() -> MessageID {
@@ -92,9 +123,15 @@ final class FakeChatModel: ChatModel {
     @discardableResult
     func addMessage(_ contact: String, _ direction: Direction, _ text: String, status: MessageStatus? = nil,
                     resent: Bool = false) -> MessageID {
+        addMessage(id(contact), direction, text, status: status, resent: resent)
+    }
+
+    @discardableResult
+    func addMessage(_ conversation: ConversationID, _ direction: Direction, _ text: String, status: MessageStatus? = nil,
+                    resent: Bool = false) -> MessageID {
         let id = makeID()
         clock += 60
-        items[contact, default: []].append(.message(MessageItem(
+        items[conversation, default: []].append(.message(MessageItem(
             id: id, direction: direction, text: text,
             status: direction == .outgoing ? (status ?? .sent) : nil, resent: resent, at: clock)))
         return id
@@ -102,21 +139,22 @@ final class FakeChatModel: ChatModel {
 
     func addRow(_ contact: String, _ text: String, resending ids: [MessageID]) {
         clock += 60
-        items[contact, default: []].append(.row(SystemRow(id: Int64(clock), text: text, action: ids.isEmpty ? nil : .resend,
+        items[id(contact), default: []].append(.row(SystemRow(id: Int64(clock), text: text, action: ids.isEmpty ? nil : .resend,
                                                            messageIDs: ids, at: clock)))
     }
 
     func setStatus(_ contact: String, _ id: MessageID, _ status: MessageStatus) {
-        guard var list = items[contact] else { return }
+        let conversation = self.id(contact)
+        guard var list = items[conversation] else { return }
         for i in list.indices {
             if case .message(var m) = list[i], m.id == id { m.status = status; list[i] = .message(m) }
         }
-        items[contact] = list
+        items[conversation] = list
     }
 
     /// A long conversation built cheaply: n short messages alternating direction.
     func fill(_ contact: String, count: Int) {
-        var list = items[contact] ?? []
+        var list = items[id(contact)] ?? []
         list.reserveCapacity(list.count + count)
         for n in 0..<count {
             let bytes = withUnsafeBytes(of: UInt64(n).bigEndian, Array.init)
@@ -126,6 +164,6 @@ final class FakeChatModel: ChatModel {
                                              status: direction == .outgoing ? .read : nil, resent: false,
                                              at: clock + Int64(n))))
         }
-        items[contact] = list
+        items[id(contact)] = list
     }
 }

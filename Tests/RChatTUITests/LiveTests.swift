@@ -11,7 +11,7 @@ final class LiveTests: XCTestCase {
         view.type("Hi Sam")
         view.press(.enter)
         XCTAssertEqual(model.sent.map(\.content), [.text("Hi Sam")])
-        let id = model.items["Sam"]!.last!.message!.id
+        let id = model.items[model.id("Sam")]!.last!.message!.id
         var before = view.frame()
         let row = before.position(of: "Hi Sam")!.row
         XCTAssertEqual(before[row, 78].character, "◷")
@@ -19,7 +19,7 @@ final class LiveTests: XCTestCase {
         before = view.frame()
         for (status, glyph) in [(MessageStatus.sent, "✓"), (.delivered, "ⓥ"), (.read, "ⓥ")] {
             model.setStatus("Sam", id, status)
-            view.handle([.statusChanged(contact: "Sam", id: id, status: status)])
+            view.handle([.statusChanged(conversation: model.id("Sam"), id: id, status: status)])
             let after = view.frame()
             XCTAssertEqual(String(after[row, 78].character), glyph, status.rawValue)
             let runs = ScreenDiff.runs(from: before, to: after)
@@ -38,7 +38,7 @@ final class LiveTests: XCTestCase {
         let view = makeView(model, open: "Sam")
         _ = view.frame()
         let id = model.addMessage("Sam", .incoming, "A new one")
-        view.handle([.newMessage(contact: "Sam", id: id, preview: "A new one")])
+        view.handle([.newMessage(conversation: model.id("Sam"), id: id, preview: "A new one")])
         let screen = view.frame()
         XCTAssertEqual(screen.position(of: "A new one")?.row, 21, screen.dump)
         XCTAssertNil(screen.position(of: "New message"), "no banner for the conversation on screen")
@@ -49,9 +49,9 @@ final class LiveTests: XCTestCase {
         let view = makeView(model, open: "Sam")
         XCTAssertFalse(view.frame().contains("Resent"))
         // The engine resent "See you later" automatically and added a row saying so.
-        if case .message(var m) = model.items["Sam"]![2] { m.resent = true; m.status = .sent; model.items["Sam"]![2] = .message(m) }
+        if case .message(var m) = model.items[model.id("Sam")]![2] { m.resent = true; m.status = .sent; model.items[model.id("Sam")]![2] = .message(m) }
         model.addRow("Sam", "Sam's phone couldn't read 1 message, so rChat sent it again.", resending: [])
-        view.handle([.rowAdded(contact: "Sam"), .statusChanged(contact: "Sam", id: ids["later"]!, status: .sent)])
+        view.handle([.rowAdded(conversation: model.id("Sam")), .statusChanged(conversation: model.id("Sam"), id: ids["later"]!, status: .sent)])
         let screen = view.frame()
         XCTAssertTrue(screen.contains("Resent"), screen.dump)
         XCTAssertTrue(screen.contains("couldn't read 1 message"), screen.dump)

@@ -11,15 +11,15 @@ final class NavigationTests: XCTestCase {
         var screen = view.frame()
         XCTAssertTrue(screen[1, 1].style.reverse, "the list cursor")
         view.press(.down, .enter)
-        XCTAssertEqual(view.state.openContact, "Alex")
+        XCTAssertEqual(view.state.openConversation, model.id("Alex"))
         XCTAssertEqual(view.state.focus, .composer)
         screen = view.frame()
         XCTAssertTrue(screen.contains("from Alex"))
         XCTAssertEqual(screen.cursor?.row, 23)
         view.press(.control("n"))
-        XCTAssertEqual(view.state.openContact, "Sam")
+        XCTAssertEqual(view.state.openConversation, model.id("Sam"))
         view.press(.control("p"))
-        XCTAssertEqual(view.state.openContact, "Alex")
+        XCTAssertEqual(view.state.openConversation, model.id("Alex"))
     }
 
     func testTypingFromTheListGoesToTheComposer() {

@@ -70,7 +70,7 @@ final class PagingTests: XCTestCase {
         view.press(.pageUp, .pageUp, .pageDown, .pageDown)
         XCTAssertNil(view.state.anchor)
         let id = model.addMessage("Sam", .incoming, "live one")
-        view.handle([.newMessage(contact: "Sam", id: id, preview: "")])
+        view.handle([.newMessage(conversation: model.id("Sam"), id: id, preview: "")])
         XCTAssertEqual(view.frame().position(of: "live one")?.row, 21)
     }
 
@@ -81,7 +81,7 @@ final class PagingTests: XCTestCase {
         view.press(.pageUp)
         let before = view.frame()
         let id = model.addMessage("Sam", .incoming, "live one")
-        view.handle([.newMessage(contact: "Sam", id: id, preview: "")])
+        view.handle([.newMessage(conversation: model.id("Sam"), id: id, preview: "")])
         let after = view.frame()
         XCTAssertEqual(Array(after.text[1..<21]), Array(before.text[1..<21]))
     }

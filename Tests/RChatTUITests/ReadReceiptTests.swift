@@ -5,7 +5,7 @@ import RChatCore
 final class ReadReceiptTests: XCTestCase {
     private func incomingIDs(_ model: FakeChatModel, _ contact: String) -> [Int: MessageID] {
         var out: [Int: MessageID] = [:]
-        for (i, item) in model.items[contact]!.enumerated() {
+        for (i, item) in model.items[model.id(contact)]!.enumerated() {
             if let m = item.message, m.direction == .incoming { out[i] = m.id }
         }
         return out
@@ -23,7 +23,7 @@ final class ReadReceiptTests: XCTestCase {
         let expected = Set(incoming.filter { screen.contains("message \($0.key)") && !screen.contains("message \($0.key)0") }.values)
         XCTAssertEqual(marked, expected)
         XCTAssertEqual(marked.count, 10, screen.dump)   // 20 lines of messages, every other one incoming
-        XCTAssertTrue(model.shown.allSatisfy { $0.contact == "Sam" })
+        XCTAssertTrue(model.shown.allSatisfy { $0.conversation == model.id("Sam") })
         // Drawing the same again reports nothing new; scrolling up reports the newly drawn ones.
         _ = view.frame()
         XCTAssertEqual(model.shown.count, 1)
@@ -41,15 +41,15 @@ final class ReadReceiptTests: XCTestCase {
         view.press(.character("?"))
         view.press(.enter)           // closes help
         view.press(.enter)           // opens Sam
-        XCTAssertEqual(view.state.openContact, "Sam")
+        XCTAssertEqual(view.state.openConversation, model.id("Sam"))
         view.press(.function(1))     // help covers the conversation before it is drawn
         _ = view.frame()
         XCTAssertTrue(model.shown.isEmpty, "covered by help: not shown")
         view.press(.escape)
         _ = view.frame()
-        XCTAssertEqual(model.shown.map(\.contact), ["Sam"])
+        XCTAssertEqual(model.shown.map(\.conversation), [model.id("Sam")])
         let id = model.addMessage("Alex", .incoming, "elsewhere")
-        view.handle([.newMessage(contact: "Alex", id: id, preview: "")])
+        view.handle([.newMessage(conversation: model.id("Alex"), id: id, preview: "")])
         _ = view.frame()
         XCTAssertFalse(model.shown.flatMap(\.ids).contains(id))
     }

@@ -5,21 +5,24 @@ public protocol ChatModel: AnyObject {
     func conversations() -> [ConversationSummary]
     /// The latest `limit` items before `before` (an item index from the end; nil = newest),
     /// oldest first: a page, never the whole history.
-    func page(of contact: String, before: Int?, limit: Int) -> [ConversationItem]
-    func itemCount(of contact: String) -> Int
-    func timeline(of contact: String, message: MessageID) -> [TimelineEntry]
+    func page(of conversation: ConversationID, before: Int?, limit: Int) -> [ConversationItem]
+    func itemCount(of conversation: ConversationID) -> Int
+    func timeline(of conversation: ConversationID, message: MessageID) -> [TimelineEntry]
     func connection() -> ConnectionState
     func myCode() -> String
 
     /// Intents. Errors come back as one line for the status bar.
-    func send(to contact: String, content: MessageContent) throws(ChatModelError)
-    func resend(to contact: String, messages: [MessageID]) throws(ChatModelError)
+    func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError)
+    func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError)
     /// The messages have been on screen: Read receipts may go.
-    func markShown(contact: String, messages: [MessageID])
-    func addContact(code: String) throws(ChatModelError) -> String
-    func setMuted(_ contact: String, _ muted: Bool) throws(ChatModelError)
-    func setBlocked(_ contact: String, _ blocked: Bool) throws(ChatModelError)
-    func delete(_ contact: String) throws(ChatModelError)
+    func markShown(in conversation: ConversationID, messages: [MessageID])
+    /// Returns the conversation the code opened (new, or the contact already known).
+    func addContact(code: String) throws(ChatModelError) -> ConversationID
+    /// A new display name; the conversation, its items and its id stay.
+    func rename(_ conversation: ConversationID, to name: String) throws(ChatModelError)
+    func setMuted(_ conversation: ConversationID, _ muted: Bool) throws(ChatModelError)
+    func setBlocked(_ conversation: ConversationID, _ blocked: Bool) throws(ChatModelError)
+    func delete(_ conversation: ConversationID) throws(ChatModelError)
 
     /// Whether the user has answered "Show desktop alerts?" (asked once, the first time a
     /// conversation is opened; `rchat settings desktop-alerts on|off` changes it later).
@@ -47,8 +50,8 @@ public enum ConnectionState: Equatable, Sendable {
 /// What changed, so the view redraws only that.
 public enum ChatEvent: Equatable, Sendable {
     case conversationsChanged
-    case newMessage(contact: String, id: MessageID, preview: String)
-    case statusChanged(contact: String, id: MessageID, status: MessageStatus)
-    case rowAdded(contact: String)
+    case newMessage(conversation: ConversationID, id: MessageID, preview: String)
+    case statusChanged(conversation: ConversationID, id: MessageID, status: MessageStatus)
+    case rowAdded(conversation: ConversationID)
     case connectionChanged(ConnectionState)
 }

@@ -65,13 +65,16 @@ public struct ConversationSummary: Equatable, Sendable {
         case blocked, muted, request
     }
 
+    public var id: ConversationID
+    /// Display text only: two conversations may have names that differ only in case or
+    /// width, and a rename keeps the id.
     public var name: String
     public var state: State
     public var unread: Int
     public var lastActivity: Int64
 
-    public init(name: String, state: State, unread: Int, lastActivity: Int64) {
-        self.name = name; self.state = state; self.unread = unread; self.lastActivity = lastActivity
+    public init(id: ConversationID, name: String, state: State, unread: Int, lastActivity: Int64) {
+        self.id = id; self.name = name; self.state = state; self.unread = unread; self.lastActivity = lastActivity
     }
 }
 

@@ -31,9 +31,7 @@ enum ComposerLine {
     }
 
     private static func placeholder(_ state: ViewState) -> String {
-        guard let summary = state.openSummary ?? state.openContact.map({
-            ConversationSummary(name: $0, state: .ok, unread: 0, lastActivity: 0)
-        }) else {
+        guard let summary = state.openSummary else {
             return "/add CODE adds a contact; ? help"
         }
         switch summary.state {

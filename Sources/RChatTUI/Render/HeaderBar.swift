@@ -12,10 +12,10 @@ enum HeaderBar {
         }
         screen.fill(row: row, style: .reverse)
         var col = screen.put(" rChat", row: row, column: 0, style: CellStyle(bold: true, reverse: true))
-        guard let name = state.openContact else { return }
+        guard let summary = state.openSummary else { return }
         col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
-        col = screen.put(name, row: row, column: col, style: CellStyle(bold: true, reverse: true))
-        if let tag = state.openSummary.flatMap({ StateTag.text($0.state) }) {
+        col = screen.put(summary.name, row: row, column: col, style: CellStyle(bold: true, reverse: true))
+        if let tag = StateTag.text(summary.state) {
             col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
             screen.put(tag, row: row, column: col, style: CellStyle(bold: true, reverse: true, underline: true, role: .warning))
         }

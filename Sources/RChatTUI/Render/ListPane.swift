@@ -26,7 +26,7 @@ enum ListPane {
             let c = state.conversations[index]
             guard row + entryLines(c) <= layout.bodyTop + height else { break }
             let isCursor = index == cursor && state.focus == .list
-            let isOpen = c.name == state.openContact
+            let isOpen = c.id == state.openConversation
             let base = CellStyle(bold: isOpen, reverse: isCursor)
             screen.fill(row: row, from: 0, to: width, style: base)
             if isOpen { screen.put(state.glyphs.selection, row: row, column: 0, style: base) }

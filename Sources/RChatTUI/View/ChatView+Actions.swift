@@ -10,7 +10,7 @@ extension ChatView {
             runCommand(line)
             return
         }
-        guard let contact = state.openContact else {
+        guard let conversation = state.openConversation else {
             say("Open a conversation first: Tab to the list, then Enter.", error: true)
             return
         }
@@ -18,7 +18,7 @@ extension ChatView {
         let text = line.hasPrefix("//") ? String(line.dropFirst()) : line
         _ = state.composer.take()
         do {
-            try model.send(to: contact, content: .text(text))
+            try model.send(to: conversation, content: .text(text))
         } catch {
             state.composer.restore(line)   // nothing the user wrote is lost
             say(error.description, error: true)
@@ -40,11 +40,11 @@ extension ChatView {
         case "add":
             guard args.count == 1 else { return say("Usage: /add CODE (the code your contact gave you)", error: true) }
             do {
-                let contact = try model.addContact(code: args[0])
+                let added = try model.addContact(code: args[0])
                 reloadConversations()
-                open(contact)
+                open(added)
                 state.focus = .composer
-                say("Added \(contact).")
+                say("Added \(state.summary(added)?.name ?? "the contact").")
             } catch {
                 say(error.description, error: true)
             }
@@ -59,26 +59,28 @@ extension ChatView {
             guard let contact = target(args) else { return }
             do {
                 switch name {
-                case "mute": try model.setMuted(contact, true)
-                case "unmute": try model.setMuted(contact, false)
-                case "block": try model.setBlocked(contact, true)
-                default: try model.setBlocked(contact, false)
+                case "mute": try model.setMuted(contact.id, true)
+                case "unmute": try model.setMuted(contact.id, false)
+                case "block": try model.setBlocked(contact.id, true)
+                default: try model.setBlocked(contact.id, false)
                 }
                 reloadConversations()
-                let done = ["mute": "Muted \(contact): no banners from this conversation.",
-                            "unmute": "Unmuted \(contact).",
-                            "block": "Blocked \(contact).",
-                            "unblock": "Unblocked \(contact)."]
+                let done = ["mute": "Muted \(contact.name): no banners from this conversation.",
+                            "unmute": "Unmuted \(contact.name).",
+                            "block": "Blocked \(contact.name).",
+                            "unblock": "Unblocked \(contact.name)."]
                 say(done[name] ?? "")
             } catch {
                 say(error.description, error: true)
             }
         case "delete":
             guard let contact = target(args) else { return }
-            state.overlay = Overlay(kind: .confirmDelete(contact: contact), title: "Delete \(contact)?", lines: [
-                Overlay.Line("Delete the conversation with \(contact) and all its messages from this device?"),
+            state.overlay = Overlay(kind: .confirmDelete(contact.id), title: "Delete \(contact.name)?", lines: [
+                Overlay.Line("Delete the conversation with \(contact.name) and all its messages from this device?"),
                 Overlay.Line("This cannot be undone.", .bold),
             ])
+        case "rename":
+            rename(to: line.dropFirst().drop { $0 != " " }.dropFirst())
         case "help":
             showHelp()
         case "quit", "q":
@@ -88,21 +90,43 @@ extension ChatView {
         }
     }
 
-    /// The contact a command is about: the one named, or the open conversation.
-    private func target(_ args: [String]) -> String? {
+    /// The conversation a command is about: the one named (as the command line matches
+    /// names: the same name, else the only one equal ignoring case), or the open one.
+    private func target(_ args: [String]) -> ConversationSummary? {
         let named = args.joined(separator: " ")
-        if !named.isEmpty { return named }
-        if let open = state.openContact { return open }
+        if !named.isEmpty {
+            if let found = ContactNames.pick(named, from: state.conversations, name: \.name) { return found }
+            say("No contact named \(named): the list shows every name.", error: true)
+            return nil
+        }
+        if let open = state.openSummary { return open }
         say("Open a conversation first, or name the contact.", error: true)
         return nil
     }
 
-    func deleteConversation(_ contact: String) {
+    /// `/rename NEW`: the open conversation gets a new name; its window, rows and the
+    /// composer's draft stay (everything here is kept by id).
+    func rename(to new: Substring) {
+        guard let open = state.openSummary else {
+            return say("Open a conversation first: /rename NEW renames the open one.", error: true)
+        }
+        guard !new.isEmpty else { return say("Usage: /rename NEW (the new name for \(open.name))", error: true) }
         do {
-            try model.delete(contact)
-            if state.openContact == contact { close() }
+            try model.rename(open.id, to: String(new))
             reloadConversations()
-            say("Deleted \(contact).")
+            say("Renamed \(open.name) to \(state.summary(open.id)?.name ?? String(new)).")
+        } catch {
+            say(error.description, error: true)
+        }
+    }
+
+    func deleteConversation(_ conversation: ConversationID) {
+        let name = state.summary(conversation)?.name ?? "the conversation"
+        do {
+            try model.delete(conversation)
+            if state.openConversation == conversation { close() }
+            reloadConversations()
+            say("Deleted \(name).")
         } catch {
             say(error.description, error: true)
         }
@@ -110,7 +134,7 @@ extension ChatView {
 
     /// `r`: a message that may not have arrived, or every message of a row, sent again.
     func resendSelected() {
-        guard let contact = state.openContact, let index = state.selected else {
+        guard let conversation = state.openConversation, let index = state.selected else {
             return say("Select a message or row first (Up/Down).")
         }
         if state.window?.item(at: index) == nil { reveal(index) }
@@ -128,7 +152,7 @@ extension ChatView {
             ids = r.messageIDs
         }
         do {
-            try model.resend(to: contact, messages: ids)
+            try model.resend(in: conversation, messages: ids)
             say(ids.count == 1 ? "Resending 1 message." : "Resending \(ids.count) messages.")
         } catch {
             say(error.description, error: true)
@@ -137,7 +161,7 @@ extension ChatView {
 
     /// `i`: why a message's status is what it is — each step with its time.
     func showDetails() {
-        guard let contact = state.openContact, let index = state.selected,
+        guard let conversation = state.openConversation, let index = state.selected,
               let item = state.window?.item(at: index) else {
             return say("Select a message first (Up/Down).")
         }
@@ -155,7 +179,7 @@ extension ChatView {
             lines.append(Overlay.Line("Received \(time.full(m.at))", .bold))
         }
         lines.append(Overlay.Line(""))
-        let timeline = model.timeline(of: contact, message: m.id)
+        let timeline = model.timeline(of: conversation, message: m.id)
         if timeline.isEmpty { lines.append(Overlay.Line("No status steps recorded.", .dim)) }
         let labelWidth = 20
         for entry in timeline {

@@ -3,22 +3,24 @@ import RChatCore
 extension ChatView {
     /// A banner for messages in conversations that are not on screen, worded by the alert
     /// setting. Muted and blocked contacts stay quiet; a request never shows name or text.
-    func showBanner(for messages: [(contact: String, preview: String)]) {
+    func showBanner(for messages: [(conversation: ConversationID, preview: String)]) {
         let loud = messages.filter { m in
-            let state = self.state.conversations.first { $0.name == m.contact }?.state
+            let state = self.state.summary(m.conversation)?.state
             return state != .muted && state != .blocked
         }
         guard let last = loud.last else { return }
+        let summary = state.summary(last.conversation)
+        let name = summary?.name ?? "rChat"
         let text: String
         if loud.count > 1 {
             text = "\(loud.count) new messages"
-        } else if state.conversations.first(where: { $0.name == last.contact })?.state == .request {
+        } else if summary?.state == .request {
             text = "New message request"
         } else {
             switch options.alerts {
-            case .name: text = "\(last.contact): New message"
+            case .name: text = "\(name): New message"
             case .nothing: text = "rChat: New message"
-            case .message: text = "\(last.contact): \(Self.cleaned(last.preview))"
+            case .message: text = "\(name): \(Self.cleaned(last.preview))"
             }
         }
         state.banner = Banner(text: text, until: state.now + options.bannerSeconds)

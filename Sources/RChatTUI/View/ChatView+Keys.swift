@@ -29,7 +29,7 @@ extension ChatView {
         case .newest: goToNewest()
         case .open:
             guard state.conversations.indices.contains(state.listCursor) else { return }
-            open(state.conversations[state.listCursor].name)
+            open(state.conversations[state.listCursor].id)
             state.focus = .composer
         case .nextConversation: switchConversation(1)
         case .previousConversation: switchConversation(-1)
@@ -56,8 +56,8 @@ extension ChatView {
             return
         }
         state.focus = focus
-        if focus == .list, let open = state.openContact,
-           let i = state.conversations.firstIndex(where: { $0.name == open }) {
+        if focus == .list, let open = state.openConversation,
+           let i = state.conversations.firstIndex(where: { $0.id == open }) {
             state.listCursor = i
         }
         if focus == .conversation, state.selected == nil { state.selected = visibleItems().last }
@@ -69,23 +69,23 @@ extension ChatView {
     }
 
     func switchConversation(_ delta: Int) {
-        let names = state.conversations.map(\.name)
-        guard !names.isEmpty else { return }
-        let current = state.openContact.flatMap { names.firstIndex(of: $0) } ?? (delta > 0 ? -1 : names.count)
-        let next = (current + delta + names.count) % names.count
-        open(names[next])
+        let ids = state.conversations.map(\.id)
+        guard !ids.isEmpty else { return }
+        let current = state.openConversation.flatMap { ids.firstIndex(of: $0) } ?? (delta > 0 ? -1 : ids.count)
+        let next = (current + delta + ids.count) % ids.count
+        open(ids[next])
         if state.focus == .conversation { state.selected = nil; state.focus = .composer }
     }
 
     func overlayKey(_ key: Key) {
         guard var overlay = state.overlay else { return }
         if overlay.kind == .alertPermission { return alertPermissionKey(key) }
-        if case .confirmDelete(let contact) = overlay.kind {
+        if case .confirmDelete(let conversation) = overlay.kind {
             state.overlay = nil
             if key == .character("y") || key == .character("Y") {
-                deleteConversation(contact)
+                deleteConversation(conversation)
             } else {
-                say("Kept \(contact).")
+                say("Kept \(state.summary(conversation)?.name ?? "the conversation").")
             }
             return
         }

@@ -33,8 +33,8 @@ public final class ChatView {
         state.now = now()
         state.connection = model.connection()
         reloadConversations()
-        if let name = options.openAtStart {
-            open(name)
+        if let name = options.openAtStart, let summary = ContactNames.pick(name, from: state.conversations, name: \.name) {
+            open(summary.id)
         } else if !state.conversations.isEmpty {
             state.focus = .list
         }
@@ -53,9 +53,9 @@ public final class ChatView {
         var screen = Screen(rows: 0, columns: 0)
         let report = Renderer.render(state, to: &screen)
         let fresh = report.shownIncoming.filter { !reportedShown.contains($0) }
-        if let contact = state.openContact, !fresh.isEmpty {
+        if let conversation = state.openConversation, !fresh.isEmpty {
             reportedShown.formUnion(fresh)
-            model.markShown(contact: contact, messages: fresh)
+            model.markShown(in: conversation, messages: fresh)
         }
         return screen
     }
@@ -96,28 +96,29 @@ public final class ChatView {
 
     // MARK: Conversations
 
+    /// Fetches the list again. Everything is kept by id: a renamed conversation stays open,
+    /// with its rows, scroll position and the composer's draft; one gone from the list closes.
     func reloadConversations() {
-        let cursorName = state.conversations.indices.contains(state.listCursor)
-            ? state.conversations[state.listCursor].name : nil
+        let cursorID = state.conversations.indices.contains(state.listCursor)
+            ? state.conversations[state.listCursor].id : nil
         state.conversations = model.conversations()
-        if let name = cursorName, let i = state.conversations.firstIndex(where: { $0.name == name }) {
+        if let id = cursorID, let i = state.conversations.firstIndex(where: { $0.id == id }) {
             state.listCursor = i
         } else {
             state.listCursor = min(state.listCursor, max(0, state.conversations.count - 1))
         }
-        if let open = state.openContact, !state.conversations.contains(where: { $0.name == open }) {
+        if let open = state.openConversation, state.summary(open) == nil {
             close()
         }
     }
 
-    func open(_ name: String) {
-        state.window = ConversationWindow(contact: name, model: model, pageSize: pageSize)
+    func open(_ conversation: ConversationID) {
+        state.window = ConversationWindow(conversation: conversation, model: model, pageSize: pageSize)
         state.anchor = nil
         state.selected = nil
         reportedShown = []
-        let summary = state.conversations.first { $0.name == name }
-        unreadAtOpen = (summary?.unread ?? 0, state.window?.total ?? 0)
-        if let i = state.conversations.firstIndex(where: { $0.name == name }) { state.listCursor = i }
+        unreadAtOpen = (state.summary(conversation)?.unread ?? 0, state.window?.total ?? 0)
+        if let i = state.conversations.firstIndex(where: { $0.id == conversation }) { state.listCursor = i }
         askAlertPermissionOnce()
     }
 
@@ -143,23 +144,23 @@ public final class ChatView {
         thread.check()
         state.now = now()
         var refreshList = false
-        var elsewhere: [(contact: String, preview: String)] = []
+        var elsewhere: [(conversation: ConversationID, preview: String)] = []
         for event in events {
             switch event {
             case .conversationsChanged:
                 refreshList = true
-            case .newMessage(let contact, _, let preview):
+            case .newMessage(let conversation, _, let preview):
                 refreshList = true
-                if contact == state.openContact {
+                if conversation == state.openConversation {
                     state.window?.syncTail(model: model)
                 } else {
-                    elsewhere.append((contact, preview))
+                    elsewhere.append((conversation, preview))
                 }
-            case .statusChanged(let contact, let id, let status):
-                if contact == state.openContact { _ = state.window?.update(id, status: status) }
-            case .rowAdded(let contact):
+            case .statusChanged(let conversation, let id, let status):
+                if conversation == state.openConversation { _ = state.window?.update(id, status: status) }
+            case .rowAdded(let conversation):
                 // A row can come with Resent markers on earlier messages: fetch the range again.
-                if contact == state.openContact { state.window?.reload(model: model) }
+                if conversation == state.openConversation { state.window?.reload(model: model) }
             case .connectionChanged(let connection):
                 state.connection = connection
             }

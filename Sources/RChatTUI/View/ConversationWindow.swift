@@ -4,7 +4,7 @@ import RChatCore
 /// page, never the whole history. Items are addressed by absolute index (0 = oldest),
 /// which stays put when new items arrive at the end.
 public struct ConversationWindow: Sendable {
-    public let contact: String
+    public let conversation: ConversationID
     /// Items in the conversation, as last counted.
     public private(set) var total: Int
     /// Absolute index of `items[0]`.
@@ -14,11 +14,11 @@ public struct ConversationWindow: Sendable {
     public let pageSize: Int
 
     /// Opens at the newest page.
-    init(contact: String, model: ChatModel, pageSize: Int) {
-        self.contact = contact
+    init(conversation: ConversationID, model: ChatModel, pageSize: Int) {
+        self.conversation = conversation
         self.pageSize = max(1, pageSize)
-        total = model.itemCount(of: contact)
-        items = total == 0 ? [] : model.page(of: contact, before: nil, limit: min(self.pageSize, total))
+        total = model.itemCount(of: conversation)
+        items = total == 0 ? [] : model.page(of: conversation, before: nil, limit: min(self.pageSize, total))
         start = total - items.count
     }
 
@@ -34,7 +34,7 @@ public struct ConversationWindow: Sendable {
     mutating func loadBack(to index: Int, model: ChatModel) {
         while start > max(0, index) {
             let want = min(pageSize, start)
-            let page = model.page(of: contact, before: total - start, limit: want)
+            let page = model.page(of: conversation, before: total - start, limit: want)
             if page.isEmpty { break }
             items.insert(contentsOf: page, at: 0)
             start -= page.count
@@ -47,7 +47,7 @@ public struct ConversationWindow: Sendable {
         while end <= min(index, total - 1) {
             let want = min(pageSize, total - end)
             let before = total - end - want
-            let page = model.page(of: contact, before: before, limit: want)
+            let page = model.page(of: conversation, before: before, limit: want)
             if page.isEmpty { break }
             items.append(contentsOf: page)
         }
@@ -57,22 +57,22 @@ public struct ConversationWindow: Sendable {
     /// Jumps to a distant place (Home, End, first unread): one page there, not everything in
     /// between.
     mutating func jump(to index: Int, model: ChatModel) {
-        total = model.itemCount(of: contact)
+        total = model.itemCount(of: conversation)
         let index = min(max(0, index), max(0, total - 1))
         let pageEnd = min(total, index + pageSize / 2 + 1)
         let pageStart = max(0, pageEnd - pageSize)
         items = pageEnd > pageStart
-            ? model.page(of: contact, before: total - pageEnd, limit: pageEnd - pageStart) : []
+            ? model.page(of: conversation, before: total - pageEnd, limit: pageEnd - pageStart) : []
         start = pageEnd - items.count
     }
 
     /// Picks up items added at the end since the last count. Returns how many arrived.
     @discardableResult
     mutating func syncTail(model: ChatModel) -> Int {
-        let newTotal = model.itemCount(of: contact)
+        let newTotal = model.itemCount(of: conversation)
         guard newTotal != total else { return 0 }
         if newTotal < total {   // something was removed: start again at the newest
-            self = ConversationWindow(contact: contact, model: model, pageSize: pageSize)
+            self = ConversationWindow(conversation: conversation, model: model, pageSize: pageSize)
             return 0
         }
         let added = newTotal - total
@@ -80,7 +80,7 @@ public struct ConversationWindow: Sendable {
         total = newTotal
         if wasAtNewest {
             // No trimming here: the user may be looking at the older end of the window.
-            items.append(contentsOf: model.page(of: contact, before: nil, limit: added))
+            items.append(contentsOf: model.page(of: conversation, before: nil, limit: added))
         }
         return added
     }
@@ -89,10 +89,10 @@ public struct ConversationWindow: Sendable {
     mutating func reload(model: ChatModel) {
         let wasAtNewest = reachesNewest
         let oldStart = start
-        total = model.itemCount(of: contact)
+        total = model.itemCount(of: conversation)
         let newEnd = wasAtNewest ? total : min(end, total)
         let newStart = min(oldStart, newEnd)
-        items = newEnd > newStart ? model.page(of: contact, before: total - newEnd, limit: newEnd - newStart) : []
+        items = newEnd > newStart ? model.page(of: conversation, before: total - newEnd, limit: newEnd - newStart) : []
         start = newEnd - items.count
     }
 

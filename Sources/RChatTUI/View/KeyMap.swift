@@ -99,6 +99,7 @@ public enum KeyMap {
     public static let slashHelp: [(command: String, does: String)] = [
         ("/add CODE", "Add a contact from their code"),
         ("/code", "Show your own code, to give to a friend"),
+        ("/rename NEW", "Give this conversation's contact a new name"),
         ("/mute, /unmute", "Silence or restore banners for this conversation"),
         ("/block, /unblock", "Block or unblock this contact"),
         ("/delete", "Delete this conversation and its messages (asks first)"),

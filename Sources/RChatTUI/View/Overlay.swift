@@ -1,9 +1,11 @@
+import RChatCore
+
 /// A box over the screen: help, message details, your code, or a question.
 public struct Overlay: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {
         case help, details, code
         /// Asks before deleting a conversation: `y` deletes, anything else keeps it.
-        case confirmDelete(contact: String)
+        case confirmDelete(ConversationID)
         /// Asks once whether new messages may raise desktop alerts: `y` or `n` (Esc: no);
         /// any other key leaves it up.
         case alertPermission

@@ -28,11 +28,15 @@ public struct ViewState {
 
     public var isTooSmall: Bool { rows < Self.minimumRows || columns < Self.minimumColumns }
 
-    public var openContact: String? { window?.contact }
+    /// The open conversation, by id: a rename changes what the header says, not this.
+    public var openConversation: ConversationID? { window?.conversation }
 
     public var openSummary: ConversationSummary? {
-        guard let name = openContact else { return nil }
-        return conversations.first { $0.name == name }
+        openConversation.flatMap(summary)
+    }
+
+    public func summary(_ id: ConversationID) -> ConversationSummary? {
+        conversations.first { $0.id == id }
     }
 
     /// Unread messages everywhere except blocked contacts: the badge.
