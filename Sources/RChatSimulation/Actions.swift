@@ -87,7 +87,7 @@ extension SimulatedWorld {
                 if case .message(let m) = item, m.direction == .incoming { return m.id } else { return nil }
             }.filter { !invariants.wasRead($0, by: reader) }
             guard !unread.isEmpty else { return }
-            let marked = try service.markShown(writer.name, ids: unread)
+            let marked = try service.markShown(service.contact(named: writer.name).id.conversation, ids: unread)
             invariants.read(marked, by: reader)
             reader.engine?.wake()
         case let .resend(who, contact):
