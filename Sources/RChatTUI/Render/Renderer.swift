@@ -50,7 +50,7 @@ public enum Renderer {
     }
 
     static func conversationPane(_ state: ViewState, _ layout: Layout) -> ConversationPane? {
-        guard let window = state.window else { return nil }
+        guard state.window != nil else { return nil }
         return ConversationPane(width: layout.paneWidth, height: layout.bodyHeight, glyphs: state.glyphs,
                                 time: TimeText(timeZone: state.timeZone), contact: state.openSummary?.name ?? "",
                                 selected: state.focus == .conversation ? state.selected : nil)

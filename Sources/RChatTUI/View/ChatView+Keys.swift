@@ -71,7 +71,8 @@ extension ChatView {
     func switchConversation(_ delta: Int) {
         let ids = state.conversations.map(\.id)
         guard !ids.isEmpty else { return }
-        let current = state.openConversation.flatMap { ids.firstIndex(of: $0) } ?? (delta > 0 ? -1 : ids.count)
+        var current = delta > 0 ? -1 : ids.count
+        if let open = state.openConversation, let i = ids.firstIndex(of: open) { current = i }
         let next = (current + delta + ids.count) % ids.count
         open(ids[next])
         if state.focus == .conversation { state.selected = nil; state.focus = .composer }
