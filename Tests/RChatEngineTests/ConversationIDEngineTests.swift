@@ -32,8 +32,8 @@ final class ConversationIDEngineTests: RelayEngineTestCase {
         let events = Events()
         let aliceEngine = try startEngine(alice, logged: true) { engine in engine.onEvent = { events.append($0) } }
         let samEngine = try startEngine(sam, logged: false), twinEngine = try startEngine(twin, logged: false)
-        let fromSam = try sam.send(to: "Alice", text: "from Sam")
-        let fromTwin = try twin.send(to: "Alice", text: "from the twin")
+        let fromSam = try sam.send(to: "Alice", content: .text("from Sam"))
+        let fromTwin = try twin.send(to: "Alice", content: .text("from the twin"))
         samEngine.engine.wake(); twinEngine.engine.wake()
         try untilDeadline("both arrive", seconds: 20) { events.arrivals.count >= 2 }
         XCTAssertTrue(events.arrivals.contains { $0 == (samID, fromSam) })
@@ -46,7 +46,7 @@ final class ConversationIDEngineTests: RelayEngineTestCase {
         try untilDeadline("the running engine tells the view its list changed", seconds: 10) {
             events.since(beforeRename).contains(.conversationsChanged)
         }
-        let after = try sam.send(to: "Alice", text: "after the rename")
+        let after = try sam.send(to: "Alice", content: .text("after the rename"))
         samEngine.engine.wake()
         try untilDeadline("the message after the rename arrives", seconds: 20) { events.arrivals.count >= 3 }
         XCTAssertEqual(events.arrivals.last.map { $0.0 }, samID)

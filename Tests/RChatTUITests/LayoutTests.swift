@@ -54,9 +54,9 @@ final class LayoutTests: XCTestCase {
         let (model, _) = samConversation()
         let photo = Attachment(kind: .photo, name: "beach.jpg", size: 10, contentHash: [UInt8](repeating: 1, count: 32),
                                key: [UInt8](repeating: 2, count: 32))
-        model.items["Sam", default: []].append(.message(MessageItem(id: MessageID(high: 9, low: 1), direction: .incoming,
+        model.items[model.id("Sam"), default: []].append(.message(MessageItem(id: MessageID(high: 9, low: 1), direction: .incoming,
                                                                    content: .attachment(photo), status: nil, resent: false, at: 1_700_000_000)))
-        model.items["Sam", default: []].append(.message(MessageItem(id: MessageID(high: 9, low: 2), direction: .incoming,
+        model.items[model.id("Sam"), default: []].append(.message(MessageItem(id: MessageID(high: 9, low: 2), direction: .incoming,
                                                                    content: .control(.timerChanged(.oneHour)), status: nil,
                                                                    resent: false, at: 1_700_000_060)))
         let screen = makeView(model, open: "Sam").frame()

@@ -56,7 +56,7 @@ final class RenameAndTwinTests: XCTestCase {
         // Sending still goes to the same conversation.
         view.press(.enter)
         XCTAssertEqual(model.sent.map(\.conversation), [sam])
-        XCTAssertEqual(model.sent.map(\.text), ["half a thought"])
+        XCTAssertEqual(model.sent.map(\.content), [.text("half a thought")])
         // A message for it still lands in it (events carry the id, not the name).
         let id = model.addMessage(sam, .incoming, "still me")
         view.handle([.newMessage(conversation: sam, id: id, preview: "still me")])
