@@ -175,6 +175,9 @@ final class TUIEndToEndTests: XCTestCase {
         func selectedRow(_ screen: String) -> String {
             String(screen.split(separator: "\n").first { $0.contains("▶") && !$0.contains("▶Sam") } ?? "")
         }
+        // Tab is drawn before the walk starts: a capture taken before it would see no
+        // selection, and the Up pressed then would land past the message.
+        try screen("alice", "a selection after Tab") { !selectedRow($0).isEmpty }
         for _ in 0..<3 where !selectedRow(try screens.capture(session("alice"))).contains("are you there?") {
             let before = selectedRow(try screens.capture(session("alice")))
             try screens.keys(session("alice"), "Up")
