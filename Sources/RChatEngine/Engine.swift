@@ -311,6 +311,9 @@ public final class Engine: @unchecked Sendable {
         }
         let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true) }
         var verified: [LiveConversation] = []
+        // Another process renamed, muted, blocked or deleted a contact: the view's list
+        // says so at once (it keeps its windows by id, so a rename leaves them open).
+        var listChanged = false
         for contact in contacts {
             if let existing = conversations[contact.id],
                existing.contact.accountKey != contact.accountKey || existing.me.account.publicKey != myKey(for: contact).publicKey {
@@ -318,6 +321,9 @@ public final class Engine: @unchecked Sendable {
                 try retire([existing])
             }
             if let existing = conversations[contact.id] {
+                let before = existing.contact
+                listChanged = listChanged || before.name != contact.name || before.displayState != contact.displayState
+                    || before.isDeleted != contact.isDeleted
                 let wasReachable = existing.isReachable
                 let wasAwaitingVerification = existing.awaitingVerification
                 existing.contact = contact
@@ -360,6 +366,7 @@ public final class Engine: @unchecked Sendable {
             try flushOutbox(conversation)
         }
         for conversation in verified { try sendWhatWaits(conversation) }
+        if listChanged { emit(.conversationsChanged) }
     }
 
     /// Ends these conversations' sessions in this run and forgets them (their saved state is

@@ -313,6 +313,33 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
+    /// `rchat rename` in another terminal while the view shows the conversation: the header
+    /// and the list take the new name; the window, its rows and the draft stay; what arrives
+    /// next lands in it.
+    func testRenameFromTheCommandLineKeepsTheOpenWindowAndDraft() throws {
+        try world.makePair("alice", "sam")
+        try world.send("sam", to: "Alice", "before the rename")
+        try world.startSync("sam")
+        try openView("alice")
+        try screen("alice", "the list with Sam") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "Sam's message") { Self.conversationLine("before the rename", in: $0) != nil }
+        try screens.keys(session("alice"), "half a draft", literal: true)
+        try screen("alice", "the draft in the composer") { $0.contains("half a draft") }
+
+        try world.expectSuccess(world.box.rchat("alice", ["rename", "Sam", "Samuel"]))
+        let renamed = try screen("alice", "the new name in the header") { $0.screenLines.first?.contains("Samuel") ?? false }
+        XCTAssertNotNil(Self.conversationLine("before the rename", in: renamed), renamed)
+        XCTAssertTrue(renamed.contains("half a draft"), renamed)
+        try world.send("sam", to: "Alice", "after the rename")
+        try screen("alice", "the next message in the same window") { s in
+            Self.conversationLine("after the rename", in: s) != nil && Self.conversationLine("before the rename", in: s) != nil
+                && s.contains("half a draft")
+        }
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
     /// `rchat demo`: one command, and Sam answers.
     func testDemoStartsAndSamReplies() throws {
         try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8)

@@ -12,6 +12,8 @@ final class ConversationIDEngineTests: RelayEngineTestCase {
         private let lock = NSLock()
         private var list: [ChatEvent] = []
         func append(_ event: ChatEvent) { lock.withLock { list.append(event) } }
+        var count: Int { lock.withLock { list.count } }
+        func since(_ n: Int) -> [ChatEvent] { lock.withLock { Array(list.dropFirst(n)) } }
         var arrivals: [(ConversationID, MessageID)] {
             lock.withLock { list.compactMap { if case let .newMessage(c, id, _) = $0 { (c, id) } else { nil } } }
         }
@@ -39,7 +41,11 @@ final class ConversationIDEngineTests: RelayEngineTestCase {
 
         // Renamed (as `rchat rename` does, from another connection) while the engine runs:
         // what arrives next is still Sam's conversation.
+        let beforeRename = events.count
         try alice.rename(samID, to: "Samuel")
+        try untilDeadline("the running engine tells the view its list changed", seconds: 10) {
+            events.since(beforeRename).contains(.conversationsChanged)
+        }
         let after = try sam.send(to: "Alice", content: .text("after the rename"))
         samEngine.engine.wake()
         try untilDeadline("the message after the rename arrives", seconds: 20) { events.arrivals.count >= 3 }
