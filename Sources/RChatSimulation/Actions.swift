@@ -161,6 +161,7 @@ extension SimulatedWorld {
         offered = Array(Set(offered)).sorted { $0.hex < $1.hex }
         guard !offered.isEmpty else { return }
         let resent = try service.resend(contact.name, ids: offered)
+        trace.note("\(account.name) presses Resend for \(contact.name): \(offered.count) offered, \(resent.count) resent")
         invariants.userResent(resent)
         account.engine?.wake()
     }

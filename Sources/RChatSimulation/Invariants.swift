@@ -29,12 +29,12 @@ final class Invariants {
     private var everRead: [String: Set<MessageID>] = [:]
     /// (verifier, device owner) pairs waiting for a code entered again after a new phone.
     private var unverified: Set<[String]> = []
-    /// The receiver's install that first stored each message.
-    private var storedOnInstall: [MessageID: Int] = [:]
-    /// The seeds' limit: a message the receiver stored on an install it then lost (a
-    /// reinstall, a new phone) before its Delivered receipt reached the sender may stay Sent
-    /// — true, the relay took it — with no receipt ever.
-    private var receiptMayBeLost: Set<MessageID> = []
+    /// The seeds' limit ("When a contact reinstalls or changes phone"): a message without a
+    /// receipt when its receiver started over may stay Sent — true, the relay took it — with
+    /// no receipt ever: its receipt left with the old install, or the old install could not
+    /// read it and its record of that went too. Resend is offered for such messages only
+    /// when nothing could be resent automatically.
+    private var mayStaySent: Set<MessageID> = []
     private var userResends: Set<MessageID> = []
 
     init(world: SimulatedWorld) { self.world = world }
@@ -52,9 +52,8 @@ final class Invariants {
     func userResent(_ ids: [MessageID]) { userResends.formUnion(ids) }
 
     func reinstalled(_ account: SimulatedAccount, newPhone: Bool) {
-        for (id, install) in storedOnInstall where install < account.installs {
-            guard let record = sent[id], record.to == account.name, !(lastStatus[id]?.isFinal ?? false) else { continue }
-            receiptMayBeLost.insert(id)
+        for (id, record) in sent where record.to == account.name && !(lastStatus[id]?.isFinal ?? false) {
+            mayStaySent.insert(id)
         }
         // History stays with the old install; its marks of what was read do not move.
         if newPhone {
@@ -101,7 +100,6 @@ final class Invariants {
                     incomingRead[key] = position
                     guard everStored[account.name, default: []].insert(id).inserted else { continue }
                     world.trace.note("\(account.name) stored \(id.hex)")
-                    storedOnInstall[id] = account.installs
                 }
                 // Only what can still change: from the oldest message not yet final.
                 let open = order.lazy.compactMap { self.sent[$0] }.filter {
@@ -167,7 +165,7 @@ final class Invariants {
         for id in order {
             guard let record = sent[id], let account = world.accounts.first(where: { $0.name == record.from }),
                   record.install == account.installs, let status = lastStatus[id], !status.isFinal else { continue }
-            if receiptMayBeLost.contains(id), status == .sent || status == .notConfirmed { continue }
+            if mayStaySent.contains(id), status == .sent || status == .notConfirmed { continue }
             let stored = everStored[record.to]?.contains(id) ?? false
             stuck.append("after healing, \(record.from)→\(record.to) \(id.hex) is still \(status.rawValue)"
                          + (stored ? " (\(record.to) stored it)" : " (\(record.to) never stored it)"))

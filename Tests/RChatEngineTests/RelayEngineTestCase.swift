@@ -86,9 +86,11 @@ class RelayEngineTestCase: XCTestCase {
         }
     }
 
-    func account(_ name: String, relay: RelayAddress) throws -> AccountService {
-        let locations = Locations(home: directory.appendingPathComponent("\(name)-home").path,
-                                  deviceDirectory: directory.appendingPathComponent("\(name)-device").path)
+    /// A new account named `name`, in folders named `folder` (default: the name).
+    func account(_ name: String, relay: RelayAddress, folder: String? = nil) throws -> AccountService {
+        let folder = folder ?? name
+        let locations = Locations(home: directory.appendingPathComponent("\(folder)-home").path,
+                                  deviceDirectory: directory.appendingPathComponent("\(folder)-device").path)
         try AccountService.create(at: locations, name: name, relay: relay)
         let service = try AccountService(locations: locations)
         try service.setSetting("receipt-window-ms", "0")
@@ -150,28 +152,21 @@ class RelayEngineTestCase: XCTestCase {
         return (link, code)
     }
 
-    /// A new account named `name` whose key sorts before `peer`'s, so it initiates every
-    /// handshake with it (roles follow the account keys: one try in two; each try is a new
-    /// home, `name` with a number).
-    func accountThatInitiates(_ name: String, with peer: AccountService, relay: RelayAddress) throws -> AccountService {
-        let peerKey = try peer.identity().accountKey.publicKey
-        for n in 0..<64 {
-            let candidate = try account("\(name)\(n)", relay: relay)
-            if Handshake.Role.of(myAccountKey: try candidate.identity().accountKey.publicKey, peerAccountKey: peerKey) == .initiator {
-                return candidate
-            }
-        }
-        throw NSError(domain: "no account key sorted first in 64 tries", code: 1)
-    }
-
     /// Alice, and Sam whose key sorts first (he initiates every handshake with her), who
-    /// added each other.
+    /// added each other. Roles follow the account keys, one pair in two; each try is a new
+    /// pair (a new Alice too: against an Alice whose key sorts near the end, a new Sam alone
+    /// would almost never sort first).
     func aliceAndInitiatingSam(relay: RelayAddress) throws -> (alice: AccountService, sam: AccountService) {
-        let alice = try account("Alice", relay: relay)
-        let sam = try accountThatInitiates("Sam", with: alice, relay: relay)
-        _ = try alice.addContact(try sam.identity().contactCode(device: sam.device), name: "Sam")
-        _ = try sam.addContact(try alice.identity().contactCode(device: alice.device), name: "Alice")
-        return (alice, sam)
+        for n in 0..<64 {
+            let alice = try account("Alice", relay: relay, folder: "Alice\(n)")
+            let sam = try account("Sam", relay: relay, folder: "Sam\(n)")
+            let samKey = try sam.identity().accountKey.publicKey, aliceKey = try alice.identity().accountKey.publicKey
+            guard Handshake.Role.of(myAccountKey: samKey, peerAccountKey: aliceKey) == .initiator else { continue }
+            _ = try alice.addContact(try sam.identity().contactCode(device: sam.device), name: "Sam")
+            _ = try sam.addContact(try alice.identity().contactCode(device: alice.device), name: "Alice")
+            return (alice, sam)
+        }
+        throw NSError(domain: "no pair in 64 tries had Sam's account key sort first", code: 1)
     }
 
     /// Both engines run until a warm-up message from Alice is Delivered; then Sam's stops.
