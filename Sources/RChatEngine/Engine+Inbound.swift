@@ -203,7 +203,6 @@ extension Engine {
         // This side started over: its notice (maybe empty) is owed until the relay takes one.
         if !hadState { conversation.recovery.startedOverNoticeOwed = true }
         try tx.setRecoveryFlags(contact: conversation.contact.id, conversation.recovery)
-        conversation.noticeReceived = false
         var saved = conversation.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
         // shows it completed the handshake (SavedSessionState.begin).

@@ -131,8 +131,10 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// The start of a run: what an earlier run left unsynced is synced, conversations are
-    /// loaded and connections started.
+    /// loaded and connections started. The calling thread is the engine's from now on (a
+    /// caller driving `step()` itself, like the simulation, calls it on that thread).
     public func begin() throws(EngineError) {
+        thread.claim()
         try whileRunning { () throws(EngineError) in
             // What an earlier run committed without waiting for the disk is made durable before
             // a receipt read from the store relies on it (on the sync thread: the connection and
@@ -219,7 +221,10 @@ public final class Engine: @unchecked Sendable {
     /// One turn with what was posted to this engine so far, without waiting: for a caller
     /// that drives the engine itself (the simulation) after `begin()`. False after `stop()`.
     @discardableResult
-    public func step() throws(EngineError) -> Bool { try turn(inbox.takeNow()) }
+    public func step() throws(EngineError) -> Bool {
+        thread.check()
+        return try turn(inbox.takeNow())
+    }
 
     /// Whether anything was posted to this engine since its last turn.
     public var hasPostedItems: Bool { inbox.hasItems }

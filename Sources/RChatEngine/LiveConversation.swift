@@ -42,7 +42,6 @@ final class LiveConversation {
     var recovery = RecoveryFlags(startedOverNoticeOwed: false, peerStartedOver: false)
     /// The started-over notice went on the current link and the relay has not taken it yet.
     var startedOverNoticeInFlight = false
-    var noticeReceived = false
     /// The relay refused something that waits out a backoff in the outbox.
     var backoffPending = false
     /// When a message's relay acknowledgement is overdue (Not confirmed), on the engine's
