@@ -11,7 +11,7 @@ final class Invariants {
         let id: MessageID
         let from: String
         let to: String
-        /// The sender's install it was written on: a reinstall forgets it (the seeds' limit:
+        /// The sender's install it was written on: a reinstall forgets it (README's limit:
         /// a reinstall keeps keys and contacts, not history).
         let install: Int
         /// Wall time it was written (the store's `created_at`).
@@ -29,7 +29,7 @@ final class Invariants {
     private var everRead: [String: Set<MessageID>] = [:]
     /// (verifier, device owner) pairs waiting for a code entered again after a new phone.
     private var unverified: Set<[String]> = []
-    /// The seeds' limit ("When a contact reinstalls or changes phone"): a message without a
+    /// README's limit ("When a contact loses their state"): a message without a
     /// receipt when its receiver started over may stay Sent — true, the relay took it — with
     /// no receipt ever: its receipt left with the old install, or the old install could not
     /// read it and its record of that went too. Resend is offered for such messages only

@@ -85,7 +85,7 @@ final class SimulatedAccount {
     /// Whether a commit waits for its sync (a kill now falls between the two).
     var hasUnsyncedCommits: Bool { durability?.pending ?? false }
 
-    /// The seeds' reinstall (same device directory) or new phone (a new one): export, a new
+    /// A reinstall (same device directory) or new phone (a new one): export, a new
     /// home, `init --import`. The engine must be stopped.
     func reinstall(newPhone: Bool, in world: SimulatedWorld) throws {
         precondition(engine == nil)

@@ -69,7 +69,7 @@ extension StoreAccess {
     }
 }
 
-/// What recovery keeps per contact across restarts (DESIGN §6): whether this side owes the
+/// What recovery keeps per contact across restarts (docs/PROTOCOL.md): whether this side owes the
 /// contact its started-over notice, and whether the contact started over and its notice is
 /// still to be read.
 public struct RecoveryFlags: Equatable, Sendable {

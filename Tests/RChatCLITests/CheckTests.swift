@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Issue 7: `rchat check`, the background check, against a real relay.
+/// `rchat check`, the background check, against a real relay.
 final class CheckTests: EngineTestCase {
     /// Alice and Sam met once; Sam is away; Alice's messages wait at the relay.
     func heldForSam(_ texts: [String]) throws -> [String] {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Issue 4, bad input: a clear one-line error, and nothing stored wrongly.
+/// A clear one-line error, and nothing stored wrongly.
 final class EngineBadInputTests: EngineTestCase {
     func testRefusedSendsAndListsChangeNothing() throws {
         try world.makePair()

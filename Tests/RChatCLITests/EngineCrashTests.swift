@@ -4,7 +4,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Issue 4, crashes: SIGKILL of the sender, the receiver and the relay. Afterwards no message
+/// Crashes: SIGKILL of the sender, the receiver and the relay. Afterwards no message
 /// is lost, none is shown twice, and no Delivered is claimed without a stored copy.
 final class EngineCrashTests: EngineTestCase {
     /// Every Delivered or Read on `sender`'s side names a message `receiver` has stored.

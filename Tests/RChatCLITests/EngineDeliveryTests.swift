@@ -4,7 +4,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Issue 4: two accounts on one machine chat through a real `rchat-relay`, driven by real
+/// Two accounts on one machine chat through a real `rchat-relay`, driven by real
 /// `rchat sync` processes, and `rchat list NAME --json` shows statuses that are true.
 final class EngineDeliveryTests: EngineTestCase {
     /// Both sides online and a session up: a first message is Delivered.

@@ -77,7 +77,7 @@ extension EngineWorld {
         try expectSuccess(box.rchat(person, ["settings", "receipt-window-ms", "0"], env: env))
     }
 
-    /// The seeds' "reinstall" (same device directory) or "new phone" (a new, empty one):
+    /// A "reinstall" (same device directory) or "new phone" (a new, empty one):
     /// export, delete the data directory, `init --import`. The person's sync must be stopped.
     func reinstall(_ person: String, newPhone: Bool = false, env: [String: String] = [:]) throws {
         precondition(!isSyncRunning(person), "stop \(person)'s sync before reinstalling")

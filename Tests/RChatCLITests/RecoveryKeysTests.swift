@@ -9,7 +9,7 @@ import RChatStore
 import Glibc
 #endif
 
-/// Issue 5: a contact's keys changed. A rotation (`rchat keys rotate`) resends nothing by
+/// A contact's keys changed. A rotation (`rchat keys rotate`) resends nothing by
 /// itself and says how many messages may not have arrived; Keys don't match lets nothing
 /// be sent until the code is entered again.
 final class RecoveryKeysTests: RecoveryTestCase {

@@ -4,7 +4,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Issue 5, "Limits": only messages sent in the last 72 hours are resent automatically.
+/// Only messages sent in the last 72 hours are resent automatically.
 /// Every process (relay, both syncs, every command) runs at a fixed RCHAT_FAKE_NOW; Alice's
 /// two messages are written at 72 h + 1 s and 72 h - 1 s before it.
 final class RecoveryLimitsTests: RecoveryTestCase {

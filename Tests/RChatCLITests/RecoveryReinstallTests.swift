@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Issue 5: a contact who lost their state — a same-machine reinstall (automatic resend),
+/// A contact who lost their state — a same-machine reinstall (automatic resend),
 /// a new phone (Not delivered, Resend, re-verify, then automatic), and a stolen copy of the
 /// account keys on another machine (never automatic). Real relay, real `rchat sync`.
 final class RecoveryReinstallTests: RecoveryTestCase {

@@ -4,7 +4,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Issue 5: a contact who started over without a usable notice, and a resent message whose
+/// A contact who started over without a usable notice, and a resent message whose
 /// first copy did arrive after all.
 final class RecoveryStartedOverTests: RecoveryTestCase {
     /// The relay lost what it held (restarted without --persist), then Sam reinstalled:

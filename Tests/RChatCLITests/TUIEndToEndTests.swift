@@ -4,7 +4,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Issue 6 end to end: real `rchat` full-screen views in tmux, talking through a real
+/// End to end: real `rchat` full-screen views in tmux, talking through a real
 /// `rchat-relay` process — what a user sees, keystroke by keystroke.
 final class TUIEndToEndTests: XCTestCase {
     var world: EngineWorld!

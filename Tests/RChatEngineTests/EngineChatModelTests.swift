@@ -7,7 +7,7 @@ import RChatStore
 import Glibc
 #endif
 
-/// Issue 6: the engine as the view sees it, over a real store (no relay: intents are
+/// The engine as the view sees it, over a real store (no relay: intents are
 /// stored, events are posted by hand as the engine's thread would).
 final class EngineChatModelTests: XCTestCase {
     var directory: URL!

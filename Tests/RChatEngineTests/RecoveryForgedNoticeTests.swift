@@ -8,7 +8,7 @@ import RChatRelayClient
 import Glibc
 #endif
 
-/// Issue 5, behaviour 8: a stolen copy of Sam's account keys, without his device key, can
+/// A stolen copy of Sam's account keys, without his device key, can
 /// never make Alice's engine resend anything by itself. An attacker built from the relay
 /// client and the conversation cryptography holds Sam's account key and a device key of its
 /// own (certified by that account key), meets Alice's engine at a real relay, completes a
