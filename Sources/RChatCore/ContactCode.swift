@@ -98,8 +98,10 @@ public struct ContactCode: Equatable, Sendable {
         return "\(Self.prefix)\(Self.currentVersion)-\(Base64URL.encode(whole.bytes))"
     }
 
+    /// Reads a code as pasted: whitespace anywhere in it (spaces, line breaks where a
+    /// terminal or a mail broke a long line) is removed first; nothing else is forgiven.
     public init(parsing input: String) throws(ParseError) {
-        let text = input.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(input.filter { !$0.isWhitespace })
         guard text.lowercased().hasPrefix(Self.prefix) else { throw .notAContactCode }
         let afterPrefix = text.dropFirst(Self.prefix.count)
         guard let dash = afterPrefix.firstIndex(of: "-") else {

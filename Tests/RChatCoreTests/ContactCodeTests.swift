@@ -18,6 +18,29 @@ final class ContactCodeTests: XCTestCase {
         XCTAssertEqual(try ContactCode(parsing: "  \(code.text)\n"), code)
     }
 
+    func testWhitespaceInsideAPastedCodeIsIgnored() throws {
+        let code = sample(name: "Sam")
+        let text = code.text
+        // As a terminal selection across rows, a mail's line breaks, or spaces typed in.
+        var broken = ""
+        for (i, c) in text.enumerated() {
+            if i > 0 && i % 37 == 0 { broken += i % 74 == 0 ? "\r\n" : " \n  " }
+            broken.append(c)
+        }
+        XCTAssertEqual(try ContactCode(parsing: broken), code)
+        XCTAssertEqual(try ContactCode(parsing: "rchat-2-\t" + text.dropFirst(8)), code)
+        // Everything else is checked as before: a changed character still fails its checksum.
+        var chars = Array(broken)
+        let i = chars.count / 2 + (chars[chars.count / 2].isWhitespace ? 3 : 0)
+        chars[i] = chars[i] == "A" ? "B" : "A"
+        XCTAssertThrowsError(try ContactCode(parsing: String(chars))) { error in
+            XCTAssertEqual(error as? ContactCode.ParseError, .checksumMismatch)
+        }
+        XCTAssertThrowsError(try ContactCode(parsing: String(broken.dropLast(12)))) { error in
+            XCTAssertEqual(error as? ContactCode.ParseError, .truncated)
+        }
+    }
+
     func testEveryCutIsTruncated() {
         let text = sample().text
         for cut in stride(from: 8, to: text.count, by: 1) {
