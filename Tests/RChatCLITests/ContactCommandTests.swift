@@ -42,6 +42,28 @@ final class ContactCommandTests: XCTestCase {
         XCTAssertTrue(try box.rchat("alice", ["contacts", "--json"]).stdout.contains(#""name":"Caz""#))
     }
 
+    func testACodePastedWithSpacesAndLineBreaksIsAdded() throws {
+        let good = try code("sam")
+        // Broken as a terminal breaks a selection across rows, with spaces besides.
+        var pasted = ""
+        for (i, c) in good.enumerated() {
+            if i > 0 && i % 80 == 0 { pasted += i % 160 == 0 ? "\n" : " \r\n " }
+            pasted.append(c)
+        }
+        XCTAssertTrue(pasted.contains("\n") && pasted.contains(" "))
+        // A doctored code with the same breaks still fails, with one line and exit 2.
+        var doctored = Array(pasted)
+        let i = doctored.count / 2 + (doctored[doctored.count / 2].isWhitespace ? 3 : 0)
+        doctored[i] = doctored[i] == "A" ? "B" : "A"
+        XCTAssertFailsCleanly(try box.rchat("alice", ["add", String(doctored)]), status: 2, mentions: "checksum")
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).stdout, "")
+
+        let add = try box.rchat("alice", ["add", pasted])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertEqual(add.lines.first, "added Sam")
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+    }
+
     func testBadCodesAreRefusedAndNothingIsStored() throws {
         let good = try code("sam")
         var mistyped = Array(good)

@@ -19,6 +19,63 @@ final class CommandTests: XCTestCase {
         XCTAssertTrue(view.frame().line(22).contains("not an rChat contact code"))
         run(view, "/add")
         XCTAssertTrue(view.frame().line(22).contains("Usage: /add CODE"))
+        // A code pasted with spaces where a selection broke it is one code.
+        run(view, "/add rchat-1-Ro bin")
+        XCTAssertEqual(model.added, ["Robin", "Robin"])
+        XCTAssertTrue(view.frame().line(22).contains("Added Robin."))
+    }
+
+    func testCodeIsOneBorderlessRunTheMouseCanCopy() {
+        let model = FakeChatModel()
+        let letters: [String] = ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J"]
+        var code = "rchat-1-"
+        for i in 0..<200 { code += letters[i * 7 % 10] + String(i % 10) }
+        model.code = code
+        let view = makeView(model, rows: 24, columns: 80)
+        run(view, "/code")
+        let screen = view.frame()
+        guard let start = screen.position(of: "rchat-1-") else { return XCTFail(screen.dump) }
+        XCTAssertEqual(start.column, 0, "from the left edge, no border before it")
+        // Whole rows of the code, nothing between them: joined they are the code exactly.
+        let rows = (code.count + 79) / 80
+        let drawn = (0..<rows).map { screen.line(start.row + $0) }
+        for row in drawn.dropLast() { XCTAssertEqual(row.count, 80) }
+        var joined = drawn.joined()
+        while joined.last == " " { joined.removeLast() }
+        XCTAssertEqual(joined, code, screen.dump)
+        XCTAssertFalse(drawn.joined().contains("│"))
+        // A screen wide enough: one row.
+        let wide = makeView(model, rows: 24, columns: code.count + 10)
+        run(wide, "/code")
+        let one = wide.frame()
+        guard let at = one.position(of: code) else { return XCTFail("the code is not on one row") }
+        XCTAssertEqual(at.column, 0)
+    }
+
+    func testACodePastedAcrossRowsIsAddedWhole() {
+        let model = FakeChatModel()
+        let view = makeView(model)
+        var paste = BracketedPaste()
+        // "/add " typed, then the code pasted as a mouse selection across two rows, then Enter.
+        view.type("/add ")
+        for key in paste.fold([.escape] + "[200~rchat-1-Ro\nbin\u{1B}[201~".map { $0 == "\n" ? .enter : $0 == "\u{1B}" ? .escape : .character($0) }) {
+            view.handle(key)
+        }
+        XCTAssertEqual(model.added, [], "the line break inside the paste did not submit")
+        view.press(.enter)
+        XCTAssertEqual(model.added, ["Robin"])
+    }
+
+    func testCodeIsCopiedWithOSC52() {
+        let model = FakeChatModel()
+        model.code = "rchat-1-Robin"
+        let view = makeView(model)
+        XCTAssertEqual(view.takeEffects(), [])
+        run(view, "/code")
+        let effects = view.takeEffects()
+        XCTAssertEqual(effects, [.copy("rchat-1-Robin")])
+        XCTAssertEqual(effects.first?.sequence, "\u{1B}]52;c;cmNoYXQtMS1Sb2Jpbg==\u{07}")
+        XCTAssertEqual(view.takeEffects(), [], "taken once")
     }
 
     func testCodeShowsMyCode() {

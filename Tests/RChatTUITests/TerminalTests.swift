@@ -55,6 +55,30 @@ final class TerminalTests: XCTestCase {
     }
 }
 
+/// A paste arrives bracketed: its line breaks never submit the composer.
+final class BracketedPasteTests: XCTestCase {
+    private func keys(_ text: String) -> [Key] {
+        text.map { $0 == "\u{1B}" ? .escape : $0 == "\n" ? .enter : $0 == "\t" ? .tab : .character($0) }
+    }
+
+    func testLineBreaksInsideAPasteAreSpacesAndTheMarkersGo() {
+        var paste = BracketedPaste()
+        XCTAssertEqual(paste.fold(keys("a\u{1B}[200~b\nc\td\u{1B}[201~\n")),
+                       keys("ab c d\n"), "the Enter after the paste still submits")
+        XCTAssertFalse(paste.inside)
+        XCTAssertEqual(paste.fold(keys("x\n")), keys("x\n"), "outside a paste Enter is Enter")
+    }
+
+    func testAPasteSpanningReads() {
+        var paste = BracketedPaste()
+        XCTAssertEqual(paste.fold(keys("\u{1B}[200~rchat-2-AB\n")), keys("rchat-2-AB "))
+        XCTAssertTrue(paste.inside)
+        XCTAssertEqual(paste.fold([.character("C"), .up, .enter] + keys("D\u{1B}[201~")), keys("C D"),
+                       "other keys in a paste are dropped")
+        XCTAssertEqual(paste.fold([.escape]), [.escape], "a lone Esc is still Esc")
+    }
+}
+
 /// Home and End as tmux, screen and the Linux console send them, when curses hands them
 /// over unrecognised: Esc and then the bytes as characters.
 final class EscapeSequenceTests: XCTestCase {

@@ -3,9 +3,9 @@
 enum OverlayBox {
     static func draw(_ overlay: Overlay, _ glyphs: Glyphs, _ layout: Layout, _ screen: inout Screen) {
         let maxInner = max(10, layout.columns - 6)
-        let widest = overlay.lines.map { TextWidth.columns(of: $0.text) }.max() ?? 0
+        let widest = overlay.lines.filter { $0.fit != .edgeToEdge }.map { TextWidth.columns(of: $0.text) }.max() ?? 0
         let inner = min(maxInner, max(widest, TextWidth.columns(of: overlay.title) + 4, 20))
-        let wrapped = wrappedLines(overlay, width: inner)
+        let wrapped = wrappedLines(overlay, width: inner, screenColumns: layout.columns)
         let footer = overlay.kind.footer
         let maxBody = max(1, layout.rows - 4)
         let bodyHeight = min(wrapped.count, maxBody)
@@ -23,9 +23,15 @@ enum OverlayBox {
         screen.restyle(row: top, from: left + 2, to: left + 2 + titleWidth) { $0.bold = true }
         for i in 0..<bodyHeight {
             let row = top + 1 + i
+            let line = wrapped[scroll + i]
+            if line.fit == .edgeToEdge {
+                // Across the whole row, no border: a mouse drag picks up only the text.
+                screen.fill(row: row)
+                screen.put(line.text, row: row, column: 0, style: line.style, limit: layout.columns)
+                continue
+            }
             screen.put(glyphs.vertical, row: row, column: left)
             screen.fill(row: row, from: left + 1, to: left + width - 1)
-            let line = wrapped[scroll + i]
             screen.put(line.text, row: row, column: left + 2, style: line.style, limit: left + width - 2)
             screen.put(glyphs.vertical, row: row, column: left + width - 1)
         }
@@ -37,24 +43,51 @@ enum OverlayBox {
                    row: top + height - 1, column: left)
     }
 
-    /// The overlay's lines wrapped to the box (the code overlay breaks a long code anywhere).
-    static func wrappedLines(_ overlay: Overlay, width: Int) -> [Overlay.Line] {
+    /// The overlay's lines wrapped to the box; an edge-to-edge line is cut only where the
+    /// screen ends (`screenColumns` per row), each piece keeping `.edgeToEdge`.
+    static func wrappedLines(_ overlay: Overlay, width: Int, screenColumns: Int) -> [Overlay.Line] {
         overlay.lines.flatMap { line -> [Overlay.Line] in
-            guard line.hang > 0, line.text.count > line.hang else {
+            let hang: Int
+            switch line.fit {
+            case .edgeToEdge:
+                return rows(of: line.text, columns: max(1, screenColumns)).map { Overlay.Line(copyable: $0, line.style) }
+            case .wrapped(let h):
+                hang = h
+            }
+            guard hang > 0, line.text.count > hang else {
                 return Wrap.lines(line.text, width: width).map { Overlay.Line($0, line.style) }
             }
-            let head = String(line.text.prefix(line.hang))
-            if line.hang > width / 2 {
+            let head = String(line.text.prefix(hang))
+            if hang > width / 2 {
                 // Too narrow for two columns: the keys on their line, the words indented below.
                 var trimmed = head
                 while trimmed.last == " " { trimmed.removeLast() }
-                let words = Wrap.lines(String(line.text.dropFirst(line.hang)), width: width - 2)
+                let words = Wrap.lines(String(line.text.dropFirst(hang)), width: width - 2)
                 return [Overlay.Line(trimmed, line.style)] + words.map { Overlay.Line("  " + $0, line.style) }
             }
-            let parts = Wrap.lines(String(line.text.dropFirst(line.hang)), width: width - line.hang)
-            let pad = String(repeating: " ", count: line.hang)
+            let parts = Wrap.lines(String(line.text.dropFirst(hang)), width: width - hang)
+            let pad = String(repeating: " ", count: hang)
             return parts.enumerated().map { Overlay.Line(($0.offset == 0 ? head : pad) + $0.element, line.style) }
         }
+    }
+
+    /// `text` cut into rows of at most `columns` columns, only where a row is full.
+    static func rows(of text: String, columns: Int) -> [String] {
+        var rows: [String] = []
+        var current = ""
+        var used = 0
+        for character in text {
+            let w = TextWidth.columns(of: String(character))
+            if used + w > columns, !current.isEmpty {
+                rows.append(current)
+                current = ""
+                used = 0
+            }
+            current.append(character)
+            used += w
+        }
+        if !current.isEmpty || rows.isEmpty { rows.append(current) }
+        return rows
     }
 }
 

@@ -8,10 +8,13 @@ final class CursesTerminal {
     /// are read with plain getch (wget_wch can hang on a multibyte key in such a locale).
     let unicode: Bool
     let colors: Bool
-    private let titles: Bool
+    /// The terminal takes OSC sequences (window title, clipboard): not the Linux console,
+    /// a VT or `dumb`, which would print them.
+    private let osc: Bool
     private var last: Screen?
     private var lastTitle = ""
     private var cursorShown: Bool?
+    private var paste = BracketedPaste()
 
     init(environment: [String: String]) {
         setlocale(LC_ALL, "")
@@ -40,8 +43,11 @@ final class CursesTerminal {
             for (role, color) in map { init_pair(Int16(role.rawValue), Int16(color), -1) }
         }
         let term = environment["TERM"] ?? ""
-        titles = !(term.isEmpty || term == "dumb" || term.hasPrefix("linux") || term.hasPrefix("vt"))
-        if titles { emit("\u{1B}[22;0t") }   // save the title, to give it back on exit
+        osc = !(term.isEmpty || term == "dumb" || term.hasPrefix("linux") || term.hasPrefix("vt"))
+        if osc {
+            emit("\u{1B}[22;0t")   // save the title, to give it back on exit
+            emit(BracketedPaste.enable)
+        }
     }
 
     var size: (rows: Int, columns: Int) { (Int(getmaxy(stdscr)), Int(getmaxx(stdscr))) }
@@ -66,7 +72,7 @@ final class CursesTerminal {
         }
         refresh()
         last = screen
-        if titles && screen.title != lastTitle {
+        if osc && screen.title != lastTitle {
             // Only the badge, never a name or message text: the title is visible to others.
             emit("\u{1B}]2;\(screen.title)\u{07}")
             lastTitle = screen.title
@@ -133,7 +139,14 @@ final class CursesTerminal {
             }
         }
         // Curses hands over a sequence it does not know as Esc and characters.
-        return KeyDecoder.folding(keys)
+        return paste.fold(KeyDecoder.folding(keys))
+    }
+
+    /// Writes a bell or a clipboard copy between frames; an OSC one only where the terminal
+    /// takes OSC sequences.
+    func perform(_ effect: TerminalEffect) {
+        guard osc || !effect.needsOSC else { return }
+        emit(effect.sequence)
     }
 
     /// Puts the terminal back: cursor, attributes, cooked mode, the title.
@@ -141,7 +154,10 @@ final class CursesTerminal {
         attrset(0)
         curs_set(1)
         endwin()
-        if titles { emit("\u{1B}[23;0t") }
+        if osc {
+            emit(BracketedPaste.disable)
+            emit("\u{1B}[23;0t")
+        }
     }
 
     private func emit(_ sequence: String) {

@@ -74,3 +74,52 @@ public enum KeyDecoder {
         return nil
     }
 }
+
+/// Bracketed paste (`ESC [ ? 2004 h`): the terminal wraps pasted text in `ESC [200~` and
+/// `ESC [201~`. Inside a paste a line break or a tab is a space, so a paste never submits
+/// the composer halfway (a code copied across screen rows arrives whole: `/add` removes
+/// the spaces); other control keys in a paste are dropped. The markers are removed. A
+/// paste may span several reads, so whether one is open is kept between calls.
+public struct BracketedPaste: Sendable {
+    public static let enable = "\u{1B}[?2004h"
+    public static let disable = "\u{1B}[?2004l"
+    static let start = Array("[200~")
+    static let end = Array("[201~")
+
+    public private(set) var inside = false
+
+    public init() {}
+
+    public mutating func fold(_ keys: [Key]) -> [Key] {
+        guard inside || keys.contains(.escape) else { return keys }
+        var out: [Key] = []
+        out.reserveCapacity(keys.count)
+        var i = keys.startIndex
+        while i < keys.endIndex {
+            if keys[i] == .escape, let marker = Self.marker(in: keys[(i + 1)...]) {
+                inside = marker
+                i += 1 + Self.start.count
+                continue
+            }
+            let key = keys[i]
+            i += 1
+            guard inside else { out.append(key); continue }
+            switch key {
+            case .character: out.append(key)
+            case .enter, .tab: out.append(.character(" "))
+            default: continue
+            }
+        }
+        return out
+    }
+
+    /// True after a start marker, false after an end marker, nil for anything else.
+    private static func marker(in keys: ArraySlice<Key>) -> Bool? {
+        func matches(_ bytes: [Character]) -> Bool {
+            keys.count >= bytes.count && zip(bytes, keys).allSatisfy { .character($0) == $1 }
+        }
+        if matches(start) { return true }
+        if matches(end) { return false }
+        return nil
+    }
+}

@@ -39,6 +39,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     var full = true
     while !view.quitRequested {
         terminal.draw(view.frame(), full: full || view.wantsFullRedraw)
+        for effect in view.takeEffects() { terminal.perform(effect) }
         full = false
         view.wantsFullRedraw = false
 

@@ -38,9 +38,10 @@ extension ChatView {
         }
         switch name {
         case "add":
-            guard args.count == 1 else { return say("Usage: /add CODE (the code your contact gave you)", error: true) }
+            // A pasted code may carry spaces where a line was broken: all of it is the code.
+            guard !args.isEmpty else { return say("Usage: /add CODE (the code your contact gave you)", error: true) }
             do {
-                let added = try model.addContact(code: args[0])
+                let added = try model.addContact(code: args.joined())
                 reloadConversations()
                 open(added)
                 state.focus = .composer
@@ -49,12 +50,15 @@ extension ChatView {
                 say(error.description, error: true)
             }
         case "code":
+            let code = model.myCode()
             state.overlay = Overlay(kind: .code, title: "Your code", lines: [
-                Overlay.Line(model.myCode(), .bold),
+                Overlay.Line(copyable: code, .bold),
                 Overlay.Line(""),
                 Overlay.Line("Give this code to a friend: they type /add and paste it."),
-                Overlay.Line("To copy it in one piece, run `rchat code` in another terminal.", .dim),
+                Overlay.Line("Copied to the clipboard where the terminal allows it; else select it with the mouse "
+                             + "(line breaks in a pasted code are ignored) or run `rchat code`.", .dim),
             ])
+            request(.copy(code))
         case "mute", "unmute", "block", "unblock":
             guard let contact = target(args) else { return }
             do {

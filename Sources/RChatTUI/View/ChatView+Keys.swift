@@ -103,7 +103,7 @@ extension ChatView {
         }
         // Never past the end: keep the last screenful in view.
         let inner = max(10, state.columns - 6)
-        let count = OverlayBox.wrappedLines(overlay, width: inner).count
+        let count = OverlayBox.wrappedLines(overlay, width: inner, screenColumns: state.columns).count
         overlay.scroll = min(overlay.scroll, max(0, count - max(1, state.rows - 4)))
         state.overlay = overlay
     }

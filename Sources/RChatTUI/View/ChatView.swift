@@ -20,6 +20,8 @@ public final class ChatView {
     var alertPermissionConsidered = false
     /// Ctrl-L: the backend should repaint everything, not just the changes.
     public var wantsFullRedraw = false
+    /// Bells and clipboard copies asked for since the backend last took them.
+    private(set) var pendingEffects: [TerminalEffect] = []
     /// The UI thread, the one that made the view: the only one that may drive it.
     let thread = ThreadOwner("view")
 
@@ -39,6 +41,16 @@ public final class ChatView {
             state.focus = .list
         }
     }
+
+    /// The terminal effects asked for since the last call, oldest first; the backend
+    /// writes them before the next frame.
+    public func takeEffects() -> [TerminalEffect] {
+        thread.check()
+        defer { pendingEffects.removeAll() }
+        return pendingEffects
+    }
+
+    func request(_ effect: TerminalEffect) { pendingEffects.append(effect) }
 
     /// Items fetched per page: two screens' worth.
     var pageSize: Int { max(20, state.rows * 2) }

@@ -12,13 +12,28 @@ public struct Overlay: Equatable, Sendable {
     }
 
     public struct Line: Equatable, Sendable {
+        /// How a line longer than the box is laid out.
+        public enum Fit: Equatable, Sendable {
+            /// Broken between words inside the box (`hang` columns in after the first line).
+            case wrapped(hang: Int)
+            /// Text to copy with the mouse: drawn from the screen's left edge across its
+            /// whole width, outside the box's borders, never broken between words nor
+            /// padded. It is one row when the screen is wide enough; otherwise it continues
+            /// at the left edge of the next row, so one drag selects exactly its characters
+            /// (a terminal may add line breaks between the rows: `/add` and `rchat add`
+            /// remove whitespace from a pasted code).
+            case edgeToEdge
+        }
         public var text: String
         public var style: CellStyle
-        /// Wrapped lines after the first start this many columns in (a help entry's text
-        /// stays beside its keys).
-        public var hang: Int
+        public var fit: Fit
+        /// A line wrapped in the box; wrapped lines after the first start `hang` columns in
+        /// (a help entry's text stays beside its keys).
         public init(_ text: String, _ style: CellStyle = .plain, hang: Int = 0) {
-            self.text = text; self.style = style; self.hang = hang
+            self.text = text; self.style = style; self.fit = .wrapped(hang: hang)
+        }
+        public init(copyable text: String, _ style: CellStyle = .plain) {
+            self.text = text; self.style = style; self.fit = .edgeToEdge
         }
     }
 
