@@ -176,6 +176,9 @@ extension AccountService {
         } else if key == "desktop-alerts" {
             guard value == "on" || value == "off" else { throw .usage("desktop-alerts is on or off") }
             try Self.wrap { try store.setSetting(SettingKey.alertsPermission, value == "on" ? "allowed" : "denied") }
+        } else if key == "bell" {
+            guard value == "on" || value == "off" else { throw .usage("bell is on or off") }
+            try Self.wrap { try store.setSetting(SettingKey.bell, value) }
         } else if let known = EngineSettings.known.first(where: { $0.key == key }) {
             guard let n = Int(value), known.range.contains(n) else {
                 throw .usage("\(key) takes a whole number from \(known.range.lowerBound) to \(known.range.upperBound)")
@@ -193,6 +196,7 @@ extension AccountService {
         let permission = stored[SettingKey.alertsPermission].map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
         return [("show-in-alerts", stored[SettingKey.showInAlerts] ?? "name"),
                 ("desktop-alerts", permission),
+                ("bell", stored[SettingKey.bell] == "on" ? "on" : "off"),
                 (EngineSettings.receiptWindowKey, String(current.receiptWindowMilliseconds)),
                 (EngineSettings.receiptBatchKey, String(current.receiptBatch)),
                 (EngineSettings.acknowledgementTimeoutKey, String(current.acknowledgementTimeoutSeconds))]

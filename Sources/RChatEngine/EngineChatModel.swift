@@ -208,4 +208,9 @@ extension EngineChatModel {
     public var alertSetting: String {
         ((try? account.settingsList()) ?? []).first { $0.0 == "show-in-alerts" }?.1 ?? "name"
     }
+
+    /// `bell`: whether the view rings the terminal bell for a message elsewhere (default off).
+    public var bellSetting: Bool {
+        ((try? account.settingsList()) ?? []).first { $0.0 == "bell" }?.1 == "on"
+    }
 }

@@ -6,6 +6,9 @@ public enum SettingKey {
     public static let showInAlerts = "show_in_alerts"
     /// Whether alerts were allowed, asked the first time a conversation opens.
     public static let alertsPermission = "alerts_permission"
+    /// "on": a terminal bell in the view for a new message in another conversation
+    /// (default off).
+    public static let bell = "bell"
     /// How long receipts wait to go out in one batch, in seconds.
     public static let receiptWindow = "receipt_window"
 }

@@ -131,6 +131,8 @@ enum ContactStateCommands {
         show-in-alerts      name (default), nothing or message: what an alert shows
         desktop-alerts      on or off: desktop notifications (asked the first time a
                             conversation is opened in the full-screen view)
+        bell                on or off (default): a terminal bell in the full-screen view
+                            for a new message in another conversation (not muted ones)
         receipt-window-ms   how long receipts wait to be sent together (default 200)
         receipt-batch       how many owed receipts send a batch at once (default 64)
         ack-timeout-s       seconds without a relay acknowledgement before Not confirmed (default 15)

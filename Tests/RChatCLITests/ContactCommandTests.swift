@@ -64,6 +64,19 @@ final class ContactCommandTests: XCTestCase {
         XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
     }
 
+    func testBellSettingIsOffUntilTurnedOn() throws {
+        func bell() throws -> String? {
+            try box.rchat("alice", ["settings"]).lines.first { $0.hasPrefix("bell ") }
+        }
+        XCTAssertEqual(try bell(), "bell off")
+        XCTAssertEqual(try box.rchat("alice", ["settings", "bell", "on"]).status, 0)
+        XCTAssertEqual(try bell(), "bell on")
+        XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "bell", "loud"]), status: 2, mentions: "bell is on or off")
+        XCTAssertEqual(try bell(), "bell on", "a refused value changes nothing")
+        XCTAssertEqual(try box.rchat("alice", ["settings", "bell", "off"]).status, 0)
+        XCTAssertEqual(try bell(), "bell off")
+    }
+
     func testBadCodesAreRefusedAndNothingIsStored() throws {
         let good = try code("sam")
         var mistyped = Array(good)

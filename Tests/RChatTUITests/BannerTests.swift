@@ -50,6 +50,31 @@ final class BannerTests: XCTestCase {
         XCTAssertEqual(view.frame().line(0), " rChat · Sam")
     }
 
+    func testBellRingsForAnotherUnmutedConversationWhenOn() {
+        let (model, _) = samConversation()
+        model.contact("Max", state: .muted)
+        model.contact("Bob", state: .blocked)
+        let view = makeView(model, options: TUIOptions(bell: true), open: "Sam")
+        arrive(model, view, "Sam", "on screen")
+        arrive(model, view, "Max", "muted")
+        arrive(model, view, "Bob", "blocked")
+        XCTAssertEqual(view.takeEffects(), [], "no bell for the open, a muted or a blocked conversation")
+        arrive(model, view, "Alex", "elsewhere")
+        let effects = view.takeEffects()
+        XCTAssertEqual(effects, [.bell])
+        XCTAssertEqual(effects.first?.sequence, "\u{07}")
+        XCTAssertFalse(TerminalEffect.bell.needsOSC, "a bell even where OSC sequences would be printed")
+        XCTAssertTrue(TerminalEffect.copy("x").needsOSC)
+    }
+
+    func testNoBellByDefault() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        arrive(model, view, "Alex", "elsewhere")
+        XCTAssertNotNil(view.state.banner)
+        XCTAssertEqual(view.takeEffects(), [])
+    }
+
     func testBannerGoesOnAKeyOrAfterItsTime() {
         let (model, _) = samConversation()
         let view = makeView(model, open: "Sam")

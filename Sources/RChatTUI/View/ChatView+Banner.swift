@@ -2,13 +2,15 @@ import RChatCore
 
 extension ChatView {
     /// A banner for messages in conversations that are not on screen, worded by the alert
-    /// setting. Muted and blocked contacts stay quiet; a request never shows name or text.
+    /// setting, and one bell for them with `bell on`. Muted and blocked contacts stay
+    /// quiet; a request never shows name or text.
     func showBanner(for messages: [(conversation: ConversationID, preview: String)]) {
         let loud = messages.filter { m in
             let state = self.state.summary(m.conversation)?.state
             return state != .muted && state != .blocked
         }
         guard let last = loud.last else { return }
+        if options.bell { request(.bell) }
         let summary = state.summary(last.conversation)
         let name = summary?.name ?? "rChat"
         let text: String

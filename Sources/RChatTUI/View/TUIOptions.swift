@@ -32,10 +32,12 @@ public struct TUIOptions {
     public var bannerSeconds: Int64
     /// Open this conversation at start (the demo opens Sam).
     public var openAtStart: String?
+    /// `bell on`: a terminal bell on a new message in a conversation that is not open.
+    public var bell: Bool
 
     public init(alerts: AlertContent = .name, demoCommands: [DemoCommand] = [], timeZone: TimeZone = .current,
-                bannerSeconds: Int64 = 5, openAtStart: String? = nil) {
+                bannerSeconds: Int64 = 5, openAtStart: String? = nil, bell: Bool = false) {
         self.alerts = alerts; self.demoCommands = demoCommands; self.timeZone = timeZone
-        self.bannerSeconds = bannerSeconds; self.openAtStart = openAtStart
+        self.bannerSeconds = bannerSeconds; self.openAtStart = openAtStart; self.bell = bell
     }
 }
