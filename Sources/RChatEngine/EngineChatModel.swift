@@ -88,7 +88,7 @@ public final class EngineChatModel: ChatModel {
 
     public func addContact(code: String) throws(ChatModelError) -> ConversationID {
         let parsed: ContactCode
-        do { parsed = try ContactCode(parsing: code.trimmingCharacters(in: .whitespacesAndNewlines)) } catch {
+        do { parsed = try ContactCode(parsing: code) } catch {
             throw ChatModelError("That is not a contact code: \(error)")
         }
         let result = try wrap { () throws(EngineError) in try account.addContact(parsed, name: nil) }

@@ -340,6 +340,78 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
+    /// `/code` in a real terminal: the code is drawn from the left edge in whole rows (a
+    /// selection of them, line breaks and all, is the code) and reaches the terminal's
+    /// clipboard by OSC 52 (tmux keeps it as a buffer); pasted into another view's `/add`
+    /// with those line breaks, it adds the contact.
+    func testCodeIsCopiedAndAPasteAcrossRowsAddsTheContact() throws {
+        try world.makeAccount("alice")
+        try world.makeAccount("sam")
+        let code = try world.code("alice")
+        try openView("alice", columns: 80)
+        try screens.tmux(["set-option", "-s", "set-clipboard", "on"])
+        try screens.type(session("alice"), "/code")
+        let shown = try screen("alice", "the code overlay") { $0.contains("Your code") && $0.contains("rchat-2-") }
+        let lines = shown.screenLines
+        let first = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("rchat-2-") }, "the code starts at the left edge:\n\(shown)")
+        let rows = (code.count + 79) / 80
+        XCTAssertGreaterThan(rows, 1, "an 80-column screen needs several rows for a code")
+        let selection = lines[first..<(first + rows)].map { $0.trimmingCharacters(in: .whitespaces) }
+        XCTAssertEqual(selection.joined(), code, shown)
+        try world.eventually("the code on tmux's clipboard", timeout: 10) {
+            try screens.tmux(["show-buffer"]).stdout == code
+        }
+
+        try openView("sam", columns: 80)
+        try screen("sam", "Sam's view") { $0.contains("rChat") }
+        try screens.keys(session("sam"), "/add ", literal: true)
+        // As a mouse copy of the rows gives it: line breaks between them; pasted bracketed.
+        try screens.tmux(["set-buffer", "-b", "selection", selection.joined(separator: "\n")])
+        try screens.tmux(["paste-buffer", "-p", "-b", "selection", "-t", session("sam")])
+        try screens.keys(session("sam"), "Enter")
+        try screen("sam", "Alice added from the pasted code") { $0.contains("Added Alice.") }
+        XCTAssertEqual(try world.contacts("sam").map(\.name), ["Alice"])
+        try screens.keys(session("sam"), "C-q")
+        try screen("sam", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// `bell on`: a message in another conversation rings the terminal bell (tmux flags the
+    /// window); one in the open conversation does not.
+    func testBellForAMessageInAnotherConversation() throws {
+        try world.makePair("alice", "sam")
+        try world.makeAccount("carol")
+        try world.add("alice", "carol")
+        try world.add("carol", "alice")
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "bell", "on"]))
+        // Sam's first message is stored before the view opens: it rings nothing.
+        try world.startSync("alice")
+        try world.startSync("sam")
+        let before = try world.send("sam", to: "Alice", "before the view")
+        try world.waitForStatus("sam", "Alice", before, "Delivered")
+        world.stopSync("alice")
+        try world.startSync("carol")
+
+        try openView("alice")
+        try screen("alice", "the list with Sam and Carol") { $0.contains("Sam") && $0.contains("Carol") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        let opened = try screen("alice", "a conversation open") { $0.contains("Message Sam") || $0.contains("Message Carol") }
+        if !opened.contains("Message Sam") { try screens.keys(session("alice"), "C-n") }   // the other one
+        try screen("alice", "Sam's conversation open") { Self.conversationLine("before the view", in: $0) != nil }
+        func bellFlag() throws -> String {
+            try screens.tmux(["display-message", "-p", "-t", session("alice"), "#{window_bell_flag}"]).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        XCTAssertEqual(try bellFlag(), "0")
+        try world.send("sam", to: "Alice", "in the open conversation")
+        try screen("alice", "Sam's new message") { Self.conversationLine("in the open conversation", in: $0) != nil }
+        XCTAssertEqual(try bellFlag(), "0", "no bell for the conversation on screen")
+        try world.send("carol", to: "Alice", "from elsewhere")
+        try screen("alice", "the banner for Carol") { $0.contains("Carol: New message") }
+        try world.eventually("the bell rang", timeout: 10) { try bellFlag() == "1" }
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
     /// `rchat demo`: one command, and Sam answers.
     func testDemoStartsAndSamReplies() throws {
         try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8)
