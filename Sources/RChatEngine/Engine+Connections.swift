@@ -58,6 +58,7 @@ extension Engine {
         connection.connecting = false
         connection.failures = 0
         connection.client = client
+        connection.acknowledgementsOverdue = false
         connection.keepaliveAt = ticks + keepaliveSeconds
         connection.presentAgainAt = ticks + Self.presentAgainSeconds
         log("connected to relay \(address.host):\(address.port)")
@@ -93,6 +94,41 @@ extension Engine {
         emit(.connectionChanged(.offline(retryIn: connection.retryIn(now: ticks))))
     }
 
+    /// `/reconnect`: every offline relay is tried now, its backoff forgotten; a connection
+    /// whose relay left an acknowledgement overdue is given up and made again (what it did
+    /// not acknowledge goes again on the new one).
+    func reconnectNow() {
+        thread.check()
+        var retried = false
+        for connection in connections.values where connection.acknowledgementsOverdue {
+            connection.client?.close()
+            connectionClosed(connection, nil)
+        }
+        for connection in connections.values where connection.client == nil && !connection.connecting {
+            connection.retryNow()
+            retried = true
+        }
+        log("reconnecting now, as asked")
+        if retried { emit(.connectionChanged(.connecting)) }
+        connectWhereNeeded()
+    }
+
+    /// An acknowledgement the relay owes went overdue: while connected, it shows as stalled
+    /// (once, until it answers again or the connection ends).
+    func acknowledgementOverdue(on address: RelayAddress) {
+        guard let connection = connections[address], connection.client != nil, !connection.acknowledgementsOverdue else { return }
+        connection.acknowledgementsOverdue = true
+        log("relay \(address.host):\(address.port) left an acknowledgement overdue")
+        emit(.connectionChanged(.stalled))
+    }
+
+    /// The relay answered: a connection shown as stalled is online again.
+    func answersFlow(on connection: RelayConnection) {
+        guard connection.acknowledgementsOverdue, connection.client != nil else { return }
+        connection.acknowledgementsOverdue = false
+        emit(.connectionChanged(.online))
+    }
+
     /// A relay that was slow to read took its backlog: what waited for room goes now.
     func backlogDrained(_ connection: RelayConnection) throws(EngineError) {
         for conversation in conversations.values
@@ -125,13 +161,14 @@ extension Engine {
         case .drained:
             drainedRelays.insert(connection.address)
         case .pong:
-            break
+            answersFlow(on: connection)
         }
     }
 
     func connectionClosed(_ connection: RelayConnection, _ error: RelayClientError?) {
         connection.client = nil
         connection.inFlight.removeAll()
+        connection.acknowledgementsOverdue = false
         connection.scheduleRetry(now: ticks, reconnects: policy.reconnects)
         log("relay \(connection.address.host):\(connection.address.port) closed: \(error?.description ?? "by this side")")
         emit(.connectionChanged(.offline(retryIn: connection.retryIn(now: ticks))))

@@ -77,6 +77,7 @@ extension Engine {
     /// `refused` keeps the message Sending and retries later.
     func handleAnswers(_ answers: [(RelayConnection, RelayEvent)]) throws(EngineError) {
         thread.check()
+        for (connection, _) in answers { answersFlow(on: connection) }
         let t = now
         var events: [ChatEvent] = []
         var receiptsSettled = false
@@ -311,6 +312,7 @@ extension Engine {
         for conversation in conversations.values {
             let overdue = conversation.acknowledgementDeadlines.filter { $0.value <= nowTicks }.map(\.key)
             guard !overdue.isEmpty else { continue }
+            acknowledgementOverdue(on: conversation.relay)
             try AccountService.wrap {
                 try store.transaction { tx in
                     for row in overdue {

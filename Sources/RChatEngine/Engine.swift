@@ -162,6 +162,8 @@ public final class Engine: @unchecked Sendable {
                     stopping = true
                 case .wake:
                     if policy.followsStore { try lookAtStore() }
+                case .reconnect:
+                    reconnectNow()
                 case .durable(let result):
                     try finishDurable(result)
                 case let .connected(address, generation, client):
@@ -259,6 +261,9 @@ public final class Engine: @unchecked Sendable {
     /// Tells a running engine the store changed (from any thread): the in-process form of
     /// `WakeSignal.poke`.
     public func wake() { inbox.post(.wake) }
+
+    /// Asks a running engine to try its offline relays now (from any thread): `/reconnect`.
+    public func reconnect() { inbox.post(.reconnect) }
 
     private func flushBatches(_ deliveries: inout [Arrival],
                               _ answers: inout [(RelayConnection, RelayEvent)]) throws(EngineError) {

@@ -14,22 +14,27 @@ import Glibc
 public final class EngineChatModel: ChatModel {
     public let account: AccountService
     private let wakeEngine: @Sendable () -> Void
+    private let reconnectEngine: @Sendable () -> Void
     private let events: ChatEventQueue
 
     /// `engine`: the running engine whose events this model shows (nil: none, e.g. a
     /// benchmark or a view over a store nobody syncs). Its `onEvent` is taken over.
     public convenience init(account: AccountService, engine: Engine?) throws(EngineError) {
-        try self.init(account: account, wake: { [weak engine] in engine?.wake() })
+        try self.init(account: account, wake: { [weak engine] in engine?.wake() },
+                      reconnect: { [weak engine] in engine?.reconnect() })
         if let engine {
             let events = self.events
             engine.onEvent = { event in events.post(event) }
         }
     }
 
-    /// A model whose engine is reached by `wake`; events come through `post`.
-    public init(account: AccountService, wake: @escaping @Sendable () -> Void) throws(EngineError) {
+    /// A model whose engine is reached by `wake` (and `reconnect` for `/reconnect`; without
+    /// it, `/reconnect` only wakes the engine); events come through `post`.
+    public init(account: AccountService, wake: @escaping @Sendable () -> Void,
+                reconnect: (@Sendable () -> Void)? = nil) throws(EngineError) {
         self.account = account
         self.wakeEngine = wake
+        self.reconnectEngine = reconnect ?? wake
         events = try ChatEventQueue()
     }
 
@@ -112,6 +117,8 @@ public final class EngineChatModel: ChatModel {
     public func delete(_ conversation: ConversationID) throws(ChatModelError) {
         try change(conversation, .delete)
     }
+
+    public func reconnect() { reconnectEngine() }
 
     private func change(_ conversation: ConversationID, _ change: AccountService.ContactChange) throws(ChatModelError) {
         try wrap { () throws(EngineError) in try account.change(account.contact(conversation), change) }

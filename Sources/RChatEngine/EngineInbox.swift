@@ -21,6 +21,8 @@ final class EngineInbox: @unchecked Sendable {
         /// The WAL sync thread made durable every commit before its request `n` (`WALSync`).
         case durable(Result<UInt64, StoreError>)
         case wake
+        /// The user asked to reconnect now (`/reconnect`).
+        case reconnect
         case stop
     }
 

@@ -27,6 +27,9 @@ final class RelayConnection {
     /// When to try again, on the engine's monotonic clock (`Engine.ticks`), like `keepaliveAt`.
     var retryAt = -Double.infinity
     var inFlight: [UInt64: InFlight] = [:]
+    /// An acknowledgement on this connection went overdue and none has come since: the view
+    /// shows the relay as stalled, not online.
+    var acknowledgementsOverdue = false
     /// Events that arrived before the attempt's `.connected` was handled.
     var early: [RelayEvent] = []
     /// When to ping next (`Engine.keepaliveSeconds` after the last ping): a relay closes a
@@ -41,6 +44,12 @@ final class RelayConnection {
     init(address: RelayAddress) { self.address = address }
 
     var isOnline: Bool { client != nil }
+
+    /// `/reconnect`: the next attempt is now, and the backoff starts again from 1 s.
+    func retryNow() {
+        failures = 0
+        retryAt = -Double.infinity
+    }
 
     /// 1, 2, 4 … 30 seconds between attempts; never again under a policy that does not
     /// reconnect (`rchat check` tries each relay once).

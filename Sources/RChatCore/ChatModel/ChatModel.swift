@@ -23,6 +23,8 @@ public protocol ChatModel: AnyObject {
     func setMuted(_ conversation: ConversationID, _ muted: Bool) throws(ChatModelError)
     func setBlocked(_ conversation: ConversationID, _ blocked: Bool) throws(ChatModelError)
     func delete(_ conversation: ConversationID) throws(ChatModelError)
+    /// `/reconnect`: relays that are offline are tried now, not at their retry time.
+    func reconnect()
 
     /// Whether the user has answered "Show desktop alerts?" (asked once, the first time a
     /// conversation is opened; `rchat settings desktop-alerts on|off` changes it later).
@@ -45,6 +47,9 @@ public enum ConnectionState: Equatable, Sendable {
     case connecting
     case online
     case offline(retryIn: Int)
+    /// Connected, but the relay left an acknowledgement overdue (the engine's acknowledgement
+    /// timeout): it may be frozen. Cleared (`.online`) when its answers flow again.
+    case stalled
 }
 
 /// What changed, so the view redraws only that.
