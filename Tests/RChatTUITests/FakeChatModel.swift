@@ -29,6 +29,7 @@ final class FakeChatModel: ChatModel {
     var blocked: [(ConversationID, Bool)] = []
     var deleted: [ConversationID] = []
     var alertPermissionAnswers: [Bool] = []
+    var reconnects = 0
 
     private var nextID: UInt8 = 0
     private var nextConversation: Int64 = 0
@@ -54,6 +55,7 @@ final class FakeChatModel: ChatModel {
     func timeline(of conversation: ConversationID, message: MessageID) -> [TimelineEntry] { timelines[message] ?? [] }
     func connection() -> ConnectionState { connectionState }
     func myCode() -> String { code }
+    func reconnect() { reconnects += 1 }
 
     func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError) {
         if let error = failNextSend { failNextSend = nil; throw error }

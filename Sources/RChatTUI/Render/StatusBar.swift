@@ -3,11 +3,16 @@ import RChatCore
 /// The bar above the composer: the relay connection, the unread badge, then what just
 /// happened (or where help is).
 enum StatusBar {
-    static func connectionText(_ c: ConnectionState, _ glyphs: Glyphs) -> String {
+    static func connectionText(_ c: ShownConnection, now: Int64, _ glyphs: Glyphs) -> String {
+        let dots = glyphs.isUnicode ? "…" : "..."
         switch c {
-        case .online: "Online"
-        case .connecting: glyphs.isUnicode ? "Connecting…" : "Connecting..."
-        case .offline(let retryIn): retryIn > 0 ? "Offline, retrying in \(retryIn) s" : "Offline"
+        case .online: return "Online"
+        case .connecting: return "Connecting" + dots
+        case .stalled: return "Relay not answering, /reconnect"
+        case .offline(nil): return "Offline"
+        case .offline(.some):
+            guard let left = c.secondsToRetry(now: now) else { return "Offline, retrying" + dots }
+            return "Offline, retrying in \(left) s"
         }
     }
 
@@ -15,7 +20,7 @@ enum StatusBar {
         let row = layout.statusRow
         let bar = CellStyle(reverse: true)
         screen.fill(row: row, style: bar)
-        let conn = connectionText(state.connection, state.glyphs)
+        let conn = connectionText(state.connection, now: state.now, state.glyphs)
         var col = screen.put(" " + conn, row: row, column: 0,
                              style: CellStyle(bold: state.connection != .online, reverse: true,
                                               role: state.connection == .online ? .good : .warning))

@@ -59,6 +59,10 @@ extension ChatView {
                              + "(line breaks in a pasted code are ignored) or run `rchat code`.", .dim),
             ])
             request(.copy(code))
+        case "reconnect":
+            model.reconnect()
+            if case .offline = state.connection { state.connection = .connecting }
+            say("Reconnecting now.")
         case "mute", "unmute", "block", "unblock":
             guard let contact = target(args) else { return }
             do {

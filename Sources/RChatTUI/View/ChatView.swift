@@ -33,7 +33,7 @@ public final class ChatView {
         thread.claim()
         state = ViewState(rows: rows, columns: columns, glyphs: glyphs, timeZone: options.timeZone)
         state.now = now()
-        state.connection = model.connection()
+        state.connection = ShownConnection(model.connection(), at: state.now)
         reloadConversations()
         if let name = options.openAtStart, let summary = ContactNames.pick(name, from: state.conversations, name: \.name) {
             open(summary.id)
@@ -78,8 +78,12 @@ public final class ChatView {
         if let banner = state.banner, banner.until <= state.now { state.banner = nil }
     }
 
-    /// When the view next needs to redraw on its own (a banner expiring), unix seconds.
-    public var nextDeadline: Int64? { state.banner?.until }
+    /// When the view next needs to redraw on its own (a banner expiring, the next second of
+    /// an "Offline, retrying in N s" countdown), unix seconds; nil when idle.
+    public var nextDeadline: Int64? {
+        let countdown = state.connection.secondsToRetry(now: state.now).map { _ in state.now + 1 }
+        return [state.banner?.until, countdown].compactMap { $0 }.min()
+    }
 
     public func resize(rows: Int, columns: Int) {
         thread.check()
@@ -174,7 +178,7 @@ public final class ChatView {
                 // A row can come with Resent markers on earlier messages: fetch the range again.
                 if conversation == state.openConversation { state.window?.reload(model: model) }
             case .connectionChanged(let connection):
-                state.connection = connection
+                state.connection = ShownConnection(connection, at: state.now)
             }
         }
         if refreshList { reloadConversations() }

@@ -21,7 +21,7 @@ public struct ViewState {
     public var banner: Banner?
     public var notice: Notice?
     public var composer = Composer()
-    public var connection: ConnectionState = .connecting
+    public var connection: ShownConnection = .connecting
 
     public static let minimumRows = 10
     public static let minimumColumns = 40
@@ -45,4 +45,32 @@ public struct ViewState {
     }
 
     public var terminalTitle: String { unreadBadge > 0 ? "rChat (\(unreadBadge))" : "rChat" }
+}
+
+/// The relay connection as the status bar shows it. The engine says "offline, retrying in
+/// N s" once; the view keeps the moment of the retry (on its own clock), so the countdown
+/// needs no more from the engine.
+public enum ShownConnection: Equatable, Sendable {
+    case connecting
+    case online
+    /// Connected, but an acknowledgement is overdue: the relay may be frozen.
+    case stalled
+    /// `retryAt`: when the engine tries again, unix seconds; nil when it does not.
+    case offline(retryAt: Int64?)
+
+    /// The engine's `state`, told at `now`.
+    public init(_ state: ConnectionState, at now: Int64) {
+        switch state {
+        case .connecting: self = .connecting
+        case .online: self = .online
+        case .stalled: self = .stalled
+        case .offline(let retryIn): self = .offline(retryAt: retryIn > 0 ? now + Int64(retryIn) : nil)
+        }
+    }
+
+    /// Whole seconds left before the retry, while a countdown shows.
+    func secondsToRetry(now: Int64) -> Int64? {
+        guard case .offline(let retryAt?) = self, retryAt > now else { return nil }
+        return retryAt - now
+    }
 }
