@@ -13,22 +13,24 @@ final class EngineStalledRelayTests: EngineTestCase {
     }
 
     /// Sam on the world's relay, Alice and Bob on a second one. A conversation lives on the
-    /// relay of the account whose key sorts first: Sam's account is made again until his key
-    /// sorts before Alice's, so Alice–Sam is on the first relay and Alice–Bob on the second.
+    /// relay of the account whose key sorts first: Alice's and Sam's accounts are made again
+    /// (both: against an Alice whose key sorts near the start, a new Sam alone would almost
+    /// never sort first) until his key sorts before hers, so Alice–Sam is on the first relay
+    /// and Alice–Bob on the second.
     func makeAccountsOnTwoRelays() throws {
         let second = try world.startSecondRelay()
-        try world.makeAccount("alice", relay: second)
-        try world.makeAccount("bob", relay: second)
-        let aliceKey = try accountKey("alice")
         for attempt in 0..<64 {
             if attempt > 0 {
-                try FileManager.default.removeItem(atPath: world.box.path("sam-home"))
-                try FileManager.default.removeItem(atPath: world.box.path("sam-device"))
+                for folder in ["sam-home", "sam-device", "alice-home", "alice-device"] {
+                    try FileManager.default.removeItem(atPath: world.box.path(folder))
+                }
             }
+            try world.makeAccount("alice", relay: second)
             try world.makeAccount("sam")
-            if try accountKey("sam").lexicographicallyPrecedes(aliceKey) { break }
+            if try accountKey("sam").lexicographicallyPrecedes(try accountKey("alice")) { break }
         }
-        XCTAssertTrue(try accountKey("sam").lexicographicallyPrecedes(aliceKey), "Alice–Sam lives on Sam's relay")
+        try world.makeAccount("bob", relay: second)
+        XCTAssertTrue(try accountKey("sam").lexicographicallyPrecedes(try accountKey("alice")), "Alice–Sam lives on Sam's relay")
         for (a, b) in [("alice", "sam"), ("sam", "alice"), ("alice", "bob"), ("bob", "alice")] { try world.add(a, b) }
     }
 
