@@ -10,8 +10,13 @@ extension StoreAccess {
     /// taking every message found off the outbox. Unknown ids are skipped. Returns one change
     /// per message found, in the order found.
     public func raiseStatuses(contact: ContactID, ids: [MessageID], event: StatusEvent, at now: Int64) throws -> [StatusChange] {
-        try raise(ids, lookup: StatusBatchSQL.lookupByID, prefix: [.integer(contact.rawValue)], value: { .blob($0.bytes) },
-                  event: event, at: now)
+        try atomically {
+            let changes = try raise(ids, lookup: StatusBatchSQL.lookupByID, prefix: [.integer(contact.rawValue)], value: { .blob($0.bytes) },
+                                    event: event, at: now)
+            // A receipt proved them arrived: a row offering Resend for them may have nothing left to offer.
+            try withdrawSettledResendOffers(contact: contact, touched: changes.filter { $0.changed && $0.current.isFinal }.map(\.id))
+            return changes
+        }
     }
 
     /// The same for messages known by row (the relay's acknowledgements: Sent).

@@ -40,6 +40,7 @@ extension StoreAccess {
                 INSERT INTO outbox (message_rowid, next_attempt_at) VALUES (?, ?)
                 ON CONFLICT (message_rowid) DO UPDATE SET next_attempt_at = excluded.next_attempt_at, sent_in_session = NULL
                 """, [.integer(change.message.rawValue), .integer(now)])
+            try withdrawSettledResendOffers(contact: contact, touched: [id])
             return change
         }
     }

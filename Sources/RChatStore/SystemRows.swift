@@ -60,6 +60,43 @@ extension StoreAccess {
                            [.integer(contact.rawValue)]).flatMap { try $0.messageIDs("message_ids", table: "system_rows") }
     }
 
+    /// Withdraws Resend from this conversation's rows about any of `touched` once nothing
+    /// of the row is left to resend: each of its messages is Delivered or Read, or was sent
+    /// again after the row was added and is Sending or Sent since (`owesResend`). The row
+    /// keeps its text. Called where those statuses change (Resend, receipts), in the same
+    /// transaction, so every reader of `action` (the view, `rchat list`, `rchat resend`)
+    /// sees the same; the UPDATE is a compare-and-set on the offer.
+    func withdrawSettledResendOffers(contact: ContactID, touched: [MessageID]) throws {
+        guard !touched.isEmpty else { return }
+        let offers = try database.query("SELECT id, message_ids, created_at FROM system_rows WHERE contact_id = ? AND action = ?",
+                                        [.integer(contact.rawValue), .text(SystemRow.Action.resend.rawValue)])
+        guard !offers.isEmpty else { return }
+        let touched = Set(touched)
+        for offer in offers {
+            let ids = try offer.messageIDs("message_ids", table: "system_rows")
+            guard ids.contains(where: touched.contains) else { continue }
+            let since = try offer.int64("created_at")
+            guard try ids.allSatisfy({ try !owesResend(contact: contact, id: $0, rowAddedAt: since) }) else { continue }
+            try database.execute("UPDATE system_rows SET action = NULL WHERE id = ? AND action = ?",
+                                 [.integer(try offer.int64("id")), .text(SystemRow.Action.resend.rawValue)])
+        }
+    }
+
+    /// Whether a row added at `rowAddedAt` still owes `id` a Resend: the message is neither
+    /// Delivered/Read nor resent since (a Sending in its timeline after its first one, at or
+    /// after the row's time, and Sending or Sent now — a later "not delivered" owes it
+    /// again). A message no longer stored is owed nothing.
+    private func owesResend(contact: ContactID, id: MessageID, rowAddedAt: Int64) throws -> Bool {
+        try database.queryOne("""
+            SELECT 1 AS owed FROM messages AS m JOIN message_status AS s ON s.message_rowid = m.rowid
+            WHERE m.contact_id = ?1 AND m.id = ?2 AND s.status NOT IN (?3, ?4)
+              AND NOT (s.status IN (?5, ?6) AND EXISTS (
+                  SELECT 1 FROM status_log AS l WHERE l.message_rowid = m.rowid AND l.status = ?5 AND l.at >= ?7
+                    AND l.rowid > (SELECT min(rowid) FROM status_log WHERE message_rowid = m.rowid)))
+            """, [.integer(contact.rawValue), .blob(id.bytes), .text(MessageStatus.delivered.rawValue), .text(MessageStatus.read.rawValue),
+                  .text(MessageStatus.sending.rawValue), .text(MessageStatus.sent.rawValue), .integer(rowAddedAt)]) != nil
+    }
+
     static func decodeSystemRow(_ row: Row) throws -> StoredSystemRow {
         let action = try row.optionalString("action")
         return StoredSystemRow(id: try row.int64("id"), contact: try row.contactID("contact_id"),

@@ -124,6 +124,8 @@ final class RecoveryKeysTests: RecoveryTestCase {
         let resend = try world.box.rchat("alice", ["resend", "Sam", "--all"])
         XCTAssertEqual(resend.status, 0, resend.stderr)
         XCTAssertEqual(resend.lines, ["sending 1 message again"])
+        // Nothing is left to resend: the row keeps its text and no longer offers Resend.
+        XCTAssertEqual(try world.rows("alice", "Sam").filter { $0.text == row!.text }.map(\.action), [nil])
         try world.waitForStatus("alice", "Sam", lost[0], "Delivered", timeout: 20)
         XCTAssertEqual(try world.list("sam", "Alice").filter { $0.id == lost[0] }.map(\.text), ["lost with the relay 1"])
 

@@ -27,11 +27,57 @@ final class ActionTests: XCTestCase {
         model.addRow("Sam", "2 messages couldn't be read on Sam's phone.", resending: [ids["later"]!, a])
         model.addMessage("Sam", .incoming, "after the row")
         let view = makeView(model, open: "Sam")
-        view.press(.tab, .up, .character("r"))
+        view.press(.tab)                         // the row is the newest item that offers Resend
+        XCTAssertEqual(view.state.selected, 4)
+        view.press(.character("r"))
         XCTAssertEqual(model.resent.count, 1)
         XCTAssertEqual(model.resent.first?.ids, [ids["later"]!, a])
         XCTAssertEqual(model.resent.first?.conversation, model.id("Sam"))
         XCTAssertTrue(view.frame().line(22).contains("Resending 2 messages."))
+    }
+
+    func testTabSelectsTheNewestResendableItemNotASelectionLeftFromBefore() {
+        let (model, ids) = samConversation()
+        let lost = model.addMessage("Sam", .outgoing, "lost one", status: .notDelivered)
+        model.addMessage("Sam", .incoming, "newer, from Sam")
+        let view = makeView(model, open: "Sam")
+        _ = view.frame()
+        view.press(.tab)
+        XCTAssertEqual(view.state.selected, 3, "the newest item that offers Resend, not the newest item")
+        // Select something else, leave the conversation without clearing it, come back.
+        view.press(.up, .up, .tab, .tab, .tab)
+        XCTAssertEqual(view.state.focus, .conversation)
+        view.press(.character("r"))
+        XCTAssertEqual(model.resent.map(\.ids), [[lost]], view.frame().dump)
+        XCTAssertFalse(model.resent.contains { $0.ids.contains(ids["yes"]!) })
+
+        // Nothing offers Resend: Tab selects the newest item, as before.
+        model.setStatus("Sam", lost, .delivered)
+        let calm = makeView(model, open: "Sam")
+        _ = calm.frame()
+        calm.press(.tab)
+        XCTAssertEqual(calm.state.selected, 4)
+    }
+
+    func testARowWhoseMessagesWereResentNoLongerOffersResend() {
+        let (model, _) = samConversation()
+        let a = model.addMessage("Sam", .outgoing, "one", status: .notDelivered)
+        let text = "1 message couldn't be read on Sam's phone."
+        model.addRow("Sam", text, resending: [a])
+        let view = makeView(model, open: "Sam")
+        XCTAssertTrue(view.frame().contains("[r] Resend"))
+        view.press(.tab, .character("r"))
+        XCTAssertEqual(model.resent.map(\.ids), [[a]])
+        // The engine reports the new status; the store has withdrawn the row's offer.
+        model.setStatus("Sam", a, .sending)
+        model.withdrawResend("Sam", row: text)
+        view.handle([.statusChanged(conversation: model.id("Sam"), id: a, status: .sending)])
+        let screen = view.frame()
+        XCTAssertTrue(screen.contains(text), screen.dump)
+        XCTAssertFalse(screen.contains("[r] Resend"), screen.dump)
+        // Nothing offers Resend any more: `r` on the row sends nothing.
+        view.press(.character("r"))
+        XCTAssertEqual(model.resent.count, 1)
     }
 
     func testDetailsShowTheTimeline() {

@@ -145,6 +145,16 @@ final class FakeChatModel: ChatModel {
                                                            messageIDs: ids, at: clock)))
     }
 
+    /// What the store does once a row's messages were resent or delivered.
+    func withdrawResend(_ contact: String, row text: String) {
+        let conversation = self.id(contact)
+        guard var list = items[conversation] else { return }
+        for i in list.indices {
+            if case .row(var r) = list[i], r.text == text { r.action = nil; list[i] = .row(r) }
+        }
+        items[conversation] = list
+    }
+
     func setStatus(_ contact: String, _ id: MessageID, _ status: MessageStatus) {
         let conversation = self.id(contact)
         guard var list = items[conversation] else { return }

@@ -60,7 +60,15 @@ extension ChatView {
            let i = state.conversations.firstIndex(where: { $0.id == open }) {
             state.listCursor = i
         }
-        if focus == .conversation, state.selected == nil { state.selected = visibleItems().last }
+        guard focus == .conversation else { return }
+        // `Tab, r` resends what may not have arrived, never what a selection left from
+        // before points at.
+        if let newest = state.window?.newestOfferingResend {
+            state.selected = newest
+            reveal(newest)
+        } else if state.selected == nil {
+            state.selected = visibleItems().last
+        }
     }
 
     func moveListCursor(_ delta: Int) {

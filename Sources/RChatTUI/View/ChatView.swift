@@ -160,6 +160,7 @@ public final class ChatView {
         thread.check()
         state.now = now()
         var refreshList = false
+        var reloadRows = false
         var elsewhere: [(conversation: ConversationID, preview: String)] = []
         for event in events {
             switch event {
@@ -173,7 +174,11 @@ public final class ChatView {
                     elsewhere.append((conversation, preview))
                 }
             case .statusChanged(let conversation, let id, let status):
-                if conversation == state.openConversation { _ = state.window?.update(id, status: status) }
+                if conversation == state.openConversation {
+                    _ = state.window?.update(id, status: status)
+                    // The store withdraws a row's Resend once its messages were resent or delivered.
+                    reloadRows = reloadRows || state.window?.rowOffersResend(for: id) == true
+                }
             case .rowAdded(let conversation):
                 // A row can come with Resent markers on earlier messages: fetch the range again.
                 if conversation == state.openConversation { state.window?.reload(model: model) }
@@ -181,6 +186,7 @@ public final class ChatView {
                 state.connection = ShownConnection(connection, at: state.now)
             }
         }
+        if reloadRows { state.window?.reload(model: model) }
         if refreshList { reloadConversations() }
         showBanner(for: elsewhere)
     }

@@ -96,6 +96,16 @@ public struct ConversationWindow: Sendable {
         start = newEnd - items.count
     }
 
+    /// Absolute index of the newest loaded item that offers Resend.
+    var newestOfferingResend: Int? {
+        items.lastIndex(where: \.offersResend).map { start + $0 }
+    }
+
+    /// Whether a loaded row offers Resend for `id`: a change of its status may withdraw it.
+    func rowOffersResend(for id: MessageID) -> Bool {
+        items.contains { if case .row(let r) = $0 { r.action == .resend && r.messageIDs.contains(id) } else { false } }
+    }
+
     /// A status changed: update the item in place if it is loaded.
     mutating func update(_ id: MessageID, status: MessageStatus) -> Bool {
         guard let i = items.firstIndex(where: { if case .message(let m) = $0 { m.id == id } else { false } }),
