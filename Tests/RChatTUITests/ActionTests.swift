@@ -111,7 +111,7 @@ final class ActionTests: XCTestCase {
             called.append(args); return "Sam is offline."
         }
         let view = makeView(model, rows: 60, columns: 100, options: TUIOptions(demoCommands: [demo]), open: "Sam")
-        view.press(.character("?"))
+        view.press(.function(1))
         let all = view.frame().text.joined(separator: "\n")
         for entry in KeyMap.help { XCTAssertTrue(all.contains(entry.keys), entry.keys) }
         for entry in KeyMap.slashHelp { XCTAssertTrue(all.contains(entry.command), entry.command) }
@@ -127,12 +127,27 @@ final class ActionTests: XCTestCase {
     func testHelpScrollsOnASmallTerminal() {
         let (model, _) = samConversation()
         let view = makeView(model, rows: 10, columns: 40, open: "Sam")
-        view.press(.character("?"))
+        view.press(.function(1))
         let first = view.frame()
         XCTAssertTrue(first.contains("Help"))
         for _ in 0..<200 { view.press(.down) }
         let last = view.frame()
         XCTAssertNotEqual(first.text, last.text)
         XCTAssertTrue(last.text.joined().contains("Failed to send"), last.dump)
+    }
+}
+
+/// A message may start with `?` (or any character): in the composer it types, and help is
+/// F1 (or `?` outside the composer with nothing typed).
+final class QuestionMarkTests: XCTestCase {
+    func testAMessageStartingWithAQuestionMarkIsSentAsTyped() {
+        let (model, _) = samConversation()
+        let view = makeView(model, rows: 30, columns: 80, open: "Sam")
+        view.type("?? anyone there")
+        XCTAssertFalse(view.frame().contains("Help"), "? in the composer does not open the help")
+        view.press(.enter)
+        XCTAssertEqual(model.sent.last?.content, .text("?? anyone there"))
+        view.press(.function(1))
+        XCTAssertTrue(view.frame().contains("Help"))
     }
 }

@@ -12,7 +12,11 @@ final class KeyMapTests: XCTestCase {
         XCTAssertEqual(c(.up), .edit(.historyPrevious))
         XCTAssertEqual(c(.enter), .submit)
         XCTAssertEqual(c(.character("?")), .edit(.insert("?")))
-        XCTAssertEqual(KeyMap.command(for: .character("?"), focus: .composer, composerEmpty: true), .help)
+        XCTAssertEqual(KeyMap.command(for: .character("?"), focus: .composer, composerEmpty: true), .edit(.insert("?")),
+                       "a message may start with ?: in the composer it always types")
+        XCTAssertEqual(KeyMap.command(for: .function(1), focus: .composer, composerEmpty: false), .help)
+        XCTAssertEqual(KeyMap.command(for: .character("?"), focus: .conversation, composerEmpty: false), .type("?"),
+                       "outside the composer, ? goes on typing a draft that is waiting")
     }
 
     func testConversationKeys() {

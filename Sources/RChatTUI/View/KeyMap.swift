@@ -32,14 +32,14 @@ public enum KeyMap {
         default: break
         }
         switch focus {
-        case .composer: return composerCommand(key, empty: composerEmpty)
-        case .conversation, .list: return browsingCommand(key, focus: focus)
+        case .composer: return composerCommand(key)
+        case .conversation, .list: return browsingCommand(key, focus: focus, composerEmpty: composerEmpty)
         }
     }
 
-    private static func composerCommand(_ key: Key, empty: Bool) -> Command {
+    /// In the composer every printable key types: a message may start with any character.
+    private static func composerCommand(_ key: Key) -> Command {
         switch key {
-        case .character("?") where empty: return .help
         case .character(let c): return .edit(.insert(c))
         case .enter: return .submit
         case .left, .control("b"): return .edit(.left)
@@ -58,13 +58,14 @@ public enum KeyMap {
         }
     }
 
-    private static func browsingCommand(_ key: Key, focus: Focus) -> Command {
+    private static func browsingCommand(_ key: Key, focus: Focus, composerEmpty: Bool) -> Command {
         switch key {
         case .up, .character("k"): return .up
         case .down, .character("j"): return .down
         case .enter: return focus == .list ? .open : .leave
         case .escape: return .leave
-        case .character("?"): return .help
+        // With a draft waiting, `?` goes on typing it.
+        case .character("?") where composerEmpty: return .help
         case .character("q"): return .quit
         case .character("u"): return .firstUnread
         case .character("r") where focus == .conversation: return .resend
@@ -90,7 +91,7 @@ public enum KeyMap {
         ("Left / Right", "Composer: move the cursor"),
         ("Backspace / Delete", "Composer: delete before / at the cursor"),
         ("Ctrl-W / Ctrl-U / Ctrl-K", "Composer: delete the word before / everything before / everything after the cursor"),
-        ("? or F1", "This help (? in an empty composer)"),
+        ("F1, or ?", "This help (? outside the composer, with nothing typed)"),
         ("Ctrl-L", "Redraw the screen"),
         ("q / Ctrl-C / Ctrl-Q", "Quit (q outside the composer)"),
     ]
