@@ -13,9 +13,6 @@ import RChatStore
 public final class SimulatedWorld {
     public struct Options: Sendable {
         public var steps = 200
-        public var accounts: Int? = nil
-        /// Keep the run's files (for a look after a failure).
-        public var keepFiles = false
         /// Lines of the trace kept for the outcome's tail.
         public var traceLines = 400
         public init() {}
@@ -31,7 +28,6 @@ public final class SimulatedWorld {
         /// The last lines of the run, for a failure.
         public let tail: [String]
         public let messages: Int
-        public let virtualSeconds: Double
         public var passed: Bool { failures.isEmpty }
     }
 
@@ -67,12 +63,12 @@ public final class SimulatedWorld {
         let world = SimulatedWorld(seed: seed, directory: directory, traceLines: options.traceLines)
         defer {
             world.close()
-            if !options.keepFiles { try? FileManager.default.removeItem(atPath: directory) }
+            try? FileManager.default.removeItem(atPath: directory)
         }
         var steps = 0
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try world.setUp(accounts: options.accounts)
+            try world.setUp()
             while steps < options.steps && world.failures.isEmpty {
                 steps += 1
                 try world.step(steps)
@@ -82,7 +78,7 @@ public final class SimulatedWorld {
             world.failures.append("step \(steps): \(error)")
         }
         return Outcome(seed: seed, steps: steps, failures: world.failures, digest: world.trace.digest, tail: world.trace.tail,
-                       messages: world.invariants?.messageCount ?? 0, virtualSeconds: world.clock.seconds())
+                       messages: world.invariants?.messageCount ?? 0)
     }
 
     /// Where runs keep their stores: memory-backed when the machine has it (`/dev/shm`), so
@@ -104,11 +100,11 @@ public final class SimulatedWorld {
 
     // MARK: set-up
 
-    private func setUp(accounts count: Int?) throws {
+    private func setUp() throws {
         relay = SimulatedRelay(directory: directory, scheduler: scheduler, network: network, trace: trace)
         network.attach(relay)
         try relay.start()
-        let n = count ?? (random.chance(0.5) ? 3 : 2)
+        let n = random.chance(0.5) ? 3 : 2
         let names = ["alice", "bob", "carol"].prefix(n)
         for (i, name) in names.enumerated() {
             let account = SimulatedAccount(name: name, index: i, directory: directory)
