@@ -156,7 +156,7 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("sam", "Alice listed with an unread message") { $0.contains("Alice") && $0.contains("1") }
 
         // Sam leaves; what Alice sends now waits at the relay: Sent.
-        try screens.keys(session("sam"), "q")
+        try screens.keys(session("sam"), "C-q")
         try screen("sam", "Sam's view quit cleanly") { $0.contains("[exited 0]") }
         try stopLinger("sam")
         var second: [String] = []
@@ -174,13 +174,14 @@ final class TUIEndToEndTests: XCTestCase {
         XCTAssertTrue(Self.inStatusOrder(first) && first.first == "◷" && first.last == "ⓥ", "hello sam went \(first)")
         XCTAssertTrue(Self.inStatusOrder(second) && second.contains("✓"), "are you there? went \(second)")
 
-        // The details say why: each step with its time. The selection starts on the last
-        // row; it is moved to the message rather than assumed to be on it.
-        try screens.keys(session("alice"), "Tab")
+        // The details say why: each step with its time. With nothing to resend, Tab selects
+        // nothing (letters typed next go to the composer); Up selects the last row, and the
+        // selection is moved to the message rather than assumed to be on it.
+        try screens.keys(session("alice"), "Tab", "Up")
         let selectedRow = Self.selectedRow
-        // Tab is drawn before the walk starts: a capture taken before it would see no
-        // selection, and the Up pressed then would land past the message.
-        try screen("alice", "a selection after Tab") { !selectedRow($0).isEmpty }
+        // The selection is drawn before the walk starts: a capture taken before it would see
+        // none, and the Up pressed then would land past the message.
+        try screen("alice", "a selection after Tab, Up") { !selectedRow($0).isEmpty }
         for _ in 0..<3 where !selectedRow(try screens.capture(session("alice"))).contains("are you there?") {
             let before = selectedRow(try screens.capture(session("alice")))
             try screens.keys(session("alice"), "Up")
@@ -209,7 +210,7 @@ final class TUIEndToEndTests: XCTestCase {
         try screens.type(session("alice"), "warm-up")
         try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == "ⓥ" }
 
-        try screens.keys(session("sam"), "q")
+        try screens.keys(session("sam"), "C-q")
         try screen("sam", "Sam's view quit cleanly") { $0.contains("[exited 0]") }
         // Quitting leaves rChat running about 30 s more (the linger); end it now, as if
         // that time had passed, so Sam is really away.

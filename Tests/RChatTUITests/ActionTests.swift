@@ -51,11 +51,18 @@ final class ActionTests: XCTestCase {
         XCTAssertEqual(model.resent.map(\.ids), [[lost]], view.frame().dump)
         XCTAssertFalse(model.resent.contains { $0.ids.contains(ids["yes"]!) })
 
-        // Nothing offers Resend: Tab selects the newest item, as before.
+        // Nothing offers Resend: Tab selects nothing, so words typed next go to the composer
+        // ("i think so" neither opens details nor loses "i "); Up selects the newest item.
         model.setStatus("Sam", lost, .delivered)
         let calm = makeView(model, open: "Sam")
         _ = calm.frame()
         calm.press(.tab)
+        XCTAssertNil(calm.state.selected)
+        calm.type("i think so")
+        XCTAssertNil(calm.state.overlay)
+        XCTAssertEqual(calm.state.composer.text, "i think so")
+        calm.press(.tab, .up)
+        XCTAssertEqual(calm.state.focus, .conversation)
         XCTAssertEqual(calm.state.selected, 4)
     }
 
@@ -88,7 +95,7 @@ final class ActionTests: XCTestCase {
                                TimelineEntry(step: .delivered, at: t + 5), TimelineEntry(step: .read, at: t + 65),
                                TimelineEntry(step: .resent, at: t + 70)]
         let view = makeView(model, open: "Sam")
-        view.press(.tab, .up, .character("i"))
+        view.press(.tab, .up, .up, .character("i"))
         let screen = view.frame()
         let all = screen.text.joined(separator: "\n")
         XCTAssertTrue(all.contains("Message details"), screen.dump)

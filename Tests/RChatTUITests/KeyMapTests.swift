@@ -20,28 +20,50 @@ final class KeyMapTests: XCTestCase {
     }
 
     func testConversationKeys() {
-        let c = { (k: Key) in KeyMap.command(for: k, focus: .conversation, composerEmpty: true) }
+        let c = { (k: Key) in KeyMap.command(for: k, focus: .conversation, composerEmpty: true, selection: true) }
         XCTAssertEqual(c(.character("r")), .resend)
         XCTAssertEqual(c(.character("i")), .details)
         XCTAssertEqual(c(.character("u")), .firstUnread)
         XCTAssertEqual(c(.character("?")), .help)
-        XCTAssertEqual(c(.character("q")), .quit)
+        XCTAssertEqual(c(.character("q")), .type("q"), "no letter quits")
+        XCTAssertEqual(c(.character("j")), .type("j"), "no letter moves")
         XCTAssertEqual(c(.character("x")), .type("x"), "typing anywhere goes to the composer")
         XCTAssertEqual(c(.pageUp), .pageUp)
         XCTAssertEqual(c(.home), .oldest)
         XCTAssertEqual(c(.end), .newest)
     }
 
+    /// The letters are commands only with a selection and nothing typed; Alt-letters always.
+    func testCommandLettersNeedASelectionAndAnEmptyComposer() {
+        for (focus, empty, selection) in [(Focus.conversation, true, false), (.conversation, false, true), (.list, true, false),
+                                           (.list, true, true)] {
+            for letter in "riuqjk" {
+                XCTAssertEqual(KeyMap.command(for: .character(letter), focus: focus, composerEmpty: empty, selection: selection),
+                               .type(letter), "\(letter) in \(focus), empty \(empty), selection \(selection)")
+            }
+        }
+        for focus in Focus.allCases {
+            XCTAssertEqual(KeyMap.command(for: .alt(.character("r")), focus: focus, composerEmpty: false), .resend)
+            XCTAssertEqual(KeyMap.command(for: .alt(.character("i")), focus: focus, composerEmpty: false), .details)
+            XCTAssertEqual(KeyMap.command(for: .alt(.character("u")), focus: focus, composerEmpty: false), .firstUnread)
+            XCTAssertEqual(KeyMap.command(for: .alt(.character("?")), focus: focus, composerEmpty: false), .help)
+        }
+    }
+
     func testQuitEverywhere() {
         for focus in Focus.allCases {
-            XCTAssertEqual(KeyMap.command(for: .control("c"), focus: focus, composerEmpty: false), .quit)
+            XCTAssertEqual(KeyMap.command(for: .control("q"), focus: focus, composerEmpty: false), .quit)
+            XCTAssertEqual(KeyMap.command(for: .control("c"), focus: focus, composerEmpty: true), .quit)
+            XCTAssertEqual(KeyMap.command(for: .control("c"), focus: focus, composerEmpty: false), .edit(.clear),
+                           "with something typed, Ctrl-C clears the line as in a shell")
         }
     }
 
     func testHelpNamesEveryKey() {
         let help = KeyMap.help.map(\.keys).joined(separator: " ")
         for name in ["Tab", "Up", "Down", "Enter", "Ctrl-N", "PgUp", "PgDn", "Home", "End", "u", "r", "i", "Esc",
-                     "Ctrl-A", "Ctrl-E", "Ctrl-W", "Ctrl-U", "Left", "Right", "Backspace", "Delete", "?", "q"] {
+                     "Ctrl-A", "Ctrl-E", "Ctrl-W", "Ctrl-U", "Left", "Right", "Backspace", "Delete", "?", "Ctrl-Q", "Ctrl-C",
+                     "Alt-R", "Alt-I", "Alt-U", "Alt-?", "F1"] {
             XCTAssertTrue(help.contains(name), name)
         }
         let commands = KeyMap.slashHelp.map(\.command).joined(separator: " ")

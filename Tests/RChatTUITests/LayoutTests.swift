@@ -42,7 +42,7 @@ final class LayoutTests: XCTestCase {
         let row = screen.position(of: "2 messages couldn't be read on Sam's phone.")!
         XCTAssertEqual(screen.line(row.row + 1).trimmingCharacters(in: .whitespaces).hasSuffix("[r] Resend"), true)
         // Status bar and composer.
-        XCTAssertEqual(text[22], " Online · 2 unread · ? help")
+        XCTAssertEqual(text[22], " Online · 2 unread · F1 help")
         XCTAssertEqual(text[23], "› Message Sam")
         XCTAssertEqual(screen.title, "rChat (2)")
         XCTAssertTrue(screen[22, 3].style.reverse)

@@ -38,9 +38,15 @@ final class NavigationTests: XCTestCase {
         view.type("q")   // in the composer, q is a letter
         XCTAssertFalse(view.quitRequested)
         view.press(.tab, .character("q"))
+        XCTAssertFalse(view.quitRequested, "outside the composer too")
+        XCTAssertEqual(view.state.composer.text, "qq")
+        view.press(.control("c"))
+        XCTAssertFalse(view.quitRequested, "Ctrl-C with a draft clears the line")
+        XCTAssertEqual(view.state.composer.text, "")
+        view.press(.control("c"))
         XCTAssertTrue(view.quitRequested)
         let other = makeView(model, open: "Sam")
-        other.press(.control("c"))
+        other.press(.control("q"))
         XCTAssertTrue(other.quitRequested)
     }
 
@@ -51,7 +57,7 @@ final class NavigationTests: XCTestCase {
         for n in 0..<3 { model.addMessage("Sam", .incoming, "unread \(n) " + String(repeating: "words ", count: 30)) }
         let view = makeView(model, open: "Sam")
         _ = view.frame()
-        view.press(.tab, .character("u"))
+        view.press(.alt(.character("u")))
         let screen = view.frame()
         XCTAssertEqual(view.state.selected, 300)
         // Everything from there fits, so the view stays at the newest with it selected.
@@ -62,7 +68,7 @@ final class NavigationTests: XCTestCase {
         model.summaries[0].unread = 8
         let more = makeView(model, open: "Sam")
         _ = more.frame()
-        more.press(.tab, .character("u"))
+        more.press(.tab, .up, .character("u"))
         XCTAssertEqual(more.frame().position(of: "unread 0")?.row, 1, more.frame().dump)
     }
 
@@ -73,7 +79,8 @@ final class NavigationTests: XCTestCase {
         let view = makeView(model, open: "Sam")
         _ = view.frame()
         view.press(.tab)
-        for _ in 0..<30 { view.press(.up) }
+        XCTAssertNil(view.state.selected, "nothing to resend: Tab selects nothing")
+        for _ in 0..<31 { view.press(.up) }   // the first Up selects the newest
         let screen = view.frame()
         XCTAssertEqual(view.state.selected, 69)
         let row = screen.position(of: "message 69")!.row

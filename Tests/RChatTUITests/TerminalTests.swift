@@ -101,7 +101,10 @@ final class EscapeSequenceTests: XCTestCase {
 
     func testEverythingElsePassesThrough() {
         XCTAssertEqual(KeyDecoder.folding([.escape]), [.escape])
-        XCTAssertEqual(KeyDecoder.folding([.escape, .character("x")]), [.escape, .character("x")])
+        XCTAssertEqual(KeyDecoder.folding([.escape, .character("x")]), [.alt(.character("x"))], "Alt-X")
+        XCTAssertEqual(KeyDecoder.folding([.escape, .enter, .character("a")]), [.alt(.enter), .character("a")], "Alt-Enter")
+        XCTAssertEqual(KeyDecoder.folding([.escape, .escape]), [.escape, .escape])
+        XCTAssertEqual(KeyDecoder.folding(raw("[I") + raw("[O")), [.focusIn, .focusOut], "focus reports")
         XCTAssertEqual(KeyDecoder.folding(raw("[4")), raw("[4"), "incomplete")
         XCTAssertEqual(KeyDecoder.folding(raw("[5~")), raw("[5~"), "not Home or End")
         XCTAssertEqual(KeyDecoder.folding(raw("[2~")), raw("[2~"))

@@ -32,7 +32,7 @@ enum ComposerLine {
 
     private static func placeholder(_ state: ViewState) -> String {
         guard let summary = state.openSummary else {
-            return "/add CODE adds a contact; ? help"
+            return "/add CODE adds a contact; F1 help"
         }
         switch summary.state {
         case .blocked: return "\(summary.name) is blocked; /unblock to write again"

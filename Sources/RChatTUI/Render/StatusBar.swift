@@ -45,9 +45,12 @@ enum StatusBar {
 
     private static func hint(_ state: ViewState) -> String {
         switch state.focus {
-        case .composer: "? help"
-        case .conversation: "Up/Down select, r Resend, i details, ? help"
-        case .list: "Up/Down choose, Enter open, ? help"
+        case .composer: "F1 help"
+        case .conversation where state.selected != nil:
+            state.composer.isEmpty ? "r Resend, i details, u unread, Esc back, F1 help"
+                                   : "Alt-R Resend, Alt-I details, Alt-U unread, Esc back, F1 help"
+        case .conversation: "Up/Down select, typing goes to the composer, F1 help"
+        case .list: "Up/Down choose, Enter open, F1 help"
         }
     }
 }

@@ -46,18 +46,27 @@ public enum KeyDecoder {
         ("[4~", .end), ("[8~", .end), ("[F", .end), ("OF", .end),
     ]
 
-    /// Puts back together a sequence of `escapeSequences` that curses did not recognise: it
-    /// hands one over as Esc followed by its bytes as typed characters, which would type
-    /// "[4~" into the composer. A lone Esc and everything else pass through unchanged.
+    /// Focus reporting: what the terminal sends after Esc when its window gains or loses focus.
+    public static let focusSequences: [(bytes: String, key: Key)] = [("[I", .focusIn), ("[O", .focusOut)]
+
+    /// Puts back together what curses hands over as Esc followed by more keys in the same
+    /// read: a sequence of `escapeSequences` or `focusSequences` it did not recognise (which
+    /// would otherwise type "[4~" into the composer), and Alt with a key (`.alt`). Esc before
+    /// `[` or `O` starts a sequence, never Alt, so an unknown sequence and a bracketed paste's
+    /// markers pass through as they came. A lone Esc and everything else pass unchanged.
     public static func folding(_ keys: [Key]) -> [Key] {
         guard keys.contains(.escape) else { return keys }
         var out: [Key] = []
         out.reserveCapacity(keys.count)
         var i = keys.startIndex
         while i < keys.endIndex {
-            if keys[i] == .escape, let (key, length) = sequence(in: keys[(i + 1)...]) {
+            let rest = keys[(i + 1)...]
+            if keys[i] == .escape, let (key, length) = sequence(in: rest) {
                 out.append(key)
                 i += 1 + length
+            } else if keys[i] == .escape, let next = rest.first, let alt = altKey(next) {
+                out.append(alt)
+                i += 2
             } else {
                 out.append(keys[i])
                 i += 1
@@ -66,9 +75,18 @@ public enum KeyDecoder {
         return out
     }
 
+    /// Alt with `key`, when Esc followed by `key` means that.
+    private static func altKey(_ key: Key) -> Key? {
+        switch key {
+        case .character("["), .character("O"): return nil
+        case .character, .control, .enter, .backspace, .delete, .left, .right, .up, .down: return .alt(key)
+        default: return nil
+        }
+    }
+
     /// The known sequence `keys` starts with, and how many keys it spans.
     private static func sequence(in keys: ArraySlice<Key>) -> (Key, Int)? {
-        for (bytes, key) in escapeSequences where keys.count >= bytes.count {
+        for (bytes, key) in escapeSequences + focusSequences where keys.count >= bytes.count {
             if zip(bytes, keys).allSatisfy({ .character($0) == $1 }) { return (key, bytes.count) }
         }
         return nil

@@ -12,7 +12,8 @@ extension ChatView {
             overlayKey(key)
             return
         }
-        perform(KeyMap.command(for: key, focus: state.focus, composerEmpty: state.composer.isEmpty))
+        perform(KeyMap.command(for: key, in: KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty,
+                                                          selection: state.selected != nil)))
     }
 
     func perform(_ command: Command) {
@@ -62,12 +63,13 @@ extension ChatView {
         }
         guard focus == .conversation else { return }
         // `Tab, r` resends what may not have arrived, never what a selection left from
-        // before points at.
+        // before points at. With nothing to resend nothing is selected, so the letters
+        // typed next go to the composer (Up selects).
         if let newest = state.window?.newestOfferingResend {
             state.selected = newest
             reveal(newest)
-        } else if state.selected == nil {
-            state.selected = visibleItems().last
+        } else {
+            state.selected = nil
         }
     }
 

@@ -20,6 +20,8 @@ public struct Composer: Equatable, Sendable {
         case left, right, start, end
         case backspace, delete
         case deleteWordBackward, deleteToStart, deleteToEnd
+        /// Everything typed goes, as Ctrl-C does in a shell.
+        case clear
         case historyPrevious, historyNext
     }
 
@@ -52,6 +54,8 @@ public struct Composer: Equatable, Sendable {
             characters.removeSubrange(0..<cursor); cursor = 0
         case .deleteToEnd:
             characters.removeSubrange(cursor...)
+        case .clear:
+            characters = []; cursor = 0; historyIndex = nil
         case .historyPrevious:
             guard !history.isEmpty else { return }
             if historyIndex == nil { draft = characters }

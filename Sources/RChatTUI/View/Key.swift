@@ -1,12 +1,17 @@
 /// A key press as the view understands it: the curses backend decodes into this, and tests
 /// feed it directly, without a terminal.
-public enum Key: Equatable, Sendable {
+public indirect enum Key: Equatable, Sendable {
     case character(Character)
     /// Ctrl plus a letter, lower case: `.control("a")` is Ctrl-A.
     case control(Character)
+    /// Alt (Meta) with a key: the terminal sends Esc before it. `.alt(.character("r"))` is
+    /// Alt-R, `.alt(.enter)` Alt-Enter.
+    case alt(Key)
     case enter, tab, backTab, backspace, delete, escape
     case up, down, left, right, home, end, pageUp, pageDown
     case function(Int)
     /// The terminal changed size: re-lay out from the model.
     case resize
+    /// Focus reporting (`ESC [ ? 1004 h`): the terminal window gained or lost focus.
+    case focusIn, focusOut
 }

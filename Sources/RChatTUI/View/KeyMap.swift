@@ -15,10 +15,33 @@ public enum Command: Equatable, Sendable {
 }
 
 public enum KeyMap {
-    public static func command(for key: Key, focus: Focus, composerEmpty: Bool) -> Command {
+    /// Where a key is pressed, as far as what it does depends on it.
+    public struct Context: Equatable, Sendable {
+        public var focus: Focus
+        public var composerEmpty: Bool
+        /// A message or row of the open conversation is selected.
+        public var selection: Bool
+
+        public init(focus: Focus, composerEmpty: Bool, selection: Bool = false) {
+            self.focus = focus
+            self.composerEmpty = composerEmpty
+            self.selection = selection
+        }
+    }
+
+    public static func command(for key: Key, focus: Focus, composerEmpty: Bool, selection: Bool = false) -> Command {
+        command(for: key, in: Context(focus: focus, composerEmpty: composerEmpty, selection: selection))
+    }
+
+    /// A printable key types, wherever the focus is, except a command letter pressed while a
+    /// message or row is selected and nothing is typed: words typed after Tab never quit,
+    /// move or open anything. The same commands are on Alt-letters, which nobody types by
+    /// accident.
+    public static func command(for key: Key, in context: Context) -> Command {
         // Keys that mean the same everywhere.
         switch key {
-        case .control("c"), .control("q"): return .quit
+        case .control("c"): return context.composerEmpty ? .quit : .edit(.clear)
+        case .control("q"): return .quit
         case .control("l"): return .redraw
         case .control("n"): return .nextConversation
         case .control("p"): return .previousConversation
@@ -28,12 +51,15 @@ public enum KeyMap {
         case .pageDown: return .pageDown
         case .home: return .oldest
         case .end: return .newest
-        case .function(1): return .help
+        case .function(1), .alt(.character("?")): return .help
+        case .alt(.character("r")): return .resend
+        case .alt(.character("i")): return .details
+        case .alt(.character("u")): return .firstUnread
         default: break
         }
-        switch focus {
+        switch context.focus {
         case .composer: return composerCommand(key)
-        case .conversation, .list: return browsingCommand(key, focus: focus, composerEmpty: composerEmpty)
+        case .conversation, .list: return browsingCommand(key, context)
         }
     }
 
@@ -58,19 +84,18 @@ public enum KeyMap {
         }
     }
 
-    private static func browsingCommand(_ key: Key, focus: Focus, composerEmpty: Bool) -> Command {
+    private static func browsingCommand(_ key: Key, _ context: Context) -> Command {
+        let letters = context.focus == .conversation && context.selection && context.composerEmpty
         switch key {
-        case .up, .character("k"): return .up
-        case .down, .character("j"): return .down
-        case .enter: return focus == .list ? .open : .leave
+        case .up: return .up
+        case .down: return .down
+        case .enter: return context.focus == .list ? .open : .leave
         case .escape: return .leave
-        // With a draft waiting, `?` goes on typing it.
-        case .character("?") where composerEmpty: return .help
-        case .character("q"): return .quit
-        case .character("u"): return .firstUnread
-        case .character("r") where focus == .conversation: return .resend
-        case .character("i") where focus == .conversation: return .details
-        case .character(let c) where c != " ": return .type(c)
+        case .character("?") where context.composerEmpty: return .help
+        case .character("r") where letters: return .resend
+        case .character("i") where letters: return .details
+        case .character("u") where letters: return .firstUnread
+        case .character(let c): return .type(c)
         default: return .none
         }
     }
@@ -83,17 +108,18 @@ public enum KeyMap {
         ("Ctrl-N / Ctrl-P", "Open the next / previous conversation"),
         ("PgUp / PgDn", "Scroll the conversation by a screen"),
         ("Home / End", "Go to the oldest / newest message"),
-        ("u", "Jump to the first unread message"),
-        ("r", "Resend the selected message (on a row: Resend all its messages)"),
-        ("i", "Message details: its status timeline, each step with its time"),
+        ("Alt-U, or u", "Jump to the first unread message (the letters u, r, i: only while a message or row is selected and nothing is typed; otherwise they type)"),
+        ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
+        ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
         ("Esc", "Back to the composer; close an overlay"),
         ("Ctrl-A / Ctrl-E", "Composer: start / end of the line"),
         ("Left / Right", "Composer: move the cursor"),
         ("Backspace / Delete", "Composer: delete before / at the cursor"),
         ("Ctrl-W / Ctrl-U / Ctrl-K", "Composer: delete the word before / everything before / everything after the cursor"),
-        ("F1, or ?", "This help (? outside the composer, with nothing typed)"),
+        ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
+        ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
         ("Ctrl-L", "Redraw the screen"),
-        ("q / Ctrl-C / Ctrl-Q", "Quit (q outside the composer)"),
+        ("Ctrl-Q", "Quit"),
     ]
 
     /// The slash commands typed in the composer.
