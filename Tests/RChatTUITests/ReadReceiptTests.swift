@@ -53,4 +53,36 @@ final class ReadReceiptTests: XCTestCase {
         _ = view.frame()
         XCTAssertFalse(model.shown.flatMap(\.ids).contains(id))
     }
+
+    /// The terminal reports its window lost focus: what arrives meanwhile is drawn but not
+    /// read; focus back, and what is still on screen is.
+    func testNothingIsMarkedReadWhileTheTerminalHasLostFocus() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        _ = view.frame()
+        let before = model.shown.count
+        view.handle(.focusOut)
+        let id = model.addMessage("Sam", .incoming, "while you were away")
+        view.handle([.newMessage(conversation: model.id("Sam"), id: id, preview: "")])
+        let screen = view.frame()
+        XCTAssertTrue(screen.contains("while you were away"), screen.dump)
+        _ = view.frame()
+        XCTAssertEqual(model.shown.count, before, "nothing marked shown while focus is lost")
+        view.handle(.focusIn)
+        _ = view.frame()
+        XCTAssertEqual(model.shown.last?.ids, [id])
+    }
+
+    /// A focus report is not a key press: the banner it would dismiss stays.
+    func testAFocusReportLeavesTheBanner() {
+        let (model, _) = samConversation()
+        model.contact("Alex")
+        let view = makeView(model, open: "Sam")
+        let id = model.addMessage("Alex", .incoming, "hi")
+        view.handle([.newMessage(conversation: model.id("Alex"), id: id, preview: "hi")])
+        XCTAssertNotNil(view.state.banner)
+        view.handle(.focusOut)
+        view.handle(.focusIn)
+        XCTAssertNotNil(view.state.banner)
+    }
 }

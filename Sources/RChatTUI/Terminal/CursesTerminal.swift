@@ -47,6 +47,7 @@ final class CursesTerminal {
         if osc {
             emit("\u{1B}[22;0t")   // save the title, to give it back on exit
             emit(BracketedPaste.enable)
+            emit(KeyDecoder.focusReportingOn)
         }
     }
 
@@ -156,6 +157,7 @@ final class CursesTerminal {
         endwin()
         if osc {
             emit(BracketedPaste.disable)
+            emit(KeyDecoder.focusReportingOff)
             emit("\u{1B}[23;0t")
         }
     }

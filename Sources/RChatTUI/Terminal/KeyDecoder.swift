@@ -46,7 +46,10 @@ public enum KeyDecoder {
         ("[4~", .end), ("[8~", .end), ("[F", .end), ("OF", .end),
     ]
 
-    /// Focus reporting: what the terminal sends after Esc when its window gains or loses focus.
+    /// Focus reporting: `ESC [ ? 1004 h` turns it on, and the terminal then sends
+    /// `focusSequences` (after Esc) when its window gains or loses focus.
+    public static let focusReportingOn = "\u{1B}[?1004h"
+    public static let focusReportingOff = "\u{1B}[?1004l"
     public static let focusSequences: [(bytes: String, key: Key)] = [("[I", .focusIn), ("[O", .focusOut)]
 
     /// Puts back together what curses hands over as Esc followed by more keys in the same

@@ -5,7 +5,14 @@ extension ChatView {
     public func handle(_ key: Key) {
         thread.check()
         state.now = now()
-        if key == .resize { return }
+        switch key {
+        case .resize: return
+        // Not a key the user pressed: the banner and the notice stay. Focus back: the next
+        // frame reports what is on screen as read.
+        case .focusIn: state.terminalFocus = .focused; return
+        case .focusOut: state.terminalFocus = .lost; return
+        default: break
+        }
         state.banner = nil
         state.notice = nil
         if state.overlay != nil {

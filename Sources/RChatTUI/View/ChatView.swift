@@ -57,7 +57,9 @@ public final class ChatView {
 
     // MARK: Frames
 
-    /// Loads what the screen needs, renders it and sends Read receipts for what was drawn.
+    /// Loads what the screen needs, renders it and sends Read receipts for what was drawn,
+    /// unless the terminal reported that its window lost focus: then nobody is looking, and
+    /// what is drawn counts once focus comes back (if it is still on screen).
     public func frame() -> Screen {
         thread.check()
         tick()
@@ -65,7 +67,7 @@ public final class ChatView {
         var screen = Screen(rows: 0, columns: 0)
         let report = Renderer.render(state, to: &screen)
         let fresh = report.shownIncoming.filter { !reportedShown.contains($0) }
-        if let conversation = state.openConversation, !fresh.isEmpty {
+        if let conversation = state.openConversation, !fresh.isEmpty, state.terminalFocus == .focused {
             reportedShown.formUnion(fresh)
             model.markShown(in: conversation, messages: fresh)
         }

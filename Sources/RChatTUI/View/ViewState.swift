@@ -22,6 +22,9 @@ public struct ViewState {
     public var notice: Notice?
     public var composer = Composer()
     public var connection: ShownConnection = .connecting
+    /// Whether the terminal window has focus, as focus reporting last said (a terminal that
+    /// never reports counts as focused). While it has not, nothing drawn counts as read.
+    public var terminalFocus: TerminalFocus = .focused
 
     public static let minimumRows = 10
     public static let minimumColumns = 40
@@ -45,6 +48,13 @@ public struct ViewState {
     }
 
     public var terminalTitle: String { unreadBadge > 0 ? "rChat (\(unreadBadge))" : "rChat" }
+}
+
+/// What the terminal last reported of its window's focus (`ESC [ I` / `ESC [ O`).
+public enum TerminalFocus: Equatable, Sendable {
+    case focused
+    /// The user is in another window: the screen may not be seen.
+    case lost
 }
 
 /// The relay connection as the status bar shows it. The engine says "offline, retrying in
