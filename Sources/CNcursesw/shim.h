@@ -17,3 +17,25 @@ static inline int rchat_wcwidth(unsigned int c) { return wcwidth((wchar_t)c); }
 // The locale's character set ("UTF-8" or not): decides Unicode or ASCII drawing.
 #include <langinfo.h>
 static inline const char *rchat_codeset(void) { return nl_langinfo(CODESET); }
+
+// What $TERM's terminfo entry allows, asked before initscr (which ends the process on a
+// terminal type it cannot find): 0 usable; 1 no such terminal type; 2 no terminfo
+// database; 3 it cannot place the cursor or clear the screen (dumb, a printing terminal).
+// Last in this file: term.h defines its capabilities as macros with plain names.
+#include <ncursesw/term.h>
+static inline int rchat_terminal_check(const char *term) {
+    int err = 0;
+    if (setupterm(term, 1, &err) != OK) return err == 0 ? 1 : 2;
+    const char *cup = tigetstr("cup"), *clear = tigetstr("clear");
+    int usable = cup != 0 && cup != (char *)-1 && clear != 0 && clear != (char *)-1;
+    del_curterm(cur_term);
+    return usable ? 0 : 3;
+}
+
+// After endwin: a terminal without an alternate screen (smcup/rmcup: vt100, the Linux
+// console) would keep the view's last frame above the shell prompt; clear it, cursor home.
+static inline void rchat_clear_unless_alternate_screen(void) {
+    const char *rmcup = tigetstr("rmcup"), *clear = tigetstr("clear");
+    if (rmcup != 0 && rmcup != (char *)-1 && rmcup[0] != 0) return;
+    if (clear != 0 && clear != (char *)-1) { putp(clear); fflush(stdout); }
+}

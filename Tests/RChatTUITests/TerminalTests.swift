@@ -130,3 +130,31 @@ final class EscapeSequenceTests: XCTestCase {
         XCTAssertEqual(view.state.focus, .composer)
     }
 }
+
+final class TerminalTypeTests: XCTestCase {
+    func testTerminalTypesTheViewCannotDrawOnAreNamedInOneLine() {
+        XCTAssertNil(CursesTerminal.problem(term: "xterm-256color"))
+        XCTAssertNil(CursesTerminal.problem(term: "vt100"))
+        XCTAssertNil(CursesTerminal.problem(term: "linux"))
+        let dumb = CursesTerminal.problem(term: "dumb")
+        XCTAssertTrue(dumb?.contains("'dumb' cannot place text on the screen") ?? false, dumb ?? "nil")
+        let unknown = CursesTerminal.problem(term: "no-such-terminal\u{1B}[2J")
+        XCTAssertTrue(unknown?.contains("does not know the terminal type 'no-such-terminal␛[2J'") ?? false, unknown ?? "nil")
+        XCTAssertTrue(CursesTerminal.problem(term: nil)?.contains("TERM is not set") ?? false)
+        XCTAssertTrue(CursesTerminal.problem(term: "")?.contains("TERM is not set") ?? false)
+        for problem in [dumb, unknown, CursesTerminal.problem(term: nil)] {
+            XCTAssertFalse(problem?.contains("\n") ?? true, "one line")
+        }
+    }
+
+    func testCtrlZAsksTheBackendToSuspend() {
+        XCTAssertEqual(KeyMap.command(for: .control("z"), focus: .composer, composerEmpty: false), .suspend)
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        view.type("kept")
+        view.press(.control("z"))
+        XCTAssertTrue(view.suspendRequested)
+        XCTAssertFalse(view.quitRequested)
+        XCTAssertEqual(view.state.composer.text, "kept")
+    }
+}

@@ -85,8 +85,8 @@ public enum Renderer {
 
     private static func drawWelcome(_ state: ViewState, _ layout: Layout, _ screen: inout Screen) {
         let text = state.conversations.isEmpty
-            ? "No conversations yet. Type /add CODE to add a contact, or /code to show yours. ? shows every key."
-            : "Choose a conversation in the list (Tab, Up/Down, Enter). ? shows every key."
+            ? "No conversations yet. Type /add CODE to add a contact, or /code to show yours. F1 shows every key."
+            : "Choose a conversation in the list (Tab, Up/Down, Enter). F1 shows every key."
         let width = max(1, layout.paneWidth - 4)
         for (i, line) in Wrap.lines(text, width: width).enumerated() where i < layout.bodyHeight {
             screen.put(line, row: layout.bodyTop + 1 + i, column: layout.paneLeft + 2, style: .dim, limit: layout.columns)

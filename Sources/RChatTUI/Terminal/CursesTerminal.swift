@@ -1,4 +1,5 @@
 import Glibc
+import RChatCore
 @preconcurrency import CNcursesw
 
 /// The ncursesw backend: sets the terminal up, writes only the cells that changed since
@@ -44,11 +45,15 @@ final class CursesTerminal {
         }
         let term = environment["TERM"] ?? ""
         osc = !(term.isEmpty || term == "dumb" || term.hasPrefix("linux") || term.hasPrefix("vt"))
-        if osc {
-            emit("\u{1B}[22;0t")   // save the title, to give it back on exit
-            emit(BracketedPaste.enable)
-            emit(KeyDecoder.focusReportingOn)
-        }
+        if osc { emit("\u{1B}[22;0t") }   // save the title, to give it back on exit
+        enterModes()
+    }
+
+    /// Bracketed paste and focus reporting, where the terminal takes such sequences.
+    private func enterModes() {
+        guard osc else { return }
+        emit(BracketedPaste.enable)
+        emit(KeyDecoder.focusReportingOn)
     }
 
     var size: (rows: Int, columns: Int) { (Int(getmaxy(stdscr)), Int(getmaxx(stdscr))) }
@@ -150,15 +155,54 @@ final class CursesTerminal {
         emit(effect.sequence)
     }
 
-    /// Puts the terminal back: cursor, attributes, cooked mode, the title.
+    /// Ctrl-Z (the view reads keys raw, so the terminal sends no SIGTSTP itself): the
+    /// terminal goes back as it was, the job stops as the terminal driver would stop it, and
+    /// when it is continued (`fg`) the modes come back; the caller redraws everything.
+    func suspend() {
+        leave()
+        kill(0, SIGTSTP)
+        // Continued: back into program mode, with the modes end() turned off.
+        refresh()
+        enterModes()
+        last = nil
+        cursorShown = nil
+        lastTitle = ""
+    }
+
+    /// Why the view cannot run on this terminal type, as one line for the user; nil when it
+    /// can. Asked before anything is drawn: `initscr` itself would end the process on a type
+    /// it cannot find, and on one that cannot place the cursor (`dumb`) it would draw every
+    /// frame as one collapsed line.
+    static func problem(term: String?) -> String? {
+        let help = "or use the commands (rchat --help)"
+        guard let term, !term.isEmpty else {
+            return "rchat: TERM is not set, so the view cannot draw; set it to your terminal's type (for example xterm-256color), \(help)"
+        }
+        switch rchat_terminal_check(term) {
+        case 0: return nil
+        case 1: return "rchat: this system does not know the terminal type '\(TerminalText.sanitized(term, breaks: .shown))'; set TERM to one it knows (for example xterm-256color), \(help)"
+        case 2: return "rchat: this system has no terminal descriptions (terminfo) for the view; install ncurses-base, \(help)"
+        default: return "rchat: the terminal type '\(TerminalText.sanitized(term, breaks: .shown))' cannot place text on the screen; run the view in a full-screen terminal, \(help)"
+        }
+    }
+
+    /// Puts the terminal back: cursor, attributes, cooked mode, the title; and no last frame
+    /// left over the shell where there is no alternate screen to take it away.
     func end() {
+        leave()
+        if osc { emit("\u{1B}[23;0t") }
+    }
+
+    /// The terminal as the shell wants it: cooked mode, cursor, no modes of ours, and no
+    /// last frame left over the shell where there is no alternate screen to take it away.
+    private func leave() {
         attrset(0)
         curs_set(1)
         endwin()
+        rchat_clear_unless_alternate_screen()
         if osc {
             emit(BracketedPaste.disable)
             emit(KeyDecoder.focusReportingOff)
-            emit("\u{1B}[23;0t")
         }
     }
 

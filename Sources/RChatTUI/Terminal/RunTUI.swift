@@ -21,6 +21,11 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         _ = write(2, &message, message.count)
         return 1
     }
+    if let problem = CursesTerminal.problem(term: getenv("TERM").map { String(cString: $0) }) {
+        var message = Array((problem + "\n").utf8)
+        _ = write(2, &message, message.count)
+        return 1
+    }
     var pipeFDs: [Int32] = [-1, -1]
     guard pipe(&pipeFDs) == 0 else { return 1 }
     defer { close(pipeFDs[0]); close(pipeFDs[1]) }
@@ -64,6 +69,13 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
                     full = true
                 } else {
                     view.handle(key)
+                }
+                if view.suspendRequested {
+                    terminal.suspend()
+                    view.suspendRequested = false
+                    let size = terminal.size   // the window may have changed meanwhile
+                    view.resize(rows: size.rows, columns: size.columns)
+                    full = true
                 }
                 if view.quitRequested { break }
             }

@@ -27,6 +27,7 @@ extension ChatView {
         switch command {
         case .quit: quit()
         case .redraw: wantsFullRedraw = true
+        case .suspend: suspendRequested = true
         case .focusNext: focus(state.focus.next)
         case .focusPrevious: focus(state.focus.previous)
         case .up: state.focus == .list ? moveListCursor(-1) : moveSelection(-1)

@@ -15,6 +15,9 @@ public final class ChatView {
     /// unread" is, even after some of them have been read.
     var unreadAtOpen = (count: 0, total: 0)
     public internal(set) var quitRequested = false
+    /// Ctrl-Z: the backend should give the terminal back to the shell, and clear this
+    /// when the job is resumed.
+    public var suspendRequested = false
     /// The desktop-alerts question was considered (asked, or found answered): at most once
     /// per run, whatever the store says afterwards.
     var alertPermissionConsidered = false

@@ -2,6 +2,8 @@
 /// overlay is written from the same place.
 public enum Command: Equatable, Sendable {
     case quit, redraw
+    /// Ctrl-Z: back to the shell until the job is resumed (`fg`).
+    case suspend
     case focusNext, focusPrevious
     case up, down, pageUp, pageDown, oldest, newest
     case open, nextConversation, previousConversation, firstUnread
@@ -43,6 +45,7 @@ public enum KeyMap {
         case .control("c"): return context.composerEmpty ? .quit : .edit(.clear)
         case .control("q"): return .quit
         case .control("l"): return .redraw
+        case .control("z"): return .suspend
         case .control("n"): return .nextConversation
         case .control("p"): return .previousConversation
         case .tab: return .focusNext
@@ -119,6 +122,7 @@ public enum KeyMap {
         ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
         ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
         ("Ctrl-L", "Redraw the screen"),
+        ("Ctrl-Z", "Back to the shell; fg comes back"),
         ("Ctrl-Q", "Quit"),
     ]
 

@@ -1,0 +1,54 @@
+import Foundation
+import XCTest
+
+/// The view on terminals that are not xterm, and job control: real views in tmux.
+extension TUIEndToEndTests {
+    /// `dumb` cannot place the cursor: one clear line and exit 1, never a collapsed screen.
+    /// vt100 and the Linux console get a usable screen, and no last frame is left over the
+    /// shell when the view quits (they have no alternate screen to take it away).
+    func testTerminalTypesGetAUsableScreenOrOneClearLine() throws {
+        try world.makePair("alice", "sam")
+        try openView("alice", env: ["LANG": "C.UTF-8", "TERM": "dumb"])
+        let dumb = try screen("alice", "dumb refused") { $0.contains("[exited 1]") }
+        let said = dumb.screenLines.filter { !$0.isEmpty }.dropLast().joined()
+        XCTAssertTrue(said.hasPrefix("rchat: the terminal type 'dumb' cannot place text on the screen"), dumb)
+        XCTAssertTrue(said.contains("rchat --help"), dumb)
+
+        for term in ["vt100", "linux"] {
+            try openView("alice", env: ["LANG": "C.UTF-8", "TERM": term])
+            try screen("alice", "\(term): the list and the status bar") { s in
+                s.contains("Sam") && (s.contains("Online") || s.contains("Connecting")) && s.screenLines.contains { $0.hasPrefix("›") }
+            }
+            try screens.keys(session("alice"), "C-q")
+            let after = try screen("alice", "\(term): quit") { $0.contains("[exited 0]") }
+            XCTAssertEqual(after.screenLines.filter { !$0.isEmpty }, ["[exited 0]"], "\(term): nothing left over the shell")
+        }
+    }
+
+    /// Ctrl-Z gives the terminal back to the shell (the job is Stopped); `fg` brings the view
+    /// back, drawn whole, and it goes on working.
+    func testCtrlZSuspendsAndFgResumes() throws {
+        try world.makePair("alice", "sam")
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "desktop-alerts", "off"]))
+        let command = [Binaries.path("rchat"), "--home", world.box.path("alice-home"),
+                       "--device-dir", world.box.path("alice-device")].map(TmuxScreens.quote).joined(separator: " ")
+        try screens.open(session("alice"), ["bash", "--norc", "--noprofile", "-i"],
+                         env: Self.utf8.merging(["PS1": "shell$ "]) { $1 })
+        try screen("alice", "a shell prompt") { $0.contains("shell$") }
+        try screens.type(session("alice"), command)
+        try screen("alice", "the view") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "C-z")
+        let atPrompt = { (s: String) in s.screenLines.last(where: { !$0.isEmpty })?.trimmingCharacters(in: .whitespaces) == "shell$" }
+        let stopped = try screen("alice", "back at the shell, the job stopped") { $0.contains("Stopped") && atPrompt($0) }
+        XCTAssertFalse(stopped.contains("› "), "the view's frame is gone:\n\(stopped)")
+        try screens.type(session("alice"), "fg")
+        try screen("alice", "the view back, whole") { s in
+            s.contains("Sam") && s.contains("Online") && !s.contains("shell$") && s.screenLines.contains { $0.hasPrefix("›") }
+        }
+        try screens.keys(session("alice"), "Enter")
+        try screens.type(session("alice"), "after fg")
+        try screen("alice", "a message written after resuming") { Self.conversationLine("after fg", in: $0) != nil }
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit to the shell") { atPrompt($0) && !$0.contains("Online") }
+    }
+}
