@@ -113,7 +113,7 @@ public final class Engine: @unchecked Sendable {
         defer { thread.release() }
         if environment.listensForWakeUps {
             do {
-                wakeListener = try WakeListener(home: account.locations.home) { inbox.post(.wake) }
+                wakeListener = try WakeListener(home: account.locations.home) { inbox.post(.wake(byCommand: true)) }
             } catch {
                 log("the local wake-up is off (\(error)); new messages are found within \(Int(Self.storeLookInterval)) s")
             }
@@ -160,8 +160,8 @@ public final class Engine: @unchecked Sendable {
                 switch item {
                 case .stop:
                     stopping = true
-                case .wake:
-                    if policy.followsStore { try lookAtStore() }
+                case .wake(let byCommand):
+                    if policy.followsStore { try lookAtStore(byCommand: byCommand) }
                 case .reconnect:
                     reconnectNow()
                 case .durable(let result):
@@ -236,8 +236,10 @@ public final class Engine: @unchecked Sendable {
     /// this long. The check is one `PRAGMA data_version`.
     static let storeLookInterval: Double = 3
 
-    /// A command changed the store: contacts, settings, the outbox and receipts are read again.
-    func lookAtStore() throws(EngineError) {
+    /// A command changed the store: contacts, settings, the outbox and receipts are read again,
+    /// and a running view is told to read again what it shows (`byCommand`: not when the
+    /// view's own intent woke the engine — it knows what it did).
+    func lookAtStore(byCommand: Bool = true) throws(EngineError) {
         thread.check()
         wakeListener?.looked()
         lastStoreLook = ticks
@@ -245,6 +247,7 @@ public final class Engine: @unchecked Sendable {
         storeVersionSeen = try AccountService.wrap { try store.otherWritersVersion() }
         try reloadConversations()
         scheduleReceipts(urgent: false)
+        if byCommand { emit(.changedElsewhere) }
     }
 
     /// The backstop for lost wake-ups: looks at the store if another process wrote to it.
@@ -260,7 +263,7 @@ public final class Engine: @unchecked Sendable {
 
     /// Tells a running engine the store changed (from any thread): the in-process form of
     /// `WakeSignal.poke`.
-    public func wake() { inbox.post(.wake) }
+    public func wake() { inbox.post(.wake(byCommand: false)) }
 
     /// Asks a running engine to try its offline relays now (from any thread): `/reconnect`.
     public func reconnect() { inbox.post(.reconnect) }

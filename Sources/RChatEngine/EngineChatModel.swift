@@ -211,13 +211,12 @@ final class ChatEventQueue: Sendable {
 }
 
 extension EngineChatModel {
-    /// `show-in-alerts`: what a banner shows ("name", "nothing" or "message").
-    public var alertSetting: String {
-        ((try? account.settingsList()) ?? []).first { $0.0 == "show-in-alerts" }?.1 ?? "name"
-    }
-
-    /// `bell`: whether the view rings the terminal bell for a message elsewhere (default off).
-    public var bellSetting: Bool {
-        ((try? account.settingsList()) ?? []).first { $0.0 == "bell" }?.1 == "on"
+    /// `show-in-alerts` (what a banner shows) and `bell` (a terminal bell for a message
+    /// elsewhere, default off). A failed read keeps the defaults: the quieter choice.
+    public func viewSettings() -> ViewSettings {
+        let list = (try? account.settingsList()) ?? []
+        func value(_ key: String) -> String? { list.first { $0.0 == key }?.1 }
+        return ViewSettings(alerts: value("show-in-alerts").flatMap(AlertContent.init(rawValue:)) ?? .name,
+                            bell: value("bell") == "on")
     }
 }

@@ -20,7 +20,9 @@ final class EngineInbox: @unchecked Sendable {
         case writable(RelayAddress, generation: UInt64)
         /// The WAL sync thread made durable every commit before its request `n` (`WALSync`).
         case durable(Result<UInt64, StoreError>)
-        case wake
+        /// Look at the store: `byCommand` when another process (a command) asked, through
+        /// the local wake-up; false when this process's own view did.
+        case wake(byCommand: Bool)
         /// The user asked to reconnect now (`/reconnect`).
         case reconnect
         case stop

@@ -120,7 +120,7 @@ final class Demo {
                 }
             },
         ]
-        return session.run(TUIOptions(alerts: .name, demoCommands: commands, openAtStart: "Sam"))
+        return session.run(TUIOptions(demoCommands: commands, openAtStart: "Sam"))
     }
 
     private func shutDown() {

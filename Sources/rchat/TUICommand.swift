@@ -20,8 +20,7 @@ enum TUICommand {
     ) { args, locations in
         try args.expectPositionals(max: 0)
         let session = try ViewSession(locations: locations, logPath: "\(locations.home)/view.log")
-        let status = session.run(TUIOptions(alerts: AlertContent(rawValue: session.model.alertSetting) ?? .name,
-                                            bell: session.model.bellSetting))
+        let status = session.run(TUIOptions())
         // About 30 seconds more in the background: finish sending what is in flight and
         // alert on what arrives.
         session.release()

@@ -52,3 +52,28 @@ extension TUIEndToEndTests {
         try screen("alice", "quit to the shell") { atPrompt($0) && !$0.contains("Online") }
     }
 }
+
+extension TUIEndToEndTests {
+    /// Commands run beside the view show on its screen within a moment, through the local
+    /// wake-up: a message sent with `rchat send`, a contact added with `rchat add`, a block.
+    func testCommandsRunBesideTheViewShowAtOnce() throws {
+        try world.makePair("alice", "sam")
+        try world.makeAccount("lee")
+        try openView("sam")
+        try openView("alice")
+        try screen("alice", "the list with Sam") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "Sam's conversation") { $0.contains("Message Sam") }
+
+        try world.expectSuccess(world.box.rchat("alice", ["send", "Sam", "sent from the command line"]))
+        try screen("alice", "the message sent by the command, in the open conversation, Delivered", seconds: 5) {
+            Self.glyph(of: "sent from the command line", in: $0) == "ⓥ"
+        }
+        try world.expectSuccess(world.box.rchat("alice", ["add", try world.code("lee"), "--name", "Lee"]))
+        try screen("alice", "Lee in the list", seconds: 5) { $0.screenLines.contains { $0.contains("Lee") } }
+        try world.expectSuccess(world.box.rchat("alice", ["block", "Sam"]))
+        try screen("alice", "Sam blocked", seconds: 5) { $0.contains("is blocked; /unblock to write again") }
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+}

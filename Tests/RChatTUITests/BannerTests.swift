@@ -30,7 +30,8 @@ final class BannerTests: XCTestCase {
         for (setting, expected) in [(AlertContent.name, " Alex: New message"), (.nothing, " rChat: New message"),
                                     (.message, " Alex: line one line two")] {
             let (model, _) = samConversation()
-            let view = makeView(model, options: TUIOptions(alerts: setting), open: "Sam")
+            model.settings.alerts = setting
+            let view = makeView(model, open: "Sam")
             arrive(model, view, "Alex", "line one\nline\ttwo")
             XCTAssertEqual(view.frame().line(0), expected, "\(setting)")
         }
@@ -41,7 +42,8 @@ final class BannerTests: XCTestCase {
         model.contact("Lee", state: .request)
         model.contact("Max", state: .muted)
         model.contact("Bob", state: .blocked)
-        let view = makeView(model, options: TUIOptions(alerts: .message), open: "Sam")
+        model.settings.alerts = .message
+        let view = makeView(model, open: "Sam")
         arrive(model, view, "Lee", "who am I")
         XCTAssertEqual(view.frame().line(0), " New message request", "never a name or text for a request")
         view.press(.escape)
@@ -54,7 +56,8 @@ final class BannerTests: XCTestCase {
         let (model, _) = samConversation()
         model.contact("Max", state: .muted)
         model.contact("Bob", state: .blocked)
-        let view = makeView(model, options: TUIOptions(bell: true), open: "Sam")
+        model.settings.bell = true
+        let view = makeView(model, open: "Sam")
         arrive(model, view, "Sam", "on screen")
         arrive(model, view, "Max", "muted")
         arrive(model, view, "Bob", "blocked")
@@ -95,5 +98,19 @@ final class BannerTests: XCTestCase {
         let a = model.addMessage("Alex", .incoming, "1"), k = model.addMessage("Kim", .incoming, "2")
         view.handle([.newMessage(conversation: model.id("Alex"), id: a, preview: "1"), .newMessage(conversation: model.id("Kim"), id: k, preview: "2")])
         XCTAssertEqual(view.frame().line(0), " 2 new messages")
+    }
+
+    /// `rchat settings bell on` while the view runs: the engine says a command changed the
+    /// store, and the view reads its settings again.
+    func testSettingsChangedByACommandApplyAtOnce() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        arrive(model, view, "Alex", "before")
+        XCTAssertEqual(view.takeEffects(), [])
+        model.settings = ViewSettings(alerts: .nothing, bell: true)
+        view.handle([.changedElsewhere])
+        arrive(model, view, "Alex", "after")
+        XCTAssertEqual(view.takeEffects(), [.bell])
+        XCTAssertTrue(view.frame().contains("rChat: New message"), view.frame().dump)
     }
 }

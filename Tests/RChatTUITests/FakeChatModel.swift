@@ -17,6 +17,7 @@ final class FakeChatModel: ChatModel {
     /// Already answered unless a test says otherwise, so opening a conversation goes
     /// straight to the composer.
     var alertPermissionAsked = true
+    var settings = ViewSettings()
 
     // What the view did.
     var pageRequests: [(conversation: ConversationID, before: Int?, limit: Int)] = []
@@ -54,6 +55,7 @@ final class FakeChatModel: ChatModel {
     func itemCount(of conversation: ConversationID) -> Int { items[conversation]?.count ?? 0 }
     func timeline(of conversation: ConversationID, message: MessageID) -> [TimelineEntry] { timelines[message] ?? [] }
     func connection() -> ConnectionState { connectionState }
+    func viewSettings() -> ViewSettings { settings }
     func myCode() -> String { code }
     func reconnect() { reconnects += 1 }
 

@@ -9,6 +9,8 @@ public protocol ChatModel: AnyObject {
     func itemCount(of conversation: ConversationID) -> Int
     func timeline(of conversation: ConversationID, message: MessageID) -> [TimelineEntry]
     func connection() -> ConnectionState
+    /// The account's settings that change what the view shows.
+    func viewSettings() -> ViewSettings
     func myCode() -> String
 
     /// Intents. Errors come back as one line for the status bar.
@@ -59,4 +61,7 @@ public enum ChatEvent: Equatable, Sendable {
     case statusChanged(conversation: ConversationID, id: MessageID, status: MessageStatus)
     case rowAdded(conversation: ConversationID)
     case connectionChanged(ConnectionState)
+    /// A command run beside the view changed the store (`rchat send`, `add`, `block`,
+    /// `rename`, `settings`…): the list, the open conversation and the settings are read again.
+    case changedElsewhere
 }

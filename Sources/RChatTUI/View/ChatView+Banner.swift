@@ -10,7 +10,7 @@ extension ChatView {
             return state != .muted && state != .blocked
         }
         guard let last = loud.last else { return }
-        if options.bell { request(.bell) }
+        if settings.bell { request(.bell) }
         let summary = state.summary(last.conversation)
         let name = summary?.name ?? "rChat"
         let text: String
@@ -19,7 +19,7 @@ extension ChatView {
         } else if summary?.state == .request {
             text = "New message request"
         } else {
-            switch options.alerts {
+            switch settings.alerts {
             case .name: text = "\(name): New message"
             case .nothing: text = "rChat: New message"
             case .message: text = "\(name): \(Self.cleaned(last.preview))"

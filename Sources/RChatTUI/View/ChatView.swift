@@ -8,6 +8,8 @@ public final class ChatView {
     public internal(set) var state: ViewState
     let model: ChatModel
     let options: TUIOptions
+    /// The account's settings the view follows, read again when a command changes them.
+    var settings: ViewSettings
     let now: () -> Int64
     /// Incoming messages already reported as shown in the open conversation.
     var reportedShown: Set<MessageID> = []
@@ -33,6 +35,7 @@ public final class ChatView {
         self.model = model
         self.options = options
         self.now = now
+        settings = model.viewSettings()
         thread.claim()
         state = ViewState(rows: rows, columns: columns, glyphs: glyphs, timeZone: options.timeZone)
         state.now = now()
@@ -189,6 +192,10 @@ public final class ChatView {
                 if conversation == state.openConversation { state.window?.reload(model: model) }
             case .connectionChanged(let connection):
                 state.connection = ShownConnection(connection, at: state.now)
+            case .changedElsewhere:
+                refreshList = true
+                reloadRows = true
+                settings = model.viewSettings()
             }
         }
         if reloadRows { state.window?.reload(model: model) }
