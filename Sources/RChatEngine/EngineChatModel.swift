@@ -212,11 +212,10 @@ final class ChatEventQueue: Sendable {
 
 extension EngineChatModel {
     /// `show-in-alerts` (what a banner shows) and `bell` (a terminal bell for a message
-    /// elsewhere, default off). A failed read keeps the defaults: the quieter choice.
+    /// elsewhere, default off). A setting that cannot be read gives the quieter choice:
+    /// nothing about who, no bell.
     public func viewSettings() -> ViewSettings {
-        let list = (try? account.settingsList()) ?? []
-        func value(_ key: String) -> String? { list.first { $0.0 == key }?.1 }
-        return ViewSettings(alerts: value("show-in-alerts").flatMap(AlertContent.init(rawValue:)) ?? .name,
-                            bell: value("bell") == "on")
+        ViewSettings(alerts: (try? AlertCenter(account: account).content) ?? .nothing,
+                     bell: (try? account.store.setting(SettingKey.bell)) == "on")
     }
 }

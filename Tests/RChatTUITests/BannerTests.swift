@@ -27,7 +27,7 @@ final class BannerTests: XCTestCase {
     }
 
     func testAlertSettingDecidesTheWords() {
-        for (setting, expected) in [(AlertContent.name, " Alex: New message"), (.nothing, " rChat: New message"),
+        for (setting, expected) in [(AlertPolicy.Content.name, " Alex: New message"), (.nothing, " rChat: New message"),
                                     (.message, " Alex: line one line two")] {
             let (model, _) = samConversation()
             model.settings.alerts = setting
