@@ -90,8 +90,13 @@ extension AccountService {
     }
 
     public func resend(_ contact: Contact, ids: [MessageID]?) throws(EngineError) -> [MessageID] {
-        guard contact.state == .ok, !contact.isBlocked else {
-            throw .usage("nothing can be sent to \(contact.name) until their code is entered again")
+        guard !contact.isBlocked else {
+            throw .usage("\(contact.name) is blocked: nothing is sent to them (rchat unblock \(contact.name) first)")
+        }
+        guard contact.state == .ok else {
+            throw .usage(contact.state == .request
+                ? "\(contact.name) is a message request: add their code to accept it first"
+                : "nothing can be sent to \(contact.name) until their code is entered again")
         }
         let t = clock.now()
         let resent = try Self.wrap {

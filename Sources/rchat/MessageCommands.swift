@@ -107,20 +107,21 @@ enum MessageCommands {
 
 enum ContactStateCommands {
     static let all: [Command] = [
-        make("block", .block, "Block a contact: nothing is sent to them and nothing from them is kept."),
-        make("unblock", .unblock, "Unblock a contact."),
-        make("mute", .mute, "Mute a contact: no alerts for their messages."),
-        make("unmute", .unmute, "Unmute a contact."),
-        make("delete", .delete, "Delete a contact (their code can add them again)."),
+        make("block", .block, done: "blocked", "Block a contact: nothing is sent to them and nothing from them is kept."),
+        make("unblock", .unblock, done: "unblocked", "Unblock a contact."),
+        make("mute", .mute, done: "muted", "Mute a contact: no alerts for their messages."),
+        make("unmute", .unmute, done: "unmuted", "Unmute a contact."),
+        make("delete", .delete, done: "deleted", "Delete a contact (their code can add them again)."),
         settingsCommand,
     ]
 
-    static func make(_ name: String, _ change: AccountService.ContactChange, _ summary: String) -> Command {
+    /// `done`: the confirmation's verb ("muted NAME").
+    static func make(_ name: String, _ change: AccountService.ContactChange, done: String, _ summary: String) -> Command {
         Command(name: name, usage: "rchat \(name) NAME", summary: summary) { args, locations in
             try args.expectPositionals(max: 1)
             let contact = try args.positional(0, "NAME")
             try AccountService(locations: locations).change(contact, change)
-            say("\(name == "delete" ? "deleted" : name + "ed") \(contact)")
+            say("\(done) \(TerminalText.sanitized(contact, breaks: .shown))")
         }
     }
 

@@ -42,6 +42,26 @@ final class ContactCommandTests: XCTestCase {
         XCTAssertTrue(try box.rchat("alice", ["contacts", "--json"]).stdout.contains(#""name":"Caz""#))
     }
 
+    /// Each contact change confirms itself in words ("muted Sam", never "muteed Sam"), and
+    /// Resend to a blocked contact says it is blocked.
+    func testEveryContactChangeConfirmsInWords() throws {
+        XCTAssertEqual(try box.rchat("alice", ["add", try code("sam")]).status, 0)
+        for (command, said) in [("mute", "muted Sam"), ("unmute", "unmuted Sam"), ("block", "blocked Sam")] {
+            let run = try box.rchat("alice", [command, "Sam"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(run.lines, [said], command)
+        }
+        let resend = try box.rchat("alice", ["resend", "Sam", "--all"])
+        XCTAssertEqual(resend.status, 2)
+        XCTAssertEqual(resend.stderr.split(separator: "\n").count, 1, resend.stderr)
+        XCTAssertTrue(resend.stderr.contains("Sam is blocked"), resend.stderr)
+        for (command, said) in [("unblock", "unblocked Sam"), ("delete", "deleted Sam")] {
+            let run = try box.rchat("alice", [command, "Sam"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(run.lines, [said], command)
+        }
+    }
+
     func testACodePastedWithSpacesAndLineBreaksIsAdded() throws {
         let good = try code("sam")
         // Broken as a terminal breaks a selection across rows, with spaces besides.
