@@ -85,11 +85,23 @@ extension AccountService {
     /// once even if the first copy arrived. Without ids: every message whose status offers
     /// Resend, and every message a row offers Resend for. A Delivered or Read message is
     /// never sent again: a receipt proved it arrived.
-    public func resend(_ name: String, ids: [MessageID]?) throws(EngineError) -> [MessageID] {
+    public func resend(_ name: String, ids: [MessageID]?) throws(EngineError) -> ResendOutcome {
         try resend(contact(named: name), ids: ids)
     }
 
-    public func resend(_ contact: Contact, ids: [MessageID]?) throws(EngineError) -> [MessageID] {
+    /// What a Resend did: the messages queued again, and those left because they were
+    /// written for keys the contact no longer has (`ResendPolicy.ByUser.keysChanged`).
+    public struct ResendOutcome: Sendable, Equatable {
+        public var resent: [MessageID]
+        public var keptForChangedKeys: [MessageID]
+    }
+
+    /// The line that refuses a Resend of messages written before `name`'s keys changed.
+    public static func keysChangedRefusal(_ name: String, count: Int) -> String {
+        "\(count == 1 ? "a message" : "\(count) messages") sent before \(name)'s keys changed \(count == 1 ? "is" : "are") not sent again: write \(count == 1 ? "it" : "them") again if you trust their new keys"
+    }
+
+    public func resend(_ contact: Contact, ids: [MessageID]?) throws(EngineError) -> ResendOutcome {
         guard !contact.isBlocked else {
             throw .usage("\(contact.name) is blocked: nothing is sent to them (rchat unblock \(contact.name) first)")
         }
@@ -99,34 +111,50 @@ extension AccountService {
                 : "nothing can be sent to \(contact.name) until their code is entered again")
         }
         let t = clock.now()
-        let resent = try Self.wrap {
-            try store.transaction { tx -> [MessageID] in
+        let fingerprint = Self.keysFingerprint(contact)
+        let outcome = try Self.wrap {
+            try store.transaction { tx -> ResendOutcome in
                 let outgoing = try tx.outgoingMessages(contact: contact.id, since: 0)
-                let chosen: [StoredMessage]
+                let offeredByRows = try Set(tx.idsOfferedForResend(contact: contact.id))
+                func decision(_ m: StoredMessage) -> ResendPolicy.ByUser {
+                    guard let status = m.status else { return .arrived }
+                    return ResendPolicy.byUser(status: status, keysUnchangedSinceSent: m.keysFingerprint == fingerprint,
+                                               offeredByRow: offeredByRows.contains(m.id))
+                }
+                var chosen: [StoredMessage] = []
+                var kept: [MessageID] = []
                 if let ids {
-                    chosen = try ids.map { id in
+                    for id in ids {
                         guard let m = outgoing.first(where: { $0.id == id }) else {
                             throw EngineError.usage("\(contact.name) has no message of yours with id \(id.hex)")
                         }
-                        guard let status = m.status, !status.isFinal else {
+                        switch decision(m) {
+                        case .arrived:
                             throw EngineError.usage("message \(id.hex) is \(m.status?.rawValue ?? "incoming"): it arrived, there is nothing to resend")
+                        case .keysChanged: kept.append(m.id)
+                        case .resend, .notOffered: chosen.append(m)
                         }
-                        return m
                     }
                 } else {
-                    let offeredByRows = try Set(tx.idsOfferedForResend(contact: contact.id))
-                    chosen = outgoing.filter { m in
-                        guard let status = m.status, !status.isFinal else { return false }
-                        return status.offersResend || offeredByRows.contains(m.id)
+                    for m in outgoing {
+                        switch decision(m) {
+                        case .resend: chosen.append(m)
+                        case .keysChanged where m.status?.offersResend == true: kept.append(m.id)
+                        case .keysChanged, .arrived, .notOffered: continue
+                        }
                     }
                 }
-                return try chosen.compactMap { m in
+                if chosen.isEmpty && !kept.isEmpty {
+                    throw EngineError.usage(Self.keysChangedRefusal(contact.name, count: kept.count))
+                }
+                let resent = try chosen.compactMap { m in
                     try tx.queueResend(contact: contact.id, id: m.id, automatically: false, at: t)?.current == .sending ? m.id : nil
                 }
+                return ResendOutcome(resent: resent, keptForChangedKeys: kept)
             }
         }
-        if !resent.isEmpty { WakeSignal.poke(home: locations.home) }
-        return resent
+        if !outcome.resent.isEmpty { WakeSignal.poke(home: locations.home) }
+        return outcome
     }
 
     /// `rchat block|unblock|mute|unmute|delete`.

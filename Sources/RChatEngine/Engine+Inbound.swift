@@ -234,7 +234,7 @@ extension Engine {
             log("\(conversation.contact.name) presented an account key other than the pinned one: Keys don't match")
             try tx.setState(contact: conversation.contact.id, .keysDontMatch)
             conversation.contact.state = .keysDontMatch
-            conversation.apply(.detached, at: now)
+            leaveLink(conversation, .detached)
             emit(.conversationsChanged)
         } else {
             rejectForged("a handshake from \(conversation.contact.name) that failed (\(error))")

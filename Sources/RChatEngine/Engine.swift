@@ -345,7 +345,7 @@ public final class Engine: @unchecked Sendable {
                     verified.append(existing)
                 }
                 // No longer reachable: the link is given up (a contact without one has nothing to give up).
-                if !existing.isReachable { existing.apply(.detached, at: now) }
+                if !existing.isReachable { leaveLink(existing, .detached) }
                 if existing.isReachable && !wasReachable { present(existing) }
                 continue
             }
@@ -382,12 +382,23 @@ public final class Engine: @unchecked Sendable {
         if listChanged { emit(.conversationsChanged) }
     }
 
+    /// Gives the conversation's link up (`.detached`: a blocked contact, Keys don't match;
+    /// `.dropped`: set up again under new keys) and tells the relay, which tells the peer:
+    /// otherwise the peer would keep the old link as live and ignore the next one.
+    func leaveLink(_ conversation: LiveConversation, _ event: ConversationLink.Event, at t: Int64? = nil) {
+        if let link = conversation.linkState.link, let connection = connections[conversation.relay],
+           connection.generation == link.generation, let client = connection.client {
+            try? client.leave(link.id)   // a closed connection has left every link already
+        }
+        _ = conversation.apply(event, at: t ?? now)
+    }
+
     /// Ends these conversations' sessions in this run and forgets them (their saved state is
     /// kept, so they come back from the store).
     func retire(_ retired: [LiveConversation]) throws(EngineError) {
         let t = now
         for conversation in retired {
-            conversation.dropLink(at: t)
+            leaveLink(conversation, .dropped, at: t)
             conversations[conversation.contact.id] = nil
             retiredSecrets[conversation.contact.id] = Array(([conversation.secret] + conversation.formerSecrets).prefix(3))
         }

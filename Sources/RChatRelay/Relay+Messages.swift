@@ -137,6 +137,8 @@ extension Relay {
                 return fail(session, .badSignature, because: "a mailbox move that does not verify")
             }
             move(old, to: new)
+        case .leave(let link):
+            leave(link, by: session)
         }
     }
 

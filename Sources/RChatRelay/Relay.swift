@@ -272,6 +272,19 @@ public final class Relay: @unchecked Sendable {
         session.connection.close()
     }
 
+    /// `session` gives up its end of `link` (it closed, or sent `leave`): the peer's end
+    /// stays, marked gone, so what it sends on it is held for this mailbox.
+    func leave(_ link: LinkID, by session: Session) {
+        guard let end = session.links.removeValue(forKey: link) else { return }
+        session.linkForOrigin[end.incomingOrigin] = nil   // what it receives now is held, not live
+        if let peer = end.peer, peer.isOpen {
+            peer.links[link]?.peer = nil
+            peer.send(.peerGone(link: link), kind: .peerGone)
+        }
+        origins.release(end.outgoingOrigin)
+        origins.release(end.incomingOrigin)
+    }
+
     func closed(_ session: Session) {
         thread.check()
         // A connection with many links or codes counts as many: their memory goes too.
@@ -281,15 +294,7 @@ public final class Relay: @unchecked Sendable {
         connectionsByHost[session.host] = left > 0 ? left : nil
         hostsRefusedLogged.remove(session.host)
         pairing.forget(session)
-        for (id, end) in session.links {
-            if let peer = end.peer, peer.isOpen {
-                peer.links[id]?.peer = nil
-                peer.send(.peerGone(link: id), kind: .peerGone)
-            }
-            origins.release(end.outgoingOrigin)
-            origins.release(end.incomingOrigin)
-        }
-        session.links.removeAll()
+        for id in Array(session.links.keys) { leave(id, by: session) }
         if let mailbox = session.mailbox, var list = sessionsByMailbox[mailbox] {
             let wasTarget = list.first === session
             list.removeAll { $0 === session }

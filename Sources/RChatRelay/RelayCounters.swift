@@ -5,7 +5,7 @@ import RChatWire
 /// Fixed arrays, not dictionaries: counting is on the per-frame path.
 struct FrameCounters {
     enum Inbound: Int, CaseIterable {
-        case hello, auth, present, registerInvites, send, request, acknowledge, ping, moveMailbox
+        case hello, auth, present, registerInvites, send, request, acknowledge, ping, moveMailbox, leave
     }
     enum Outbound: Int, CaseIterable {
         case hello, challenge, welcome, linked, peerGone, sent, refused, deliver, drained, pong, error
@@ -40,6 +40,7 @@ extension ClientMessage {
         case .acknowledge: return .acknowledge
         case .ping: return .ping
         case .moveMailbox: return .moveMailbox
+        case .leave: return .leave
         }
     }
 }

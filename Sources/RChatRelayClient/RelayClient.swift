@@ -183,6 +183,11 @@ public final class RelayClient: @unchecked Sendable {
         try enqueue(.ping(value), flush: true)
     }
 
+    /// Gives `link` up (`ClientMessage.leave`): the relay forgets it and tells the peer.
+    public func leave(_ link: LinkID) throws(RelayClientError) {
+        try enqueue(.leave(link: link), flush: true)
+    }
+
     /// Writes everything queued with `flush: false`.
     public func flush() throws(RelayClientError) {
         sendLock.lock()

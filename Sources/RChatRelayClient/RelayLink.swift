@@ -20,6 +20,8 @@ public protocol RelayLink: AnyObject, Sendable {
     func sendRequest(to token: InviteToken, _ payload: [UInt8], flush: Bool) throws(RelayClientError) -> UInt64
     func acknowledge(_ ids: [HeldItemID], flush: Bool) throws(RelayClientError)
     func ping(_ value: UInt64) throws(RelayClientError)
+    /// Gives a link up: the relay tells the peer it is gone.
+    func leave(_ link: LinkID) throws(RelayClientError)
     func flush() throws(RelayClientError)
     /// Whether a bulk sender may queue more now (see `RelayClient.hasRoom`).
     func hasRoom() -> Bool

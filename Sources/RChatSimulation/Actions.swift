@@ -160,7 +160,7 @@ extension SimulatedWorld {
         offered = offered.filter { statuses[$0].map { !$0.isFinal } ?? false }
         offered = Array(Set(offered)).sorted { $0.hex < $1.hex }
         guard !offered.isEmpty else { return }
-        let resent = try service.resend(contact.name, ids: offered)
+        let resent = try service.resend(contact.name, ids: offered).resent
         trace.note("\(account.name) presses Resend for \(contact.name): \(offered.count) offered, \(resent.count) resent")
         invariants.userResent(resent)
         account.engine?.wake()

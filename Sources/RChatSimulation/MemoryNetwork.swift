@@ -391,6 +391,7 @@ final class MemoryRelayLink: RelayLink, @unchecked Sendable {
     }
 
     func ping(_ value: UInt64) throws(RelayClientError) { try enqueue(.ping(value)) }
+    func leave(_ link: LinkID) throws(RelayClientError) { try enqueue(.leave(link: link)) }
     func flush() throws(RelayClientError) { if case .closed = phase { throw .closed } }
     func hasRoom() -> Bool { if case .ready = phase { return true } else { return false } }
 

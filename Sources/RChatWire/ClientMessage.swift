@@ -17,9 +17,13 @@ public enum ClientMessage: Equatable, Sendable {
     /// After `keys rotate`: this connection's mailbox takes over the mailbox of `oldKey`,
     /// proven by that key's signature (`MailboxMove.statement`).
     case moveMailbox(oldKey: [UInt8], signature: [UInt8])
+    /// The client gives this link up (a contact blocked, or set up again under new keys):
+    /// the relay forgets it and tells the peer `peerGone`, so a later link of the two is
+    /// taken up by both ends.
+    case leave(link: LinkID)
 
     enum Kind: UInt8 {
-        case auth = 0x01, present, registerInvites, send, request, acknowledge, ping, sendAhead, moveMailbox
+        case auth = 0x01, present, registerInvites, send, request, acknowledge, ping, sendAhead, moveMailbox, leave
     }
 
     public func encoded() -> [UInt8] {
@@ -52,6 +56,9 @@ public enum ClientMessage: Equatable, Sendable {
         case .moveMailbox(let key, let signature):
             w = ByteWriter(capacity: 97)
             w.u8(Kind.moveMailbox.rawValue); w.raw(key); w.raw(signature)
+        case .leave(let link):
+            w = ByteWriter(capacity: 5)
+            w.u8(Kind.leave.rawValue); w.u32(link)
         }
         return w.bytes
     }
@@ -97,6 +104,8 @@ public enum ClientMessage: Equatable, Sendable {
                 message = .ping(try r.u64())
             case .moveMailbox:
                 message = .moveMailbox(oldKey: try r.raw(32), signature: try r.raw(64))
+            case .leave:
+                message = .leave(link: try r.u32())
             }
             return r.isAtEnd ? message : nil
         } catch {

@@ -35,6 +35,7 @@
 /// | 0x07 ping | value u64 |
 /// | 0x08 sendAhead | as send; handed over ahead of what the peer's mailbox already holds (handshakes) |
 /// | 0x09 moveMailbox | old mailbox key 32, its signature 64 over `MailboxMove.statement(old id, this mailbox id)`: what is held for the old mailbox now moves here, and its invites are dropped |
+/// | 0x0A leave | link u32: this end gives the link up; the relay forgets it and sends the peer `peerGone` (a link not held here is ignored) |
 ///
 /// | relay → client | fields |
 /// |---|---|

@@ -100,8 +100,14 @@ enum MessageCommands {
             }
             ids = [id]
         }
-        let resent = try AccountService(locations: locations).resend(name, ids: ids)
-        say("sending \(resent.count) message\(resent.count == 1 ? "" : "s") again")
+        let account = try AccountService(locations: locations)
+        let outcome = try account.resend(name, ids: ids)
+        let count = outcome.resent.count
+        say("sending \(count) message\(count == 1 ? "" : "s") again")
+        if !outcome.keptForChangedKeys.isEmpty {
+            let contact = try account.contact(named: name)
+            say(AccountService.keysChangedRefusal(TerminalText.sanitized(contact.name, breaks: .shown), count: outcome.keptForChangedKeys.count))
+        }
     }
 }
 

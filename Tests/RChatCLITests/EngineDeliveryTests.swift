@@ -14,6 +14,23 @@ final class EngineDeliveryTests: EngineTestCase {
         return id
     }
 
+    /// Blocking gives the conversation's link up and tells the relay, so after unblocking
+    /// (both engines running all along) the two link again and messages flow both ways;
+    /// without the relay being told, Sam's engine kept the old link and ignored the new one.
+    func testMessagesFlowAgainAfterBlockAndUnblockWhileBothRun() throws {
+        try world.makePair()
+        try world.startSync("sam")
+        try world.startSync("alice")
+        _ = try establishSession()
+        XCTAssertEqual(try world.box.rchat("alice", ["block", "Sam"]).status, 0)
+        XCTAssertEqual(try world.box.rchat("alice", ["unblock", "Sam"]).status, 0)
+        let after = try world.send("alice", to: "Sam", "after unblocking")
+        try world.waitForStatus("alice", "Sam", after, "Delivered", timeout: 20)
+        let back = try world.send("sam", to: "Alice", "and back")
+        try world.waitForStatus("sam", "Alice", back, "Delivered", timeout: 20)
+        XCTAssertEqual(try world.list("sam", "Alice").filter { $0.id == after }.count, 1)
+    }
+
     func testSendingSentDeliveredReadWithBothOnline() throws {
         try world.makePair()
         try world.startSync("sam")

@@ -140,6 +140,42 @@ final class RecoveryKeysTests: RecoveryTestCase {
         world.stopSync("sam")
     }
 
+    /// Resend goes only to the keys a message was written for: a message that failed while
+    /// Sam was blocked can be resent after unblocking, but once Sam rotated his keys it is
+    /// refused in one line (named by id, or with --all), while the rotation row's own offer
+    /// (the user trusting the change) still works.
+    func testResendIsRefusedForAMessageWrittenBeforeTheKeysChanged() throws {
+        try chattingPair()
+        XCTAssertEqual(try world.box.rchat("alice", ["block", "Sam"]).status, 0)
+        let failed = try world.send("alice", to: "Sam", "written while Sam was blocked")
+        try world.waitForStatus("alice", "Sam", failed, "Failed to send")
+        XCTAssertEqual(try world.box.rchat("alice", ["unblock", "Sam"]).status, 0)
+        try world.deliveredBarrier("alice", to: "Sam", "unblocked")   // a new session after the block
+        let lost = try messagesHeldForSam(1, "held over the rotation")
+        world.stopRelay(signal: SIGKILL)   // an in-memory relay: the held message is lost
+        try world.startRelay(samePort: true)
+
+        let rotate = try world.box.rchat("sam", ["keys", "rotate"])
+        XCTAssertEqual(rotate.status, 0, rotate.stderr)
+        try world.startSync("sam")
+        try world.rowBeforeDeadline("alice", "Sam", "Sam's keys changed. 1 message may not have arrived; resend it if you trust the change.")
+        try world.deliveredBarrier("sam", to: "Alice", "under my new keys")
+
+        let named = try world.box.rchat("alice", ["resend", "Sam", failed])
+        XCTAssertFailsCleanly(named, status: 2, mentions: "a message sent before Sam's keys changed is not sent again")
+        XCTAssertEqual(try world.status("alice", "Sam", failed), "Failed to send")
+        // --all resends what the rotation row offers and says what it leaves.
+        let all = try world.box.rchat("alice", ["resend", "Sam", "--all"])
+        XCTAssertEqual(all.status, 0, all.stderr)
+        XCTAssertEqual(all.lines, ["sending 1 message again",
+                                   "a message sent before Sam's keys changed is not sent again: write it again if you trust their new keys"])
+        try world.waitForStatus("alice", "Sam", lost[0], "Delivered", timeout: 20)
+        XCTAssertEqual(try world.status("alice", "Sam", failed), "Failed to send")
+        XCTAssertFalse(try world.list("sam", "Alice").contains { $0.id == failed })
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
     /// Keys don't match (set through the store: two real processes cannot present a key
     /// other than the pinned one and still complete the handshake): Failed to send, Resend
     /// refused, until Sam's code is entered again.

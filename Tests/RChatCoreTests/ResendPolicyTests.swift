@@ -67,4 +67,20 @@ final class KeysChangedSingularTests: XCTestCase {
         XCTAssertEqual(RecoveryRows.keysChanged(name: "Sam", count: 1),
                        "Sam's keys changed. 1 message may not have arrived; resend it if you trust the change.")
     }
+
+    func testTheUsersResendGoesOnlyToTheKeysAMessageWasWrittenFor() {
+        let byUser = ResendPolicy.byUser
+        XCTAssertEqual(byUser(.notDelivered, true, false), .resend)
+        XCTAssertEqual(byUser(.failedToSend, true, false), .resend)
+        XCTAssertEqual(byUser(.sent, true, false), .notOffered, "on its way: only by its id")
+        XCTAssertEqual(byUser(.sent, true, true), .resend, "a row offers it")
+        XCTAssertEqual(byUser(.notDelivered, false, false), .keysChanged)
+        XCTAssertEqual(byUser(.failedToSend, false, false), .keysChanged)
+        XCTAssertEqual(byUser(.sent, false, false), .keysChanged)
+        XCTAssertEqual(byUser(.sent, false, true), .resend, "the keys-changed row: the user trusts the change")
+        for status in [MessageStatus.delivered, .read] {
+            XCTAssertEqual(byUser(status, true, true), .arrived)
+            XCTAssertEqual(byUser(status, false, false), .arrived)
+        }
+    }
 }

@@ -29,6 +29,37 @@ final class RelayBehaviourTests: XCTestCase {
         XCTAssertTrue(relay.stderr.contains("made link \(pair.link)"), relay.stderr)
     }
 
+    /// `leave`: one end gives a link up while both stay connected. The peer is told
+    /// (`peerGone`), what it sends on the link is held for the mailbox that left, a send on
+    /// the left link is refused, a link not held (or left twice) is ignored, and the two
+    /// link again on a new code.
+    func testLeavingALinkTellsThePeerAndTheTwoCanLinkAgain() throws {
+        let address = try relay.start()
+        let pair = try link(address)
+        try pair.a.leave(pair.link)
+        XCTAssertEqual(pair.b.nextEvent(timeout: 5), .peerGone(link: pair.link))
+        let held = try pair.b.send(on: pair.link, [7])
+        guard case .sent(held, _)? = pair.b.nextEvent(timeout: 5) else { return XCTFail("not taken") }
+        let got = pair.a.expectDeliveries(1)
+        XCTAssertEqual(got.map(\.payload), [[7]])
+        XCTAssertEqual(got.first?.link, nil, "held for the mailbox, not live on a link it left")
+        try pair.a.acknowledge(got.map(\.id))
+        let refused = try pair.a.send(on: pair.link, [8])
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .refused(seq: refused, reason: .unknownLink))
+        try pair.a.leave(pair.link)
+        try pair.a.leave(0xDEAD_BEEF)
+        try pair.a.ping(9)
+        XCTAssertEqual(pair.a.nextEvent(timeout: 5), .pong(9), "still connected after leaving unknown links")
+
+        let again = Random.bytes(32)
+        try pair.a.present([again])
+        try pair.b.present([again])
+        guard case .linked(let newLink, let code)? = pair.a.nextEvent(timeout: 5) else { return XCTFail("not linked again") }
+        XCTAssertEqual(code, again)
+        XCTAssertNotEqual(newLink, pair.link)
+        XCTAssertEqual(pair.b.nextEvent(timeout: 5), .linked(link: newLink, code: again))
+    }
+
     /// A mailbox moved (after `keys rotate`): what was held for the old one reaches the new
     /// one, with --persist across a restart too, and the old one holds nothing more.
     func testAMovedMailboxHandsItsHeldFramesToTheNewOne() throws {

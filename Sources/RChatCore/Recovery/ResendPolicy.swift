@@ -63,4 +63,25 @@ public enum ResendPolicy {
             return decision
         }
     }
+
+    /// The user's Resend of one of their messages (`r` on it or on a row, `rchat resend`).
+    public enum ByUser: Sendable, Equatable {
+        case resend
+        /// Delivered or Read: it arrived, nothing to resend.
+        case arrived
+        /// It was written for keys the contact no longer has, and no row written since the
+        /// change offers it: Resend goes only to the keys a message was written for.
+        case keysChanged
+        /// Still on its way (Sending, Sent) and offered by no row: `--all` leaves it; named
+        /// by its id, it goes again.
+        case notOffered
+    }
+
+    /// `offeredByRow`: a row offers Resend for it (a keys-changed row is the user's choice
+    /// to trust the change).
+    public static func byUser(status: MessageStatus, keysUnchangedSinceSent: Bool, offeredByRow: Bool) -> ByUser {
+        if status.isFinal { return .arrived }
+        if !keysUnchangedSinceSent && !offeredByRow { return .keysChanged }
+        return status.offersResend || offeredByRow ? .resend : .notOffered
+    }
 }
