@@ -94,6 +94,13 @@ extension AccountService {
     public struct ResendOutcome: Sendable, Equatable {
         public var resent: [MessageID]
         public var keptForChangedKeys: [MessageID]
+
+        /// The outcome, or the one-line refusal when nothing went because everything asked
+        /// for was written before `name`'s keys changed (what the user sees: `r`, `rchat resend`).
+        public func refusingNothingSent(to name: String) throws(EngineError) -> ResendOutcome {
+            guard resent.isEmpty, !keptForChangedKeys.isEmpty else { return self }
+            throw .usage(AccountService.keysChangedRefusal(name, count: keptForChangedKeys.count))
+        }
     }
 
     /// The line that refuses a Resend of messages written before `name`'s keys changed.
@@ -143,9 +150,6 @@ extension AccountService {
                         case .keysChanged, .arrived, .notOffered: continue
                         }
                     }
-                }
-                if chosen.isEmpty && !kept.isEmpty {
-                    throw EngineError.usage(Self.keysChangedRefusal(contact.name, count: kept.count))
                 }
                 let resent = try chosen.compactMap { m in
                     try tx.queueResend(contact: contact.id, id: m.id, automatically: false, at: t)?.current == .sending ? m.id : nil

@@ -79,7 +79,10 @@ public final class EngineChatModel: ChatModel {
     }
 
     public func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError) {
-        let resent = try wrap { () throws(EngineError) in try account.resend(account.contact(conversation), ids: messages) }.resent
+        let resent = try wrap { () throws(EngineError) in
+            let contact = try account.contact(conversation)
+            return try account.resend(contact, ids: messages).refusingNothingSent(to: contact.name)
+        }.resent
         wakeEngine()
         // The view's copy of these rows still shows the old status: the store says Sending now.
         for id in resent { events.post(.statusChanged(conversation: conversation, id: id, status: .sending)) }

@@ -160,9 +160,12 @@ extension SimulatedWorld {
         offered = offered.filter { statuses[$0].map { !$0.isFinal } ?? false }
         offered = Array(Set(offered)).sorted { $0.hex < $1.hex }
         guard !offered.isEmpty else { return }
-        let resent = try service.resend(contact.name, ids: offered).resent
-        trace.note("\(account.name) presses Resend for \(contact.name): \(offered.count) offered, \(resent.count) resent")
+        let outcome = try service.resend(contact.name, ids: offered)
+        let resent = outcome.resent
+        trace.note("\(account.name) presses Resend for \(contact.name): \(offered.count) offered, \(resent.count) resent"
+                   + (outcome.keptForChangedKeys.isEmpty ? "" : ", \(outcome.keptForChangedKeys.count) refused: written before the keys changed"))
         invariants.userResent(resent)
+        invariants.keptForChangedKeys(outcome.keptForChangedKeys)
         account.engine?.wake()
     }
 

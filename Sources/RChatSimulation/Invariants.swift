@@ -35,6 +35,10 @@ final class Invariants {
     /// read it and its record of that went too. Resend is offered for such messages only
     /// when nothing could be resent automatically.
     private var mayStaySent: Set<MessageID> = []
+    /// Resend goes only to the keys a message was written for: one whose contact's keys
+    /// changed since (a new phone verified, a rotation) that no row offers is refused and
+    /// keeps the status it had.
+    private var mayStayForChangedKeys: Set<MessageID> = []
     private var userResends: Set<MessageID> = []
 
     init(world: SimulatedWorld) { self.world = world }
@@ -50,6 +54,7 @@ final class Invariants {
     func read(_ ids: [MessageID], by reader: SimulatedAccount) { everRead[reader.name, default: []].formUnion(ids) }
     func wasRead(_ id: MessageID, by reader: SimulatedAccount) -> Bool { everRead[reader.name]?.contains(id) ?? false }
     func userResent(_ ids: [MessageID]) { userResends.formUnion(ids) }
+    func keptForChangedKeys(_ ids: [MessageID]) { mayStayForChangedKeys.formUnion(ids) }
 
     func reinstalled(_ account: SimulatedAccount, newPhone: Bool) {
         for (id, record) in sent where record.to == account.name && !(lastStatus[id]?.isFinal ?? false) {
@@ -166,6 +171,7 @@ final class Invariants {
             guard let record = sent[id], let account = world.accounts.first(where: { $0.name == record.from }),
                   record.install == account.installs, let status = lastStatus[id], !status.isFinal else { continue }
             if mayStaySent.contains(id), status == .sent || status == .notConfirmed { continue }
+            if mayStayForChangedKeys.contains(id) { continue }
             let stored = everStored[record.to]?.contains(id) ?? false
             stuck.append("after healing, \(record.from)→\(record.to) \(id.hex) is still \(status.rawValue)"
                          + (stored ? " (\(record.to) stored it)" : " (\(record.to) never stored it)"))

@@ -101,11 +101,11 @@ enum MessageCommands {
             ids = [id]
         }
         let account = try AccountService(locations: locations)
-        let outcome = try account.resend(name, ids: ids)
+        let contact = try account.contact(named: name)
+        let outcome = try account.resend(contact, ids: ids).refusingNothingSent(to: contact.name)
         let count = outcome.resent.count
         say("sending \(count) message\(count == 1 ? "" : "s") again")
         if !outcome.keptForChangedKeys.isEmpty {
-            let contact = try account.contact(named: name)
             say(AccountService.keysChangedRefusal(TerminalText.sanitized(contact.name, breaks: .shown), count: outcome.keptForChangedKeys.count))
         }
     }
