@@ -118,6 +118,14 @@ public final class EngineChatModel: ChatModel {
         try change(conversation, .delete)
     }
 
+    public func draft(of conversation: ConversationID) throws(ChatModelError) -> Draft? {
+        try wrap { () throws(EngineError) in try account.draft(conversation) }
+    }
+
+    public func setDraft(_ draft: Draft?, for conversation: ConversationID) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in try account.setDraft(draft, for: conversation) }
+    }
+
     public func reconnect() { reconnectEngine() }
 
     private func change(_ conversation: ConversationID, _ change: AccountService.ContactChange) throws(ChatModelError) {

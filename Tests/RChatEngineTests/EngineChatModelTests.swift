@@ -137,6 +137,23 @@ final class EngineChatModelTests: XCTestCase {
 
     /// Seed 001: the view's answer to "Show desktop alerts?" is the store's, the one
     /// `rchat settings desktop-alerts` shows and changes, and the alert center reads.
+    /// The view's drafts go to the store without waking the engine, come back in a new
+    /// model (a restart), and a deleted conversation's draft is gone and refused.
+    func testDraftsAreKeptAcrossModelsAndGoWithTheConversation() throws {
+        let sam = try sam, samID = try samID
+        XCTAssertNil(try model.draft(of: sam))
+        try model.setDraft(Draft(text: "see you", cursor: 3), for: sam)
+        XCTAssertEqual(wakes.value, 0, "only the view reads drafts")
+        let restarted = try EngineChatModel(account: try AccountService(locations: model.account.locations), wake: {})
+        XCTAssertEqual(try restarted.draft(of: sam), Draft(text: "see you", cursor: 3))
+        try restarted.delete(sam)
+        XCTAssertNil(try model.account.store.draft(contact: samID))
+        XCTAssertThrowsError(try model.setDraft(Draft(text: "too late", cursor: 0), for: sam)) { error in
+            XCTAssertEqual("\(error)", "That conversation no longer exists (see rchat contacts).")
+        }
+        XCTAssertThrowsError(try model.draft(of: sam))
+    }
+
     func testAlertPermissionIsStoredThroughTheAlertCenter() throws {
         let settings = { [model] in Dictionary(uniqueKeysWithValues: try model!.account.settingsList())["desktop-alerts"] }
         XCTAssertFalse(model.alertPermissionAsked)
