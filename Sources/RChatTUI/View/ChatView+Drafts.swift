@@ -72,11 +72,12 @@ extension ChatView {
         saveDraft(open)
     }
 
-    /// The open conversation's draft changed (typed, edited, sent, cleared).
+    /// The open conversation's draft may have changed (typed, edited, sent, cleared). Costs
+    /// nothing per key however long the draft: the text is compared only when written.
     func noteDraftChanged(_ conversation: ConversationID, now immediately: Bool) {
         if immediately { return saveDraft(conversation) }
-        if !needsWrite(conversation) {
-            drafts.due[conversation] = nil   // back to what the store holds
+        if state.composer.isEmpty, drafts.stored[conversation] == .holds(nil) {
+            drafts.due[conversation] = nil   // emptied, as the store has it
         } else if drafts.due[conversation] == nil {   // the first change sets the time
             drafts.due[conversation] = state.now + DraftBook.saveDelay
         }

@@ -19,11 +19,12 @@ extension ChatView {
             overlayKey(key)
             return
         }
-        let before = (conversation: state.openConversation, draft: state.composer.kept)
-        perform(KeyMap.command(for: key, in: KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty,
-                                                          selection: state.selected != nil)))
+        let before = state.openConversation
+        let command = KeyMap.command(for: key, in: KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty,
+                                                                 selection: state.selected != nil))
+        perform(command)
         // Typing and editing: written a moment later (leaving and sending write at once).
-        if let open = state.openConversation, open == before.conversation, state.composer.kept != before.draft {
+        if command.mayEditComposer, let open = state.openConversation, open == before {
             noteDraftChanged(open, now: false)
         }
     }

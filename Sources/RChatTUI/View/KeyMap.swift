@@ -18,6 +18,14 @@ public enum Command: Equatable, Sendable {
     case type(Character)
     case submit
     case none
+
+    /// Whether the command may change what is typed or where the cursor is.
+    var mayEditComposer: Bool {
+        switch self {
+        case .edit, .type, .submit: true
+        default: false
+        }
+    }
 }
 
 public enum KeyMap {
