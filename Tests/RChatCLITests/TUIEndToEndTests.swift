@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RChatStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -402,6 +403,40 @@ final class TUIEndToEndTests: XCTestCase {
         XCTAssertFalse(third.contains("draft for sam"), third)
         try screens.keys(session("third"), "C-q")
         try screen("third", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// The view killed (SIGKILL: nothing of its own runs) a moment after typing: the draft
+    /// was written while typing, and comes back in the next view.
+    func testADraftTypedAMomentBeforeTheViewIsKilledComesBack() throws {
+        try world.makePair("alice", "sam")
+        try openView("alice")
+        try screen("alice", "the list with Sam") { $0.contains("Sam") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "Sam's conversation open") { $0.screenLines.first?.contains("Sam") ?? false }
+        try screens.keys(session("alice"), "typed before the crash", literal: true)
+        try screen("alice", "the draft in the composer") { Self.composerRow($0).contains("typed before the crash") }
+        try world.eventually("the draft written while the view runs", timeout: 10) {
+            let store = try Store(home: world.box.path("alice-home"))
+            defer { store.close() }
+            let contact = try XCTUnwrap(store.contact(named: "Sam"))
+            return try store.draft(contact: contact.id)?.text == "typed before the crash"
+        }
+        // The view is the shell's child in the pane (env execs rchat): killed by its PID.
+        let shell = try XCTUnwrap(Int32(try screens.tmux(["display-message", "-p", "-t", session("alice"), "#{pane_pid}"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
+        let view = try XCTUnwrap(children.split(separator: " ").compactMap { Int32($0) }.first, "the view's PID")
+        XCTAssertEqual(kill(view, SIGKILL), 0)
+        try screen("alice", "the view killed") { $0.contains("[exited 137]") }
+
+        try openView("restarted", home: "alice")
+        try screen("restarted", "the list with Sam") { $0.contains("Sam") }
+        try screens.keys(session("restarted"), "Enter")
+        try screen("restarted", "the draft back after the crash") { Self.composerRow($0).contains("typed before the crash") }
+        try screens.keys(session("restarted"), "C-q")
+        try screen("restarted", "asked: the draft is kept") { $0.contains("Your draft to Sam is kept") }
+        try screens.keys(session("restarted"), "y")
+        try screen("restarted", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
     /// `/code` in a real terminal: the code is drawn from the left edge in whole rows (a
