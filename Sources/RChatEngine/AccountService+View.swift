@@ -32,8 +32,8 @@ extension AccountService {
         return try Self.wrap { try store.draft(contact: contact.id) }
     }
 
-    /// Keeps the view's draft for the conversation (nil: none any more). No wake-up: only
-    /// the view reads drafts.
+    /// Keeps the view's draft for the conversation (nil: none any more). No wake-up signal
+    /// for other processes: only the view reads drafts.
     public func setDraft(_ draft: Draft?, for conversation: ConversationID) throws(EngineError) {
         let contact = try contact(conversation)
         let t = clock.now()
