@@ -155,7 +155,8 @@ extension ChatView {
 
     /// The index of the `count`-th incoming message counted back from the newest item of the
     /// open conversation (the oldest item when there are fewer): where `count` unread
-    /// messages start. Reads the loaded items, then older pages, without moving the window.
+    /// messages start. Reads the loaded items, then older pages (larger than the window's:
+    /// thousands unread cost tens of reads), without moving the window.
     func incoming(countingBack count: Int) -> Int? {
         guard let window = state.window, count > 0, window.total > 0 else { return nil }
         var seen = 0
@@ -164,7 +165,7 @@ extension ChatView {
         while index >= 0 {
             if window.item(at: index) == nil, index < page.start || index >= page.start + page.items.count {
                 let items = model.page(of: window.conversation, before: window.total - 1 - index,
-                                       limit: min(pageSize, index + 1))
+                                       limit: min(max(pageSize, 256), index + 1))
                 guard !items.isEmpty else { break }
                 page = (index + 1 - items.count, items)
             }
