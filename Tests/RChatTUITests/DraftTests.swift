@@ -173,6 +173,23 @@ final class DraftTests: XCTestCase {
         XCTAssertTrue(view.quitRequested)
     }
 
+    func testTextTypedWithNothingOpenGoesToTheConversationOpened() {
+        let (model, _) = samConversation()
+        model.drafts[model.id("Alex")] = Draft(text: "Alex's own", cursor: 3)
+        let view = makeView(model)
+        view.type("hello")
+        view.press(.backTab, .enter)   // the list: open Sam
+        XCTAssertEqual(view.frame().line(0), " rChat · Sam")
+        XCTAssertEqual(view.state.composer.text, "hello", "not dropped by opening")
+        view.press(.control("c"), .control("c"))
+        XCTAssertTrue(view.quitRequested)
+        let other = makeView(model)
+        other.type("and more")
+        other.press(.alt(.character("2")))
+        XCTAssertEqual(other.state.composer.text, "Alex's own and more", "after Alex's own draft, nothing lost")
+        XCTAssertEqual(other.state.composer.cursor, 19)
+    }
+
     func testTerminalGoingAwayWritesWhatIsTyped() {
         let (model, _) = samConversation()
         let view = makeView(model, open: "Sam")

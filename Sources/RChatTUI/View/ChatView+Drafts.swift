@@ -64,6 +64,16 @@ extension ChatView {
         }
     }
 
+    /// Text typed while no conversation was open goes to the one opened, after its own
+    /// draft if it has one: nothing typed is dropped by opening a conversation.
+    func carry(_ typed: Draft, into conversation: ConversationID) {
+        let merged = state.composer.kept.flatMap { own in
+            Draft(text: own.text + " " + typed.text, cursor: own.text.count + 1 + typed.cursor)
+        } ?? typed
+        state.composer.show(merged)
+        noteDraftChanged(conversation, now: false)
+    }
+
     /// The open conversation is being left: its draft is held and written now.
     func keepDraftOfOpenConversation() {
         guard let open = state.openConversation else { return }

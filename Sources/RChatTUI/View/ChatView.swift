@@ -142,12 +142,14 @@ public final class ChatView {
     /// Opens a conversation: the one left keeps its draft, this one's comes back into the
     /// composer, and its unread messages get the New line above them.
     func open(_ conversation: ConversationID) {
+        let typedWithNothingOpen = state.openConversation == nil ? state.composer.kept : nil
         keepDraftOfOpenConversation()
         state.window = ConversationWindow(conversation: conversation, model: model, pageSize: pageSize)
         state.anchor = nil
         state.selected = nil
         reportedShown = []
         showDraft(of: conversation)
+        if let typed = typedWithNothingOpen { carry(typed, into: conversation) }
         let unread = state.summary(conversation)?.unread ?? 0
         state.unread = UnreadMarks(newLine: unread > 0 ? incoming(countingBack: unread) : nil)
         if let i = state.conversations.firstIndex(where: { $0.id == conversation }) { state.listCursor = i }
