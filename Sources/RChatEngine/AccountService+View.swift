@@ -26,6 +26,20 @@ extension AccountService {
         return marked
     }
 
+    /// The conversation's kept draft (what was typed in the view and not sent), or nil.
+    public func draft(_ conversation: ConversationID) throws(EngineError) -> Draft? {
+        let contact = try contact(conversation)
+        return try Self.wrap { try store.draft(contact: contact.id) }
+    }
+
+    /// Keeps the view's draft for the conversation (nil: none any more). No wake-up signal
+    /// for other processes: only the view reads drafts.
+    public func setDraft(_ draft: Draft?, for conversation: ConversationID) throws(EngineError) {
+        let contact = try contact(conversation)
+        let t = clock.now()
+        try Self.wrap { try store.setDraft(draft, contact: contact.id, at: t) }
+    }
+
     /// `rchat rename NAME NEW`, `/rename NEW`: a new display name for the conversation; its
     /// id, messages and rows stay. Refused (nothing changed): a name the contact-code rules
     /// refuse, or one another contact has (compared folded, as `rchat add` compares).

@@ -121,6 +121,18 @@ public final class EngineChatModel: ChatModel {
         try change(conversation, .delete)
     }
 
+    public func draft(of conversation: ConversationID) throws(ChatModelError) -> Draft? {
+        try wrap { () throws(EngineError) in try account.draft(conversation) }
+    }
+
+    /// The engine is woken as for the view's other writes: it then takes the write as the
+    /// view's own, where its check for other processes' writes would take it for a command's
+    /// and have the view read its list and window again.
+    public func setDraft(_ draft: Draft?, for conversation: ConversationID) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in try account.setDraft(draft, for: conversation) }
+        wakeEngine()
+    }
+
     public func reconnect() { reconnectEngine() }
 
     private func change(_ conversation: ConversationID, _ change: AccountService.ContactChange) throws(ChatModelError) {

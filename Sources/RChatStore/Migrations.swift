@@ -52,6 +52,7 @@ enum Migrations {
             ALTER TABLE undecryptable ADD COLUMN session BLOB CHECK (session IS NULL OR length(session) = 16);
             """),
         Migration(version: 6, sql: SchemaV6.sql, rebuildsTables: true),
+        Migration(version: 7, sql: SchemaDrafts.sql),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

@@ -20,6 +20,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedContent(table: String, column: String, MessageContentError)
     /// The disk did not confirm a write (fdatasync failed): nothing may be acknowledged.
     case cannotSync(path: String, reason: String)
+    /// A draft longer than the store keeps (`Draft.maximumBytes`).
+    case draftTooLong(bytes: Int, maximum: Int)
 
     public var description: String {
         switch self {
@@ -46,6 +48,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the database holds a value rChat cannot read in \(table).\(column): \(cause)"
         case let .cannotSync(path, reason):
             return "cannot make \(path) durable: \(reason)"
+        case let .draftTooLong(bytes, maximum):
+            return "the draft is \(bytes) bytes, more than the \(maximum) kept; shorten it or send it in parts"
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RChatStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -194,6 +195,8 @@ final class TUIEndToEndTests: XCTestCase {
         let details = try screen("alice", "the message details, each step") { screen in steps.allSatisfy { screen.contains($0) } }
         for step in steps { XCTAssertTrue(details.contains(step), "details show \(step):\n\(details)") }
         try screens.keys(session("alice"), "Escape")
+        // Esc and a key read together are Alt with that key: the box closes first.
+        try screen("alice", "the details closed") { !$0.contains("Message details") }
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
     }
@@ -352,7 +355,88 @@ final class TUIEndToEndTests: XCTestCase {
                 && s.contains("half a draft")
         }
         try screens.keys(session("alice"), "C-q")
+        try screen("alice", "asked before quitting with a draft") { $0.contains("Your draft to Samuel is kept") }
+        try screens.keys(session("alice"), "y")
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// The composer's last row: what is typed there, or its placeholder.
+    static func composerRow(_ screen: String) -> String {
+        screen.screenLines.last { !$0.isEmpty && !$0.hasPrefix("[exited") } ?? ""
+    }
+
+    /// A draft typed to Sam survives Ctrl-Q (which asks first and says it is kept) and a
+    /// restart of the view; Ctrl-C clears a typed line without quitting, and the cleared line
+    /// does not come back after the next restart.
+    func testADraftSurvivesCtrlQAndARestartAndCtrlCClearsALine() throws {
+        try world.makePair("alice", "sam")
+        // Each start in a session of its own: the one before stays (showing how it ended),
+        // so the tmux server never exits between them.
+        func openSam(_ view: String) throws {
+            try openView(view, home: "alice")
+            try screen(view, "the list with Sam") { $0.contains("Sam") }
+            try screens.keys(session(view), "Enter")
+            try screen(view, "Sam's conversation open") { $0.screenLines.first?.contains("Sam") ?? false }
+        }
+        try openSam("alice")
+        try screens.keys(session("alice"), "draft for sam", literal: true)
+        try screen("alice", "the draft in the composer") { Self.composerRow($0).contains("draft for sam") }
+        try screens.keys(session("alice"), "C-q")
+        let asked = try screen("alice", "asked before quitting") { $0.contains("Quit?") && $0.contains("Your draft to Sam is kept") }
+        XCTAssertFalse(asked.contains("[exited"), asked)
+        try screens.keys(session("alice"), "y")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+        try stopLinger("alice")
+
+        try openSam("restarted")
+        try screen("restarted", "the draft back in Sam's composer after the restart") { Self.composerRow($0).contains("draft for sam") }
+        try screens.keys(session("restarted"), "C-c")
+        let cleared = try screen("restarted", "Ctrl-C cleared the line") { Self.composerRow($0).contains("Message Sam") }
+        XCTAssertFalse(cleared.contains("[exited"), "Ctrl-C with text clears, it does not quit:\n\(cleared)")
+        XCTAssertNil(Self.conversationLine("draft for sam", in: cleared), "cleared, not sent:\n\(cleared)")
+        try screens.keys(session("restarted"), "C-q")
+        try screen("restarted", "nothing typed: quit without a question") { $0.contains("[exited 0]") }
+        try stopLinger("alice")
+
+        try openSam("third")
+        let third = try screen("third", "an empty composer after the next restart") { Self.composerRow($0).contains("Message Sam") }
+        XCTAssertFalse(third.contains("draft for sam"), third)
+        try screens.keys(session("third"), "C-q")
+        try screen("third", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// The view killed (SIGKILL: nothing of its own runs) a moment after typing: the draft
+    /// was written while typing, and comes back in the next view.
+    func testADraftTypedAMomentBeforeTheViewIsKilledComesBack() throws {
+        try world.makePair("alice", "sam")
+        try openView("alice")
+        try screen("alice", "the list with Sam") { $0.contains("Sam") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "Sam's conversation open") { $0.screenLines.first?.contains("Sam") ?? false }
+        try screens.keys(session("alice"), "typed before the crash", literal: true)
+        try screen("alice", "the draft in the composer") { Self.composerRow($0).contains("typed before the crash") }
+        try world.eventually("the draft written while the view runs", timeout: 10) {
+            let store = try Store(home: world.box.path("alice-home"))
+            defer { store.close() }
+            let contact = try XCTUnwrap(store.contact(named: "Sam"))
+            return try store.draft(contact: contact.id)?.text == "typed before the crash"
+        }
+        // The view is the shell's child in the pane (env execs rchat): killed by its PID.
+        let shell = try XCTUnwrap(Int32(try screens.tmux(["display-message", "-p", "-t", session("alice"), "#{pane_pid}"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let children = try String(contentsOfFile: "/proc/\(shell)/task/\(shell)/children", encoding: .utf8)
+        let view = try XCTUnwrap(children.split(separator: " ").compactMap { Int32($0) }.first, "the view's PID")
+        XCTAssertEqual(kill(view, SIGKILL), 0)
+        try screen("alice", "the view killed") { $0.contains("[exited 137]") }
+
+        try openView("restarted", home: "alice")
+        try screen("restarted", "the list with Sam") { $0.contains("Sam") }
+        try screens.keys(session("restarted"), "Enter")
+        try screen("restarted", "the draft back after the crash") { Self.composerRow($0).contains("typed before the crash") }
+        try screens.keys(session("restarted"), "C-q")
+        try screen("restarted", "asked: the draft is kept") { $0.contains("Your draft to Sam is kept") }
+        try screens.keys(session("restarted"), "y")
+        try screen("restarted", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
     /// `/code` in a real terminal: the code is drawn from the left edge in whole rows (a

@@ -137,6 +137,56 @@ final class EngineChatModelTests: XCTestCase {
 
     /// Seed 001: the view's answer to "Show desktop alerts?" is the store's, the one
     /// `rchat settings desktop-alerts` shows and changes, and the alert center reads.
+    /// The view's drafts go to the store (the engine woken as for the view's other writes),
+    /// come back in a new model (a restart), and a deleted conversation's draft is gone and
+    /// refused.
+    func testDraftsAreKeptAcrossModelsAndGoWithTheConversation() throws {
+        let sam = try sam, samID = try samID
+        XCTAssertNil(try model.draft(of: sam))
+        try model.setDraft(Draft(text: "see you", cursor: 3), for: sam)
+        XCTAssertEqual(wakes.value, 1, "the engine takes it as the view's own write")
+        let restarted = try EngineChatModel(account: try AccountService(locations: model.account.locations), wake: {})
+        XCTAssertEqual(try restarted.draft(of: sam), Draft(text: "see you", cursor: 3))
+        try restarted.delete(sam)
+        XCTAssertNil(try model.account.store.draft(contact: samID))
+        XCTAssertThrowsError(try model.setDraft(Draft(text: "too late", cursor: 0), for: sam)) { error in
+            XCTAssertEqual("\(error)", "That conversation no longer exists (see rchat contacts).")
+        }
+        XCTAssertThrowsError(try model.draft(of: sam))
+    }
+
+    /// Engine time that moves only when told.
+    final class StepClock: MonotonicClock {
+        private let now = Locked(0.0)
+        func seconds() -> Double { now.withLock { $0 } }
+        func advance(_ by: Double) { now.withLock { $0 += by } }
+    }
+
+    /// A draft written through the model is the view's own write to the running engine; it
+    /// does not come back as a change made elsewhere (which has the view read its list and
+    /// window again). The same row written behind the engine's back does.
+    func testADraftWriteDoesNotComeBackToTheViewAsAChangeElsewhere() throws {
+        let sam = try sam, samID = try samID
+        let clock = StepClock()
+        var environment = EngineEnvironment.system
+        environment.monotonic = clock
+        environment.listensForWakeUps = false
+        let engine = try Engine(account: AccountService(locations: model.account.locations), environment: environment) { _ in }
+        let view = try EngineChatModel(account: model.account, engine: engine)
+        try engine.begin()
+        defer { engine.shutDown() }
+        func changedElsewhere() throws -> Bool {
+            clock.advance(Double(Engine.storeLookInterval) + 1)
+            try engine.step()
+            return view.drainEvents().contains(ChatEvent.changedElsewhere)
+        }
+        XCTAssertFalse(try changedElsewhere())
+        try view.setDraft(Draft(text: "typing", cursor: 6), for: sam)
+        XCTAssertFalse(try changedElsewhere(), "the view's own write")
+        try model.account.store.setDraft(Draft(text: "behind its back", cursor: 0), contact: samID, at: 1)
+        XCTAssertTrue(try changedElsewhere(), "the check that tells the two apart works")
+    }
+
     func testAlertPermissionIsStoredThroughTheAlertCenter() throws {
         let settings = { [model] in Dictionary(uniqueKeysWithValues: try model!.account.settingsList())["desktop-alerts"] }
         XCTAssertFalse(model.alertPermissionAsked)

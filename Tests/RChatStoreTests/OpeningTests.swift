@@ -37,16 +37,16 @@ final class OpeningTests: StoreTestCase {
     func testLaterStepsAreAppliedInOrderOnTopOfEarlierOnes() throws {
         store.close()
         let steps = Migrations.all + [
-            Migration(version: Migrations.all.count + 1, sql: "CREATE TABLE drafts (contact_id INTEGER, text TEXT) STRICT;"),
-            Migration(version: Migrations.all.count + 2, sql: "INSERT INTO drafts VALUES (1, 'from step 2');"),
+            Migration(version: Migrations.all.count + 1, sql: "CREATE TABLE later_notes (contact_id INTEGER, text TEXT) STRICT;"),
+            Migration(version: Migrations.all.count + 2, sql: "INSERT INTO later_notes VALUES (1, 'from step 2');"),
         ]
         store = try Store(path: dbPath, migrations: steps)
         XCTAssertEqual(try store.database.userVersion, Migrations.all.count + 2)
-        XCTAssertEqual(try store.database.query("SELECT text FROM drafts").map { try $0.string("text") }, ["from step 2"])
+        XCTAssertEqual(try store.database.query("SELECT text FROM later_notes").map { try $0.string("text") }, ["from step 2"])
         XCTAssertEqual(try store.contacts().map(\.name), ["Sam"], "earlier data kept")
         store.close()
         store = try Store(path: dbPath, migrations: steps)
-        XCTAssertEqual(try count("drafts"), 1, "no step runs twice")
+        XCTAssertEqual(try count("later_notes"), 1, "no step runs twice")
     }
 
     /// Version 3 marks an account row of an earlier version as kept in the clear (the engine seals it

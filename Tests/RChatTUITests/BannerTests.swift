@@ -2,7 +2,14 @@ import XCTest
 import RChatCore
 @testable import RChatTUI
 
+/// Banners show in the status bar: the header names the open conversation at all times.
 final class BannerTests: XCTestCase {
+    /// The status bar's words after the connection ("Online · "), where a banner shows.
+    private func banner(_ screen: Screen) -> String {
+        let line = screen.line(screen.rows - 2)
+        return line.hasPrefix(" Online · ") ? String(line.dropFirst(10)) : line
+    }
+
     private func arrive(_ model: FakeChatModel, _ view: ChatView, _ contact: String, _ text: String) {
         let id = model.addMessage(contact, .incoming, text)
         view.handle([.newMessage(conversation: model.id(contact), id: id, preview: text)])
@@ -13,9 +20,11 @@ final class BannerTests: XCTestCase {
         let view = makeView(model, open: "Sam")
         arrive(model, view, "Alex", "secret plans")
         let screen = view.frame()
-        XCTAssertEqual(screen.line(0), " Alex: New message")
+        XCTAssertEqual(banner(screen), "Alex: New message", screen.dump)
+        XCTAssertEqual(screen.line(0), " rChat · Sam", "the header still names the open conversation")
         XCTAssertFalse(screen.contains("secret"), "the default shows the name only")
-        XCTAssertTrue(screen[0, 2].style.bold && screen[0, 2].style.reverse)
+        let column = try! XCTUnwrap(screen.position(of: "Alex: New")).column
+        XCTAssertTrue(screen[22, column].style.bold && screen[22, column].style.reverse)
     }
 
     func testNoBannerForTheConversationOnScreen() {
@@ -33,7 +42,9 @@ final class BannerTests: XCTestCase {
             model.settings.alerts = setting
             let view = makeView(model, open: "Sam")
             arrive(model, view, "Alex", "line one\nline\ttwo")
-            XCTAssertEqual(view.frame().line(0), expected, "\(setting)")
+            let screen = view.frame()
+            XCTAssertEqual(banner(screen), String(expected.dropFirst()), "\(setting)")
+            XCTAssertEqual(screen.line(0), " rChat · Sam")
         }
     }
 
@@ -45,11 +56,12 @@ final class BannerTests: XCTestCase {
         model.settings.alerts = .message
         let view = makeView(model, open: "Sam")
         arrive(model, view, "Lee", "who am I")
-        XCTAssertEqual(view.frame().line(0), " New message request", "never a name or text for a request")
+        XCTAssertEqual(banner(view.frame()), "New message request", "never a name or text for a request")
         view.press(.escape)
         arrive(model, view, "Max", "quiet")
         arrive(model, view, "Bob", "blocked")
-        XCTAssertEqual(view.frame().line(0), " rChat · Sam")
+        XCTAssertNil(view.state.banner)
+        XCTAssertEqual(banner(view.frame()), "F1 help")
     }
 
     func testBellRingsForAnotherUnmutedConversationWhenOn() {
@@ -82,13 +94,14 @@ final class BannerTests: XCTestCase {
         let (model, _) = samConversation()
         let view = makeView(model, open: "Sam")
         arrive(model, view, "Alex", "x")
+        XCTAssertEqual(banner(view.frame()), "Alex: New message")
         view.type("a")
-        XCTAssertEqual(view.frame().line(0), " rChat · Sam")
+        XCTAssertEqual(banner(view.frame()), "F1 help")
         XCTAssertEqual(view.state.composer.text, "a", "the key still types")
         arrive(model, view, "Alex", "y")
         XCTAssertNotNil(view.nextDeadline)
         model.clock += 6
-        XCTAssertEqual(view.frame().line(0), " rChat · Sam")
+        XCTAssertEqual(banner(view.frame()), "F1 help")
     }
 
     func testSeveralAtOnce() {
@@ -97,7 +110,7 @@ final class BannerTests: XCTestCase {
         let view = makeView(model, open: "Sam")
         let a = model.addMessage("Alex", .incoming, "1"), k = model.addMessage("Kim", .incoming, "2")
         view.handle([.newMessage(conversation: model.id("Alex"), id: a, preview: "1"), .newMessage(conversation: model.id("Kim"), id: k, preview: "2")])
-        XCTAssertEqual(view.frame().line(0), " 2 new messages")
+        XCTAssertEqual(banner(view.frame()), "2 new messages")
     }
 
     /// `rchat settings bell on` while the view runs: the engine says a command changed the

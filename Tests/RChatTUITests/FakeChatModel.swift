@@ -14,6 +14,11 @@ final class FakeChatModel: ChatModel {
     var events: [ChatEvent] = []
     var failNextSend: ChatModelError?
     var failNextRename: ChatModelError?
+    /// Drafts as the store keeps them; a set error makes every read or write fail with it.
+    var drafts: [ConversationID: Draft] = [:]
+    var failDraftReads: ChatModelError?
+    var failDraftWrites: ChatModelError?
+    var draftWrites: [(conversation: ConversationID, draft: Draft?)] = []
     /// Already answered unless a test says otherwise, so opening a conversation goes
     /// straight to the composer.
     var alertPermissionAsked = true
@@ -59,6 +64,17 @@ final class FakeChatModel: ChatModel {
     func myCode() -> String { code }
     func reconnect() { reconnects += 1 }
 
+    func draft(of conversation: ConversationID) throws(ChatModelError) -> Draft? {
+        if let error = failDraftReads { throw error }
+        return drafts[conversation]
+    }
+
+    func setDraft(_ draft: Draft?, for conversation: ConversationID) throws(ChatModelError) {
+        if let error = failDraftWrites { throw error }
+        draftWrites.append((conversation, draft))
+        drafts[conversation] = draft
+    }
+
     func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError) {
         if let error = failNextSend { failNextSend = nil; throw error }
         sent.append((conversation, content))
@@ -94,6 +110,7 @@ final class FakeChatModel: ChatModel {
     func setBlocked(_ conversation: ConversationID, _ on: Bool) throws(ChatModelError) { blocked.append((conversation, on)) }
     func delete(_ conversation: ConversationID) throws(ChatModelError) {
         deleted.append(conversation)
+        drafts[conversation] = nil
         summaries.removeAll { $0.id == conversation }
         items[conversation] = nil
     }

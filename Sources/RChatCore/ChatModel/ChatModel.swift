@@ -25,6 +25,11 @@ public protocol ChatModel: AnyObject {
     func setMuted(_ conversation: ConversationID, _ muted: Bool) throws(ChatModelError)
     func setBlocked(_ conversation: ConversationID, _ blocked: Bool) throws(ChatModelError)
     func delete(_ conversation: ConversationID) throws(ChatModelError)
+    /// The draft kept for the conversation (typed, not sent), or nil. A failure to read it
+    /// is an error, never "no draft": the view must not write over what it could not read.
+    func draft(of conversation: ConversationID) throws(ChatModelError) -> Draft?
+    /// Keeps the conversation's draft across restarts; nil removes it.
+    func setDraft(_ draft: Draft?, for conversation: ConversationID) throws(ChatModelError)
     /// `/reconnect`: relays that are offline are tried now, not at their retry time.
     func reconnect()
 

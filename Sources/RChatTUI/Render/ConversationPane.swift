@@ -2,7 +2,8 @@ import RChatCore
 
 /// Lays out the open conversation: each item as lines (day separator, time, who, wrapped
 /// text, the status glyph at the right edge of every outgoing message, a quiet `Resent`
-/// and a Resend hint under it), then stacks lines upward from the anchor.
+/// and a Resend hint under it, the New line above the first message unread at open), then
+/// stacks lines upward from the anchor.
 struct ConversationPane {
     let width: Int
     let height: Int
@@ -10,6 +11,8 @@ struct ConversationPane {
     let time: TimeText
     let contact: String
     let selected: Int?
+    /// The item the New line is drawn above.
+    let newLine: Int?
 
     static let timeColumn = 1
     static let nameColumn = 7
@@ -24,13 +27,9 @@ struct ConversationPane {
         var out: [PaneLine] = []
         let at = item.at
         if index == 0 || window.item(at: index - 1).map({ time.day($0.at) != time.day(at) }) == true {
-            var line = PaneLine(item: index)
-            let label = " \(time.date(at)) "
-            let side = max(0, (width - TextWidth.columns(of: label)) / 2)
-            line.add(0, String(repeating: glyphs.horizontal, count: side) + label
-                        + String(repeating: glyphs.horizontal, count: side), .dim)
-            out.append(line)
+            out.append(rule(time.date(at), item: index, .dim))
         }
+        if index == newLine { out.append(rule("New", item: index, CellStyle(bold: true, role: .accent))) }
         var body: [PaneLine]
         switch item {
         case .message(let m) where m.showsAsRow: body = rowLines(m.text, at: m.at, action: nil, index: index)
@@ -41,6 +40,16 @@ struct ConversationPane {
             for i in body.indices { body[i].add(0, glyphs.selection, .bold) }
         }
         return out + body
+    }
+
+    /// `── label ──` across the pane: a day's date, the New line.
+    private func rule(_ label: String, item index: Int, _ style: CellStyle) -> PaneLine {
+        var line = PaneLine(item: index)
+        let label = " \(label) "
+        let side = max(0, (width - TextWidth.columns(of: label)) / 2)
+        line.add(0, String(repeating: glyphs.horizontal, count: side) + label
+                    + String(repeating: glyphs.horizontal, count: side), style)
+        return line
     }
 
     private func messageLines(_ m: MessageItem, index: Int) -> [PaneLine] {

@@ -1,15 +1,10 @@
 import RChatCore
 
-/// The top bar: the open conversation and its state, or a banner for a message elsewhere.
+/// The top bar: the open conversation and its state, always — what Enter sends goes there.
+/// (A banner for a message elsewhere is in the status bar.)
 enum HeaderBar {
     static func draw(_ state: ViewState, _ layout: Layout, _ screen: inout Screen) {
         let row = layout.headerRow
-        if let banner = state.banner {
-            screen.fill(row: row, style: CellStyle(bold: true, reverse: true, role: .accent))
-            screen.put(" " + Wrap.truncate(banner.text, width: layout.columns - 2, ellipsis: state.glyphs.ellipsis),
-                       row: row, column: 0, style: CellStyle(bold: true, reverse: true, role: .accent))
-            return
-        }
         screen.fill(row: row, style: .reverse)
         var col = screen.put(" rChat", row: row, column: 0, style: CellStyle(bold: true, reverse: true))
         guard let summary = state.openSummary else { return }

@@ -97,6 +97,7 @@ extension Overlay.Kind {
         switch self {
         case .confirmDelete: "y: yes, any other key: no"
         case .alertPermission: "y: yes, n or Esc: no"
+        case .confirmQuit: "y: quit, any other key: stay"
         case .help, .details, .code: "Esc closes; Up/Down scroll"
         }
     }

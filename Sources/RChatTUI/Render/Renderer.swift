@@ -53,7 +53,7 @@ public enum Renderer {
         guard state.window != nil else { return nil }
         return ConversationPane(width: layout.paneWidth, height: layout.bodyHeight, glyphs: state.glyphs,
                                 time: TimeText(timeZone: state.timeZone), contact: state.openSummary?.name ?? "",
-                                selected: state.focus == .conversation ? state.selected : nil)
+                                selected: state.focus == .conversation ? state.selected : nil, newLine: state.unread.newLine)
     }
 
     /// Draws the open conversation, bottom-aligned; returns the incoming messages drawn.

@@ -1,7 +1,8 @@
 import RChatCore
 
-/// The bar above the composer: the relay connection, the unread badge, then what just
-/// happened (or where help is).
+/// The bar above the composer: the relay connection, the unread badge, "N new" when
+/// messages arrived below while scrolled up, then a banner for a message elsewhere, what
+/// just happened, or where help is.
 enum StatusBar {
     static func connectionText(_ c: ShownConnection, now: Int64, _ glyphs: Glyphs) -> String {
         let dots = glyphs.isUnicode ? "…" : "..."
@@ -31,10 +32,18 @@ enum StatusBar {
         }
         if let window = state.window, state.anchor != nil || !window.reachesNewest {
             col = screen.put(sep, row: row, column: col, style: bar)
-            col = screen.put("\(state.glyphs.moreBelow) End: newest", row: row, column: col, style: bar)
+            let below = state.unread.countBelow
+            col = below > 0
+                ? screen.put("\(below) new \(state.glyphs.moreBelow) End", row: row, column: col,
+                             style: CellStyle(bold: true, reverse: true, role: .accent))
+                : screen.put("\(state.glyphs.moreBelow) End: newest", row: row, column: col, style: bar)
         }
         col = screen.put(sep, row: row, column: col, style: bar)
-        if let notice = state.notice {
+        if let banner = state.banner {
+            // Newer than any notice: keys clear both, and only events bring banners.
+            screen.put(Wrap.truncate(banner.text, width: layout.columns - col, ellipsis: state.glyphs.ellipsis),
+                       row: row, column: col, style: CellStyle(bold: true, reverse: true, role: .accent))
+        } else if let notice = state.notice {
             screen.put(Wrap.truncate(notice.text, width: layout.columns - col, ellipsis: state.glyphs.ellipsis),
                        row: row, column: col, style: CellStyle(bold: true, reverse: true, underline: notice.isError,
                                                                 role: notice.isError ? .danger : .normal))

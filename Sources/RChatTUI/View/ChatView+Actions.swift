@@ -24,6 +24,7 @@ extension ChatView {
             say(error.description, error: true)
             return
         }
+        noteDraftChanged(conversation, now: true)   // sent: a restart never brings it back as a draft
         goToNewest()
         state.window?.syncTail(model: model)
     }
@@ -133,6 +134,7 @@ extension ChatView {
         do {
             try model.delete(conversation)
             if state.openConversation == conversation { close() }
+            drafts.forget(conversation)   // the store's went with the conversation
             reloadConversations()
             say("Deleted \(name).")
         } catch {

@@ -19,8 +19,14 @@ extension ChatView {
             overlayKey(key)
             return
         }
-        perform(KeyMap.command(for: key, in: KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty,
-                                                          selection: state.selected != nil)))
+        let before = state.openConversation
+        let command = KeyMap.command(for: key, in: KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty,
+                                                                 selection: state.selected != nil))
+        perform(command)
+        // Typing and editing: written a moment later (leaving and sending write at once).
+        if command.mayEditComposer, let open = state.openConversation, open == before {
+            noteDraftChanged(open, now: false)
+        }
     }
 
     func perform(_ command: Command) {
@@ -38,10 +44,12 @@ extension ChatView {
         case .newest: goToNewest()
         case .open:
             guard state.conversations.indices.contains(state.listCursor) else { return }
-            open(state.conversations[state.listCursor].id)
+            switchTo(state.conversations[state.listCursor].id)
             state.focus = .composer
         case .nextConversation: switchConversation(1)
         case .previousConversation: switchConversation(-1)
+        case .conversationNumber(let n): openNumber(n)
+        case .nextUnreadConversation: openNextUnread()
         case .firstUnread: jumpToFirstUnread()
         case .resend: resendSelected()
         case .details: showDetails()
@@ -92,13 +100,52 @@ extension ChatView {
         var current = delta > 0 ? -1 : ids.count
         if let open = state.openConversation, let i = ids.firstIndex(of: open) { current = i }
         let next = (current + delta + ids.count) % ids.count
-        open(ids[next])
+        switchTo(ids[next])
+    }
+
+    /// Opens another conversation from anywhere; the focus leaves a selection for the composer.
+    /// The open one stays as it is (its New line, scroll position and draft).
+    func switchTo(_ conversation: ConversationID) {
+        if conversation != state.openConversation { open(conversation) }
         if state.focus == .conversation { state.selected = nil; state.focus = .composer }
+    }
+
+    /// Alt-1…Alt-9: the n-th conversation of the list.
+    func openNumber(_ n: Int) {
+        guard state.conversations.indices.contains(n - 1) else {
+            return say("The list has \(state.conversations.count) conversation\(state.conversations.count == 1 ? "" : "s").")
+        }
+        switchTo(state.conversations[n - 1].id)
+        state.focus = .composer
+    }
+
+    /// Alt-A: the next conversation in the list, after the open one, with unread messages
+    /// that count (muted ones only when no other has any).
+    func openNextUnread() {
+        let list = state.conversations
+        guard !list.isEmpty else { return say("No other conversation has unread messages.") }
+        let from = state.openConversation.flatMap { open in list.firstIndex { $0.id == open } } ?? -1
+        let after = (1...max(1, list.count)).map { list[(from + $0 + list.count) % list.count] }
+            .filter { $0.id != state.openConversation && $0.unread > 0 && $0.state != .blocked }
+        guard let next = after.first(where: \.countsAsUnread) ?? after.first else {
+            return say("No other conversation has unread messages.")
+        }
+        switchTo(next.id)
+        state.focus = .composer
     }
 
     func overlayKey(_ key: Key) {
         guard var overlay = state.overlay else { return }
         if overlay.kind == .alertPermission { return alertPermissionKey(key) }
+        if overlay.kind == .confirmQuit {
+            state.overlay = nil
+            if key == .character("y") || key == .character("Y") {
+                quitRequested = true
+            } else {
+                say("Not quitting.")
+            }
+            return
+        }
         if case .confirmDelete(let conversation) = overlay.kind {
             state.overlay = nil
             if key == .character("y") || key == .character("Y") {

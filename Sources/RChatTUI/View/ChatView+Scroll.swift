@@ -139,31 +139,43 @@ extension ChatView {
         if state.focus == .conversation, window.total > 0 { state.selected = window.total - 1 }
     }
 
-    /// The first message that was unread when the conversation was opened.
+    /// `u`: the first message that arrived below while scrolled up, else the first that was
+    /// unread when the conversation was opened (the New line).
     func jumpToFirstUnread() {
         guard state.window != nil else { return }
-        let (unread, total) = unreadAtOpen
-        guard unread > 0 else {
+        guard let target = state.unread.firstUnread else {
             say("No unread messages here.")
             return
         }
-        var seen = 0
-        var index = total - 1
-        while index >= 0 {
-            if state.window?.item(at: index) == nil {
-                let half = pageSize / 2
-                state.window?.loadBack(to: index - half, model: model)
-            }
-            guard let item = state.window?.item(at: index) else { break }
-            if item.message?.direction == .incoming {
-                seen += 1
-                if seen == unread { break }
-            }
-            index -= 1
-        }
-        let target = max(0, index)
+        if state.window?.item(at: target) == nil { state.window?.jump(to: target, model: model) }
         state.focus = .conversation
         state.selected = target
         showAtTop(target)
+    }
+
+    /// The index of the `count`-th incoming message counted back from the newest item of the
+    /// open conversation (the oldest item when there are fewer): where `count` unread
+    /// messages start. Reads the loaded items, then older pages (larger than the window's:
+    /// thousands unread cost tens of reads), without moving the window.
+    func incoming(countingBack count: Int) -> Int? {
+        guard let window = state.window, count > 0, window.total > 0 else { return nil }
+        var seen = 0
+        var page: (start: Int, items: [ConversationItem]) = (0, [])
+        var index = window.total - 1
+        while index >= 0 {
+            if window.item(at: index) == nil, index < page.start || index >= page.start + page.items.count {
+                let items = model.page(of: window.conversation, before: window.total - 1 - index,
+                                       limit: min(max(pageSize, 256), index + 1))
+                guard !items.isEmpty else { break }
+                page = (index + 1 - items.count, items)
+            }
+            let item = window.item(at: index) ?? page.items[index - page.start]
+            if item.message?.direction == .incoming {
+                seen += 1
+                if seen == count { return index }
+            }
+            index -= 1
+        }
+        return max(0, index + 1)
     }
 }

@@ -13,9 +13,8 @@ public final class ChatView {
     let now: () -> Int64
     /// Incoming messages already reported as shown in the open conversation.
     var reportedShown: Set<MessageID> = []
-    /// The open conversation's unread count and size when it was opened: where "first
-    /// unread" is, even after some of them have been read.
-    var unreadAtOpen = (count: 0, total: 0)
+    /// Each conversation's draft and whether the store holds it.
+    var drafts = DraftBook()
     public internal(set) var quitRequested = false
     /// Ctrl-Z: the backend should give the terminal back to the shell, and clear this
     /// when the job is resumed.
@@ -70,6 +69,9 @@ public final class ChatView {
         thread.check()
         tick()
         prepare()
+        if state.anchor == nil, state.window?.reachesNewest == true {
+            state.unread.below = .none   // the newest is on screen: nothing new is below
+        }
         var screen = Screen(rows: 0, columns: 0)
         let report = Renderer.render(state, to: &screen)
         let fresh = report.shownIncoming.filter { !reportedShown.contains($0) }
@@ -80,17 +82,18 @@ public final class ChatView {
         return screen
     }
 
-    /// Drops a banner whose time is up.
+    /// Drops a banner whose time is up; writes the drafts whose time has come.
     public func tick() {
         state.now = now()
         if let banner = state.banner, banner.until <= state.now { state.banner = nil }
+        saveDueDrafts()
     }
 
-    /// When the view next needs to redraw on its own (a banner expiring, the next second of
-    /// an "Offline, retrying in N s" countdown), unix seconds; nil when idle.
+    /// When the view next needs to act on its own (a banner expiring, the next second of
+    /// an "Offline, retrying in N s" countdown, a draft to write), unix seconds; nil when idle.
     public var nextDeadline: Int64? {
         let countdown = state.connection.secondsToRetry(now: state.now).map { _ in state.now + 1 }
-        return [state.banner?.until, countdown].compactMap { $0 }.min()
+        return [state.banner?.until, countdown, drafts.nextDue].compactMap { $0 }.min()
     }
 
     public func resize(rows: Int, columns: Int) {
@@ -136,17 +139,29 @@ public final class ChatView {
         }
     }
 
+    /// Opens a conversation: the one left keeps its draft, this one's comes back into the
+    /// composer, and its unread messages get the New line above them.
     func open(_ conversation: ConversationID) {
+        let typedWithNothingOpen = state.openConversation == nil ? state.composer.kept : nil
+        keepDraftOfOpenConversation()
         state.window = ConversationWindow(conversation: conversation, model: model, pageSize: pageSize)
         state.anchor = nil
         state.selected = nil
         reportedShown = []
-        unreadAtOpen = (state.summary(conversation)?.unread ?? 0, state.window?.total ?? 0)
+        showDraft(of: conversation)
+        if let typed = typedWithNothingOpen { carry(typed, into: conversation) }
+        let unread = state.summary(conversation)?.unread ?? 0
+        state.unread = UnreadMarks(newLine: unread > 0 ? incoming(countingBack: unread) : nil)
         if let i = state.conversations.firstIndex(where: { $0.id == conversation }) { state.listCursor = i }
         askAlertPermissionOnce()
     }
 
+    /// The open conversation is gone from the list. What was typed there is held (not
+    /// written: the store may no longer have the conversation), in case it comes back.
     func close() {
+        if let open = state.openConversation { drafts.held[open] = state.composer.kept }
+        state.composer.show(nil)
+        state.unread = UnreadMarks()
         state.window = nil
         state.anchor = nil
         state.selected = nil
@@ -157,8 +172,6 @@ public final class ChatView {
     func say(_ text: String, error: Bool = false) {
         state.notice = Notice(text: text, isError: error)
     }
-
-    func quit() { quitRequested = true }
 
     // MARK: Engine events
 
@@ -176,8 +189,10 @@ public final class ChatView {
                 refreshList = true
             case .newMessage(let conversation, _, let preview):
                 refreshList = true
-                if conversation == state.openConversation {
+                if conversation == state.openConversation, let window = state.window {
+                    let following = state.anchor == nil && window.reachesNewest
                     state.window?.syncTail(model: model)
+                    if !following { state.unread.arrived(at: window.total) }
                 } else {
                     elsewhere.append((conversation, preview))
                 }

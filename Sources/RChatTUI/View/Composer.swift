@@ -1,3 +1,5 @@
+import RChatCore
+
 /// The line being written, with readline-style editing and a history of sent lines.
 /// Positions count graphemes, so a cursor never lands inside an emoji or a combined letter.
 public struct Composer: Equatable, Sendable {
@@ -91,6 +93,17 @@ public struct Composer: Equatable, Sendable {
     /// Puts a line back (a send that failed keeps what the user wrote).
     public mutating func restore(_ line: String) {
         characters = Array(line); cursor = characters.count; historyIndex = nil
+    }
+
+    /// What is typed and where the cursor is, as a conversation keeps it (nil: nothing typed).
+    public var kept: Draft? { Draft(text: text, cursor: cursor) }
+
+    /// Shows a conversation's draft (nil: an empty line); the history of sent lines stays.
+    public mutating func show(_ kept: Draft?) {
+        characters = kept.map { Array($0.text) } ?? []
+        cursor = min(kept?.cursor ?? 0, characters.count)
+        historyIndex = nil
+        draft = []
     }
 
     /// Columns from the start of the line to the cursor.

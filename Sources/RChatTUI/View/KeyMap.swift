@@ -7,6 +7,10 @@ public enum Command: Equatable, Sendable {
     case focusNext, focusPrevious
     case up, down, pageUp, pageDown, oldest, newest
     case open, nextConversation, previousConversation, firstUnread
+    /// Alt-1…Alt-9: the n-th conversation of the list (from 1).
+    case conversationNumber(Int)
+    /// Alt-A: the next conversation with unread messages.
+    case nextUnreadConversation
     case resend, details, help
     case leave
     case edit(Composer.Edit)
@@ -14,6 +18,14 @@ public enum Command: Equatable, Sendable {
     case type(Character)
     case submit
     case none
+
+    /// Whether the command may change what is typed or where the cursor is.
+    var mayEditComposer: Bool {
+        switch self {
+        case .edit, .type, .submit: true
+        default: false
+        }
+    }
 }
 
 public enum KeyMap {
@@ -58,6 +70,8 @@ public enum KeyMap {
         case .alt(.character("r")): return .resend
         case .alt(.character("i")): return .details
         case .alt(.character("u")): return .firstUnread
+        case .alt(.character("a")): return .nextUnreadConversation
+        case .alt(.character(let c)) where c.isASCII && ("1"..."9").contains(c): return .conversationNumber(Int(String(c)) ?? 1)
         default: break
         }
         switch context.focus {
@@ -108,10 +122,12 @@ public enum KeyMap {
         ("Tab / Shift-Tab", "Move between the composer, the conversation and the list"),
         ("Up / Down", "List: choose a conversation. Conversation: select a message or row. Composer: history"),
         ("Enter", "List: open the conversation. Composer: send the message or command"),
-        ("Ctrl-N / Ctrl-P", "Open the next / previous conversation"),
+        ("Ctrl-N / Ctrl-P", "Open the next / previous conversation (each keeps its own draft)"),
+        ("Alt-1 … Alt-9", "Open the 1st … 9th conversation of the list"),
+        ("Alt-A", "Open the next conversation with unread messages (muted ones last)"),
         ("PgUp / PgDn", "Scroll the conversation by a screen"),
         ("Home / End", "Go to the oldest / newest message"),
-        ("Alt-U, or u", "Jump to the first unread message (the letters u, r, i: only while a message or row is selected and nothing is typed; otherwise they type)"),
+        ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i: only while a message or row is selected and nothing is typed; otherwise they type)"),
         ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
         ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
         ("Esc", "Back to the composer; close an overlay"),
@@ -123,7 +139,7 @@ public enum KeyMap {
         ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
         ("Ctrl-L", "Redraw the screen"),
         ("Ctrl-Z", "Back to the shell; fg comes back"),
-        ("Ctrl-Q", "Quit"),
+        ("Ctrl-Q", "Quit (asks first while something is typed; drafts are kept)"),
     ]
 
     /// The slash commands typed in the composer.

@@ -9,6 +9,9 @@ public struct Overlay: Equatable, Sendable {
         /// Asks once whether new messages may raise desktop alerts: `y` or `n` (Esc: no);
         /// any other key leaves it up.
         case alertPermission
+        /// Asks before quitting with something typed, saying what happens to each draft:
+        /// `y` quits, anything else stays.
+        case confirmQuit
     }
 
     public struct Line: Equatable, Sendable {
@@ -48,7 +51,7 @@ public struct Overlay: Equatable, Sendable {
     }
 }
 
-/// The short line at the top for a message in a conversation that is not on screen.
+/// The line in the status bar for a message in a conversation that is not on screen.
 public struct Banner: Equatable, Sendable {
     public var text: String
     public var until: Int64

@@ -21,6 +21,8 @@ public struct ViewState {
     public var banner: Banner?
     public var notice: Notice?
     public var composer = Composer()
+    /// The open conversation's New line and what arrived below while scrolled up.
+    public var unread = UnreadMarks()
     public var connection: ShownConnection = .connecting
     /// Whether the terminal window has focus, as focus reporting last said (a terminal that
     /// never reports counts as focused). While it has not, nothing drawn counts as read.
@@ -42,9 +44,10 @@ public struct ViewState {
         conversations.first { $0.id == id }
     }
 
-    /// Unread messages everywhere except blocked contacts: the badge.
+    /// Unread messages everywhere except muted and blocked contacts: the badge and the
+    /// terminal title (the list still shows every conversation's own count).
     public var unreadBadge: Int {
-        conversations.filter { $0.state != .blocked }.reduce(0) { $0 + $1.unread }
+        conversations.filter(\.countsAsUnread).reduce(0) { $0 + $1.unread }
     }
 
     public var terminalTitle: String { unreadBadge > 0 ? "rChat (\(unreadBadge))" : "rChat" }
@@ -82,5 +85,48 @@ public enum ShownConnection: Equatable, Sendable {
     func secondsToRetry(now: Int64) -> Int64? {
         guard case .offline(let retryAt?) = self, retryAt > now else { return nil }
         return retryAt - now
+    }
+}
+
+extension ConversationSummary {
+    /// Its unread messages count in the badge and the title, and Alt-A goes to it first:
+    /// not muted, not blocked.
+    var countsAsUnread: Bool { state != .muted && state != .blocked }
+}
+
+/// Where the open conversation's unread messages are, kept until it is left.
+public struct UnreadMarks: Equatable, Sendable {
+    /// Messages that arrived while the pane was scrolled up, not yet scrolled down to.
+    public enum Below: Equatable, Sendable {
+        case none
+        /// `first`: the index of the first of them; `count`: how many.
+        case arrived(first: Int, count: Int)
+    }
+
+    /// The item the "New" line is drawn above: the first message that was unread when the
+    /// conversation was opened (nil: none was).
+    public var newLine: Int?
+    public var below: Below = .none
+
+    public init(newLine: Int? = nil) { self.newLine = newLine }
+
+    /// How many arrived below, for "N new".
+    public var countBelow: Int {
+        if case .arrived(_, let count) = below { count } else { 0 }
+    }
+
+    /// A message arrived at `index` while the newest was off screen.
+    mutating func arrived(at index: Int) {
+        switch below {
+        case .none: below = .arrived(first: index, count: 1)
+        case .arrived(let first, let count): below = .arrived(first: first, count: count + 1)
+        }
+    }
+
+    /// Where `u` goes: the first message that arrived below and was not scrolled to, else
+    /// the New line.
+    var firstUnread: Int? {
+        if case .arrived(let first, _) = below { return first }
+        return newLine
     }
 }
