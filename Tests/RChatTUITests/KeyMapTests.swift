@@ -71,4 +71,21 @@ final class KeyMapTests: XCTestCase {
             XCTAssertTrue(commands.contains(name), name)
         }
     }
+
+    /// Esc then a key, read together, arrive as Alt with the key: where Alt means nothing
+    /// for it they act as the two keys (Esc closes the box, Ctrl-Q quits).
+    func testEscAndAKeyReadTogetherActAsBothWhereAltMeansNothing() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        view.press(.function(1))
+        XCTAssertNotNil(view.state.overlay)
+        view.press(.alt(.control("q")))
+        XCTAssertNil(view.state.overlay, "Esc closed the help")
+        XCTAssertTrue(view.quitRequested, "and Ctrl-Q quit")
+        let other = makeView(model, open: "Sam")
+        other.press(.alt(.character("x")))
+        XCTAssertEqual(other.state.composer.text, "x", "Esc, then x typed")
+        other.press(.alt(.character("r")))
+        XCTAssertEqual(other.state.composer.text, "x", "Alt-R means Resend: not typed")
+    }
 }

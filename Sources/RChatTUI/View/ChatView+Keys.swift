@@ -13,6 +13,14 @@ extension ChatView {
         case .focusOut: state.terminalFocus = .lost; return
         default: break
         }
+        let context = KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty, selection: state.selected != nil)
+        // Esc and a key pressed quickly arrive in one read, as Alt with that key: where Alt
+        // gives it no meaning (and in an overlay), they are the two keys the user pressed.
+        if case .alt(let inner) = key, state.overlay != nil || KeyMap.command(for: key, in: context) == .none {
+            handle(.escape)
+            handle(inner)
+            return
+        }
         state.banner = nil
         state.notice = nil
         if state.overlay != nil {
@@ -20,8 +28,7 @@ extension ChatView {
             return
         }
         let before = state.openConversation
-        let command = KeyMap.command(for: key, in: KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty,
-                                                                 selection: state.selected != nil))
+        let command = KeyMap.command(for: key, in: context)
         perform(command)
         // Typing and editing: written a moment later (leaving and sending write at once).
         if command.mayEditComposer, let open = state.openConversation, open == before {
