@@ -92,7 +92,7 @@ public enum AlertSink: Sendable {
         case .print:
             FileHandle.standardOutput.write(Data("\(alert.title)\t\(alert.text)\n".utf8))
         case .terminal:
-            FileHandle.standardError.write(Data("\(alert.title): \(alert.text)\n".utf8))
+            FileHandle.standardError.write(Data("\(alert.line)\n".utf8))
         case .desktop(let notifySend):
             let process = Process()
             process.executableURL = URL(fileURLWithPath: notifySend)

@@ -56,7 +56,7 @@ final class BannerTests: XCTestCase {
         model.settings.alerts = .message
         let view = makeView(model, open: "Sam")
         arrive(model, view, "Lee", "who am I")
-        XCTAssertEqual(banner(view.frame()), "New message request", "never a name or text for a request")
+        XCTAssertEqual(banner(view.frame()), "rChat: New message request", "never a name or text for a request")
         view.press(.escape)
         arrive(model, view, "Max", "quiet")
         arrive(model, view, "Bob", "blocked")
@@ -104,13 +104,27 @@ final class BannerTests: XCTestCase {
         XCTAssertEqual(banner(view.frame()), "F1 help")
     }
 
-    func testSeveralAtOnce() {
+    /// The same threshold as every alert: up to five each show (grouped by contact), more
+    /// than five are one summary.
+    func testSeveralAtOnceShowEachUpToFiveThenOneSummary() {
         let (model, _) = samConversation()
         model.contact("Kim")
         let view = makeView(model, open: "Sam")
-        let a = model.addMessage("Alex", .incoming, "1"), k = model.addMessage("Kim", .incoming, "2")
-        view.handle([.newMessage(conversation: model.id("Alex"), id: a, preview: "1"), .newMessage(conversation: model.id("Kim"), id: k, preview: "2")])
-        XCTAssertEqual(banner(view.frame()), "2 new messages")
+        func burst(_ senders: [String]) {
+            view.handle(senders.map { name in
+                let id = model.addMessage(name, .incoming, "hi")
+                return .newMessage(conversation: model.id(name), id: id, preview: "hi")
+            })
+        }
+        burst(["Alex", "Kim", "Alex"])
+        XCTAssertEqual(view.state.banner?.text, "Alex: New message · Alex: New message · Kim: New message",
+                       "three alerts, grouped by contact")
+        view.press(.escape)
+        burst(["Alex", "Kim", "Alex", "Kim", "Alex"])
+        XCTAssertEqual(view.state.banner?.text.components(separatedBy: " · ").count, 5)
+        view.press(.escape)
+        burst(["Alex", "Kim", "Alex", "Kim", "Alex", "Kim"])
+        XCTAssertEqual(banner(view.frame()), "rChat: 6 new messages")
     }
 
     /// `rchat settings bell on` while the view runs: the engine says a command changed the

@@ -63,6 +63,9 @@ public enum AlertPolicy {
             self.text = text
             self.contact = contact
         }
+
+        /// The alert on one line, as a banner or a terminal shows it: "Sam: New message".
+        public var line: String { "\(title): \(text)" }
     }
 
     /// "After 5 alerts in one check, rChat shows one summary such as '8 new messages'."
