@@ -39,6 +39,32 @@ public struct AlertCenter: Sendable {
         get throws(EngineError) { try setting(SettingKey.showInAlerts).flatMap(AlertPolicy.Content.init(rawValue:)) ?? .name }
     }
 
+    /// How many owed alert lines are kept; older ones give way.
+    public static let owedLimit = 20
+
+    /// An alert that could not be shown (the linger's terminal was gone): kept, one line,
+    /// for the next start of the view.
+    public func owe(_ alert: AlertPolicy.Alert) throws(EngineError) {
+        let line = TerminalText.sanitized(alert.line, breaks: .shown)
+        try AccountService.wrap {
+            try store.transaction { tx in
+                let owed = try tx.setting(SettingKey.owedAlerts).map { $0.split(separator: "\n").map(String.init) } ?? []
+                try tx.setSetting(SettingKey.owedAlerts, (owed + [line]).suffix(Self.owedLimit).joined(separator: "\n"))
+            }
+        }
+    }
+
+    /// The alerts owed since the view last showed them, oldest first; taken (removed).
+    public func takeOwed() throws(EngineError) -> [String] {
+        try AccountService.wrap {
+            try store.transaction { tx in
+                guard let owed = try tx.setting(SettingKey.owedAlerts) else { return [] }
+                try tx.setSetting(SettingKey.owedAlerts, nil)
+                return owed.split(separator: "\n").map(String.init)
+            }
+        }
+    }
+
     /// The alerts to show for these arrivals (conversation, message id), recorded as shown.
     /// `onScreen`: the conversation the view shows, which never alerts.
     public func alerts(for arrivals: [(conversation: ConversationID, id: MessageID)],
@@ -70,7 +96,11 @@ public struct AlertCenter: Sendable {
 /// TITLE<TAB>TEXT to standard output.
 public enum AlertSink: Sendable {
     case desktop(notifySend: String)
+    /// Standard error.
     case terminal
+    /// A terminal device by its path: the one the view ran in, written to by the linger
+    /// after the view quit (nothing if it is gone or no longer a terminal).
+    case device(path: String)
     case print
 
     /// The desktop when `notify-send` exists and a session bus is there, else the terminal.
@@ -84,7 +114,10 @@ public enum AlertSink: Sendable {
         return .terminal
     }
 
-    public func post(_ alert: AlertPolicy.Alert) {
+    /// Shows the alert; false when it could not be shown anywhere (a terminal device that is
+    /// gone).
+    @discardableResult
+    public func post(_ alert: AlertPolicy.Alert) -> Bool {
         // Each field on one line, nothing a terminal (or the TITLE<TAB>TEXT format) acts on.
         let alert = AlertPolicy.Alert(title: TerminalText.sanitized(alert.title, breaks: .shown),
                                       text: TerminalText.sanitized(alert.text, breaks: .shown), contact: alert.contact)
@@ -93,6 +126,15 @@ public enum AlertSink: Sendable {
             FileHandle.standardOutput.write(Data("\(alert.title)\t\(alert.text)\n".utf8))
         case .terminal:
             FileHandle.standardError.write(Data("\(alert.line)\n".utf8))
+        case .device(let path):
+            // Never blocks and never becomes our controlling terminal; a closed terminal
+            // (its pty gone) or anything that is not one is refused.
+            let fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            guard isatty(fd) == 1 else { return false }
+            let bytes = Array("\(alert.line)\n".utf8)
+            return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
         case .desktop(let notifySend):
             let process = Process()
             process.executableURL = URL(fileURLWithPath: notifySend)
@@ -100,16 +142,16 @@ public enum AlertSink: Sendable {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             guard (try? process.run()) != nil else {
-                AlertSink.terminal.post(alert)
-                return
+                return AlertSink.terminal.post(alert)
             }
             // At most two seconds per alert: a stuck notification service never holds us up.
             let deadline = Date(timeIntervalSinceNow: 2)
             while process.isRunning && Date() < deadline { usleep(20_000) }
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
-                AlertSink.terminal.post(alert)
+                return AlertSink.terminal.post(alert)
             }
         }
+        return true
     }
 }

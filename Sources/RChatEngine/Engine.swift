@@ -72,6 +72,9 @@ public final class Engine: @unchecked Sendable {
     var relayStallSeconds: Double = 20
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
+    /// Called on the engine thread at the end of every turn (at least once a second while
+    /// it runs), with the engine's monotonic time in seconds.
+    public var onTurnEnd: (@Sendable (Double) -> Void)?
 
     public convenience init(account: AccountService, environment: EngineEnvironment = .system,
                             log: @escaping @Sendable (String) -> Void) throws(EngineError) {
@@ -199,6 +202,7 @@ public final class Engine: @unchecked Sendable {
             try flushBatches(&deliveries, &answers)
             BackgroundRelease.shared.release(items)
             try runTimers()
+            onTurnEnd?(ticks)
             if policy.followsStore { try lookAtStoreIfChanged() }
             connectWhereNeeded()
             publishKeyringIfNeeded()

@@ -229,6 +229,10 @@ extension EngineChatModel {
     /// `show-in-alerts` (what a banner shows) and `bell` (a terminal bell for a message
     /// elsewhere, default off). A setting that cannot be read gives the quieter choice:
     /// nothing about who, no bell.
+    public func takeOwedAlerts() -> [String] {
+        (try? AlertCenter(account: account).takeOwed()) ?? []
+    }
+
     public func viewSettings() -> ViewSettings {
         ViewSettings(alerts: (try? AlertCenter(account: account).content) ?? .nothing,
                      bell: (try? account.store.setting(SettingKey.bell)) == "on")

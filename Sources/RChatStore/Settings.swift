@@ -11,6 +11,9 @@ public enum SettingKey {
     public static let bell = "bell"
     /// How long receipts wait to go out in one batch, in seconds.
     public static let receiptWindow = "receipt_window"
+    /// Alerts the linger could not show (the terminal it was started from was gone): their
+    /// lines, one per line, shown at the next start of the view and then removed.
+    public static let owedAlerts = "owed_alerts"
 }
 
 extension StoreAccess {

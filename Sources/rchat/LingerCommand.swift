@@ -14,12 +14,14 @@ enum Linger {
 
     static func pidPath(_ home: String) -> String { "\(home)/linger.pid" }
 
-    /// Starts `rchat linger` in a session of its own, detached from the terminal.
+    /// Starts `rchat linger` in a session of its own, detached from the terminal; it is told
+    /// which terminal the view ran in, to alert there when desktop alerts are off.
     static func spawn(_ locations: Locations) {
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let process = Process()
         let setsid = "/usr/bin/setsid"
-        let arguments = ["linger", "--home", locations.home, "--device-dir", locations.deviceDirectory]
+        var arguments = ["linger", "--home", locations.home, "--device-dir", locations.deviceDirectory]
+        if let tty = ttyname(STDIN_FILENO) { arguments += ["--tty", String(cString: tty)] }
         if FileManager.default.isExecutableFile(atPath: setsid) {
             process.executableURL = URL(fileURLWithPath: setsid)
             process.arguments = [me] + arguments
@@ -57,8 +59,14 @@ enum Linger {
     }
 
     static let command = Command(
-        name: "linger", usage: "rchat linger",
-        summary: "(started by the view when it quits) finish sending and alert for about 30 s."
+        name: "linger", usage: "rchat linger [--tty PATH]",
+        summary: "(started by the view when it quits) finish sending and alert for about 30 s.",
+        details: """
+        Alerts as `rchat check` does: on the desktop when desktop alerts are on, else on the
+        terminal PATH the view ran in; when that terminal is gone, they are kept and shown
+        at the next start of the view.
+        """,
+        options: [.text("--tty", "PATH", help: "the terminal the view ran in")]
     ) { args, locations in
         try args.expectPositionals(max: 0)
         let account = try AccountService(locations: locations)
@@ -72,26 +80,21 @@ enum Linger {
         guard let lock else { return }
         let engine = try Engine(account: account, log: .discarding)
         let center = AlertCenter(account: account)
-        let sink: AlertSink? = try center.desktopAllowed ? .detect() : nil
-        // Alerts that cannot be worked out (a setting that does not read) stop the linger with that error.
-        let alertFailure = Mutex<EngineError?>(nil)
-        engine.onEvent = { event in
-            // On the engine thread, like the store it reads.
-            guard case let .newMessage(conversation, id, _) = event, let sink else { return }
-            do throws(EngineError) {
-                for alert in try center.alerts(for: [(conversation, id)]) { sink.post(alert) }
-            } catch {
-                alertFailure.withLock { $0 = $0 ?? error }
-                engine.stop()
-            }
+        let sink: AlertSink? = try center.desktopAllowed ? .detect() : args.value("--tty").map { .device(path: $0) }
+        let alerts = AlertFeed(center: center) { alert in
+            // Shown nowhere (the terminal is gone): kept for the next start.
+            if sink?.post(alert) != true { try? center.owe(alert) }
         }
+        alerts.attach(to: engine)
         Signals.onTerminate { engine.stop() }
         // Written only once a SIGTERM would end us cleanly: the next start relies on it.
         let pidFile = pidPath(locations.home)
         try? "\(getpid())\n".write(toFile: pidFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: pidFile) }
         try engine.run(seconds: seconds)
-        if let error = alertFailure.withLock({ $0 }) { throw error }
+        alerts.finish()
+        // Alerts that could not be worked out (a setting that does not read): that error.
+        if let error = alerts.error { throw error }
         withExtendedLifetime(lock) {}
     }
 }

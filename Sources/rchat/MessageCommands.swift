@@ -30,10 +30,12 @@ enum MessageCommands {
 
     static let syncCommand = Command(
         name: "sync", usage: "rchat sync [--seconds S]",
-        summary: "Run the engine headless: pair, send, receive, receipts, recovery.",
+        summary: "Run the engine headless: pair, send, receive, receipts, recovery, alerts.",
         details: """
         Runs for S seconds (default: until interrupted), then exits 0. Only one engine runs
         on a home at a time; `rchat send`, `read` and `resend` reach a running one at once.
+        New messages alert as with `rchat check`: on the desktop when desktop alerts are
+        on and one is reachable, else on standard error.
         """,
         options: [seconds.option]
     ) { args, locations in
@@ -45,8 +47,14 @@ enum MessageCommands {
             throw EngineError.io("another rchat is already running on \(locations.home)")
         }
         let engine = try Engine(account: account, log: engineLog)
+        let center = AlertCenter(account: account)
+        let sink: AlertSink = try center.desktopAllowed ? .detect() : .terminal
+        let alerts = AlertFeed(center: center) { sink.post($0) }
+        alerts.attach(to: engine)
         Signals.onTerminate { engine.stop() }
         try engine.run(seconds: seconds)
+        alerts.finish()
+        if let error = alerts.error { throw error }
         withExtendedLifetime(lock) {}
     }
 

@@ -61,6 +61,8 @@ final class FakeChatModel: ChatModel {
     func timeline(of conversation: ConversationID, message: MessageID) -> [TimelineEntry] { timelines[message] ?? [] }
     func connection() -> ConnectionState { connectionState }
     func viewSettings() -> ViewSettings { settings }
+    var owedAlerts: [String] = []
+    func takeOwedAlerts() -> [String] { defer { owedAlerts = [] }; return owedAlerts }
     func myCode() -> String { code }
     func reconnect() { reconnects += 1 }
 

@@ -11,6 +11,9 @@ public protocol ChatModel: AnyObject {
     func connection() -> ConnectionState
     /// The account's settings that change what the view shows.
     func viewSettings() -> ViewSettings
+    /// Alerts that could not be shown while the view was away (the terminal the linger
+    /// would have written to was gone), one line each, oldest first; taken once.
+    func takeOwedAlerts() -> [String]
     func myCode() -> String
 
     /// Intents. Errors come back as one line for the status bar.

@@ -40,6 +40,8 @@ public final class ChatView {
         state.now = now()
         state.connection = ShownConnection(model.connection(), at: state.now)
         reloadConversations()
+        let owed = model.takeOwedAlerts()
+        if !owed.isEmpty { say("While you were away: " + owed.joined(separator: state.glyphs.separator)) }
         if let name = options.openAtStart, let summary = ContactNames.pick(name, from: state.conversations, name: \.name) {
             open(summary.id)
         } else if !state.conversations.isEmpty {
