@@ -36,7 +36,8 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     let previous = stopSignals.map { signal($0, stopHandler) }
     defer { for (sig, handler) in zip(stopSignals, previous) { signal(sig, handler) } }
 
-    let terminal = CursesTerminal(environment: terminalEnvironment())
+    let environment = terminalEnvironment()
+    let terminal = CursesTerminal(environment: environment)
     defer { terminal.end() }
     let size = terminal.size
     let view = ChatView(model: model, options: options, glyphs: terminal.unicode ? .unicode : .ascii,
@@ -47,6 +48,15 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         for effect in view.takeEffects() { terminal.perform(effect) }
         full = false
         view.wantsFullRedraw = false
+        if let draft = view.takeEditorRequest(), let directory = options.draftDirectory {
+            // The editor has the terminal until it exits; then the whole screen again.
+            terminal.suspend()
+            let outcome = ExternalEditor(environment: environment, directory: directory).edit(draft)
+            terminal.resume()
+            view.finishEditing(outcome)
+            full = true
+            continue
+        }
 
         var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)]
@@ -88,7 +98,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
 
 private func terminalEnvironment() -> [String: String] {
     var env: [String: String] = [:]
-    for key in ["NO_COLOR", "TERM"] {
+    for key in ["NO_COLOR", "TERM", "VISUAL", "EDITOR"] {
         if let value = getenv(key) { env[key] = String(cString: value) }
     }
     return env
