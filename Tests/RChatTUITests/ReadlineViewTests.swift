@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import RChatCore
 @testable import RChatTUI
@@ -103,7 +104,9 @@ final class ReadlineViewTests: XCTestCase {
         let (model, _) = samConversation()
         let view = makeView(model, options: TUIOptions(draftDirectory: "/nonexistent"), open: "Sam")
         view.type("half written")
-        view.press(.control("x"), .control("e"))
+        view.press(.control("x"))
+        XCTAssertTrue(view.frame().contains("Ctrl-X: Ctrl-E writes the message in your editor"), "the status bar says what comes next")
+        view.press(.control("e"))
         XCTAssertEqual(view.takeEditorRequest(), "half written")
         XCTAssertNil(view.takeEditorRequest(), "taken once")
         view.finishEditing(.edited("from the editor\nsecond line"))
@@ -192,6 +195,20 @@ final class ExternalEditorTests: XCTestCase {
         let nowhere = ExternalEditor(environment: ["EDITOR": failing], directory: directory + "/gone").edit("draft")
         guard case .failed(let line) = nowhere else { return XCTFail("\(nowhere)") }
         XCTAssertTrue(line.hasPrefix("Could not write the draft"), line)
+    }
+
+    func testAnEditorThatStopsItselfIsWokenNotWaitedForForEver() throws {
+        let editor = try script("kill -STOP $$\nprintf resumed > \"$1\"")
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<ExternalEditor.Outcome?>(nil)
+        let directory = directory
+        Thread.detachNewThread {
+            let result = ExternalEditor(environment: ["EDITOR": editor], directory: directory).edit("")
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "the view would hang on a stopped editor")
+        XCTAssertEqual(outcome.withLock { $0 }, .edited("resumed"))
     }
 
     func testVisualThenEditorThenVi() {

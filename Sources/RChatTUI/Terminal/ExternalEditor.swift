@@ -69,10 +69,11 @@ public struct ExternalEditor: Sendable {
 
     private enum RunResult { case success(Int32), failure(String) }
 
-    /// `sh -c '<command> "$@"' <command> <path>` (as git runs an editor), in the foreground:
-    /// the view ignores Ctrl-C meanwhile, the editor gets it as usual.
+    /// `sh -c 'exec <command> "$@"' <command> <path>` (as git runs an editor, the shell
+    /// replaced by the editor so that its stops are seen here), in the foreground: the view
+    /// ignores Ctrl-C meanwhile, the editor gets it as usual.
     private func run(_ path: String) -> RunResult {
-        let argv = ["/bin/sh", "-c", command + " \"$@\"", command, path]
+        let argv = ["/bin/sh", "-c", "exec " + command + " \"$@\"", command, path]
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
         var attributes = posix_spawnattr_t()
@@ -91,10 +92,16 @@ public struct ExternalEditor: Sendable {
             return .failure("Could not start the editor (\(command)): \(Self.errorText(spawned)); the draft is kept.")
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { return .failure("Lost the editor: \(Self.errorText(errno)); the draft is kept.") }
+        while true {
+            if waitpid(pid, &status, WUNTRACED) < 0 {
+                guard errno == EINTR else { return .failure("Lost the editor: \(Self.errorText(errno)); the draft is kept.") }
+                continue
+            }
+            // Stopped (Ctrl-Z in an editor that suspends only itself): nobody else would
+            // wake it, and the view would wait for ever.
+            guard status & 0xFF == 0x7F else { return .success(status) }
+            kill(pid, SIGCONT)
         }
-        return .success(status)
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {

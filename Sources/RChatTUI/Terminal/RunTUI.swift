@@ -53,6 +53,8 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
             terminal.suspend()
             let outcome = ExternalEditor(environment: environment, directory: directory).edit(draft)
             terminal.resume()
+            let size = terminal.size   // the window may have changed meanwhile
+            view.resize(rows: size.rows, columns: size.columns)
             view.finishEditing(outcome)
             full = true
             continue
