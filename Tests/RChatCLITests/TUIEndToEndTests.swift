@@ -551,6 +551,29 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
+    /// Readline keys as a real terminal sends them: Ctrl-Left arrives as an extended key
+    /// code where the terminfo entry names it (xterm's kLFT5) and as raw bytes where it does
+    /// not (screen); Home and End edit the line being typed.
+    func testWordAndLineKeysInARealTerminal() throws {
+        try world.makeAccount("alice")
+        for term in ["xterm-256color", "screen"] {
+            try openView("alice", env: ["LANG": "C.UTF-8", "TERM": term])
+            try screen("alice", "the empty composer (\(term))") { $0.contains("/add CODE adds a contact") }
+            try screens.keys(session("alice"), "one two three", literal: true)
+            try screens.keys(session("alice"), "C-Left")
+            try screens.keys(session("alice"), "X", literal: true)
+            try screens.keys(session("alice"), "Home")
+            try screens.keys(session("alice"), "Y", literal: true)
+            try screens.keys(session("alice"), "End")
+            try screens.keys(session("alice"), "Z", literal: true)
+            try screens.keys(session("alice"), "M-b", "M-b", "M-d")
+            try screen("alice", "the edits in place (\(term))") { $0.contains("Yone  XthreeZ") }
+            try screens.keys(session("alice"), "C-q")
+            try screen("alice", "quit cleanly (\(term))") { $0.contains("[exited 0]") }
+            try stopLinger("alice")
+        }
+    }
+
     /// `bell on`: a message in another conversation rings the terminal bell (tmux flags the
     /// window); one in the open conversation does not.
     func testBellForAMessageInAnotherConversation() throws {

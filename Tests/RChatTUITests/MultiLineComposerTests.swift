@@ -97,6 +97,19 @@ final class MultiLineComposerTests: XCTestCase {
         XCTAssertEqual(Layout(view.state).composerHeight, 1)
     }
 
+    func testRowsBreakBetweenGraphemesAndTheCursorSitsWhereItsCharacterIs() {
+        let text = Array("ab漢字c\nd")
+        let end = ComposerRows(text, cursor: text.count, width: 5)
+        XCTAssertEqual(end.lines.map { String($0) }, ["ab漢", "字c", "d"], "a wide character that does not fit starts the next row")
+        XCTAssertTrue(end.cursor == (2, 1))
+        XCTAssertTrue(ComposerRows(text, cursor: 3, width: 5).cursor == (1, 0), "before 字: on the row where 字 is drawn")
+        XCTAssertTrue(ComposerRows(text, cursor: 5, width: 5).cursor == (1, 3), "before the line break: after c")
+        let full = Array("abcde")
+        let atEdge = ComposerRows(full, cursor: 5, width: 5)
+        XCTAssertEqual(atEdge.lines.count, 2, "a cursor after a full row gets a cell on the next one")
+        XCTAssertTrue(atEdge.cursor == (1, 0))
+    }
+
     func testMessagesWithLineBreaksAreShownAsSuchWithTheHangingIndent() {
         let (model, _) = samConversation()
         model.addMessage("Sam", .incoming, "first of two\nsecond of two is much longer than one row of the pane can hold")

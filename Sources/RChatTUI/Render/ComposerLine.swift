@@ -93,13 +93,15 @@ struct ComposerRows: Equatable {
             self.cursor = (lines.count - 1, column)
         }
         for (i, ch) in characters.enumerated() {
-            if i == cursor { placeCursor() }
             if ch == "\n" {
+                if i == cursor { placeCursor() }
                 lines.append([]); column = 0
                 continue
             }
             let w = TextWidth.displayed(ch, asciiOnly: false).1
+            // A character that does not fit goes to the next row, and a cursor before it too.
             if column + w > width, column > 0 { lines.append([]); column = 0 }
+            if i == cursor { placeCursor() }
             lines[lines.count - 1].append(ch)
             column += w
         }
