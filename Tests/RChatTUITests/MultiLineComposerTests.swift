@@ -47,6 +47,10 @@ final class MultiLineComposerTests: XCTestCase {
         XCTAssertEqual(view.state.composer.text, "one\ntwo\nthree")
         view.press(.control("j"))
         XCTAssertEqual(sentTexts(model), ["one\ntwo\nthree"], "Ctrl-J (LF) sends, as Enter does")
+        view.press(.tab, .tab)
+        XCTAssertEqual(view.state.focus, .list)
+        view.press(.control("j"))
+        XCTAssertEqual(view.state.focus, .composer, "LF (a typed-ahead Enter) opens from the list too")
     }
 
     func testUpAndDownMoveBetweenLinesOnScreen() {

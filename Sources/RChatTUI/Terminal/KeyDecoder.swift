@@ -3,7 +3,7 @@
 /// Turns what curses reads into Keys: a character code, or a KEY_* function key code.
 public enum KeyDecoder {
     /// A character: control codes become keys, printable ones `.character`. Enter is CR
-    /// (13); LF (10) is Ctrl-J, which the composer takes as Enter too, but kept apart so a
+    /// (13); LF (10) is Ctrl-J, which the view takes as Enter too, but kept apart here so a
     /// paste's CRLF is one line break.
     public static func character(_ code: UInt32) -> Key? {
         switch code {

@@ -20,7 +20,7 @@ extension ChatView {
             case .control("r"): state.composer.search(.older)
             case .character(let c): state.composer.search(.type(c))
             case .backspace, .control("h"): state.composer.search(.backspace)
-            case .enter, .control("j"): state.composer.search(.accept)
+            case .enter: state.composer.search(.accept)
             case .escape, .control("g"), .control("c"): state.composer.search(.cancel)
             case .focusIn, .focusOut: break
             default:

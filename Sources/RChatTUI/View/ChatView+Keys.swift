@@ -4,6 +4,9 @@ extension ChatView {
     /// One key press. Any key dismisses the banner and the last notice.
     public func handle(_ key: Key) {
         thread.check()
+        // LF is Enter too: keys typed before the terminal was set up arrive with CR turned
+        // into LF, and some terminals send it. Only a paste tells them apart (BracketedPaste).
+        let key = key == .control("j") ? Key.enter : key
         state.now = now()
         switch key {
         case .resize: return

@@ -98,9 +98,9 @@ public enum KeyMap {
     private static func composerCommand(_ key: Key) -> Command {
         switch key {
         case .character(let c): return .edit(.insert(c))
-        // Enter (CR) or Ctrl-J (LF) sends; Alt-Enter, and Shift-Enter where the terminal
-        // tells it apart, starts a new line.
-        case .enter, .control("j"): return .submit
+        // Enter sends; Alt-Enter, and Shift-Enter where the terminal tells it apart, starts
+        // a new line.
+        case .enter: return .submit
         case .alt(.enter): return .edit(.insert("\n"))
         case .left, .control("b"): return .edit(.left)
         case .right, .control("f"): return .edit(.right)
