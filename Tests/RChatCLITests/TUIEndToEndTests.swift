@@ -557,19 +557,22 @@ final class TUIEndToEndTests: XCTestCase {
     func testWordAndLineKeysInARealTerminal() throws {
         try world.makeAccount("alice")
         for term in ["xterm-256color", "screen"] {
-            try openView("alice", env: ["LANG": "C.UTF-8", "TERM": term])
-            try screen("alice", "the empty composer (\(term))") { $0.contains("/add CODE adds a contact") }
-            try screens.keys(session("alice"), "one two three", literal: true)
-            try screens.keys(session("alice"), "C-Left")
-            try screens.keys(session("alice"), "X", literal: true)
-            try screens.keys(session("alice"), "Home")
-            try screens.keys(session("alice"), "Y", literal: true)
-            try screens.keys(session("alice"), "End")
-            try screens.keys(session("alice"), "Z", literal: true)
-            try screens.keys(session("alice"), "M-b", "M-b", "M-d")
-            try screen("alice", "the edits in place (\(term))") { $0.contains("Yone  XthreeZ") }
-            try screens.keys(session("alice"), "C-q")
-            try screen("alice", "quit cleanly (\(term))") { $0.contains("[exited 0]") }
+            // A session of its own per terminal type: the last one stays (its view quit), so
+            // the tmux server is never left without sessions in between.
+            let person = "alice-\(term)"
+            try openView(person, home: "alice", env: ["LANG": "C.UTF-8", "TERM": term])
+            try screen(person, "the empty composer") { $0.contains("/add CODE adds a contact") }
+            try screens.keys(session(person), "one two three", literal: true)
+            try screens.keys(session(person), "C-Left")
+            try screens.keys(session(person), "X", literal: true)
+            try screens.keys(session(person), "Home")
+            try screens.keys(session(person), "Y", literal: true)
+            try screens.keys(session(person), "End")
+            try screens.keys(session(person), "Z", literal: true)
+            try screens.keys(session(person), "M-b", "M-b", "M-d")
+            try screen(person, "the edits in place") { $0.contains("Yone  XthreeZ") }
+            try screens.keys(session(person), "C-q")
+            try screen(person, "quit cleanly") { $0.contains("[exited 0]") }
             try stopLinger("alice")
         }
     }

@@ -130,12 +130,4 @@ final class MultiLineComposerTests: XCTestCase {
     }
 
     private func view(_ model: FakeChatModel) -> ChatView { makeView(model, open: "Sam") }
-
-    func testABannerShowsAMultiLinePreviewOnOneLine() {
-        let (model, _) = samConversation()
-        let view = makeView(model, options: TUIOptions(alerts: .message), open: "Sam")
-        let id = model.addMessage("Alex", .incoming, "line one\nline two")
-        view.handle([.newMessage(conversation: model.id("Alex"), id: id, preview: "line one\nline two")])
-        XCTAssertEqual(view.frame().line(0), " Alex: line one line two")
-    }
 }

@@ -161,23 +161,6 @@ final class CursesTerminal {
         KeyDecoder.functionKey(code) ?? extendedKeys[code]
     }
 
-    /// Hands the terminal to another program (the editor for Ctrl-X Ctrl-E): the screen and
-    /// modes as the shell had them, bracketed paste off.
-    func suspend() {
-        attrset(0)
-        curs_set(1)
-        endwin()
-        if osc { emit(BracketedPaste.disable) }
-    }
-
-    /// Takes the terminal back after `suspend`; the next frame is drawn whole.
-    func resume() {
-        if osc { emit(BracketedPaste.enable) }
-        refresh()
-        last = nil
-        cursorShown = nil
-    }
-
     /// Writes a bell or a clipboard copy between frames; an OSC one only where the terminal
     /// takes OSC sequences.
     func perform(_ effect: TerminalEffect) {
@@ -189,9 +172,18 @@ final class CursesTerminal {
     /// terminal goes back as it was, the job stops as the terminal driver would stop it, and
     /// when it is continued (`fg`) the modes come back; the caller redraws everything.
     func suspend() {
-        leave()
+        handOver()
         kill(0, SIGTSTP)
         // Continued: back into program mode, with the modes end() turned off.
+        takeBack()
+    }
+
+    /// Gives the terminal to a program run in the foreground (the editor for Ctrl-X Ctrl-E):
+    /// as the shell has it, none of our modes. `takeBack` when it is done.
+    func handOver() { leave() }
+
+    /// Program mode and our modes again after `handOver`; the caller redraws everything.
+    func takeBack() {
         refresh()
         enterModes()
         last = nil

@@ -43,6 +43,12 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     let view = ChatView(model: model, options: options, glyphs: terminal.unicode ? .unicode : .ascii,
                         rows: size.rows, columns: size.columns)
     var full = true
+    /// After the terminal was away (the editor, Ctrl-Z): the window may have changed meanwhile.
+    func refit() {
+        let size = terminal.size
+        view.resize(rows: size.rows, columns: size.columns)
+        full = true
+    }
     while !view.quitRequested {
         terminal.draw(view.frame(), full: full || view.wantsFullRedraw)
         for effect in view.takeEffects() { terminal.perform(effect) }
@@ -50,13 +56,11 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         view.wantsFullRedraw = false
         if let draft = view.takeEditorRequest(), let directory = options.draftDirectory {
             // The editor has the terminal until it exits; then the whole screen again.
-            terminal.suspend()
+            terminal.handOver()
             let outcome = ExternalEditor(environment: environment, directory: directory).edit(draft)
-            terminal.resume()
-            let size = terminal.size   // the window may have changed meanwhile
-            view.resize(rows: size.rows, columns: size.columns)
+            terminal.takeBack()
+            refit()
             view.finishEditing(outcome)
-            full = true
             continue
         }
 
@@ -85,9 +89,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
                 if view.suspendRequested {
                     terminal.suspend()
                     view.suspendRequested = false
-                    let size = terminal.size   // the window may have changed meanwhile
-                    view.resize(rows: size.rows, columns: size.columns)
-                    full = true
+                    refit()
                 }
                 if view.quitRequested { break }
             }

@@ -143,19 +143,24 @@ public enum KeyMap {
 
     /// The help overlay: every key, in the words a user needs.
     public static let help: [(keys: String, does: String)] = [
-        ("Tab / Shift-Tab", "Move between the composer, the conversation and the list; on a /command, complete its name or the contact's name"),
-        ("Up / Down", "List: choose a conversation. Conversation: select a message or row. Composer: the line above / below, from the first / last line the history"),
+        ("Tab / Shift-Tab", "Move between the composer, the conversation and the list; on a /command: complete it"),
+        ("Up / Down", "List: choose. Conversation: select a message or row. Composer: a line up / down, then the history"),
         ("Enter", "List: open the conversation. Composer: send the message or command"),
-        ("Alt-Enter / Shift-Enter", "Composer: a new line in the message (Shift-Enter where the terminal tells it from Enter; a paste keeps its line breaks)"),
         ("Ctrl-N / Ctrl-P", "Open the next / previous conversation (each keeps its own draft)"),
         ("Alt-1 … Alt-9", "Open the 1st … 9th conversation of the list"),
         ("Alt-A", "Open the next conversation with unread messages (muted ones last)"),
         ("PgUp / PgDn", "Scroll the conversation by a screen"),
-        ("Home / End", "Composer with text: start / end of the line. Elsewhere: go to the oldest / newest message"),
+        ("Home / End", "Go to the oldest / newest message (in the composer with text: start / end of the line)"),
         ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i: only while a message or row is selected and nothing is typed; otherwise they type)"),
         ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
         ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
         ("Esc", "Back to the composer; close an overlay"),
+        ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
+        ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
+        ("Ctrl-L", "Redraw the screen"),
+        ("Ctrl-Z", "Back to the shell; fg comes back"),
+        ("Ctrl-Q", "Quit (asks first while something is typed; drafts are kept)"),
+        ("Alt-Enter / Shift-Enter", "Composer: a new line in the message (Shift-Enter where the terminal tells it from Enter; a paste keeps its line breaks)"),
         ("Ctrl-A / Ctrl-E", "Composer: start / end of the line"),
         ("Left / Right", "Composer: move the cursor"),
         ("Alt-B / Alt-F", "Composer: a word left / right (Ctrl-Left / Ctrl-Right too)"),
@@ -165,11 +170,6 @@ public enum KeyMap {
         ("Ctrl-Y", "Composer: put back what the last delete-word or delete-line removed"),
         ("Ctrl-R", "Composer: search the sent messages (type to narrow, Ctrl-R older, Enter takes it, Esc / Ctrl-G back)"),
         ("Ctrl-X Ctrl-E", "Composer: write the message in $VISUAL or $EDITOR (else vi); also /edit"),
-        ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
-        ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
-        ("Ctrl-L", "Redraw the screen"),
-        ("Ctrl-Z", "Back to the shell; fg comes back"),
-        ("Ctrl-Q", "Quit (asks first while something is typed; drafts are kept)"),
     ]
 
     /// The slash commands typed in the composer.
