@@ -34,6 +34,9 @@ final class MultiLineComposerTests: XCTestCase {
         view.press(.enter)
         XCTAssertEqual(sentTexts(model), ["first line\nsecond line\nthird line"], "one message, line breaks kept")
         XCTAssertEqual(Layout(view.state).composerHeight, 1, "the composer shrinks back")
+        paste(view, "ends with a line break\n\n")
+        view.press(.enter)
+        XCTAssertEqual(sentTexts(model).last, "ends with a line break", "trailing line breaks are not sent")
     }
 
     func testAltEnterAndShiftEnterAddALineEnterSends() {

@@ -14,8 +14,10 @@ extension ChatView {
             say("Open a conversation first: Tab to the list, then Enter.", error: true)
             return
         }
-        // "//text" sends "/text": a message may start with a slash.
-        let text = line.hasPrefix("//") ? String(line.dropFirst()) : line
+        // "//text" sends "/text": a message may start with a slash. Line breaks at the end
+        // (a paste's last one, a line left empty) carry nothing and are not sent.
+        var text = line.hasPrefix("//") ? String(line.dropFirst()) : line
+        while text.last?.isNewline == true { text.removeLast() }
         _ = state.composer.take()
         do {
             try model.send(to: conversation, content: .text(text))
