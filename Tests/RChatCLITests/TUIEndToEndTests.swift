@@ -571,6 +571,8 @@ final class TUIEndToEndTests: XCTestCase {
             try screens.keys(session(person), "Z", literal: true)
             try screens.keys(session(person), "M-b", "M-b", "M-d")
             try screen(person, "the edits in place") { $0.contains("Yone  XthreeZ") }
+            try screens.keys(session(person), "C-c")   // cleared: nothing typed, so Ctrl-Q quits without asking
+            try screen(person, "the line cleared") { !$0.contains("Yone  XthreeZ") }
             try screens.keys(session(person), "C-q")
             try screen(person, "quit cleanly") { $0.contains("[exited 0]") }
             try stopLinger("alice")

@@ -223,3 +223,32 @@ final class ExternalEditorTests: XCTestCase {
         XCTAssertEqual(outcome, .edited("from-an-argument"))
     }
 }
+
+/// What the composer's own modes and the editor put in the composer is a draft like any
+/// other: written a moment later, multi-line text and all.
+final class ComposerDraftTests: XCTestCase {
+    func testTheEditorsTextAndACtrlRMatchAreSavedAsTheDraft() {
+        let (model, _) = samConversation()
+        let view = makeView(model, options: TUIOptions(draftDirectory: "/nonexistent"), open: "Sam")
+        let sam = model.id("Sam")
+        view.press(.control("x"), .control("e"))
+        _ = view.takeEditorRequest()
+        view.finishEditing(.edited("from the editor\nsecond line"))
+        XCTAssertEqual(view.nextDeadline, model.clock + DraftBook.saveDelay, "the editor's text is a change to write")
+        model.clock += DraftBook.saveDelay
+        _ = view.frame()
+        XCTAssertEqual(model.drafts[sam]?.text, "from the editor\nsecond line")
+        view.press(.enter)
+        view.type("other")
+        _ = view.frame()
+        model.clock += DraftBook.saveDelay
+        _ = view.frame()
+        view.press(.control("r"))
+        view.type("editor")
+        view.press(.enter)   // the match taken: not sent, the draft now
+        model.clock += DraftBook.saveDelay
+        _ = view.frame()
+        XCTAssertEqual(model.drafts[sam]?.text, "from the editor\nsecond line")
+        XCTAssertEqual(model.sent.count, 1)
+    }
+}

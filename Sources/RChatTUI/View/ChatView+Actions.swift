@@ -66,7 +66,7 @@ extension ChatView {
         case "open":
             guard !args.isEmpty else { return say("Usage: /open NAME (Tab completes the name)", error: true) }
             guard let contact = target(args) else { return }
-            open(contact.id)
+            switchTo(contact.id)
             state.focus = .composer
         case "edit":
             composeInEditor()

@@ -68,7 +68,9 @@ extension ChatView {
         state.now = now()
         state.focus = .composer
         switch outcome {
-        case .edited(let text): state.composer.restore(text)
+        case .edited(let text):
+            state.composer.restore(text)
+            if let open = state.openConversation { noteDraftChanged(open, now: false) }
         case .failed(let line): say(line, error: true)
         }
     }
