@@ -140,8 +140,6 @@ final class EscapeSequenceTests: XCTestCase {
         XCTAssertEqual(KeyDecoder.folding(raw("Od") + raw("Oc")), [.controlLeft, .controlRight], "rxvt Ctrl-Left/Right")
         XCTAssertEqual(KeyDecoder.folding([.escape, .backspace]), [.alt(.backspace)], "Alt-Backspace")
         XCTAssertEqual(KeyDecoder.folding([.escape, .character("b")]), [.alt(.character("b"))], "Alt-B")
-        XCTAssertEqual(KeyDecoder.folding([.escape, .control("q")]), [.escape, .control("q")],
-                       "Esc then Ctrl-Q in one read: two keys (close, then quit), not Alt-Ctrl-Q")
     }
 
     func testFindIsHome() {

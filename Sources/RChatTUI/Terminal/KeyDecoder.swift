@@ -99,9 +99,7 @@ public enum KeyDecoder {
     private static func altKey(_ key: Key) -> Key? {
         switch key {
         case .character("["), .character("O"): return nil
-        // Not a Ctrl key: nothing is bound to Alt-Ctrl, and Esc then Ctrl-Q pressed quickly
-        // (close the overlay, then quit) must do both.
-        case .character, .enter, .backspace, .delete, .left, .right, .up, .down: return .alt(key)
+        case .character, .control, .enter, .backspace, .delete, .left, .right, .up, .down: return .alt(key)
         default: return nil
         }
     }
