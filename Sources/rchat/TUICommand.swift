@@ -42,8 +42,11 @@ final class ViewSession {
     private let runner: EngineThread
     private var lock: EngineLock?
     private let log: Logger
+    /// The account's home: where the view writes a draft for the editor.
+    private let home: String
 
     init(locations: Locations, logPath: String) throws(EngineError) {
+        home = locations.home
         let engineAccount = try AccountService(locations: locations)
         // A view that quit moments ago may still be lingering: it hands over at once.
         guard let lock = try Linger.takeOver(locations) else {
@@ -68,6 +71,8 @@ final class ViewSession {
     /// Runs the view until the user quits, then stops the engine (its sessions saved).
     /// Returns the exit status.
     func run(_ options: TUIOptions) -> Int32 {
+        var options = options
+        if options.draftDirectory == nil { options.draftDirectory = home }
         runner.start()
         var status = runTUI(model: model, options: options)
         if !runner.stop(timeout: 10) {

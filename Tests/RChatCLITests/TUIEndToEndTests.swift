@@ -474,6 +474,111 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("sam", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
+    /// A block of three lines pasted (bracketed, as tmux's `paste-buffer -p` sends it, line
+    /// breaks as CR) lands in the composer as one draft of three rows; Enter sends it as one
+    /// message, which the peer stores with its line breaks. A reply of two lines sent with
+    /// `rchat send` shows on two rows of the conversation and lists with its "\n".
+    func testAPastedBlockIsOneMessageOfSeveralLines() throws {
+        try world.makePair("alice", "sam")
+        try world.startSync("sam")
+        try openView("alice")
+        try screen("alice", "the list with Sam") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "the composer addressed to Sam") { $0.contains("Message Sam") }
+        try screens.tmux(["set-buffer", "-b", "block", "first pasted line\nsecond pasted line\nthird pasted line"])
+        try screens.tmux(["paste-buffer", "-p", "-b", "block", "-t", session("alice")])
+        let drafted = try screen("alice", "the three lines in the composer") { $0.contains("third pasted line") }
+        let rows = drafted.screenLines
+        let first = try XCTUnwrap(rows.firstIndex { $0.contains("first pasted line") }, drafted)
+        XCTAssertTrue(rows[first + 1].contains("second pasted line") && rows[first + 2].contains("third pasted line"),
+                      "one row per line:\n\(drafted)")
+        XCTAssertTrue(rows[first - 1].contains("Online"), "the status bar moved up above the composer's rows:\n\(drafted)")
+        XCTAssertTrue(try world.list("sam", "Alice").isEmpty, "nothing was sent by the line breaks")
+
+        try screens.keys(session("alice"), "Enter")
+        try world.eventually("Sam stored one message of three lines", timeout: 15) {
+            try world.list("sam", "Alice").map(\.text) == ["first pasted line\nsecond pasted line\nthird pasted line"]
+        }
+        try world.send("sam", to: "Alice", "a reply\nover two lines")
+        let shown = try screen("alice", "the reply on two rows") { s in
+            Self.conversationLine("over two lines", in: s) != nil && Self.conversationLine("a reply", in: s) != nil
+        }
+        let reply = try XCTUnwrap(shown.screenLines.firstIndex { $0.contains("a reply") }, shown)
+        let column = try XCTUnwrap(shown.screenLines[reply].range(of: "a reply")).lowerBound.utf16Offset(in: shown.screenLines[reply])
+        let next = shown.screenLines[reply + 1]
+        XCTAssertEqual(next.range(of: "over two lines")?.lowerBound.utf16Offset(in: next), column,
+                       "the second line hangs under the first:\n\(shown)")
+        XCTAssertEqual(try world.list("alice", "Sam").map(\.text),
+                       ["first pasted line\nsecond pasted line\nthird pasted line", "a reply\nover two lines"])
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// Ctrl-X Ctrl-E: the draft goes to $EDITOR in a 0600 file in the account's home, the
+    /// editor's text comes back as the draft (not sent until Enter), and the file is gone.
+    func testCtrlXCtrlEComposesInTheEditor() throws {
+        try world.makePair("alice", "sam")
+        try world.startSync("sam")
+        let side = world.box.path("editor-saw")
+        let script = world.box.path("editor.sh")
+        try """
+        #!/bin/sh
+        stat -c %a "$1" > \(side).mode
+        printf '%s' "$1" > \(side).path
+        cat "$1" > \(side).draft
+        printf 'from the editor\\nits second line\\n' > "$1"
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o700)
+        try openView("alice", env: Self.utf8.merging(["EDITOR": script, "VISUAL": ""]) { $1 })
+        try screen("alice", "the list with Sam") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "the composer addressed to Sam") { $0.contains("Message Sam") }
+        try screens.keys(session("alice"), "the draft", literal: true)
+        try screen("alice", "the draft typed") { $0.contains("the draft") }
+        try screens.keys(session("alice"), "C-x", "C-e")
+        try screen("alice", "the editor's text as the draft") { $0.contains("from the editor") && $0.contains("its second line") }
+        XCTAssertEqual(try String(contentsOfFile: side + ".draft", encoding: .utf8), "the draft")
+        XCTAssertEqual(try String(contentsOfFile: side + ".mode", encoding: .utf8), "600\n")
+        let path = try String(contentsOfFile: side + ".path", encoding: .utf8)
+        XCTAssertTrue(path.hasPrefix(world.box.path("alice-home") + "/"), path)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path), "the draft's file is removed")
+        XCTAssertTrue(try world.list("alice", "Sam").isEmpty, "nothing sent before Enter")
+        try screens.keys(session("alice"), "Enter")
+        try world.eventually("Sam stored the editor's message", timeout: 15) {
+            try world.list("sam", "Alice").map(\.text) == ["from the editor\nits second line"]
+        }
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// Readline keys as a real terminal sends them: Ctrl-Left arrives as an extended key
+    /// code where the terminfo entry names it (xterm's kLFT5) and as raw bytes where it does
+    /// not (screen); Home and End edit the line being typed.
+    func testWordAndLineKeysInARealTerminal() throws {
+        try world.makeAccount("alice")
+        for term in ["xterm-256color", "screen"] {
+            // A session of its own per terminal type: the last one stays (its view quit), so
+            // the tmux server is never left without sessions in between.
+            let person = "alice-\(term)"
+            try openView(person, home: "alice", env: ["LANG": "C.UTF-8", "TERM": term])
+            try screen(person, "the empty composer") { $0.contains("/add CODE adds a contact") }
+            try screens.keys(session(person), "one two three", literal: true)
+            try screens.keys(session(person), "C-Left")
+            try screens.keys(session(person), "X", literal: true)
+            try screens.keys(session(person), "Home")
+            try screens.keys(session(person), "Y", literal: true)
+            try screens.keys(session(person), "End")
+            try screens.keys(session(person), "Z", literal: true)
+            try screens.keys(session(person), "M-b", "M-b", "M-d")
+            try screen(person, "the edits in place") { $0.contains("Yone  XthreeZ") }
+            try screens.keys(session(person), "C-c")   // cleared: nothing typed, so Ctrl-Q quits without asking
+            try screen(person, "the line cleared") { !$0.contains("Yone  XthreeZ") }
+            try screens.keys(session(person), "C-q")
+            try screen(person, "quit cleanly") { $0.contains("[exited 0]") }
+            try stopLinger("alice")
+        }
+    }
+
     /// `bell on`: a message in another conversation rings the terminal bell (tmux flags the
     /// window); one in the open conversation does not.
     func testBellForAMessageInAnotherConversation() throws {

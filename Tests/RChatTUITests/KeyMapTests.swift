@@ -9,7 +9,10 @@ final class KeyMapTests: XCTestCase {
         XCTAssertEqual(c(.control("e")), .edit(.end))
         XCTAssertEqual(c(.control("w")), .edit(.deleteWordBackward))
         XCTAssertEqual(c(.control("u")), .edit(.deleteToStart))
-        XCTAssertEqual(c(.up), .edit(.historyPrevious))
+        XCTAssertEqual(c(.up), .edit(.lineUp), "a line up; from the first line, the history")
+        XCTAssertEqual(c(.down), .edit(.lineDown))
+        XCTAssertEqual(c(.control("r")), .searchHistory)
+        XCTAssertEqual(c(.control("x")), .ctrlX)
         XCTAssertEqual(c(.enter), .submit)
         XCTAssertEqual(c(.character("?")), .edit(.insert("?")))
         XCTAssertEqual(KeyMap.command(for: .character("?"), focus: .composer, composerEmpty: true), .edit(.insert("?")),

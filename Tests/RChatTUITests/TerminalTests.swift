@@ -41,6 +41,7 @@ final class TerminalTests: XCTestCase {
 
     func testKeyDecoding() {
         XCTAssertEqual(KeyDecoder.character(13), .enter)
+        XCTAssertEqual(KeyDecoder.character(10), .control("j"), "LF is told from CR (a paste's CRLF)")
         XCTAssertEqual(KeyDecoder.character(127), .backspace)
         XCTAssertEqual(KeyDecoder.character(1), .control("a"))
         XCTAssertEqual(KeyDecoder.character(23), .control("w"))
@@ -55,25 +56,44 @@ final class TerminalTests: XCTestCase {
     }
 }
 
-/// A paste arrives bracketed: its line breaks never submit the composer.
+/// A paste arrives bracketed: its line breaks never submit the composer; they are typed.
 final class BracketedPasteTests: XCTestCase {
+    /// Keys as curses gives them: CR is Enter, LF is Ctrl-J.
     private func keys(_ text: String) -> [Key] {
-        text.map { $0 == "\u{1B}" ? .escape : $0 == "\n" ? .enter : $0 == "\t" ? .tab : .character($0) }
+        text.unicodeScalars.map {
+            switch $0 {
+            case "\u{1B}": .escape
+            case "\r": .enter
+            case "\n": .control("j")
+            case "\t": .tab
+            default: .character(Character($0))
+            }
+        }
+    }
+    private func typed(_ text: String) -> [Key] { text.map { .character($0) } }
+
+    func testLineBreaksInsideAPasteAreTypedAndTheMarkersGo() {
+        var paste = BracketedPaste()
+        XCTAssertEqual(paste.fold(keys("a\u{1B}[200~b\rc\td\u{1B}[201~\r")),
+                       typed("ab\nc d") + [.enter], "the Enter after the paste still submits")
+        XCTAssertFalse(paste.inside)
+        XCTAssertEqual(paste.fold(keys("x\r")), keys("x\r"), "outside a paste Enter is Enter")
     }
 
-    func testLineBreaksInsideAPasteAreSpacesAndTheMarkersGo() {
+    func testCRLFAndLFAndCRAreEachOneLineBreak() {
         var paste = BracketedPaste()
-        XCTAssertEqual(paste.fold(keys("a\u{1B}[200~b\nc\td\u{1B}[201~\n")),
-                       keys("ab c d\n"), "the Enter after the paste still submits")
-        XCTAssertFalse(paste.inside)
-        XCTAssertEqual(paste.fold(keys("x\n")), keys("x\n"), "outside a paste Enter is Enter")
+        XCTAssertEqual(paste.fold(keys("\u{1B}[200~one\r\ntwo\nthree\rfour\n\nsix\u{1B}[201~")),
+                       typed("one\ntwo\nthree\nfour\n\nsix"))
+        // A CRLF split between two reads is still one line break.
+        XCTAssertEqual(paste.fold(keys("\u{1B}[200~a\r")), typed("a\n"))
+        XCTAssertEqual(paste.fold(keys("\nb\u{1B}[201~")), typed("b"))
     }
 
     func testAPasteSpanningReads() {
         var paste = BracketedPaste()
-        XCTAssertEqual(paste.fold(keys("\u{1B}[200~rchat-2-AB\n")), keys("rchat-2-AB "))
+        XCTAssertEqual(paste.fold(keys("\u{1B}[200~rchat-2-AB\r")), typed("rchat-2-AB\n"))
         XCTAssertTrue(paste.inside)
-        XCTAssertEqual(paste.fold([.character("C"), .up, .enter] + keys("D\u{1B}[201~")), keys("C D"),
+        XCTAssertEqual(paste.fold([.character("C"), .up, .enter] + keys("D\u{1B}[201~")), typed("C\nD"),
                        "other keys in a paste are dropped")
         XCTAssertEqual(paste.fold([.escape]), [.escape], "a lone Esc is still Esc")
     }
@@ -111,6 +131,15 @@ final class EscapeSequenceTests: XCTestCase {
         let text: [Key] = "[4~ typed".map { .character($0) }
         XCTAssertEqual(KeyDecoder.folding(text), text, "without Esc it is typed text")
         XCTAssertEqual(KeyDecoder.folding([]), [])
+    }
+
+    func testShiftEnterAndCtrlArrows() {
+        XCTAssertEqual(KeyDecoder.folding(raw("[27;2;13~")), [.alt(.enter)], "xterm modifyOtherKeys Shift-Enter")
+        XCTAssertEqual(KeyDecoder.folding(raw("[13;2u")), [.alt(.enter)], "kitty Shift-Enter")
+        XCTAssertEqual(KeyDecoder.folding(raw("[1;5D") + raw("[1;5C")), [.controlLeft, .controlRight], "xterm Ctrl-Left/Right")
+        XCTAssertEqual(KeyDecoder.folding(raw("Od") + raw("Oc")), [.controlLeft, .controlRight], "rxvt Ctrl-Left/Right")
+        XCTAssertEqual(KeyDecoder.folding([.escape, .backspace]), [.alt(.backspace)], "Alt-Backspace")
+        XCTAssertEqual(KeyDecoder.folding([.escape, .character("b")]), [.alt(.character("b"))], "Alt-B")
     }
 
     func testFindIsHome() {

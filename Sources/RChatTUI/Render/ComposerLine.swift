@@ -1,8 +1,25 @@
 import RChatCore
 
-/// The last row: the line being written, scrolled sideways to keep the cursor in view, or
-/// a quiet hint when it is empty.
+/// The composer's rows at the bottom: the message being written, each of its lines wrapped
+/// at the screen's edge, as many rows as it needs up to a third of the screen (then
+/// scrolled to keep the cursor's row in view); a quiet hint when it is empty; the Ctrl-R
+/// search as bash shows it.
 enum ComposerLine {
+    /// The most rows the composer takes on a screen of `rows`.
+    static func maximumHeight(rows: Int) -> Int { max(1, rows / 3) }
+
+    /// Rows the composer needs now.
+    static func height(_ state: ViewState) -> Int {
+        if case .searching = state.composer.mode { return 1 }
+        if state.composer.isEmpty { return 1 }
+        return min(maximumHeight(rows: state.rows), rows(state).lines.count)
+    }
+
+    static func rows(_ state: ViewState) -> ComposerRows {
+        ComposerRows(state.composer.characters, cursor: state.composer.cursor,
+                     width: max(1, state.columns - TextWidth.columns(of: state.glyphs.prompt) - 1))
+    }
+
     static func draw(_ state: ViewState, _ layout: Layout, _ screen: inout Screen) {
         let row = layout.composerRow
         let focused = state.focus == .composer && state.overlay == nil
@@ -11,23 +28,39 @@ enum ComposerLine {
         screen.put(prompt, row: row, column: 0, style: CellStyle(bold: focused))
         let room = layout.columns - promptWidth - 1
         let composer = state.composer
+        if case .searching(let search) = composer.mode {
+            drawSearch(search, composer, state.glyphs, row: row, width: layout.columns, &screen)
+            if !focused { screen.cursor = nil }
+            return
+        }
         if composer.isEmpty {
             screen.put(Wrap.truncate(placeholder(state), width: room, ellipsis: state.glyphs.ellipsis),
                        row: row, column: promptWidth, style: .dim)
             screen.cursor = focused ? (row, promptWidth) : nil
             return
         }
-        // Drop characters from the left until the cursor fits.
-        var chars = composer.characters[...]
-        var hidden = 0
-        var cursorColumn = composer.cursorColumn
-        while cursorColumn - hidden > room, let first = chars.first {
-            hidden += TextWidth.displayed(first, asciiOnly: false).1
-            chars = chars.dropFirst()
+        let all = rows(state)
+        let height = layout.composerHeight
+        // Scrolled only as far as it takes to show the cursor's row.
+        let top = max(0, min(all.lines.count - height, all.cursor.row - height + 1))
+        for i in 0..<height where top + i < all.lines.count {
+            screen.put(String(all.lines[top + i]), row: row + i, column: promptWidth, limit: layout.columns)
         }
-        screen.put(String(chars), row: row, column: promptWidth, limit: layout.columns)
-        cursorColumn -= hidden
-        screen.cursor = focused ? (row, promptWidth + cursorColumn) : nil
+        screen.cursor = focused ? (row + all.cursor.row - top, promptWidth + all.cursor.column) : nil
+    }
+
+    /// `(reverse-i-search)'query': match`, the match on one row (its line breaks as ⏎).
+    private static func drawSearch(_ search: HistorySearch, _ composer: Composer, _ glyphs: Glyphs, row: Int,
+                                   width: Int, _ screen: inout Screen) {
+        let label = (search.failing ? "(failing reverse-i-search)'" : "(reverse-i-search)'") + search.query
+        let match = search.match.map { composer.history[$0.entry] } ?? ""
+        let shown = match.replacingOccurrences(of: "\n", with: glyphs.isUnicode ? "⏎" : "|")
+        let start = TextWidth.columns(of: glyphs.prompt)
+        let cursor = screen.put(label, row: row, column: start, style: .dim, limit: width)
+        let after = screen.put("': ", row: row, column: cursor, style: .dim, limit: width)
+        screen.put(Wrap.truncate(shown, width: max(0, width - after - 1), ellipsis: glyphs.ellipsis),
+                   row: row, column: after, limit: width)
+        screen.cursor = (row, min(cursor, width - 1))
     }
 
     private static func placeholder(_ state: ViewState) -> String {
@@ -39,5 +72,39 @@ enum ComposerLine {
         case .keysDontMatch: return "Keys don't match: nothing can be sent until you check their code again"
         default: return "Message \(summary.name)"
         }
+    }
+}
+
+/// A draft laid out in rows of `width` columns: each of its lines, broken between graphemes
+/// where it reaches the edge; and the row and column of the cursor (which always has a
+/// cell: at the edge it goes to the start of the next row).
+struct ComposerRows: Equatable {
+    private(set) var lines: [[Character]] = [[]]
+    private(set) var cursor = (row: 0, column: 0)
+
+    static func == (a: ComposerRows, b: ComposerRows) -> Bool {
+        a.lines == b.lines && a.cursor == b.cursor
+    }
+
+    init(_ characters: [Character], cursor: Int, width: Int) {
+        var column = 0
+        func placeCursor() {
+            if column >= width { lines.append([]); column = 0 }
+            self.cursor = (lines.count - 1, column)
+        }
+        for (i, ch) in characters.enumerated() {
+            if ch == "\n" {
+                if i == cursor { placeCursor() }
+                lines.append([]); column = 0
+                continue
+            }
+            let w = TextWidth.displayed(ch, asciiOnly: false).1
+            // A character that does not fit goes to the next row, and a cursor before it too.
+            if column + w > width, column > 0 { lines.append([]); column = 0 }
+            if i == cursor { placeCursor() }
+            lines[lines.count - 1].append(ch)
+            column += w
+        }
+        if cursor >= characters.count { placeCursor() }
     }
 }

@@ -54,6 +54,7 @@ enum StatusBar {
 
     private static func hint(_ state: ViewState) -> String {
         switch state.focus {
+        case .composer where state.composer.mode == .afterCtrlX: "Ctrl-X: Ctrl-E writes the message in your editor, Ctrl-G cancels"
         case .composer: "F1 help"
         case .conversation where state.selected != nil:
             state.composer.isEmpty ? "r Resend, i details, u unread, Esc back, F1 help"

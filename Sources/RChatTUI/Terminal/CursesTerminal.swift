@@ -16,6 +16,10 @@ final class CursesTerminal {
     private var lastTitle = ""
     private var cursorShown: Bool?
     private var paste = BracketedPaste()
+    /// Keys whose sequence this terminal's terminfo lists under an extended name (xterm's
+    /// kLFT5 and kRIT5 for Ctrl-Left and Ctrl-Right): curses hands over a code it made up
+    /// for them at start.
+    private var extendedKeys: [Int32: Key] = [:]
 
     init(environment: [String: String]) {
         setlocale(LC_ALL, "")
@@ -33,6 +37,11 @@ final class CursesTerminal {
         // terminfo entry does not list them (a sequence it does list keeps its meaning).
         for (bytes, key) in KeyDecoder.escapeSequences where key_defined("\u{1B}" + bytes) == 0 {
             _ = define_key("\u{1B}" + bytes, key == .home ? KEY_HOME : KEY_END)
+        }
+        // The rest arrive unrecognised, as Esc and characters, and KeyDecoder folds them.
+        for (bytes, key) in KeyDecoder.wordSequences {
+            let code = key_defined("\u{1B}" + bytes)
+            if code > 0 { extendedKeys[code] = key }
         }
         let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
         colors = !noColor && has_colors()
@@ -134,18 +143,22 @@ final class CursesTerminal {
                 var ch: wint_t = 0
                 let r = get_wch(&ch)
                 if r == ERR { break }
-                let key = r == KEY_CODE_YES ? KeyDecoder.functionKey(Int32(bitPattern: ch)) : KeyDecoder.character(UInt32(ch))
+                let key = r == KEY_CODE_YES ? functionKey(Int32(bitPattern: ch)) : KeyDecoder.character(UInt32(ch))
                 if let key { keys.append(key) }
             } else {
                 let c = getch()
                 if c == ERR { break }
                 // Bytes beyond ASCII are not characters in this locale: skip them.
-                let key = c >= KEY_MIN ? KeyDecoder.functionKey(c) : (c < 128 ? KeyDecoder.character(UInt32(c)) : nil)
+                let key = c >= KEY_MIN ? functionKey(c) : (c < 128 ? KeyDecoder.character(UInt32(c)) : nil)
                 if let key { keys.append(key) }
             }
         }
         // Curses hands over a sequence it does not know as Esc and characters.
         return paste.fold(KeyDecoder.folding(keys))
+    }
+
+    private func functionKey(_ code: Int32) -> Key? {
+        KeyDecoder.functionKey(code) ?? extendedKeys[code]
     }
 
     /// Writes a bell or a clipboard copy between frames; an OSC one only where the terminal
@@ -159,9 +172,18 @@ final class CursesTerminal {
     /// terminal goes back as it was, the job stops as the terminal driver would stop it, and
     /// when it is continued (`fg`) the modes come back; the caller redraws everything.
     func suspend() {
-        leave()
+        handOver()
         kill(0, SIGTSTP)
         // Continued: back into program mode, with the modes end() turned off.
+        takeBack()
+    }
+
+    /// Gives the terminal to a program run in the foreground (the editor for Ctrl-X Ctrl-E):
+    /// as the shell has it, none of our modes. `takeBack` when it is done.
+    func handOver() { leave() }
+
+    /// Program mode and our modes again after `handOver`; the caller redraws everything.
+    func takeBack() {
         refresh()
         enterModes()
         last = nil

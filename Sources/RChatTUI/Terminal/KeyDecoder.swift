@@ -2,10 +2,12 @@
 
 /// Turns what curses reads into Keys: a character code, or a KEY_* function key code.
 public enum KeyDecoder {
-    /// A character: control codes become keys, printable ones `.character`.
+    /// A character: control codes become keys, printable ones `.character`. Enter is CR
+    /// (13); LF (10) is Ctrl-J, which the view takes as Enter too, but kept apart here so a
+    /// paste's CRLF is one line break.
     public static func character(_ code: UInt32) -> Key? {
         switch code {
-        case 10, 13: return .enter
+        case 13: return .enter
         case 9: return .tab
         case 8, 127: return .backspace
         case 27: return .escape
@@ -52,8 +54,23 @@ public enum KeyDecoder {
     public static let focusReportingOff = "\u{1B}[?1004l"
     public static let focusSequences: [(bytes: String, key: Key)] = [("[I", .focusIn), ("[O", .focusOut)]
 
+    /// Ctrl-Left and Ctrl-Right (a word left / right) as xterm and rxvt send them. Where the
+    /// terminfo entry lists them, curses delivers them as extended key codes instead: the
+    /// backend asks curses which code each sequence has (`key_defined`).
+    public static let wordSequences: [(bytes: String, key: Key)] = [
+        ("[1;5D", .controlLeft), ("[1;5C", .controlRight), ("Od", .controlLeft), ("Oc", .controlRight),
+    ]
+
+    /// Shift-Enter where the terminal tells it from Enter (xterm's modifyOtherKeys, kitty's
+    /// keyboard protocol): it does what Alt-Enter does, a new line in the message.
+    public static let shiftEnterSequences: [(bytes: String, key: Key)] = [
+        ("[27;2;13~", .alt(.enter)), ("[13;2u", .alt(.enter)),
+    ]
+
+    static let allSequences = escapeSequences + focusSequences + wordSequences + shiftEnterSequences
+
     /// Puts back together what curses hands over as Esc followed by more keys in the same
-    /// read: a sequence of `escapeSequences` or `focusSequences` it did not recognise (which
+    /// read: a sequence of `allSequences` it did not recognise (which
     /// would otherwise type "[4~" into the composer), and Alt with a key (`.alt`). Esc before
     /// `[` or `O` starts a sequence, never Alt, so an unknown sequence and a bracketed paste's
     /// markers pass through as they came. A lone Esc and everything else pass unchanged.
@@ -89,7 +106,7 @@ public enum KeyDecoder {
 
     /// The known sequence `keys` starts with, and how many keys it spans.
     private static func sequence(in keys: ArraySlice<Key>) -> (Key, Int)? {
-        for (bytes, key) in escapeSequences + focusSequences where keys.count >= bytes.count {
+        for (bytes, key) in allSequences where keys.count >= bytes.count {
             if zip(bytes, keys).allSatisfy({ .character($0) == $1 }) { return (key, bytes.count) }
         }
         return nil
@@ -97,10 +114,12 @@ public enum KeyDecoder {
 }
 
 /// Bracketed paste (`ESC [ ? 2004 h`): the terminal wraps pasted text in `ESC [200~` and
-/// `ESC [201~`. Inside a paste a line break or a tab is a space, so a paste never submits
-/// the composer halfway (a code copied across screen rows arrives whole: `/add` removes
-/// the spaces); other control keys in a paste are dropped. The markers are removed. A
-/// paste may span several reads, so whether one is open is kept between calls.
+/// `ESC [201~`. Inside a paste a line break (CR, LF or CRLF) is `"\n"`, typed into the
+/// message, so a paste never submits the composer halfway and lands as one message of
+/// several lines (a code copied across screen rows arrives whole: `/add` removes the
+/// whitespace); a tab is a space; other control keys in a paste are dropped. The markers
+/// are removed. A paste may span several reads, so whether one is open (and whether its
+/// last key was a CR) is kept between calls.
 public struct BracketedPaste: Sendable {
     public static let enable = "\u{1B}[?2004h"
     public static let disable = "\u{1B}[?2004l"
@@ -108,6 +127,8 @@ public struct BracketedPaste: Sendable {
     static let end = Array("[201~")
 
     public private(set) var inside = false
+    /// The last key of the paste was CR: an LF right after it is the same line break.
+    private var afterCR = false
 
     public init() {}
 
@@ -125,9 +146,12 @@ public struct BracketedPaste: Sendable {
             let key = keys[i]
             i += 1
             guard inside else { out.append(key); continue }
+            defer { afterCR = key == .enter }
             switch key {
             case .character: out.append(key)
-            case .enter, .tab: out.append(.character(" "))
+            case .enter: out.append(.character("\n"))
+            case .control("j") where !afterCR: out.append(.character("\n"))
+            case .tab: out.append(.character(" "))
             default: continue
             }
         }

@@ -36,17 +36,33 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     let previous = stopSignals.map { signal($0, stopHandler) }
     defer { for (sig, handler) in zip(stopSignals, previous) { signal(sig, handler) } }
 
-    let terminal = CursesTerminal(environment: terminalEnvironment())
+    let environment = terminalEnvironment()
+    let terminal = CursesTerminal(environment: environment)
     defer { terminal.end() }
     let size = terminal.size
     let view = ChatView(model: model, options: options, glyphs: terminal.unicode ? .unicode : .ascii,
                         rows: size.rows, columns: size.columns)
     var full = true
+    /// After the terminal was away (the editor, Ctrl-Z): the window may have changed meanwhile.
+    func refit() {
+        let size = terminal.size
+        view.resize(rows: size.rows, columns: size.columns)
+        full = true
+    }
     while !view.quitRequested {
         terminal.draw(view.frame(), full: full || view.wantsFullRedraw)
         for effect in view.takeEffects() { terminal.perform(effect) }
         full = false
         view.wantsFullRedraw = false
+        if let draft = view.takeEditorRequest(), let directory = options.draftDirectory {
+            // The editor has the terminal until it exits; then the whole screen again.
+            terminal.handOver()
+            let outcome = ExternalEditor(environment: environment, directory: directory).edit(draft)
+            terminal.takeBack()
+            refit()
+            view.finishEditing(outcome)
+            continue
+        }
 
         var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)]
@@ -73,9 +89,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
                 if view.suspendRequested {
                     terminal.suspend()
                     view.suspendRequested = false
-                    let size = terminal.size   // the window may have changed meanwhile
-                    view.resize(rows: size.rows, columns: size.columns)
-                    full = true
+                    refit()
                 }
                 if view.quitRequested { break }
             }
@@ -88,7 +102,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
 
 private func terminalEnvironment() -> [String: String] {
     var env: [String: String] = [:]
-    for key in ["NO_COLOR", "TERM"] {
+    for key in ["NO_COLOR", "TERM", "VISUAL", "EDITOR"] {
         if let value = getenv(key) { env[key] = String(cString: value) }
     }
     return env

@@ -4,7 +4,7 @@ import RChatCore
 extension ChatView {
     func submit() {
         let line = state.composer.text
-        guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { return }
+        guard !line.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return }
         if line.hasPrefix("/") && !line.hasPrefix("//") {
             _ = state.composer.take()
             runCommand(line)
@@ -14,8 +14,10 @@ extension ChatView {
             say("Open a conversation first: Tab to the list, then Enter.", error: true)
             return
         }
-        // "//text" sends "/text": a message may start with a slash.
-        let text = line.hasPrefix("//") ? String(line.dropFirst()) : line
+        // "//text" sends "/text": a message may start with a slash. Line breaks at the end
+        // (a paste's last one, a line left empty) carry nothing and are not sent.
+        var text = line.hasPrefix("//") ? String(line.dropFirst()) : line
+        while text.last?.isNewline == true { text.removeLast() }
         _ = state.composer.take()
         do {
             try model.send(to: conversation, content: .text(text))
@@ -30,7 +32,8 @@ extension ChatView {
     }
 
     func runCommand(_ line: String) {
-        let words = line.dropFirst().split(separator: " ").map(String.init)
+        // Any whitespace separates words: a pasted code may carry line breaks.
+        let words = line.dropFirst().split(whereSeparator: \.isWhitespace).map(String.init)
         guard let name = words.first?.lowercased() else { return }
         let args = Array(words.dropFirst())
         if let demo = options.demoCommands.first(where: { $0.name.lowercased() == name }) {
@@ -60,6 +63,13 @@ extension ChatView {
                              + "(line breaks in a pasted code are ignored) or run `rchat code`.", .dim),
             ])
             request(.copy(code))
+        case "open":
+            guard !args.isEmpty else { return say("Usage: /open NAME (Tab completes the name)", error: true) }
+            guard let contact = target(args) else { return }
+            switchTo(contact.id)
+            state.focus = .composer
+        case "edit":
+            composeInEditor()
         case "reconnect":
             model.reconnect()
             if case .offline = state.connection { state.connection = .connecting }

@@ -4,6 +4,9 @@ extension ChatView {
     /// One key press. Any key dismisses the banner and the last notice.
     public func handle(_ key: Key) {
         thread.check()
+        // LF is Enter too: keys typed before the terminal was set up arrive with CR turned
+        // into LF, and some terminals send it. Only a paste tells them apart (BracketedPaste).
+        let key = key == .control("j") ? Key.enter : key
         state.now = now()
         switch key {
         case .resize: return
@@ -13,7 +16,8 @@ extension ChatView {
         case .focusOut: state.terminalFocus = .lost; return
         default: break
         }
-        let context = KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty, selection: state.selected != nil)
+        let context = KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty, selection: state.selected != nil,
+                                     composerCommand: state.composer.text.hasPrefix("/"))
         // Esc and a key pressed quickly arrive in one read, as Alt with that key: where Alt
         // gives it no meaning (and in an overlay), they are the two keys the user pressed.
         if case .alt(let inner) = key, state.overlay != nil || KeyMap.command(for: key, in: context) == .none {
@@ -28,10 +32,16 @@ extension ChatView {
             return
         }
         let before = state.openConversation
-        let command = KeyMap.command(for: key, in: context)
-        perform(command)
-        // Typing and editing: written a moment later (leaving and sending write at once).
-        if command.mayEditComposer, let open = state.openConversation, open == before {
+        let textBefore = state.composer.text
+        var edited = false
+        if !composerModeKey(key) {
+            let command = KeyMap.command(for: key, in: context)
+            perform(command)
+            edited = command.mayEditComposer
+        }
+        // Typing and editing (and a Ctrl-R match taken, a completion): written a moment
+        // later (leaving and sending write at once).
+        if edited || state.composer.text != textBefore, let open = state.openConversation, open == before {
             noteDraftChanged(open, now: false)
         }
     }
@@ -69,6 +79,9 @@ extension ChatView {
             state.focus = .composer
             state.composer.apply(.insert(c))
         case .submit: submit()
+        case .complete: complete()
+        case .searchHistory: state.composer.search(.older)
+        case .ctrlX: state.composer.beginCtrlX()
         case .none: break
         }
     }

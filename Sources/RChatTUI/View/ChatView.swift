@@ -24,6 +24,8 @@ public final class ChatView {
     var alertPermissionConsidered = false
     /// Ctrl-L: the backend should repaint everything, not just the changes.
     public var wantsFullRedraw = false
+    /// The draft to hand to the external editor (Ctrl-X Ctrl-E), until the backend takes it.
+    var editorRequest: String?
     /// Bells and clipboard copies asked for since the backend last took them.
     private(set) var pendingEffects: [TerminalEffect] = []
     /// The UI thread, the one that made the view: the only one that may drive it.

@@ -9,6 +9,8 @@ public indirect enum Key: Equatable, Sendable {
     case alt(Key)
     case enter, tab, backTab, backspace, delete, escape
     case up, down, left, right, home, end, pageUp, pageDown
+    /// Ctrl-Left / Ctrl-Right (a word left / right in the composer).
+    case controlLeft, controlRight
     case function(Int)
     /// The terminal changed size: re-lay out from the model.
     case resize

@@ -17,6 +17,12 @@ public enum Command: Equatable, Sendable {
     /// Switch to the composer and type this.
     case type(Character)
     case submit
+    /// Tab on a `/command`: complete the command's name, or the contact name it takes.
+    case complete
+    /// Ctrl-R: search the history backwards as you type.
+    case searchHistory
+    /// Ctrl-X: the first key of a two-key command (Ctrl-X Ctrl-E: compose in `$VISUAL`/`$EDITOR`).
+    case ctrlX
     case none
 
     /// Whether the command may change what is typed or where the cursor is.
@@ -35,11 +41,14 @@ public enum KeyMap {
         public var composerEmpty: Bool
         /// A message or row of the open conversation is selected.
         public var selection: Bool
+        /// The composer holds a `/command` (Tab completes it).
+        public var composerCommand: Bool
 
-        public init(focus: Focus, composerEmpty: Bool, selection: Bool = false) {
+        public init(focus: Focus, composerEmpty: Bool, selection: Bool = false, composerCommand: Bool = false) {
             self.focus = focus
             self.composerEmpty = composerEmpty
             self.selection = selection
+            self.composerCommand = composerCommand
         }
     }
 
@@ -52,8 +61,13 @@ public enum KeyMap {
     /// move or open anything. The same commands are on Alt-letters, which nobody types by
     /// accident.
     public static func command(for key: Key, in context: Context) -> Command {
+        let editing = context.focus == .composer && !context.composerEmpty
         // Keys that mean the same everywhere.
         switch key {
+        // With text in the composer, Home and End edit it; elsewhere they scroll.
+        case .home where editing: return .edit(.start)
+        case .end where editing: return .edit(.end)
+        case .tab where context.focus == .composer && context.composerCommand: return .complete
         case .control("c"): return context.composerEmpty ? .quit : .edit(.clear)
         case .control("q"): return .quit
         case .control("l"): return .redraw
@@ -84,18 +98,28 @@ public enum KeyMap {
     private static func composerCommand(_ key: Key) -> Command {
         switch key {
         case .character(let c): return .edit(.insert(c))
+        // Enter sends; Alt-Enter, and Shift-Enter where the terminal tells it apart, starts
+        // a new line.
         case .enter: return .submit
+        case .alt(.enter): return .edit(.insert("\n"))
         case .left, .control("b"): return .edit(.left)
         case .right, .control("f"): return .edit(.right)
         case .control("a"): return .edit(.start)
         case .control("e"): return .edit(.end)
         case .backspace, .control("h"): return .edit(.backspace)
         case .delete, .control("d"): return .edit(.delete)
+        case .alt(.character("b")), .controlLeft: return .edit(.wordLeft)
+        case .alt(.character("f")), .controlRight: return .edit(.wordRight)
         case .control("w"): return .edit(.deleteWordBackward)
+        case .alt(.backspace): return .edit(.deleteAlphanumericWordBackward)
+        case .alt(.character("d")): return .edit(.deleteWordForward)
         case .control("u"): return .edit(.deleteToStart)
         case .control("k"): return .edit(.deleteToEnd)
-        case .up: return .edit(.historyPrevious)
-        case .down: return .edit(.historyNext)
+        case .control("y"): return .edit(.yank)
+        case .control("r"): return .searchHistory
+        case .control("x"): return .ctrlX
+        case .up: return .edit(.lineUp)
+        case .down: return .edit(.lineDown)
         case .escape: return .leave
         default: return .none
         }
@@ -119,33 +143,41 @@ public enum KeyMap {
 
     /// The help overlay: every key, in the words a user needs.
     public static let help: [(keys: String, does: String)] = [
-        ("Tab / Shift-Tab", "Move between the composer, the conversation and the list"),
-        ("Up / Down", "List: choose a conversation. Conversation: select a message or row. Composer: history"),
+        ("Tab / Shift-Tab", "Move between the composer, the conversation and the list; on a /command: complete it"),
+        ("Up / Down", "List: choose. Conversation: select a message or row. Composer: a line up / down, then the history"),
         ("Enter", "List: open the conversation. Composer: send the message or command"),
         ("Ctrl-N / Ctrl-P", "Open the next / previous conversation (each keeps its own draft)"),
         ("Alt-1 … Alt-9", "Open the 1st … 9th conversation of the list"),
         ("Alt-A", "Open the next conversation with unread messages (muted ones last)"),
         ("PgUp / PgDn", "Scroll the conversation by a screen"),
-        ("Home / End", "Go to the oldest / newest message"),
+        ("Home / End", "Go to the oldest / newest message (in the composer with text: start / end of the line)"),
         ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i: only while a message or row is selected and nothing is typed; otherwise they type)"),
         ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
         ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
         ("Esc", "Back to the composer; close an overlay"),
-        ("Ctrl-A / Ctrl-E", "Composer: start / end of the line"),
-        ("Left / Right", "Composer: move the cursor"),
-        ("Backspace / Delete", "Composer: delete before / at the cursor"),
-        ("Ctrl-W / Ctrl-U / Ctrl-K", "Composer: delete the word before / everything before / everything after the cursor"),
         ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
         ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
         ("Ctrl-L", "Redraw the screen"),
         ("Ctrl-Z", "Back to the shell; fg comes back"),
         ("Ctrl-Q", "Quit (asks first while something is typed; drafts are kept)"),
+        ("Alt-Enter / Shift-Enter", "Composer: a new line in the message (Shift-Enter where the terminal tells it from Enter; a paste keeps its line breaks)"),
+        ("Ctrl-A / Ctrl-E", "Composer: start / end of the line"),
+        ("Left / Right", "Composer: move the cursor"),
+        ("Alt-B / Alt-F", "Composer: a word left / right (Ctrl-Left / Ctrl-Right too)"),
+        ("Backspace / Delete", "Composer: delete before / at the cursor"),
+        ("Ctrl-W / Ctrl-U / Ctrl-K", "Composer: delete the word before / the line before / the line after the cursor"),
+        ("Alt-Backspace / Alt-D", "Composer: delete the word before / after the cursor"),
+        ("Ctrl-Y", "Composer: put back what the last delete-word or delete-line removed"),
+        ("Ctrl-R", "Composer: search the sent messages (type to narrow, Ctrl-R older, Enter takes it, Esc / Ctrl-G back)"),
+        ("Ctrl-X Ctrl-E", "Composer: write the message in $VISUAL or $EDITOR (else vi); also /edit"),
     ]
 
     /// The slash commands typed in the composer.
     public static let slashHelp: [(command: String, does: String)] = [
         ("/add CODE", "Add a contact from their code"),
         ("/code", "Show your own code, to give to a friend"),
+        ("/open NAME", "Open the conversation with NAME (Tab completes the name)"),
+        ("/edit", "Write the message in $VISUAL or $EDITOR (else vi)"),
         ("/rename NEW", "Give this conversation's contact a new name"),
         ("/mute, /unmute", "Silence or restore banners for this conversation"),
         ("/block, /unblock", "Block or unblock this contact"),
@@ -154,4 +186,16 @@ public enum KeyMap {
         ("/help", "This help"),
         ("/quit", "Quit"),
     ]
+
+    /// The commands that take a contact's name (Tab completes it after the command).
+    public static let commandsTakingAName: Set<String> = ["open", "mute", "unmute", "block", "unblock", "delete"]
+
+    /// Every command's name as typed after the slash, from `slashHelp`.
+    public static var slashCommandNames: [String] {
+        slashHelp.flatMap { entry in
+            entry.command.split(separator: ",").compactMap { part in
+                part.split(separator: " ").first.map { String($0.dropFirst()) }
+            }
+        }
+    }
 }

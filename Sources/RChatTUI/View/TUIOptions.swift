@@ -21,10 +21,14 @@ public struct TUIOptions {
     public var bannerSeconds: Int64
     /// Open this conversation at start (the demo opens Sam).
     public var openAtStart: String?
+    /// Where Ctrl-X Ctrl-E writes the draft for the editor: the account's home (nil: no
+    /// editor).
+    public var draftDirectory: String?
 
     public init(demoCommands: [DemoCommand] = [], timeZone: TimeZone = .current,
-                bannerSeconds: Int64 = 5, openAtStart: String? = nil) {
+                bannerSeconds: Int64 = 5, openAtStart: String? = nil, draftDirectory: String? = nil) {
         self.demoCommands = demoCommands; self.timeZone = timeZone
         self.bannerSeconds = bannerSeconds; self.openAtStart = openAtStart
+        self.draftDirectory = draftDirectory
     }
 }
