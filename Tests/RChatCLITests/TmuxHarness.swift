@@ -66,9 +66,17 @@ final class TmuxScreens {
         close(session)
         let assignments = env.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let line = (["env", "-u", "LC_ALL", "-u", "LC_CTYPE", "-u", "NO_COLOR"] + assignments + command).map(Self.quote).joined(separator: " ")
-        let status = try tmux(["new-session", "-d", "-x", String(columns), "-y", String(rows), "-s", session,
-                                      "sh -c \(Self.quote(line + "; echo \"[exited $?]\"; exec cat"))"])
-        guard status.status == 0 else { throw TimedOut(what: "tmux new-session exited \(status.status)", seconds: 0, context: status.stderr + line) }
+        let arguments = ["new-session", "-d", "-x", String(columns), "-y", String(rows), "-s", session,
+                         "sh -c \(Self.quote(line + "; echo \"[exited $?]\"; exec cat"))"]
+        // Killing the last session ends the server, and a new session asked for at that
+        // moment can reach the server as it exits and fail: asked again until it starts.
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var status = try tmux(arguments)
+        while status.status != 0 && Date() < deadline {
+            waitUntilDeadline(min(deadline, Date(timeIntervalSinceNow: 0.05)))
+            status = try tmux(arguments)
+        }
+        guard status.status == 0 else { throw TimedOut(what: "tmux new-session exited \(status.status)", seconds: 5, context: status.stderr + line) }
         sessions.append(session)
     }
 
