@@ -1,5 +1,9 @@
 import Foundation
 import XCTest
+import RChatSQL
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The view on terminals that are not xterm, and job control: real views in tmux.
 extension TUIEndToEndTests {
@@ -75,5 +79,59 @@ extension TUIEndToEndTests {
         try screen("alice", "Sam blocked", seconds: 5) { $0.contains("is blocked; /unblock to write again") }
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+}
+
+extension TUIEndToEndTests {
+    /// After the view quits, the linger writes alerts to the terminal the view ran in
+    /// (desktop alerts are off); a linger whose terminal is gone keeps them, and the next
+    /// view shows them once.
+    func testTheLingerAlertsOnItsTerminalOrKeepsTheAlertForTheNextStart() throws {
+        try world.makePair("alice", "sam")
+        try openView("alice")
+        try openView("sam")
+        try screen("sam", "online") { $0.contains("Alice") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screens.type(session("alice"), "warm-up")
+        try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == "ⓥ" }
+
+        try screens.keys(session("sam"), "C-q")
+        try screen("sam", "Sam's view quit") { $0.contains("[exited 0]") }
+        try world.eventually("Sam's linger started", timeout: 10) {
+            FileManager.default.fileExists(atPath: self.world.box.path("sam-home/linger.pid"))
+        }
+        try screens.type(session("alice"), "while you linger")
+        try screen("sam", "the alert on the terminal Sam's view ran in") { $0.contains("Alice: New message") }
+        try stopLinger("sam")
+
+        // A linger whose terminal is gone: the alert is kept for the next start.
+        let linger = Process()
+        linger.executableURL = URL(fileURLWithPath: Binaries.path("rchat"))
+        linger.arguments = ["linger", "--tty", "/dev/pts/999999", "--home", world.box.path("sam-home"),
+                            "--device-dir", world.box.path("sam-device")]
+        linger.standardInput = FileHandle.nullDevice
+        linger.standardOutput = FileHandle.nullDevice
+        linger.standardError = FileHandle.nullDevice
+        try linger.run()
+        defer { if linger.isRunning { kill(linger.processIdentifier, SIGKILL) } }
+        try world.eventually("the second linger started", timeout: 10) {
+            FileManager.default.fileExists(atPath: self.world.box.path("sam-home/linger.pid"))
+        }
+        try screens.type(session("alice"), "nobody's terminal")
+        try screen("alice", "Delivered to the linger") { Self.glyph(of: "nobody's terminal", in: $0) == "ⓥ" }
+        try world.eventually("the alert kept", timeout: 10) {
+            let db = try Database(path: self.world.box.path("sam-home/rchat.db"), readOnly: true)
+            defer { db.close() }
+            return try db.queryOne("SELECT value FROM settings WHERE key = 'owed_alerts'", [])?.string("value") == "Alice: New message"
+        }
+        try stopLinger("sam")
+        try openView("sam")
+        try screen("sam", "the kept alert shown at the next start") { $0.contains("While you were away: Alice: New message") }
+        try screens.keys(session("sam"), "C-q")
+        try screen("sam", "quit again") { $0.contains("[exited 0]") }
+        try stopLinger("sam")
+        try openView("sam")
+        let again = try screen("sam", "the view again") { $0.contains("Alice") && $0.contains("Online") }
+        XCTAssertFalse(again.contains("While you were away"), "shown once:\n\(again)")
     }
 }
