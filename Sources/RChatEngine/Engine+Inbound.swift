@@ -377,26 +377,23 @@ extension Engine {
     }
 
     /// A message request to our invite token: from a contact we know, it is simply their
-    /// message; from anyone else it creates a contact in state `request`.
+    /// message; from anyone else it creates a contact in state `request`. From a contact
+    /// the user blocked or deleted it is dropped: it neither brings them back nor alerts
+    /// (their code, entered again, brings them back).
     private func receiveRequest(_ payload: [UInt8], _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         guard let (request, code) = MessageRequest.open(payload, account: identity.accountKey) else {
             return rejectForged("a message request that does not verify")
         }
         var contact = try tx.contact(accountKey: code.accountKey)
-        if let known = contact, known.isBlocked { return }
-        if contact == nil || contact!.isDeleted {
-            if let deleted = contact {
-                try tx.setDeleted(contact: deleted.id, false)
-                try tx.setState(contact: deleted.id, .request)
-            } else {
-                let candidates = RequestNames.candidates(for: code.name, fingerprint: Hash.blake2b(code.accountKey, outputBytes: 16))
-                var name = candidates.last!
-                for candidate in candidates where try tx.contact(named: candidate) == nil { name = candidate; break }
-                contact = try tx.addContact(NewContact(name: name, accountKey: code.accountKey, deviceKey: code.deviceKey,
-                                                       deviceCertificate: code.deviceCertificate, relayAddress: code.relay.description,
-                                                       inviteToken: code.inviteToken, state: .request), at: now)
-            }
-            contact = try tx.contact(id: contact!.id)
+        if let known = contact, known.isBlocked || known.isDeleted { return }
+        if contact == nil {
+            let candidates = RequestNames.candidates(for: code.name, fingerprint: Hash.blake2b(code.accountKey, outputBytes: 16))
+            var name = candidates.last!
+            for candidate in candidates where try tx.contact(named: candidate) == nil { name = candidate; break }
+            let added = try tx.addContact(NewContact(name: name, accountKey: code.accountKey, deviceKey: code.deviceKey,
+                                                     deviceCertificate: code.deviceCertificate, relayAddress: code.relay.description,
+                                                     inviteToken: code.inviteToken, state: .request), at: now)
+            contact = try tx.contact(id: added.id)
             after.events.append(.conversationsChanged)
         }
         guard let contact else { return }
