@@ -1,6 +1,7 @@
 import Glibc
 import RChatCore
 @preconcurrency import CNcursesw
+import RChatCore
 
 /// The ncursesw backend: sets the terminal up, writes only the cells that changed since
 /// the last frame, reads keys, and puts the terminal back as it was.
@@ -48,9 +49,7 @@ final class CursesTerminal {
         if colors {
             start_color()
             use_default_colors()
-            let map: [(ColorRole, Int32)] = [(.accent, Int32(COLOR_CYAN)), (.good, Int32(COLOR_GREEN)),
-                                            (.warning, Int32(COLOR_YELLOW)), (.danger, Int32(COLOR_RED))]
-            for (role, color) in map { init_pair(Int16(role.rawValue), Int16(color), -1) }
+            for (role, color) in Self.colorMap { init_pair(Int16(role.rawValue), Int16(color), -1) }
         }
         let term = environment["TERM"] ?? ""
         osc = !(term.isEmpty || term == "dumb" || term.hasPrefix("linux") || term.hasPrefix("vt"))
@@ -65,6 +64,10 @@ final class CursesTerminal {
         emit(KeyDecoder.focusReportingOn)
     }
 
+    /// The colour of each role that has one (curses colour numbers, which are ANSI's).
+    private static let colorMap: [(ColorRole, Int32)] = [(.accent, Int32(COLOR_CYAN)), (.good, Int32(COLOR_GREEN)),
+                                                         (.warning, Int32(COLOR_YELLOW)), (.danger, Int32(COLOR_RED))]
+
     var size: (rows: Int, columns: Int) { (Int(getmaxy(stdscr)), Int(getmaxx(stdscr))) }
 
     /// Writes the frame: only the changed cells, or everything after a resize or Ctrl-L.
@@ -74,10 +77,14 @@ final class CursesTerminal {
             erase()
             last = nil
         }
+        var pieces = Pieces()
         for run in ScreenDiff.runs(from: last, to: screen) {
             attrset(Int32(bitPattern: attributes(run.style)))
-            write(run)
+            write(run, &pieces)
         }
+        // ncurses sends only the changed columns of a cluster it keeps in several cells
+        // (the two halves of a flag): repaint such rows whole.
+        for row in pieces.rows { wredrawln(stdscr, Int32(row), 1) }
         attrset(0)
         if let (row, column) = screen.cursor {
             setCursor(visible: true)
@@ -86,6 +93,7 @@ final class CursesTerminal {
             setCursor(visible: false)
         }
         refresh()
+        if unicode { rewriteMarks(screen, pieces) }
         last = screen
         if osc && screen.title != lastTitle {
             // Only the badge, never a name or message text: the title is visible to others.
@@ -94,7 +102,14 @@ final class CursesTerminal {
         }
     }
 
-    private func write(_ run: ScreenRun) {
+    /// What a frame's writes left for after ncurses: rows to repaint whole, and cells with
+    /// more combining marks than an ncurses cell holds.
+    private struct Pieces {
+        var rows: Set<Int> = []
+        var marks: [(row: Int, column: Int, cell: Cell)] = []
+    }
+
+    private func write(_ run: ScreenRun, _ pieces: inout Pieces) {
         var column = run.column
         var ascii = ""
         var asciiStart = column
@@ -110,13 +125,64 @@ final class CursesTerminal {
             } else {
                 flush()
                 // Placed one by one, so a terminal that measures a character differently
-                // cannot shift the rest of the row.
-                let wide = cell.character.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
+                // cannot shift the rest of the row; in the form every terminal gives the
+                // cell's width (`TextWidth.terminalForm`), which ncurses splits into as
+                // many of its cells as the C library counts columns.
+                let form = TextWidth.terminalForm(of: cell.character).unicodeScalars
+                let wide = form.map { wchar_t(bitPattern: $0.value) } + [0]
                 mvaddwstr(Int32(run.row), Int32(column), wide)
+                let spacing = form.filter { TextWidth.cWidth($0) > 0 }.count
+                if spacing > 1 { pieces.rows.insert(run.row) }
+                if Self.overflowsNcursesCell(form) { pieces.marks.append((run.row, column, cell)) }
             }
             column += width
         }
         flush()
+    }
+
+    /// An ncurses cell holds one spacing character and `CCHARW_MAX - 1` (4) marks and
+    /// drops the rest, as in Zalgo text.
+    private static func overflowsNcursesCell(_ form: String.UnicodeScalarView) -> Bool {
+        var marks = 0
+        for scalar in form {
+            if TextWidth.cWidth(scalar) > 0 { marks = 0 } else { marks += 1 }
+            if marks > 4 { return true }
+        }
+        return false
+    }
+
+    /// Writes the cells ncurses would cut short straight to the terminal, after its frame:
+    /// cursor and attributes saved (DECSC), the cell drawn at its place, then restored
+    /// (DECRC), so ncurses' idea of the terminal stays true. Rows ncurses repainted whole
+    /// get all of theirs again.
+    private func rewriteMarks(_ screen: Screen, _ pieces: Pieces) {
+        var cells = pieces.marks
+        for row in pieces.rows {
+            for column in 0..<screen.columns where !cells.contains(where: { $0.row == row && $0.column == column }) {
+                let cell = screen[row, column]
+                if !cell.isContinuation, !cell.character.isASCII,
+                   Self.overflowsNcursesCell(TextWidth.terminalForm(of: cell.character).unicodeScalars) {
+                    cells.append((row, column, cell))
+                }
+            }
+        }
+        guard !cells.isEmpty else { return }
+        var out = "\u{1B}7"
+        for (row, column, cell) in cells {
+            out += "\u{1B}[\(row + 1);\(column + 1)H\u{1B}[\(sgr(cell.style))m" + TextWidth.terminalForm(of: cell.character)
+        }
+        emit(out + "\u{1B}8")
+    }
+
+    /// `attributes` as SGR parameters, for cells written around ncurses.
+    private func sgr(_ style: CellStyle) -> String {
+        var p = ["0"]
+        if style.bold { p.append("1") }
+        if style.dim { p.append("2") }
+        if style.underline { p.append("4") }
+        if style.reverse { p.append("7") }
+        if colors, let color = Self.colorMap.first(where: { $0.0 == style.role })?.1 { p.append(String(30 + color)) }
+        return p.joined(separator: ";")
     }
 
     private func attributes(_ style: CellStyle) -> UInt32 {
