@@ -68,7 +68,8 @@ let package = Package(
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "RChatSQL", "CEpoll"]),
         .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto"]),
         // Runs the built executables: the scripting interface as a user sees it.
-        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient"]),
+        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",
+                                                     "CWidth"]),
     ],
     swiftLanguageModes: [.v6]
 )
