@@ -126,14 +126,21 @@ final class CursesTerminal {
                 flush()
                 // Placed one by one, so a terminal that measures a character differently
                 // cannot shift the rest of the row; in the form every terminal gives the
-                // cell's width (`TextWidth.terminalForm`), which ncurses splits into as
-                // many of its cells as the C library counts columns.
-                let form = TextWidth.terminalForm(of: cell.character).unicodeScalars
-                let wide = form.map { wchar_t(bitPattern: $0.value) } + [0]
-                mvaddwstr(Int32(run.row), Int32(column), wide)
-                let spacing = form.filter { TextWidth.cWidth($0) > 0 }.count
-                if spacing > 1 { pieces.rows.insert(run.row) }
-                if Self.overflowsNcursesCell(form) { pieces.marks.append((run.row, column, cell)) }
+                // cell's width (`TextWidth.terminalForm`), one ncurses cell per column group
+                // the C library counts, each with its own marks (added one by one, ncurses
+                // would hang a mark after a wide character on its hidden second column).
+                let form = TextWidth.terminalForm(of: cell.character)
+                let groups = Self.ncursesCells(form)
+                var at = column
+                for group in groups {
+                    var cc = cchar_t()
+                    let chars = group.prefix(Self.cellCharacters).map { wchar_t(bitPattern: $0.value) } + [0]
+                    setcchar(&cc, chars, 0, 0, nil)
+                    mvadd_wch(Int32(run.row), Int32(at), &cc)
+                    at += max(1, TextWidth.cWidth(group[0]))
+                }
+                if groups.count > 1 { pieces.rows.insert(run.row) }
+                if groups.contains(where: { $0.count > Self.cellCharacters }) { pieces.marks.append((run.row, column, cell)) }
             }
             column += width
         }
@@ -142,13 +149,16 @@ final class CursesTerminal {
 
     /// An ncurses cell holds one spacing character and `CCHARW_MAX - 1` (4) marks and
     /// drops the rest, as in Zalgo text.
-    private static func overflowsNcursesCell(_ form: String.UnicodeScalarView) -> Bool {
-        var marks = 0
-        for scalar in form {
-            if TextWidth.cWidth(scalar) > 0 { marks = 0 } else { marks += 1 }
-            if marks > 4 { return true }
+    private static let cellCharacters = Int(CCHARW_MAX)
+
+    /// The code points of a form in ncurses' cells: each spacing one with the zero-width
+    /// ones after it.
+    static func ncursesCells(_ form: String) -> [[Unicode.Scalar]] {
+        var groups: [[Unicode.Scalar]] = []
+        for scalar in form.unicodeScalars {
+            if TextWidth.cWidth(scalar) > 0 || groups.isEmpty { groups.append([scalar]) } else { groups[groups.count - 1].append(scalar) }
         }
-        return false
+        return groups
     }
 
     /// Writes the cells ncurses would cut short straight to the terminal, after its frame:
@@ -161,7 +171,7 @@ final class CursesTerminal {
             for column in 0..<screen.columns where !cells.contains(where: { $0.row == row && $0.column == column }) {
                 let cell = screen[row, column]
                 if !cell.isContinuation, !cell.character.isASCII,
-                   Self.overflowsNcursesCell(TextWidth.terminalForm(of: cell.character).unicodeScalars) {
+                   Self.ncursesCells(TextWidth.terminalForm(of: cell.character)).contains(where: { $0.count > Self.cellCharacters }) {
                     cells.append((row, column, cell))
                 }
             }
