@@ -24,7 +24,7 @@ extension TUIEndToEndTests {
     /// glyphs after each sample are at their columns, the marks are all there (six on one
     /// base, more than an ncurses cell holds), a character that does not fit at the end of
     /// a line starts the next, and nothing is left over once the samples scroll away and
-    /// come back.
+    /// come back, or after a whole redraw.
     func testWideTextLinesUpOnTheTmuxScreen() throws {
         try world.makePair("alice", "sam")
         world.stopRelay()
@@ -69,6 +69,10 @@ extension TUIEndToEndTests {
         try screens.keys(session("alice"), "PPage")
         try screens.keys(session("alice"), "PPage")
         shown = try screen("alice", "the samples again") { $0.contains("m00 [") && $0.contains(last) }
+        try checkWidths(shown, samplesShown: true)
+        // A whole redraw (Ctrl-L) draws them the same.
+        try screens.keys(session("alice"), "C-l")
+        shown = try screen("alice", "the samples after Ctrl-L") { $0.contains("m00 [") && $0.contains(last) }
         try checkWidths(shown, samplesShown: true)
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
