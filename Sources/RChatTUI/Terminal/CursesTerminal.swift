@@ -1,7 +1,6 @@
 import Glibc
 import RChatCore
 @preconcurrency import CNcursesw
-import RChatCore
 
 /// The ncursesw backend: sets the terminal up, writes only the cells that changed since
 /// the last frame, reads keys, and puts the terminal back as it was.
