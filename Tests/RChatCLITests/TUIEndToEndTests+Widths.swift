@@ -38,8 +38,8 @@ extension TUIEndToEndTests {
         try openView("alice")
         try screens.keys(session("alice"), "Enter")
         let last = String(format: "m%02d [", Self.widthSamples.count - 1)
-        var shown = try screen("alice", "every sample on screen") { $0.contains(last) && $0.contains("漢 end") }
-        try checkWidths(shown, samplesShown: true)
+        try screen("alice", "every sample on screen") { $0.contains(last) && $0.contains("漢 end") }
+        var shown = try checkWidths(samplesShown: true)
         let lines = shown.screenLines
         let xs = try XCTUnwrap(lines.firstIndex { $0.contains(String(repeating: "x", count: 50)) }, shown)
         XCTAssertFalse(lines[xs].contains("x漢"), "no half of 漢 at the end of the line:\n\(shown)")
@@ -55,10 +55,10 @@ extension TUIEndToEndTests {
 
         // Enough messages to scroll every sample away: nothing of them is left.
         for i in 0..<28 { try screens.type(session("alice"), "filler \(i)") }
-        shown = try screen("alice", "the samples scrolled away") { s in
+        try screen("alice", "the samples scrolled away") { s in
             s.contains("filler 27") && !s.contains("m00 [") && !s.contains("x漢") && !s.contains(last)
         }
-        try checkWidths(shown, samplesShown: false)
+        shown = try checkWidths(samplesShown: false)
         // (The name in the header and the list holds some of them: only the conversation.)
         let pane = shown.screenLines.compactMap { line in line.firstIndex(of: "│").map { line[$0...] } }.joined(separator: "\n")
         for sample in Self.widthSamples where sample.shown != "\u{FFFD}" {
@@ -68,20 +68,43 @@ extension TUIEndToEndTests {
         try screens.keys(session("alice"), "Tab")
         try screens.keys(session("alice"), "PPage")
         try screens.keys(session("alice"), "PPage")
-        shown = try screen("alice", "the samples again") { $0.contains("m00 [") && $0.contains(last) }
-        try checkWidths(shown, samplesShown: true)
-        // A whole redraw (Ctrl-L) draws them the same.
-        try screens.keys(session("alice"), "C-l")
-        shown = try screen("alice", "the samples after Ctrl-L") { $0.contains("m00 [") && $0.contains(last) }
-        try checkWidths(shown, samplesShown: true)
+        try screen("alice", "the samples again") { $0.contains("m00 [") && $0.contains(last) }
+        try checkWidths(samplesShown: true)
+        // A whole redraw (a resize: the same path as Ctrl-L, and one the screen shows was
+        // done) draws them the same.
+        try screens.resize(session("alice"), columns: 100, rows: 31)
+        try screen("alice", "laid out for 31 rows") { $0.screenLines.count > 30 && $0.screenLines[30].hasPrefix("›") }
+        try screens.resize(session("alice"), columns: 100, rows: 30)
+        try screen("alice", "laid out for 30 rows again") { s in
+            s.screenLines[29].hasPrefix("›") && s.contains("m00 [") && s.contains(last)
+        }
+        try checkWidths(samplesShown: true)
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
     /// Checks, in tmux's own grid, the columns of what follows each sample: the list's
-    /// border, the status glyphs, and the brackets around each sample.
-    private func checkWidths(_ shown: String, samplesShown: Bool) throws {
+    /// border, the status glyphs, and the brackets around each sample. A capture and the
+    /// reading of tmux's grid after it are not one instant (a frame may be half written):
+    /// checked again until they agree and hold, or the deadline; returns that capture.
+    @discardableResult
+    private func checkWidths(samplesShown: Bool, seconds: Double = 10) throws -> String {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while true {
+            let shown = try screens.capture(session("alice"))
+            let problems = try widthProblems(shown, samplesShown: samplesShown)
+            if problems.isEmpty { return shown }
+            if Date() >= deadline {
+                XCTFail(problems.joined(separator: "\n") + "\n" + shown)
+                return shown
+            }
+            waitUntilDeadline(min(deadline, Date(timeIntervalSinceNow: 0.05)))
+        }
+    }
+
+    private func widthProblems(_ shown: String, samplesShown: Bool) throws -> [String] {
         let rows = shown.screenLines
+        var problems: [String] = []
         var textColumn: Int?
         for (r, row) in rows.enumerated() where (1...27).contains(r) {
             let sample = Self.widthSamples.indices.first { row.contains(String(format: "m%02d [", $0)) }
@@ -89,18 +112,21 @@ extension TUIEndToEndTests {
             if sample != nil { marks += ["[", "]"] }
             if row.contains("◷") { marks.append("◷") }
             let at = try screens.columns(session("alice"), row: r, of: marks)
-            XCTAssertEqual(at[0], Self.borderColumn, "row \(r): the border moved: \(row)\n\(shown)")
-            if row.contains("◷") {
-                XCTAssertEqual(at.last!, Self.glyphColumn, "row \(r): the status glyph moved: \(row)\n\(shown)")
+            if at[0] != Self.borderColumn { problems.append("row \(r): the border is at \(at[0] ?? -1): \(row)") }
+            if row.contains("◷"), at.last! != Self.glyphColumn {
+                problems.append("row \(r): the status glyph is at \(at.last! ?? -1): \(row)")
             }
             guard let i = sample else { continue }
             let s = Self.widthSamples[i]
-            XCTAssertTrue(row.contains(String(format: "m%02d [", i) + s.shown + "]"), "\(s.text) not shown whole as \(s.shown): \(row)")
-            guard let open = at[1], let close = at[2] else { XCTFail("\(s.text): no brackets found: \(row)"); continue }
+            if !row.contains(String(format: "m%02d [", i) + s.shown + "]") { problems.append("\(s.text) not shown whole as \(s.shown): \(row)") }
+            guard let open = at[1], let close = at[2] else { problems.append("\(s.text): no brackets found: \(row)"); continue }
             textColumn = textColumn ?? open
-            XCTAssertEqual(open, textColumn, "\(s.text): the text column moved: \(row)")
-            XCTAssertEqual(close - open - 1, TextWidth.columns(of: s.text), "\(s.text): not drawn at its width: \(row)")
+            if open != textColumn { problems.append("\(s.text): the text starts at \(open), not \(textColumn!): \(row)") }
+            if close - open - 1 != TextWidth.columns(of: s.text) {
+                problems.append("\(s.text): drawn \(close - open - 1) columns wide, not \(TextWidth.columns(of: s.text)): \(row)")
+            }
         }
-        if samplesShown { XCTAssertNotNil(textColumn, shown) }
+        if samplesShown && textColumn == nil { problems.append("no sample on screen") }
+        return problems
     }
 }
