@@ -17,9 +17,11 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
         .systemLibrary(name: "CEpoll"),
+        // The C library's wcwidth in a UTF-8 locale: the column widths ncurses and terminals use.
+        .systemLibrary(name: "CWidth"),
 
         // Pure logic: no I/O.
-        .target(name: "RChatCore"),
+        .target(name: "RChatCore", dependencies: ["CWidth"]),
         // libsodium, wrapped in the product's words.
         .target(name: "RChatCrypto", dependencies: ["RChatCore", "CSodium"]),
         // A thin SQLite layer shared by the client store and the relay's persistence.
@@ -55,7 +57,7 @@ let package = Package(
         // Benchmarks: separate from tests, each printing a ratio against a reference.
         .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient", "RChatEngine", "RChatTUI", "RChatCommandLine"]),
 
-        .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore"]),
+        .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore", "CWidth"]),
         .testTarget(name: "RChatCommandLineTests", dependencies: ["RChatCommandLine"]),
         .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto", "RChatCore"]),
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
@@ -66,7 +68,8 @@ let package = Package(
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "RChatSQL", "CEpoll"]),
         .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto"]),
         // Runs the built executables: the scripting interface as a user sees it.
-        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient"]),
+        .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",
+                                                     "CWidth"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,10 +10,6 @@ static inline unsigned int rchat_a_underline(void) { return A_UNDERLINE; }
 static inline unsigned int rchat_a_dim(void) { return A_DIM; }
 static inline unsigned int rchat_color_pair(int n) { return COLOR_PAIR(n); }
 
-// wcwidth is X/Open and hidden from Swift's Glibc; the view measures text with it.
-extern int wcwidth(wchar_t c);
-static inline int rchat_wcwidth(unsigned int c) { return wcwidth((wchar_t)c); }
-
 // The locale's character set ("UTF-8" or not): decides Unicode or ASCII drawing.
 #include <langinfo.h>
 static inline const char *rchat_codeset(void) { return nl_langinfo(CODESET); }

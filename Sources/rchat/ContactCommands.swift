@@ -50,11 +50,13 @@ enum ContactCommands {
         } else if contacts.isEmpty {
             say("no contacts yet: add one with `rchat add CODE`")
         } else {
+            // Names in display columns, as a terminal draws them (a CJK name is twice as
+            // wide as its letters, a combining mark adds nothing).
             let names = contacts.map { TerminalText.sanitized($0.name, breaks: .shown) }
-            let width = names.map(\.count).max() ?? 0
+            let width = names.map { TextWidth.columns(of: $0) }.max() ?? 0
             for (c, name) in zip(contacts, names) {
                 let unread = c.unread > 0 ? "  \(c.unread) unread" : ""
-                say(name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + c.state + unread)
+                say(TextWidth.padded(name, to: width + 2) + c.state + unread)
             }
         }
     }

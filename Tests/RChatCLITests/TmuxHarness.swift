@@ -96,6 +96,29 @@ final class TmuxScreens {
         try tmux(["capture-pane", "-p", "-t", session] + (escapes ? ["-e"] : [])).stdout
     }
 
+    /// Where tmux's own grid has each of `marks` on screen row `row`, left to right (each
+    /// searched after the one before), as columns: read in copy mode (jump-forward, then
+    /// `copy_cursor_x`), so it is tmux's placement, not a count of the captured text. nil
+    /// for a mark not found.
+    func columns(_ session: String, row: Int, of marks: [Character]) throws -> [Int?] {
+        try tmux(["copy-mode", "-t", session])
+        defer { _ = try? tmux(["send-keys", "-t", session, "-X", "cancel"]) }
+        try tmux(["send-keys", "-t", session, "-X", "top-line"])
+        if row > 0 { try tmux(["send-keys", "-t", session, "-N", String(row), "-X", "cursor-down"]) }
+        try tmux(["send-keys", "-t", session, "-X", "start-of-line"])
+        var found: [Int?] = []
+        var at = 0
+        for mark in marks {
+            try tmux(["send-keys", "-t", session, "-X", "jump-forward", String(mark)])
+            let where_ = try tmux(["display-message", "-p", "-t", session, "#{copy_cursor_x} #{copy_cursor_y}"]).stdout
+            let parts = where_.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let moved = parts.count == 2 && parts[1] == row && parts[0] > at
+            found.append(moved ? parts[0] : nil)
+            if moved { at = parts[0] }
+        }
+        return found
+    }
+
     func resize(_ session: String, columns: Int, rows: Int) throws {
         try tmux(["resize-window", "-t", session, "-x", String(columns), "-y", String(rows)])
     }

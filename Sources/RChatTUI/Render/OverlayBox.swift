@@ -1,3 +1,5 @@
+import RChatCore
+
 /// An overlay drawn as a box in the middle of the screen, with lines of its own (box
 /// characters drawn by hand: Unicode or ASCII, never the terminal's line-drawing set).
 enum OverlayBox {

@@ -23,11 +23,12 @@ public struct CellStyle: Hashable, Sendable {
     public static let reverse = CellStyle(reverse: true)
 }
 
-/// One terminal column. A wide character takes its cell and a continuation cell after it,
-/// so that every row always has exactly `columns` cells.
+/// One terminal column. A grapheme of width N (`TextWidth`) takes its cell and N - 1
+/// continuation cells after it, so that every row always has exactly `columns` cells. The
+/// cell keeps the grapheme as written; the backend sends `TextWidth.terminalForm` of it.
 public struct Cell: Equatable, Sendable {
     public var character: Character
-    /// 1 or 2 for a cell that starts a character; 0 for the continuation of a wide one.
+    /// 1 to `TextWidth.widest` for a cell that starts a character; 0 for a continuation.
     public var width: UInt8
     public var style: CellStyle
 

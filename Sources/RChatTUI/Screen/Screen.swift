@@ -1,3 +1,5 @@
+import RChatCore
+
 /// A whole frame as a grid of cells: what the view draws and what tests read. The curses
 /// backend diffs two of these and writes only what changed.
 public struct Screen: Equatable, Sendable {
@@ -28,8 +30,10 @@ public struct Screen: Equatable, Sendable {
     }
 
     /// Writes `text` from (row, column), clipped at `limit` (an exclusive column; the right
-    /// edge by default). Returns the column after the last one written. A wide character
-    /// that would straddle the limit becomes a space, so columns stay aligned.
+    /// edge by default). Returns the column after the last one written. Each grapheme is one
+    /// cell (and continuation cells for its other columns); one that would straddle the
+    /// limit is not drawn in part: its columns up to the limit become spaces, so columns
+    /// stay aligned and nothing passes the edge.
     @discardableResult
     public mutating func put(_ text: String, row: Int, column: Int, style: CellStyle = .plain, limit: Int? = nil) -> Int {
         guard row >= 0, row < rows else { return column }
@@ -39,11 +43,10 @@ public struct Screen: Equatable, Sendable {
             let (shown, width) = TextWidth.displayed(ch, asciiOnly: asciiOnly)
             if width == 0 { continue }
             if col + width > end {
-                if col < end { set(row, col, Cell(" ", style: style)); col += 1 }
+                while col < end { set(row, col, Cell(" ", style: style)); col += 1 }
                 return col
             }
             set(row, col, Cell(shown, width: UInt8(width), style: style))
-            if width == 2 { set(row, col + 1, .continuation(style)) }
             col += width
         }
         return col
@@ -61,16 +64,21 @@ public struct Screen: Equatable, Sendable {
         for col in max(0, from)..<max(max(0, from), min(to, columns)) { change(&cells[row * columns + col].style) }
     }
 
-    /// Sets one cell, repairing any wide character it cuts in half.
+    /// Sets one character's cell and its continuations, first blanking every character it
+    /// overlaps in part, so no half of a wide character is ever left behind.
     private mutating func set(_ row: Int, _ col: Int, _ cell: Cell) {
-        let i = row * columns + col
-        let old = cells[i]
-        if old.isContinuation, col > 0 {
-            cells[i - 1] = Cell(" ", style: cells[i - 1].style)
-        } else if old.width == 2, col + 1 < columns, cell.width != 2 {
-            cells[i + 1] = Cell(" ", style: cells[i + 1].style)
+        let base = row * columns
+        let end = min(col + max(1, Int(cell.width)), columns)
+        var start = col
+        while start > 0, cells[base + start].isContinuation { start -= 1 }
+        var c = start
+        while c < end {
+            let w = max(1, Int(cells[base + c].width))
+            for k in c..<min(c + w, columns) { cells[base + k] = Cell(" ", style: cells[base + k].style) }
+            c += w
         }
-        cells[i] = cell
+        cells[base + col] = cell
+        for k in (col + 1)..<max(col + 1, end) { cells[base + k] = .continuation(cell.style) }
     }
 
     /// A row as a string: each character once (continuations skipped), trailing spaces dropped.

@@ -48,9 +48,7 @@ final class CursesTerminal {
         if colors {
             start_color()
             use_default_colors()
-            let map: [(ColorRole, Int32)] = [(.accent, Int32(COLOR_CYAN)), (.good, Int32(COLOR_GREEN)),
-                                            (.warning, Int32(COLOR_YELLOW)), (.danger, Int32(COLOR_RED))]
-            for (role, color) in map { init_pair(Int16(role.rawValue), Int16(color), -1) }
+            for (role, color) in Self.colorMap { init_pair(Int16(role.rawValue), Int16(color), -1) }
         }
         let term = environment["TERM"] ?? ""
         osc = !(term.isEmpty || term == "dumb" || term.hasPrefix("linux") || term.hasPrefix("vt"))
@@ -65,6 +63,10 @@ final class CursesTerminal {
         emit(KeyDecoder.focusReportingOn)
     }
 
+    /// The colour of each role that has one (curses colour numbers, which are ANSI's).
+    private static let colorMap: [(ColorRole, Int32)] = [(.accent, Int32(COLOR_CYAN)), (.good, Int32(COLOR_GREEN)),
+                                                         (.warning, Int32(COLOR_YELLOW)), (.danger, Int32(COLOR_RED))]
+
     var size: (rows: Int, columns: Int) { (Int(getmaxy(stdscr)), Int(getmaxx(stdscr))) }
 
     /// Writes the frame: only the changed cells, or everything after a resize or Ctrl-L.
@@ -74,10 +76,14 @@ final class CursesTerminal {
             erase()
             last = nil
         }
+        var pieces = Pieces()
         for run in ScreenDiff.runs(from: last, to: screen) {
             attrset(Int32(bitPattern: attributes(run.style)))
-            write(run)
+            write(run, &pieces)
         }
+        // ncurses sends only the changed columns of a cluster it keeps in several cells
+        // (the two halves of a flag): repaint such rows whole.
+        for row in pieces.rows { wredrawln(stdscr, Int32(row), 1) }
         attrset(0)
         if let (row, column) = screen.cursor {
             setCursor(visible: true)
@@ -86,6 +92,7 @@ final class CursesTerminal {
             setCursor(visible: false)
         }
         refresh()
+        if unicode { rewriteMarks(screen, pieces) }
         last = screen
         if osc && screen.title != lastTitle {
             // Only the badge, never a name or message text: the title is visible to others.
@@ -94,7 +101,14 @@ final class CursesTerminal {
         }
     }
 
-    private func write(_ run: ScreenRun) {
+    /// What a frame's writes left for after ncurses: rows to repaint whole, and cells with
+    /// more combining marks than an ncurses cell holds.
+    private struct Pieces {
+        var rows: Set<Int> = []
+        var marks: [(row: Int, column: Int, cell: Cell)] = []
+    }
+
+    private func write(_ run: ScreenRun, _ pieces: inout Pieces) {
         var column = run.column
         var ascii = ""
         var asciiStart = column
@@ -110,13 +124,74 @@ final class CursesTerminal {
             } else {
                 flush()
                 // Placed one by one, so a terminal that measures a character differently
-                // cannot shift the rest of the row.
-                let wide = cell.character.unicodeScalars.map { wchar_t(bitPattern: $0.value) } + [0]
-                mvaddwstr(Int32(run.row), Int32(column), wide)
+                // cannot shift the rest of the row; in the form every terminal gives the
+                // cell's width (`TextWidth.terminalForm`), one ncurses cell per column group
+                // the C library counts, each with its own marks (added one by one, ncurses
+                // would hang a mark after a wide character on its hidden second column).
+                let form = TextWidth.terminalForm(of: cell.character)
+                let groups = Self.ncursesCells(form)
+                var at = column
+                for group in groups {
+                    var cc = cchar_t()
+                    let chars = group.prefix(Self.cellCharacters).map { wchar_t(bitPattern: $0.value) } + [0]
+                    setcchar(&cc, chars, 0, 0, nil)
+                    mvadd_wch(Int32(run.row), Int32(at), &cc)
+                    at += max(1, TextWidth.cWidth(group[0]))
+                }
+                if groups.count > 1 { pieces.rows.insert(run.row) }
+                if groups.contains(where: { $0.count > Self.cellCharacters }) { pieces.marks.append((run.row, column, cell)) }
             }
             column += width
         }
         flush()
+    }
+
+    /// An ncurses cell holds one spacing character and `CCHARW_MAX - 1` (4) marks and
+    /// drops the rest, as in Zalgo text.
+    private static let cellCharacters = Int(CCHARW_MAX)
+
+    /// The code points of a form in ncurses' cells: each spacing one with the zero-width
+    /// ones after it.
+    static func ncursesCells(_ form: String) -> [[Unicode.Scalar]] {
+        var groups: [[Unicode.Scalar]] = []
+        for scalar in form.unicodeScalars {
+            if TextWidth.cWidth(scalar) > 0 || groups.isEmpty { groups.append([scalar]) } else { groups[groups.count - 1].append(scalar) }
+        }
+        return groups
+    }
+
+    /// Writes the cells ncurses would cut short straight to the terminal, after its frame:
+    /// cursor and attributes saved (DECSC), the cell drawn at its place, then restored
+    /// (DECRC), so ncurses' idea of the terminal stays true. Rows ncurses repainted whole
+    /// get all of theirs again.
+    private func rewriteMarks(_ screen: Screen, _ pieces: Pieces) {
+        var cells = pieces.marks
+        for row in pieces.rows {
+            for column in 0..<screen.columns where !cells.contains(where: { $0.row == row && $0.column == column }) {
+                let cell = screen[row, column]
+                if !cell.isContinuation, !cell.character.isASCII,
+                   Self.ncursesCells(TextWidth.terminalForm(of: cell.character)).contains(where: { $0.count > Self.cellCharacters }) {
+                    cells.append((row, column, cell))
+                }
+            }
+        }
+        guard !cells.isEmpty else { return }
+        var out = "\u{1B}7"
+        for (row, column, cell) in cells {
+            out += "\u{1B}[\(row + 1);\(column + 1)H\u{1B}[\(sgr(cell.style))m" + TextWidth.terminalForm(of: cell.character)
+        }
+        emit(out + "\u{1B}8")
+    }
+
+    /// `attributes` as SGR parameters, for cells written around ncurses.
+    private func sgr(_ style: CellStyle) -> String {
+        var p = ["0"]
+        if style.bold { p.append("1") }
+        if style.dim { p.append("2") }
+        if style.underline { p.append("4") }
+        if style.reverse { p.append("7") }
+        if colors, let color = Self.colorMap.first(where: { $0.0 == style.role })?.1 { p.append(String(30 + color)) }
+        return p.joined(separator: ";")
     }
 
     private func attributes(_ style: CellStyle) -> UInt32 {

@@ -1,3 +1,5 @@
+import RChatCore
+
 /// Fitting text into columns: wrapping by display width (never splitting a grapheme,
 /// preferring to break after a space) and truncating with an ellipsis.
 public enum Wrap {
