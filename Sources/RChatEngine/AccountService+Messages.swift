@@ -89,6 +89,21 @@ extension AccountService {
         try resend(contact(named: name), ids: ids)
     }
 
+    /// Resend as the view asks it (a selected message, or a row's messages): those that
+    /// arrived meanwhile are left out, and when nothing is left the refusal is in words,
+    /// never a message id.
+    public func resendShown(_ contact: Contact, ids: [MessageID]) throws(EngineError) -> ResendOutcome {
+        let pending = try Self.wrap {
+            try store.transaction { tx in
+                try ids.filter { id in try tx.message(contact: contact.id, id: id)?.status?.isFinal == false }
+            }
+        }
+        guard !pending.isEmpty else {
+            throw .usage(ids.count == 1 ? "Nothing to resend: the message arrived." : "Nothing to resend: the messages arrived.")
+        }
+        return try resend(contact, ids: pending).refusingNothingSent(to: contact.name)
+    }
+
     /// What a Resend did: the messages queued again, and those left because they were
     /// written for keys the contact no longer has (`ResendPolicy.ByUser.keysChanged`).
     public struct ResendOutcome: Sendable, Equatable {

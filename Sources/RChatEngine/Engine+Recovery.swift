@@ -118,9 +118,9 @@ extension Engine {
             conversation.recovery.peerStartedOver = false
             try tx.setRecoveryFlags(contact: contact.id, conversation.recovery)
         }
-        let facts = messages.map { m in
-            ResendPolicy.Facts(signer: signer, keysUnchangedSinceSent: m.keysFingerprint == fingerprint, sentAt: m.createdAt,
-                               status: m.status ?? .sent, autoResentBefore: m.autoResentAt != nil)
+        let facts = try messages.map { m in
+            ResendPolicy.Facts(signer: signer, keysUnchangedSinceSent: m.keysFingerprint == fingerprint,
+                               sentAt: try relayTookAt(m, tx), status: m.status ?? .sent, autoResentBefore: m.autoResentAt != nil)
         }
         let lastDay = try tx.autoResentCount(contact: contact.id, since: t - ResendPolicy.day)
         let decisions = ResendPolicy.decide(facts, now: t, autoResentInLastDay: lastDay)
@@ -163,16 +163,25 @@ extension Engine {
         log("\(contact.name) could not read \(messages.count) message(s): \(resent.count) resent automatically, \(notDelivered.count) not delivered")
     }
 
+    /// When the relay took an outgoing message (its first Sent), from which the 72 hours of
+    /// automatic resend count; when it never said so, when it was written.
+    func relayTookAt(_ m: StoredMessage, _ tx: StoreTransaction) throws -> Int64 {
+        try tx.statusLog(message: m.rowID).first { $0.status == .sent }?.at ?? m.createdAt
+    }
+
     /// The contact started over and told us of nothing we could resend: our recent messages
-    /// without a receipt may not have reached them. They keep their status; Resend is offered.
+    /// that left this device (Sent, or Not confirmed) without a receipt may not have reached
+    /// them. They keep their status; Resend is offered. One still Sending never left: it goes
+    /// in the new session by itself.
     func startedOverRow(_ conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         conversation.recovery.peerStartedOver = false
         let contact = conversation.contact
         try tx.setRecoveryFlags(contact: contact.id, conversation.recovery)
         let t = now
-        let recent = try tx.outgoingMessages(contact: contact.id, since: t - ResendPolicy.window).filter {
-            $0.status == .sending || $0.status == .sent || $0.status == .notConfirmed
-        }
+        // Written any time (one may wait in the outbox for days), taken by the relay within the window.
+        let recent = try tx.outgoingMessages(contact: contact.id, since: 0).filter {
+            $0.status == .sent || $0.status == .notConfirmed
+        }.filter { try relayTookAt($0, tx) >= t - ResendPolicy.window }
         guard !recent.isEmpty else { return }
         _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.startedOver,
                                 text: RecoveryRows.startedOver(name: contact.name, count: recent.count),

@@ -80,8 +80,7 @@ public final class EngineChatModel: ChatModel {
 
     public func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError) {
         let resent = try wrap { () throws(EngineError) in
-            let contact = try account.contact(conversation)
-            return try account.resend(contact, ids: messages).refusingNothingSent(to: contact.name)
+            try account.resendShown(account.contact(conversation), ids: messages)
         }.resent
         wakeEngine()
         // The view's copy of these rows still shows the old status: the store says Sending now.

@@ -85,6 +85,31 @@ final class EngineChatModelTests: XCTestCase {
         XCTAssertEqual(model.timeline(of: sam, message: try incoming("hi")), [], "incoming messages have no status steps")
     }
 
+    /// Resend from the view on messages that arrived meanwhile (a row still on screen):
+    /// those are left out, and with nothing left the answer is in words, never an id.
+    func testResendFromTheViewLeavesOutWhatArrivedAndSaysSoInWords() throws {
+        let sam = try sam
+        try model.send(to: sam, content: .text("lost"))
+        try model.send(to: sam, content: .text("arrived"))
+        let ids = model.page(of: sam, before: nil, limit: 2).compactMap { item -> MessageID? in
+            if case .message(let m) = item { return m.id } else { return nil }
+        }
+        let store = model.account.store, samRow = try samID
+        for id in ids {
+            try store.raiseStatus(contact: samRow, id: id, event: .relayAcknowledged, at: 200)
+            try store.raiseStatus(contact: samRow, id: id, event: .peerCouldNotRead, at: 300)
+        }
+        try store.raiseStatus(contact: samRow, id: ids[1], event: .deliveredReceipt, at: 400)
+        try model.resend(in: sam, messages: ids)
+        XCTAssertEqual(model.drainEvents(), [.statusChanged(conversation: sam, id: ids[0], status: .sending)], "only the one that did not arrive")
+        try store.raiseStatus(contact: samRow, id: ids[0], event: .deliveredReceipt, at: 500)
+        XCTAssertThrowsError(try model.resend(in: sam, messages: ids)) { error in
+            let text = (error as? ChatModelError)?.description ?? ""
+            XCTAssertEqual(text, "Nothing to resend: the messages arrived.")
+            XCTAssertFalse(ids.contains { text.contains($0.hex) })
+        }
+    }
+
     func testMarkShownReadsOnlyThoseAndOwesTheirReadReceipts() throws {
         let a = try incoming("a"), b = try incoming("b")
         XCTAssertEqual(model.conversations().first?.unread, 2)
