@@ -29,10 +29,30 @@ extension StoreAccess {
         }
     }
 
+    /// Writes the search index entries of messages just stored (by rowid, in the same
+    /// transaction), many to a statement: the text of text messages; anything else has none.
+    func indexForSearch(_ stored: [(row: Int64, content: MessageContent)]) throws {
+        var args: [SQLValue] = []
+        for (row, content) in stored {
+            if case .text(let text) = content { args += [.integer(row), .text(text)] }
+        }
+        var offset = 0
+        while offset < args.count {
+            let rows = BatchSQL.chunk((args.count - offset) / 2)
+            try database.execute(SearchSQL.index[rows]!, Array(args[offset..<(offset + rows * 2)]))
+            offset += rows * 2
+        }
+    }
+
     /// Runs of whitespace (line breaks included) as one space.
     static func oneLine(_ text: String) -> String {
         text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
     }
+}
+
+/// The index's multi-row insert, built once.
+private enum SearchSQL {
+    static let index = BatchSQL.inserts("INSERT INTO message_search (rowid, text)", row: "(?, ?)")
 }
 
 extension SearchQuery {

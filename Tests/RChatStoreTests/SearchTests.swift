@@ -17,6 +17,13 @@ final class SearchTests: StoreTestCase {
                                               [.text("\"\(word)\"*")])).int64(at: 0)
     }
 
+    /// FTS5's check against the messages themselves (rank 1: the content too): every text
+    /// message has its entry, with its words, and nothing else has one.
+    func assertIndexMatchesMessages(file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertNoThrow(try store.database.execute("INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 1)"),
+                         file: file, line: line)
+    }
+
     func testSentAndReceivedMessagesAreFoundNewestFirstWithTheirPlaceInTheConversation() throws {
         let asked = MessageID.random(), answered = MessageID.random(), later = MessageID.random()
         try store.insertOutgoing(contact: sam, id: asked, content: .text("Quick question about the café?"), at: 100)
@@ -45,6 +52,7 @@ final class SearchTests: StoreTestCase {
         XCTAssertEqual(try search("café nine").map(\.message), [answered])
         XCTAssertEqual(try search("quick nothing"), [])
         XCTAssertEqual(try search("uick"), [], "words match from their start")
+        try assertIndexMatchesMessages()
     }
 
     func testOneConversationOrAllButDeletedContacts() throws {
@@ -80,6 +88,7 @@ final class SearchTests: StoreTestCase {
         let other = try Store(path: dbPath)
         defer { other.close() }
         XCTAssertEqual(try other.search(SearchQuery("pineapple")).count, 2)
+        try assertIndexMatchesMessages()
     }
 
     func testOnlyTextIsIndexed() throws {
@@ -90,6 +99,7 @@ final class SearchTests: StoreTestCase {
         XCTAssertEqual(try indexed("pineapple"), 0)
         XCTAssertEqual(try indexed("hour"), 0)
         XCTAssertEqual(try search("pineapple"), [])
+        try assertIndexMatchesMessages()
     }
 
     func testDeletingAMessageLeavesNothingSearchable() throws {
@@ -100,8 +110,7 @@ final class SearchTests: StoreTestCase {
         XCTAssertEqual(try indexed("secret"), 0, "the trigger removed its entry from the index itself")
         XCTAssertEqual(try indexed("friday"), 1)
         XCTAssertEqual(try search("friday").count, 1)
-        // The index still agrees with the messages, entry for entry.
-        try store.database.execute("INSERT INTO message_search (message_search) VALUES ('integrity-check')")
+        try assertIndexMatchesMessages()
         // And a whole conversation's worth.
         try store.database.execute("DELETE FROM messages WHERE contact_id = ?", [.integer(sam.rawValue)])
         XCTAssertEqual(try indexed("friday"), 0)
@@ -173,11 +182,18 @@ final class SearchMigrationTests: XCTestCase {
         XCTAssertNil(try old.database.queryOne("SELECT 1 FROM sqlite_master WHERE name = 'message_search'"))
         let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1).id
         let sent = MessageID.random(), received = MessageID.random()
-        try old.insertOutgoing(contact: sam, id: sent, content: .text("Remember the umbrella"), at: 10)
+        // As the code of step 6 stored them: the row alone (its inserts wrote no index).
+        func insert(_ id: MessageID, _ direction: String, _ content: MessageContent, position: Int64) throws {
+            try old.database.execute("""
+                INSERT INTO messages (contact_id, id, direction, content, created_at, position) VALUES (?, ?, ?, ?, ?, ?)
+                """, [.integer(sam.rawValue), .blob(id.bytes), .text(direction), .blob(content.encoded()), .integer(10 + position),
+                      .integer(position)])
+        }
+        try insert(sent, "out", .text("Remember the umbrella"), position: 1)
         let file = Attachment(kind: .photo, name: "umbrella.jpg", size: 3, contentHash: [UInt8](repeating: 1, count: 32),
                               key: [UInt8](repeating: 2, count: 32))
-        try old.insertIncoming(contact: sam, id: .random(), content: .attachment(file), at: 11)
-        try old.insertIncoming(contact: sam, id: received, content: .text("umbrella? it's sunny\nsee you"), at: 12)
+        try insert(.random(), "in", .attachment(file), position: 2)
+        try insert(received, "in", .text("umbrella? it's sunny\nsee you"), position: 3)
         old.close()
 
         let store = try Store(path: path)
@@ -187,7 +203,7 @@ final class SearchMigrationTests: XCTestCase {
         XCTAssertEqual(hits.map(\.message), [received, sent])
         XCTAssertEqual(hits.map(\.index), [2, 0])
         XCTAssertEqual(hits.first?.snippet, "umbrella? it's sunny see you")
-        try store.database.execute("INSERT INTO message_search (message_search) VALUES ('integrity-check')")
+        try store.database.execute("INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 1)")
         let later = try store.insertOutgoing(contact: sam, id: .random(), content: .text("umbrella found"), at: 13)
         XCTAssertEqual(try store.search(SearchQuery("umbrella found")).map(\.message), [try XCTUnwrap(store.message(later)).id])
     }
