@@ -1,7 +1,7 @@
 import RChatCore
 import RChatSQL
 
-// Full-text search over messages (schema step 7, `message_search`).
+// Full-text search over messages (the schema step `SchemaSearch`, `message_search`).
 
 extension StoreAccess {
     /// The newest messages (at most `limit`) whose text has every word of `query` as the

@@ -4,8 +4,9 @@ import RChatSQL
 import XCTest
 @testable import RChatStore
 
-/// Full-text search (schema step 7): the index entry is written with the message, in its
-/// transaction, and goes with it; what the user types is words, never FTS5 syntax.
+/// Full-text search (schema step `SchemaSearch`): the index entry is written with the
+/// message, in its transaction, and goes with it; what the user types is words, never FTS5
+/// syntax.
 final class SearchTests: StoreTestCase {
     func search(_ text: String, in conversation: ConversationID? = nil) throws -> [SearchHit] {
         try store.search(SearchQuery(text), in: conversation)
@@ -175,7 +176,7 @@ final class SearchMigrationTests: XCTestCase {
 
     override func tearDown() { try? FileManager.default.removeItem(at: home) }
 
-    static let stepsBefore = Array(Migrations.all.prefix { $0.sql != SchemaV7.sql })
+    static let stepsBefore = Array(Migrations.all.prefix { $0.sql != SchemaSearch.sql })
 
     func testExistingMessagesAreSearchableAfterTheStep() throws {
         let old = try Store(path: path, migrations: Self.stepsBefore)

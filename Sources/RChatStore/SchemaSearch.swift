@@ -1,4 +1,4 @@
-/// Schema step 7: full-text search over messages (SQLite FTS5).
+/// The schema step after message content (step 7): full-text search over messages (SQLite FTS5).
 ///
 /// `message_search` indexes the text of every text message (content kind 1: the kind byte,
 /// then UTF-8) by the message's rowid; attachments and control items are not indexed. It
@@ -21,7 +21,7 @@
 ///
 /// A later step that rebuilds `messages` must drop the view and the triggers first and
 /// make them again afterwards, then `rebuild` the index.
-enum SchemaV7 {
+enum SchemaSearch {
     static let sql = """
     CREATE VIEW message_search_text (rowid, text) AS
         SELECT rowid, CAST(substr(content, 2) AS TEXT) FROM messages WHERE substr(content, 1, 1) = x'01';
