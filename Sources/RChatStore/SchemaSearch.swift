@@ -1,4 +1,4 @@
-/// The schema step after message content (step 7): full-text search over messages (SQLite FTS5).
+/// A schema step: full-text search over messages (SQLite FTS5).
 ///
 /// `message_search` indexes the text of every text message (content kind 1: the kind byte,
 /// then UTF-8) by the message's rowid; attachments and control items are not indexed. It
