@@ -122,6 +122,19 @@ final class SearchViewTests: XCTestCase {
         XCTAssertNotNil(view.frame().position(of: "Sam: lunch 59"))
     }
 
+    func testAConversationDeletedMeanwhileIsNotOpened() {
+        let (model, _) = samConversation()
+        model.addMessage("Alex", .incoming, "lunch later")
+        let view = makeView(model, open: "Sam")
+        search(view, "lunch")
+        try? model.delete(model.id("Alex"))   // by another process, while the results are up
+        view.handle([.conversationsChanged])
+        view.press(.enter)
+        XCTAssertNil(view.state.overlay)
+        XCTAssertEqual(view.state.openConversation, model.id("Sam"), "still the one that was open")
+        XCTAssertTrue(view.frame().contains("That conversation no longer exists."))
+    }
+
     func testHelpListsSearch() {
         let (model, _) = samConversation()
         let view = makeView(model, rows: 60, columns: 100, open: "Sam")
