@@ -183,18 +183,13 @@ final class SearchMigrationTests: XCTestCase {
         XCTAssertNil(try old.database.queryOne("SELECT 1 FROM sqlite_master WHERE name = 'message_search'"))
         let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1).id
         let sent = MessageID.random(), received = MessageID.random()
-        // As the code of step 6 stored them: the row alone (its inserts wrote no index).
-        func insert(_ id: MessageID, _ direction: String, _ content: MessageContent, position: Int64) throws {
-            try old.database.execute("""
-                INSERT INTO messages (contact_id, id, direction, content, created_at, position) VALUES (?, ?, ?, ?, ?, ?)
-                """, [.integer(sam.rawValue), .blob(id.bytes), .text(direction), .blob(content.encoded()), .integer(10 + position),
-                      .integer(position)])
-        }
-        try insert(sent, "out", .text("Remember the umbrella"), position: 1)
+        // As the code before this step stored them: no index entry.
+        try StoreTestCase.insertAsBefore(old.database, contact: sam, id: sent, .outgoing, .text("Remember the umbrella"), at: 11, position: 1)
         let file = Attachment(kind: .photo, name: "umbrella.jpg", size: 3, contentHash: [UInt8](repeating: 1, count: 32),
                               key: [UInt8](repeating: 2, count: 32))
-        try insert(.random(), "in", .attachment(file), position: 2)
-        try insert(received, "in", .text("umbrella? it's sunny\nsee you"), position: 3)
+        try StoreTestCase.insertAsBefore(old.database, contact: sam, .incoming, .attachment(file), at: 12, position: 2)
+        try StoreTestCase.insertAsBefore(old.database, contact: sam, id: received, .incoming, .text("umbrella? it's sunny\nsee you"),
+                                         at: 13, position: 3)
         old.close()
 
         let store = try Store(path: path)
