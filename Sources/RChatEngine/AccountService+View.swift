@@ -98,3 +98,13 @@ extension AccountService {
         }
     }
 }
+
+extension AccountService {
+    /// `rchat search`, `/search`: the newest messages with every word, newest first (at most
+    /// `SearchQuery.resultLimit`), in one conversation (one gone is a usage error) or in
+    /// every one (nil).
+    public func search(_ query: SearchQuery, in conversation: ConversationID? = nil) throws(EngineError) -> [SearchHit] {
+        if let conversation { _ = try contact(conversation) }
+        return try Self.wrap { try store.search(query, in: conversation) }
+    }
+}

@@ -65,6 +65,10 @@ public final class EngineChatModel: ChatModel {
         (try? account.timeline(conversation, id: message)) ?? []
     }
 
+    public func search(_ query: SearchQuery, in conversation: ConversationID?) throws(ChatModelError) -> [SearchHit] {
+        try wrap { () throws(EngineError) in try account.search(query, in: conversation) }
+    }
+
     public func connection() -> ConnectionState { events.connection }
 
     public func myCode() -> String {

@@ -89,6 +89,7 @@ extension StoreAccess {
                 offset += rows
             }
         }
+        try indexForSearch(fresh.enumerated().map { (firstRow + Int64($0), $1.content) })
         try database.execute("UPDATE contacts SET last_incoming_position = ? WHERE id = ?",
                              [.integer(firstPosition + Int64(fresh.count) - 1), .integer(contact.rawValue)])
         if try database.queryOne("SELECT 1 FROM undecryptable WHERE contact_id = ? LIMIT 1", [.integer(contact.rawValue)]) != nil {

@@ -29,6 +29,7 @@ extension StoreAccess {
                           .integer(now), SQLValue(seq), SQLValue(keysFingerprint), .integer(position)])
             }
             let row = MessageRowID(database.lastInsertRowID)
+            try indexForSearch([(row.rawValue, content)])
             try database.execute("INSERT INTO message_status (message_rowid, status) VALUES (?, ?)",
                                  [.integer(row.rawValue), .text(MessageStatus.sending.rawValue)])
             try database.execute("INSERT INTO outbox (message_rowid, next_attempt_at) VALUES (?, ?)",

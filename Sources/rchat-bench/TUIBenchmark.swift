@@ -17,6 +17,7 @@ import RChatTUI
 ///     store holding `--big` (1,000,000) messages in that conversation, draws the first
 ///     frame, pages back 200 screens and forward again, and reports its VmRSS; the same over
 ///     a store with the account and contact but no messages. Target: within 10 MiB.
+/// (c) Search: see `searchFigures` (SearchBenchmark.swift). Target: 50 ms.
 struct TUIBenchmark {
     static let messages = Declared.integer("--messages", in: 1...10_000_000, default: 100_000, help: "messages in the conversation opened")
     static let big = Declared.integer("--big", in: 1...10_000_000, default: 1_000_000, help: "messages for the memory figure")
@@ -55,6 +56,9 @@ struct TUIBenchmark {
         print("| first frame, \(grouped(messages)) messages, cold (store just opened) | \(ms(cold)) | < 30 ms \(cold < 30 ? "✓" : "✗") |")
         print("| first frame, \(grouped(messages)) messages, warm (median of 20) | \(ms(warm)) | < 30 ms \(warm < 30 ? "✓" : "✗") |")
         print("| first frame, \(grouped(big)) messages, cold / warm | \(ms(coldBig)) / \(ms(warmBig)) | — |")
+
+        // (c) search
+        for row in searchFigures(directory) { print(row) }
 
         // (b) memory, each in a fresh process, median of 3
         let emptyRSS = median((0..<3).map { _ in childRSS(empty) })
@@ -196,23 +200,23 @@ struct TUIBenchmark {
 
     // MARK: figures
 
-    private func time(_ body: () -> Void) -> Double {
+    func time(_ body: () -> Void) -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
         body()
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
     }
 
-    private func median<T: Comparable>(_ values: [T]) -> T { values.sorted()[values.count / 2] }
-    private func ms(_ v: Double) -> String { String(format: "%.1f ms", v) }
-    private func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
-    private func grouped(_ n: Int) -> String {
+    func median<T: Comparable>(_ values: [T]) -> T { values.sorted()[values.count / 2] }
+    func ms(_ v: Double) -> String { String(format: "%.1f ms", v) }
+    func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+    func grouped(_ n: Int) -> String {
         let formatter = NumberFormatter()
         formatter.numberStyle = .decimal
         formatter.groupingSeparator = ","
         return formatter.string(from: NSNumber(value: n)) ?? String(n)
     }
 
-    private func fail(_ message: String) -> Never {
+    func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data("rchat-bench tui: \(message)\n".utf8))
         exit(1)
     }

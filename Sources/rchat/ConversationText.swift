@@ -19,15 +19,20 @@ enum ConversationText {
         }
     }
 
-    static func line(_ item: ConversationItem) -> String {
+    /// A time as the command line shows it: local, to the minute.
+    static func localTime(_ at: Int64) -> String {
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(at)))
+    }
+
+    static func line(_ item: ConversationItem) -> String {
         switch item {
         case .message(let m) where m.showsAsRow:
             // What this version cannot show reads as a row: one line saying so.
             return "  — \(TerminalText.sanitized(m.text, breaks: .shown))  \(m.id.hex)"
         case .message(let m):
-            let when = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(m.at)))
+            let when = localTime(m.at)
             let arrow = m.direction == .outgoing ? ">" : "<"
             var status = m.status.map { "  [\($0.rawValue)]" } ?? ""
             if m.resent { status += " Resent" }

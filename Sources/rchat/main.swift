@@ -6,7 +6,7 @@ import RChatEngine
 
 let commands: [Command] = AccountCommands.all + ContactCommands.all + MessageCommands.all + ContactStateCommands.all
     + CheckCommand.all
-    + [RenameCommand.command]
+    + [RenameCommand.command, SearchCommand.command]
     + [DemoCommands.command, TUICommand.view, Linger.command]
 
 func topLevelHelp() -> String {

@@ -91,6 +91,21 @@ final class Sandbox {
 /// A relay address for accounts that never connect in these tests.
 let offlineRelay = "127.0.0.1:9/" + String(repeating: "A", count: 43)
 
+extension Sandbox {
+    /// An account for each of `people` on the offline relay (named as the word, capitalized);
+    /// the first adds every other's code.
+    func accounts(_ people: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        for person in people {
+            let run = try rchat(person, ["init", "--name", person.capitalized, "--relay", offlineRelay])
+            XCTAssertEqual(run.status, 0, run.stderr, file: file, line: line)
+        }
+        for person in people.dropFirst() {
+            let add = try rchat(people[0], ["add", try rchat(person, ["code"]).lines[0]])
+            XCTAssertEqual(add.status, 0, add.stderr, file: file, line: line)
+        }
+    }
+}
+
 func XCTAssertFailsCleanly(_ run: Run, status: Int32, mentions: String, file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(run.status, status, "stderr: \(run.stderr)", file: file, line: line)
     let errLines = run.stderr.split(separator: "\n")

@@ -8,14 +8,7 @@ final class RenameCommandTests: XCTestCase {
 
     override func setUpWithError() throws {
         box = try Sandbox()
-        for person in ["alice", "sam", "carol"] {
-            let run = try box.rchat(person, ["init", "--name", person.capitalized, "--relay", offlineRelay])
-            XCTAssertEqual(run.status, 0, run.stderr)
-        }
-        for person in ["sam", "carol"] {
-            let add = try box.rchat("alice", ["add", try box.rchat(person, ["code"]).lines[0]])
-            XCTAssertEqual(add.status, 0, add.stderr)
-        }
+        try box.accounts(["alice", "sam", "carol"])
     }
 
     override func tearDown() { box = nil }

@@ -49,6 +49,30 @@ final class EngineChatModelTests: XCTestCase {
         return id
     }
 
+    /// `/search` through the model: hits whose index is where `page` finds the message; a
+    /// conversation gone meanwhile is one line for the status bar.
+    func testSearchFindsMessagesWherePagingFindsThem() throws {
+        let sam = try sam
+        try model.send(to: sam, content: .text("first umbrella"))
+        for n in 0..<30 { try model.send(to: sam, content: .text("filler \(n)")) }
+        let found = try incoming("umbrella, again")
+        let hits = try model.search(SearchQuery("umbrella"), in: sam)
+        XCTAssertEqual(hits.count, 2)
+        XCTAssertEqual(hits.first?.message, found)
+        let total = model.itemCount(of: sam)
+        for hit in hits {
+            let page = model.page(of: sam, before: total - 1 - hit.index, limit: 1)
+            guard case .message(let m)? = page.first else { return XCTFail("no message at \(hit.index)") }
+            XCTAssertEqual(m.id, hit.message)
+        }
+        XCTAssertEqual(try model.search(SearchQuery("umbrella"), in: nil).count, 2)
+        try model.delete(sam)
+        XCTAssertThrowsError(try model.search(SearchQuery("umbrella"), in: sam)) {
+            XCTAssertEqual(($0 as? ChatModelError)?.description, "That conversation no longer exists (see rchat contacts).")
+        }
+        XCTAssertEqual(try model.search(SearchQuery("umbrella"), in: nil), [])
+    }
+
     func testPagesCountFromTheNewestAndSendWakesTheEngine() throws {
         let sam = try sam
         for n in 0..<10 { try model.send(to: sam, content: .text("m\(n)")) }

@@ -16,7 +16,7 @@ extension MigrationTests {
         XCTAssertNil(try old.database.queryOne("SELECT 1 FROM sqlite_master WHERE name = 'drafts'"))
         let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
         let gone = try old.addContact(StoreTestCase.newContact("Gone", key: 9), at: 1_000).id
-        let sent = try old.insertOutgoing(contact: sam, id: .random(), content: .text("sent before drafts"), at: 2_000)
+        let sent = try StoreTestCase.insertAsBefore(old.database, contact: sam, .outgoing, .text("sent before drafts"), at: 2_000, position: 1)
         let before = try old.conversation(contact: sam, limit: 10)
         old.close()
 

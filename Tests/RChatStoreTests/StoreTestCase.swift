@@ -30,6 +30,23 @@ class StoreTestCase: XCTestCase {
                    deviceCertificate: [UInt8](repeating: key &+ 2, count: 64), relayAddress: "127.0.0.1:7000/relaykey")
     }
 
+    /// A message as a store made by an earlier schema step holds it: the row (and an outgoing
+    /// one's status) written as that code wrote them, with nothing a later step adds (the
+    /// search index entry): for stores opened by `Store(path:migrations:)` with fewer steps.
+    @discardableResult
+    static func insertAsBefore(_ db: Database, contact: ContactID, id: MessageID = .random(), _ direction: Direction,
+                               _ content: MessageContent, at: Int64, position: Int64) throws -> MessageRowID {
+        try db.execute("""
+            INSERT INTO messages (contact_id, id, direction, content, created_at, position) VALUES (?, ?, ?, ?, ?, ?)
+            """, [.integer(contact.rawValue), .blob(id.bytes), .text(direction.rawValue), .blob(content.encoded()), .integer(at),
+                  .integer(position)])
+        let row = MessageRowID(db.lastInsertRowID)
+        if direction == .outgoing {
+            try db.execute("INSERT INTO message_status (message_rowid, status) VALUES (?, 'Sending')", [.integer(row.rawValue)])
+        }
+        return row
+    }
+
     func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     func mode(_ path: String) throws -> Int {

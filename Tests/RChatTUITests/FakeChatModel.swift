@@ -36,6 +36,8 @@ final class FakeChatModel: ChatModel {
     var deleted: [ConversationID] = []
     var alertPermissionAnswers: [Bool] = []
     var reconnects = 0
+    var searches: [(query: SearchQuery, conversation: ConversationID?)] = []
+    var failNextSearch: ChatModelError?
 
     private var nextID: UInt8 = 0
     private var nextConversation: Int64 = 0
@@ -63,6 +65,23 @@ final class FakeChatModel: ChatModel {
     func viewSettings() -> ViewSettings { settings }
     var owedAlerts: [String] = []
     func takeOwedAlerts() -> [String] { defer { owedAlerts = [] }; return owedAlerts }
+
+    /// Messages whose text has every word at the start of one of its words (ignoring case),
+    /// newest first across conversations (the engine's order: as stored), with their index.
+    func search(_ query: SearchQuery, in conversation: ConversationID?) throws(ChatModelError) -> [SearchHit] {
+        if let error = failNextSearch { failNextSearch = nil; throw error }
+        searches.append((query, conversation))
+        var hits: [SearchHit] = []
+        for (id, list) in items where conversation == nil || conversation == id {
+            for (index, item) in list.enumerated() {
+                guard case .message(let m) = item, case .text(let text) = m.content else { continue }
+                let textWords = text.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+                guard query.words.allSatisfy({ word in textWords.contains { $0.hasPrefix(word.lowercased()) } }) else { continue }
+                hits.append(SearchHit(conversation: id, message: m.id, direction: m.direction, at: m.at, snippet: text, index: index))
+            }
+        }
+        return Array(hits.sorted { ($0.at, $0.index) > ($1.at, $1.index) }.prefix(SearchQuery.resultLimit))
+    }
     func myCode() -> String { code }
     func reconnect() { reconnects += 1 }
 

@@ -15,6 +15,9 @@ public protocol ChatModel: AnyObject {
     /// would have written to was gone), one line each, oldest first; taken once.
     func takeOwedAlerts() -> [String]
     func myCode() -> String
+    /// `/search WORDS`: the newest messages whose text has every word (at most
+    /// `SearchQuery.resultLimit`), newest first; in one conversation, or in all (nil).
+    func search(_ query: SearchQuery, in conversation: ConversationID?) throws(ChatModelError) -> [SearchHit]
 
     /// Intents. Errors come back as one line for the status bar.
     func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError)

@@ -34,7 +34,8 @@ enum OverlayBox {
             }
             screen.put(glyphs.vertical, row: row, column: left)
             screen.fill(row: row, from: left + 1, to: left + width - 1)
-            screen.put(line.text, row: row, column: left + 2, style: line.style, limit: left + width - 2)
+            let text = line.fit == .cut ? Wrap.pad(line.text, width: inner, ellipsis: glyphs.ellipsis) : line.text
+            screen.put(text, row: row, column: left + 2, style: line.style, limit: left + width - 2)
             screen.put(glyphs.vertical, row: row, column: left + width - 1)
         }
         let more = scroll + bodyHeight < wrapped.count ? " \(glyphs.moreBelow) " : ""
@@ -53,6 +54,8 @@ enum OverlayBox {
             switch line.fit {
             case .edgeToEdge:
                 return rows(of: line.text, columns: max(1, screenColumns)).map { Overlay.Line(copyable: $0, line.style) }
+            case .cut:
+                return [line]
             case .wrapped(let h):
                 hang = h
             }
@@ -101,6 +104,7 @@ extension Overlay.Kind {
         case .alertPermission: "y: yes, n or Esc: no"
         case .confirmQuit: "y: quit, any other key: stay"
         case .help, .details, .code: "Esc closes; Up/Down scroll"
+        case .search(let results): results.hits.isEmpty ? "Esc closes" : "Up/Down choose, Enter opens, Esc closes"
         }
     }
 }

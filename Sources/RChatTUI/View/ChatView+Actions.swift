@@ -100,6 +100,8 @@ extension ChatView {
             ])
         case "rename":
             rename(to: line.dropFirst().drop { $0 != " " }.dropFirst())
+        case "search":
+            showSearch(String(line.dropFirst().drop { $0 != " " }))
         case "help":
             showHelp()
         case "quit", "q":

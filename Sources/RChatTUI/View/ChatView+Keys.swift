@@ -166,6 +166,7 @@ extension ChatView {
             }
             return
         }
+        if case .search = overlay.kind { return searchKey(key) }
         if case .confirmDelete(let conversation) = overlay.kind {
             state.overlay = nil
             if key == .character("y") || key == .character("Y") {

@@ -182,6 +182,7 @@ public enum KeyMap {
         ("/mute, /unmute", "Silence or restore banners for this conversation"),
         ("/block, /unblock", "Block or unblock this contact"),
         ("/delete", "Delete this conversation and its messages (asks first)"),
+        ("/search WORDS", "Find messages with every word, in every conversation; Enter opens one there"),
         ("/reconnect", "Try the relay now, not at the next retry"),
         ("/help", "This help"),
         ("/quit", "Quit"),

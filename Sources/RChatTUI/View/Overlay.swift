@@ -1,6 +1,6 @@
 import RChatCore
 
-/// A box over the screen: help, message details, your code, or a question.
+/// A box over the screen: help, message details, your code, a question, or search results.
 public struct Overlay: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {
         case help, details, code
@@ -12,6 +12,8 @@ public struct Overlay: Equatable, Sendable {
         /// Asks before quitting with something typed, saying what happens to each draft:
         /// `y` quits, anything else stays.
         case confirmQuit
+        /// `/search WORDS`: one line per message found; Up/Down choose, Enter opens it.
+        case search(SearchResults)
     }
 
     public struct Line: Equatable, Sendable {
@@ -26,6 +28,9 @@ public struct Overlay: Equatable, Sendable {
             /// (a terminal may add line breaks between the rows: `/add` and `rchat add`
             /// remove whitespace from a pasted code).
             case edgeToEdge
+            /// One row, cut with an ellipsis where the box ends and padded to its width (a
+            /// list entry: one line per entry, so a reversed line shows the choice).
+            case cut
         }
         public var text: String
         public var style: CellStyle
@@ -38,6 +43,9 @@ public struct Overlay: Equatable, Sendable {
         public init(copyable text: String, _ style: CellStyle = .plain) {
             self.text = text; self.style = style; self.fit = .edgeToEdge
         }
+        public init(entry text: String, _ style: CellStyle = .plain) {
+            self.text = text; self.style = style; self.fit = .cut
+        }
     }
 
     public var kind: Kind
@@ -48,6 +56,19 @@ public struct Overlay: Equatable, Sendable {
 
     public init(kind: Kind, title: String, lines: [Line]) {
         self.kind = kind; self.title = title; self.lines = lines
+    }
+}
+
+/// What `/search` found, and which of it is chosen.
+public struct SearchResults: Equatable, Sendable {
+    public var query: SearchQuery
+    /// Newest first.
+    public var hits: [SearchHit]
+    /// Index into `hits`.
+    public var chosen = 0
+
+    public init(query: SearchQuery, hits: [SearchHit]) {
+        self.query = query; self.hits = hits
     }
 }
 
