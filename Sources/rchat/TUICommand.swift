@@ -12,7 +12,7 @@ enum TUICommand {
     /// Matched when no command is given (or only options such as --home).
     static let view = Command(
         name: "", usage: "rchat [--home DIR] [--device-dir DIR]",
-        summary: "Open the full-screen view (the engine runs while it is open; ? lists the keys).",
+        summary: "Open the full-screen view (the engine runs while it is open; F1 lists the keys).",
         details: """
         Takes the account's engine lock, like `rchat sync`: only one of them runs on a home at
         a time. The engine's log goes to view.log in the home directory, not to the screen.
