@@ -60,6 +60,19 @@ final class TUIEndToEndTests: XCTestCase {
         }
     }
 
+    /// Alice and Sam paired, both views open, Alice's conversation with Sam open and a
+    /// warm-up message from her Delivered: a session both ways.
+    func warmedUpViews() throws {
+        try world.makePair("alice", "sam")
+        try openView("sam")
+        try openView("alice")
+        try screen("alice", "online") { $0.contains("Online") }
+        try screen("sam", "Alice listed, online") { $0.contains("Alice") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screens.type(session("alice"), "warm-up")
+        try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == "ⓥ" }
+    }
+
     /// The view logs of everyone, for a failure message.
     func logs() -> String {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: world.box.root.path)) ?? []
@@ -205,13 +218,7 @@ final class TUIEndToEndTests: XCTestCase {
     /// Alice's screen says so with a Resend one keypress away; Sam's new device is named, and
     /// the Resend waits until Alice enters his new code.
     func testResendByKeypressAfterTheReceiverMovedToANewPhone() throws {
-        try world.makePair("alice", "sam")
-        try openView("sam")
-        try openView("alice")
-        try screen("alice", "online") { $0.contains("Online") }
-        try screens.keys(session("alice"), "Enter")
-        try screens.type(session("alice"), "warm-up")
-        try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == "ⓥ" }
+        try warmedUpViews()
 
         try screens.keys(session("sam"), "C-q")
         try screen("sam", "Sam's view quit cleanly") { $0.contains("[exited 0]") }

@@ -87,13 +87,7 @@ extension TUIEndToEndTests {
     /// (desktop alerts are off); a linger whose terminal is gone keeps them, and the next
     /// view shows them once.
     func testTheLingerAlertsOnItsTerminalOrKeepsTheAlertForTheNextStart() throws {
-        try world.makePair("alice", "sam")
-        try openView("alice")
-        try openView("sam")
-        try screen("sam", "online") { $0.contains("Alice") && $0.contains("Online") }
-        try screens.keys(session("alice"), "Enter")
-        try screens.type(session("alice"), "warm-up")
-        try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == "ⓥ" }
+        try warmedUpViews()
 
         try screens.keys(session("sam"), "C-q")
         try screen("sam", "Sam's view quit") { $0.contains("[exited 0]") }

@@ -6,13 +6,7 @@ extension TUIEndToEndTests {
     /// Words typed after Tab land in the composer: "quick question" does not quit, "just
     /// testing" keeps its "ju", "i think so" opens nothing and keeps its "i ".
     func testWordsTypedAfterTabAreSentWhole() throws {
-        try world.makePair("alice", "sam")
-        try openView("sam")
-        try openView("alice")
-        try screen("alice", "online") { $0.contains("Online") }
-        try screens.keys(session("alice"), "Enter")
-        try screens.type(session("alice"), "warm-up")
-        try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == "ⓥ" }
+        try warmedUpViews()
         for words in ["quick question", "just testing", "i think so"] {
             try screens.keys(session("alice"), "Tab")
             try screens.type(session("alice"), words)
