@@ -65,6 +65,28 @@ public struct AlertCenter: Sendable {
         }
     }
 
+    /// An alert for `conversation` was clicked: a running view is asked to open it (it takes
+    /// the request at its next look at the store, which the local wake-up starts).
+    public func requestOpen(_ conversation: ConversationID) throws(EngineError) {
+        try AccountService.wrap { try store.setSetting(SettingKey.openRequest, String(conversation.rawValue)) }
+    }
+
+    /// The conversation a clicked alert asked to open, if any; taken (removed).
+    public func takeOpenRequest() throws(EngineError) -> ConversationID? {
+        try AccountService.wrap {
+            try store.transaction { tx in
+                guard let text = try tx.setting(SettingKey.openRequest) else { return nil }
+                try tx.setSetting(SettingKey.openRequest, nil)
+                return Int64(text).map(ConversationID.init)
+            }
+        }
+    }
+
+    /// Whether the request is still there (no view took it).
+    public var openRequestWaiting: Bool {
+        get throws(EngineError) { try setting(SettingKey.openRequest) != nil }
+    }
+
     /// The alerts to show for these arrivals (conversation, message id), recorded as shown.
     /// `onScreen`: the conversation the view shows, which never alerts.
     public func alerts(for arrivals: [(conversation: ConversationID, id: MessageID)],
@@ -75,7 +97,7 @@ public struct AlertCenter: Sendable {
             for (conversation, id) in arrivals {
                 guard let contact = try tx.contact(id: ContactID(conversation)), let message = try tx.message(contact: contact.id, id: id) else { continue }
                 let arrival = AlertPolicy.Arrival(
-                    contactName: contact.name, kind: contact.state == .request ? .request : AlertPolicy.Kind(message.content),
+                    contactName: contact.name, conversation: conversation, kind: contact.state == .request ? .request : AlertPolicy.Kind(message.content),
                     contactMuted: contact.isMuted, contactBlockedOrDeleted: contact.isBlocked || contact.isDeleted,
                     alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
                     onScreen: onScreen == conversation)
@@ -95,7 +117,11 @@ public struct AlertCenter: Sendable {
 /// blocking: a hard time limit per alert), else the terminal; `--print` writes each as
 /// TITLE<TAB>TEXT to standard output.
 public enum AlertSink: Sendable {
-    case desktop(notifySend: String)
+    /// The desktop. With `onClick` (the command line of `rchat notify` for this account),
+    /// each alert is handed to that command, started in the background, which shows it with
+    /// a default action and opens its conversation when it is clicked; without, it is shown
+    /// here, waiting at most two seconds.
+    case desktop(notifySend: String, onClick: [String]? = nil)
     /// Standard error.
     case terminal
     /// A terminal device by its path: the one the view ran in, written to by the linger
@@ -104,14 +130,18 @@ public enum AlertSink: Sendable {
     case print
 
     /// The desktop when `notify-send` exists and a session bus is there, else the terminal.
-    public static func detect(environment: [String: String] = ProcessInfo.processInfo.environment) -> AlertSink {
+    public static func detect(environment: [String: String] = ProcessInfo.processInfo.environment,
+                              onClick: [String]? = nil) -> AlertSink {
         guard environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
         else { return .terminal }
-        for dir in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let path = "\(dir)/notify-send"
-            if FileManager.default.isExecutableFile(atPath: path) { return .desktop(notifySend: path) }
-        }
-        return .terminal
+        guard let path = Detached.executable("notify-send", path: environment["PATH"]) else { return .terminal }
+        return .desktop(notifySend: path, onClick: onClick)
+    }
+
+    /// The arguments of `notify-send` for an alert: the app name, an optional default action
+    /// (clicking the alert), then the title and the body as markup-escaped text.
+    public static func notifySendArguments(title: String, text: String, clickable: Bool) -> [String] {
+        ["--app-name=rChat"] + (clickable ? ["--action=default=Open"] : []) + ["--", title, AlertPolicy.desktopBody(text)]
     }
 
     /// Shows the alert; false when it could not be shown anywhere (a terminal device that is
@@ -120,7 +150,8 @@ public enum AlertSink: Sendable {
     public func post(_ alert: AlertPolicy.Alert) -> Bool {
         // Each field on one line, nothing a terminal (or the TITLE<TAB>TEXT format) acts on.
         let alert = AlertPolicy.Alert(title: TerminalText.sanitized(alert.title, breaks: .shown),
-                                      text: TerminalText.sanitized(alert.text, breaks: .shown), contact: alert.contact)
+                                      text: TerminalText.sanitized(alert.text, breaks: .shown), contact: alert.contact,
+                                      conversation: alert.conversation)
         switch self {
         case .print:
             FileHandle.standardOutput.write(Data("\(alert.title)\t\(alert.text)\n".utf8))
@@ -135,10 +166,17 @@ public enum AlertSink: Sendable {
             guard isatty(fd) == 1 else { return false }
             let bytes = Array("\(alert.line)\n".utf8)
             return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
-        case .desktop(let notifySend):
+        case .desktop(let notifySend, let onClick?):
+            // Shown, and waited for, by `rchat notify` in the background: the alert says only
+            // which conversation it opens, never more.
+            let conversation = alert.conversation.map { ["--conversation", String($0.rawValue)] } ?? []
+            guard Detached.start(onClick + ["--notify-send", notifySend] + conversation + ["--", alert.title, alert.text]) else {
+                return AlertSink.terminal.post(alert)
+            }
+        case .desktop(let notifySend, nil):
             let process = Process()
             process.executableURL = URL(fileURLWithPath: notifySend)
-            process.arguments = ["--app-name=rChat", "--", alert.title, AlertPolicy.desktopBody(alert.text)]
+            process.arguments = Self.notifySendArguments(title: alert.title, text: alert.text, clickable: false)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             guard (try? process.run()) != nil else {

@@ -232,6 +232,10 @@ extension EngineChatModel {
     /// `show-in-alerts` (what a banner shows) and `bell` (a terminal bell for a message
     /// elsewhere, default off). A setting that cannot be read gives the quieter choice:
     /// nothing about who, no bell.
+    public func takeOpenRequest() -> ConversationID? {
+        try? AlertCenter(account: account).takeOpenRequest()
+    }
+
     public func takeOwedAlerts() -> [String] {
         (try? AlertCenter(account: account).takeOwed()) ?? []
     }

@@ -14,6 +14,9 @@ public enum SettingKey {
     /// Alerts the linger could not show (the terminal it was started from was gone): their
     /// lines, one per line, shown at the next start of the view and then removed.
     public static let owedAlerts = "owed_alerts"
+    /// A conversation (contact id) whose alert was clicked, for a running view to open;
+    /// taken by the view that opens it.
+    public static let openRequest = "open_request"
 }
 
 extension StoreAccess {

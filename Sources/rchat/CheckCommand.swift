@@ -38,7 +38,8 @@ enum CheckCommand {
         let engine = try Engine(account: account, log: engineLog)
         let arrived = try engine.runCheck()
         let center = AlertCenter(account: account)
-        let sink: AlertSink = args.has("--print") ? .print : try center.desktopAllowed ? .detect() : .terminal
+        let sink: AlertSink = args.has("--print") ? .print
+            : try center.desktopAllowed ? .detect(onClick: NotifyCommand.onClick(locations)) : .terminal
         for alert in try center.alerts(for: arrived) { sink.post(alert) }
         withExtendedLifetime(lock) {}
     }

@@ -17,22 +17,9 @@ enum Linger {
     /// Starts `rchat linger` in a session of its own, detached from the terminal; it is told
     /// which terminal the view ran in, to alert there when desktop alerts are off.
     static func spawn(_ locations: Locations) {
-        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        let process = Process()
-        let setsid = "/usr/bin/setsid"
-        var arguments = ["linger", "--home", locations.home, "--device-dir", locations.deviceDirectory]
+        var arguments = [Detached.ownPath, "linger", "--home", locations.home, "--device-dir", locations.deviceDirectory]
         if let tty = ttyname(STDIN_FILENO) { arguments += ["--tty", String(cString: tty)] }
-        if FileManager.default.isExecutableFile(atPath: setsid) {
-            process.executableURL = URL(fileURLWithPath: setsid)
-            process.arguments = [me] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: me)
-            process.arguments = arguments
-        }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
+        Detached.start(arguments)
     }
 
     /// A lingering rChat on this home is asked to stop; waits (up to 5 s) until the engine
@@ -80,7 +67,8 @@ enum Linger {
         guard let lock else { return }
         let engine = try Engine(account: account, log: .discarding)
         let center = AlertCenter(account: account)
-        let sink: AlertSink? = try center.desktopAllowed ? .detect() : args.value("--tty").map { .device(path: $0) }
+        let sink: AlertSink? = try center.desktopAllowed ? .detect(onClick: NotifyCommand.onClick(locations))
+            : args.value("--tty").map { .device(path: $0) }
         let alerts = AlertFeed(center: center) { alert in
             // Shown nowhere (the terminal is gone): kept for the next start.
             if sink?.post(alert) != true { try? center.owe(alert) }

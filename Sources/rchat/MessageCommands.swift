@@ -48,7 +48,7 @@ enum MessageCommands {
         }
         let engine = try Engine(account: account, log: engineLog)
         let center = AlertCenter(account: account)
-        let sink: AlertSink = try center.desktopAllowed ? .detect() : .terminal
+        let sink: AlertSink = try center.desktopAllowed ? .detect(onClick: NotifyCommand.onClick(locations)) : .terminal
         let alerts = AlertFeed(center: center) { sink.post($0) }
         alerts.attach(to: engine)
         Signals.onTerminate { engine.stop() }

@@ -11,16 +11,20 @@ import Glibc
 enum TUICommand {
     /// Matched when no command is given (or only options such as --home).
     static let view = Command(
-        name: "", usage: "rchat [--home DIR] [--device-dir DIR]",
+        name: "", usage: "rchat [--home DIR] [--device-dir DIR] [--open NAME]",
         summary: "Open the full-screen view (the engine runs while it is open; F1 lists the keys).",
         details: """
         Takes the account's engine lock, like `rchat sync`: only one of them runs on a home at
         a time. The engine's log goes to view.log in the home directory, not to the screen.
-        """
+        --open NAME opens that conversation (a clicked alert starts the view so).
+        """,
+        options: [.text("--open", "NAME", help: "open this conversation")]
     ) { args, locations in
         try args.expectPositionals(max: 0)
+        let open = args.value("--open")
+        if let open { _ = try AccountService(locations: locations).contact(named: open) }   // unknown: one line, exit 2
         let session = try ViewSession(locations: locations, logPath: "\(locations.home)/view.log")
-        let status = session.run(TUIOptions())
+        let status = session.run(TUIOptions(openAtStart: open))
         // About 30 seconds more in the background: finish sending what is in flight and
         // alert on what arrives.
         session.release()

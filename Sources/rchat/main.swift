@@ -7,7 +7,7 @@ import RChatEngine
 let commands: [Command] = AccountCommands.all + ContactCommands.all + MessageCommands.all + ContactStateCommands.all
     + CheckCommand.all
     + [RenameCommand.command, SearchCommand.command]
-    + [DemoCommands.command, TUICommand.view, Linger.command]
+    + [DemoCommands.command, TUICommand.view, Linger.command, NotifyCommand.command]
 
 func topLevelHelp() -> String {
     let width = commands.map(\.usage.count).max() ?? 0

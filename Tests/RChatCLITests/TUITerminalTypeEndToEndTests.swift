@@ -129,3 +129,86 @@ extension TUIEndToEndTests {
         XCTAssertFalse(again.contains("While you were away"), "shown once:\n\(again)")
     }
 }
+
+extension TUIEndToEndTests {
+    /// A fake `notify-send` and terminal in a folder of the sandbox, put first on PATH for
+    /// every process this test starts: the alert's arguments are recorded, a click is the
+    /// file `click` appearing (the alert then prints its action, "default"), and the
+    /// terminal records what it was asked to run.
+    func fakeDesktop() throws -> String {
+        let bin = world.box.path("fake-desktop")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let notify = """
+        #!/bin/sh
+        n=$(ls "\(bin)" | grep -c '^alert-')
+        printf '%s\\n' "$@" > "\(bin)/alert-$n"
+        case "$*" in *--action=default=*) ;; *) exit 0 ;; esac
+        i=0
+        while [ ! -e "\(bin)/click" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+        [ -e "\(bin)/click" ] && rm "\(bin)/click" && echo default
+        exit 0
+        """
+        let terminal = """
+        #!/bin/sh
+        printf '%s\\n' "$@" > "\(bin)/terminal-args"
+        """
+        for (name, text) in [("notify-send", notify), ("fake-terminal", terminal)] {
+            try text.write(toFile: "\(bin)/\(name)", atomically: true, encoding: .utf8)
+            chmod("\(bin)/\(name)", 0o755)
+        }
+        setenv("PATH", bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), 1)
+        setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent", 1)
+        setenv("TERMINAL", "fake-terminal", 1)
+        return bin
+    }
+
+    func alerts(in bin: String) -> [[String]] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: bin)) ?? []).filter { $0.hasPrefix("alert-") }.sorted()
+            .compactMap { try? String(contentsOfFile: "\(bin)/\($0)", encoding: .utf8) }
+            .map { $0.split(separator: "\n").map(String.init) }
+    }
+
+    /// Clicking an alert opens its conversation: in a new terminal (`rchat --open NAME`)
+    /// when no view runs, in the running view when one does. The alert says only whose it is.
+    func testClickingAnAlertOpensItsConversation() throws {
+        let saved: [(String, String?)] = ["PATH", "DBUS_SESSION_BUS_ADDRESS", "TERMINAL"].map { key in
+            (key, ProcessInfo.processInfo.environment[key])
+        }
+        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+        let bin = try fakeDesktop()
+        try world.makePair("alice", "sam")
+        try world.expectSuccess(world.box.rchat("sam", ["settings", "desktop-alerts", "on"]))
+        try world.startSync("sam")
+        try world.startSync("alice")
+        let first = try world.send("alice", to: "Sam", "secret plans")
+        try world.waitForStatus("alice", "Sam", first, "Delivered", timeout: 20)
+        try world.eventually("the alert shown", timeout: 10) { self.alerts(in: bin).count == 1 }
+        let alert = alerts(in: bin)[0]
+        XCTAssertEqual(alert, ["--app-name=rChat", "--action=default=Open", "--", "Alice", "New message"])
+        XCTAssertFalse(alert.joined().contains("secret"))
+
+        // No view runs: the click opens a terminal with the view on Alice.
+        world.stopSync("sam")
+        FileManager.default.createFile(atPath: "\(bin)/click", contents: nil)
+        try world.eventually("a terminal asked for", timeout: 10) { FileManager.default.fileExists(atPath: "\(bin)/terminal-args") }
+        let args = try String(contentsOfFile: "\(bin)/terminal-args", encoding: .utf8).split(separator: "\n").map(String.init)
+        XCTAssertEqual(args.first, "-e")
+        XCTAssertEqual(Array(args.suffix(2)), ["--open", "Alice"])
+        XCTAssertTrue(args.contains(world.box.path("sam-home")), "\(args)")
+
+        // A view runs: the click brings the conversation to its front, and no terminal opens.
+        try FileManager.default.removeItem(atPath: "\(bin)/terminal-args")
+        try world.startSync("sam")
+        let second = try world.send("alice", to: "Sam", "again")
+        try world.waitForStatus("alice", "Sam", second, "Delivered", timeout: 20)
+        try world.eventually("the second alert shown", timeout: 10) { self.alerts(in: bin).count == 2 }
+        world.stopSync("sam")
+        try openView("sam")
+        try screen("sam", "the list") { $0.contains("Alice") && $0.screenLines.first?.trimmingCharacters(in: .whitespaces) == "rChat" }
+        FileManager.default.createFile(atPath: "\(bin)/click", contents: nil)
+        try screen("sam", "Alice's conversation opened by the click") { $0.screenLines.first?.contains("rChat · Alice") ?? false }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(bin)/terminal-args"))
+        try screens.keys(session("sam"), "C-q")
+        try screen("sam", "quit") { $0.contains("[exited 0]") }
+    }
+}

@@ -65,6 +65,8 @@ final class FakeChatModel: ChatModel {
     func viewSettings() -> ViewSettings { settings }
     var owedAlerts: [String] = []
     func takeOwedAlerts() -> [String] { defer { owedAlerts = [] }; return owedAlerts }
+    var openRequest: ConversationID?
+    func takeOpenRequest() -> ConversationID? { defer { openRequest = nil }; return openRequest }
 
     /// Messages whose text has every word at the start of one of its words (ignoring case),
     /// newest first across conversations (the engine's order: as stored), with their index.

@@ -32,6 +32,8 @@ public enum AlertPolicy {
 
     public struct Arrival: Sendable, Equatable {
         public var contactName: String
+        /// The conversation it arrived in: what clicking its alert opens.
+        public var conversation: ConversationID?
         public var kind: Kind
         public var contactMuted: Bool
         /// Blocked, deleted or unknown senders produce no alert.
@@ -41,9 +43,10 @@ public enum AlertPolicy {
         /// The view shows this conversation right now.
         public var onScreen: Bool
 
-        public init(contactName: String, kind: Kind, contactMuted: Bool = false, contactBlockedOrDeleted: Bool = false,
-                    alreadyAlerted: Bool = false, onScreen: Bool = false) {
+        public init(contactName: String, conversation: ConversationID? = nil, kind: Kind, contactMuted: Bool = false,
+                    contactBlockedOrDeleted: Bool = false, alreadyAlerted: Bool = false, onScreen: Bool = false) {
             self.contactName = contactName
+            self.conversation = conversation
             self.kind = kind
             self.contactMuted = contactMuted
             self.contactBlockedOrDeleted = contactBlockedOrDeleted
@@ -55,13 +58,17 @@ public enum AlertPolicy {
     public struct Alert: Sendable, Equatable {
         public var title: String
         public var text: String
-        /// Which conversation it opens; nil for a summary or a request. Never content.
+        /// Whose it is, for grouping; nil for a summary, a request, or with `nothing` shown.
         public var contact: String?
+        /// The conversation clicking it opens; nil for a summary. The only thing an alert's
+        /// action carries: never content.
+        public var conversation: ConversationID?
 
-        public init(title: String, text: String, contact: String?) {
+        public init(title: String, text: String, contact: String?, conversation: ConversationID? = nil) {
             self.title = title
             self.text = text
             self.contact = contact
+            self.conversation = conversation
         }
 
         /// The alert on one line, as a banner or a terminal shows it: "Sam: New message".
@@ -85,7 +92,7 @@ public enum AlertPolicy {
         guard alerts(a) else { return nil }
         switch a.kind {
         case .request:
-            return Alert(title: "rChat", text: "New message request", contact: nil)
+            return Alert(title: "rChat", text: "New message request", contact: nil, conversation: a.conversation)
         case .silent:
             return nil
         case .photo, .voiceMessage, .file, .text:
@@ -98,7 +105,7 @@ public enum AlertPolicy {
             case (.message, .file): text = "File"
             default: text = "New message"
             }
-            return Alert(title: title, text: text, contact: content == .nothing ? nil : a.contactName)
+            return Alert(title: title, text: text, contact: content == .nothing ? nil : a.contactName, conversation: a.conversation)
         }
     }
 

@@ -14,6 +14,8 @@ public protocol ChatModel: AnyObject {
     /// Alerts that could not be shown while the view was away (the terminal the linger
     /// would have written to was gone), one line each, oldest first; taken once.
     func takeOwedAlerts() -> [String]
+    /// A conversation another process asked the view to open (an alert was clicked); taken once.
+    func takeOpenRequest() -> ConversationID?
     func myCode() -> String
     /// `/search WORDS`: the newest messages whose text has every word (at most
     /// `SearchQuery.resultLimit`), newest first; in one conversation, or in all (nil).

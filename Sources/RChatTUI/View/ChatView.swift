@@ -186,6 +186,7 @@ public final class ChatView {
         state.now = now()
         var refreshList = false
         var reloadRows = false
+        var openRequested = false
         var elsewhere: [(conversation: ConversationID, preview: String)] = []
         for event in events {
             switch event {
@@ -215,10 +216,16 @@ public final class ChatView {
                 refreshList = true
                 reloadRows = true
                 settings = model.viewSettings()
+                openRequested = true
             }
         }
         if reloadRows { state.window?.reload(model: model) }
         if refreshList { reloadConversations() }
+        // An alert of another process was clicked: its conversation comes to the front.
+        if openRequested, let id = model.takeOpenRequest(), state.summary(id) != nil {
+            switchTo(id)
+            state.focus = .composer
+        }
         showBanner(for: elsewhere)
     }
 }

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Starts a program in a session of its own, detached from this process and its terminal
+/// (standard input, output and error go nowhere), and does not wait for it: the linger
+/// after the view, an alert waiting to be clicked, a terminal opened for a clicked alert.
+public enum Detached {
+    /// `arguments[0]` is the program's path. False when it could not be started.
+    @discardableResult
+    public static func start(_ arguments: [String]) -> Bool {
+        guard let program = arguments.first else { return false }
+        let process = Process()
+        let setsid = "/usr/bin/setsid"
+        if FileManager.default.isExecutableFile(atPath: setsid) {
+            process.executableURL = URL(fileURLWithPath: setsid)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(arguments.dropFirst())
+        }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        return (try? process.run()) != nil
+    }
+
+    /// A program by name (searched in `path`, a PATH list) or by path, if it can be run.
+    public static func executable(_ name: String, path: String?) -> String? {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        for dir in (path ?? "/usr/bin:/bin").split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") {
+            return "\(dir)/\(name)"
+        }
+        return nil
+    }
+
+    /// This program's own path (what `/proc/self/exe` names).
+    public static var ownPath: String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    }
+}
