@@ -31,11 +31,15 @@ func topLevelHelp() -> String {
 
 // Global options may come before the command word as well as after it.
 let globals = OptionParser(GlobalOptions.all, helpHint: "rchat --help")
-let before: Arguments, words: ArraySlice<String>
+var before: Arguments, words: ArraySlice<String>
+/// No command word and options of the view's own (`--open NAME`): all of them are the view's.
+var viewOnly = false
 do {
     (before, words) = try globals.parse(CommandLine.arguments.dropFirst(), stopAtPositional: true)
 } catch {
-    Exit.usage(error.description)
+    guard let parsed = try? TUICommand.view.parser.parse(CommandLine.arguments.dropFirst()),
+          parsed.arguments.positionals.isEmpty else { Exit.usage(error.description) }
+    (before, words, viewOnly) = (Arguments(), [], true)
 }
 if words.first == "help" || (words.isEmpty && before.wantsHelp) {
     print(topLevelHelp(), terminator: "")
@@ -50,7 +54,7 @@ guard let command = words.isEmpty ? TUICommand.view
           ?? commands.first(where: { !$0.name.isEmpty && $0.name == words.first }) else {
     Exit.usage("unknown command \"\(words.first!)\" (see rchat --help)")
 }
-let rest = words.dropFirst(command.name.isEmpty ? 0 : command.name.contains(" ") ? 2 : 1)
+let rest = viewOnly ? CommandLine.arguments.dropFirst() : words.dropFirst(command.name.isEmpty ? 0 : command.name.contains(" ") ? 2 : 1)
 
 do {
     let arguments = before.merging(try command.parser.parse(rest).arguments)

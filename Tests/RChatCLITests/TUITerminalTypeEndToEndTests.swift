@@ -212,3 +212,20 @@ extension TUIEndToEndTests {
         try screen("sam", "quit") { $0.contains("[exited 0]") }
     }
 }
+
+extension TUIEndToEndTests {
+    /// `rchat --open NAME` (what a clicked alert runs) opens the view on that conversation;
+    /// an unknown name is one line and exit 2.
+    func testOpenNameStartsTheViewOnThatConversation() throws {
+        try world.makePair("alice", "sam")
+        try world.expectSuccess(world.box.rchat("sam", ["settings", "desktop-alerts", "off"]))
+        let view = [Binaries.path("rchat"), "--home", world.box.path("sam-home"), "--device-dir", world.box.path("sam-device")]
+        try screens.open(session("sam"), view + ["--open", "alice"], env: Self.utf8)
+        try screen("sam", "Alice's conversation open") { $0.screenLines.first?.contains("rChat · Alice") ?? false }
+        try screens.keys(session("sam"), "C-q")
+        try screen("sam", "quit") { $0.contains("[exited 0]") }
+        try stopLinger("sam")
+        let unknown = try world.box.rchat("sam", ["--open", "Nobody"])
+        XCTAssertFailsCleanly(unknown, status: 2, mentions: "no contact named Nobody")
+    }
+}
