@@ -170,18 +170,24 @@ extension Engine {
     }
 
     /// The contact started over and told us of nothing we could resend: our recent messages
-    /// that left this device (Sent, or Not confirmed) without a receipt may not have reached
-    /// them. They keep their status; Resend is offered. One still Sending never left: it goes
-    /// in the new session by itself.
+    /// that left this device (Sent, or Not confirmed) before the new session, without a
+    /// receipt, may not have reached them. They keep their status; Resend is offered. One
+    /// still Sending never left, and one sent in the new session can be read there: neither
+    /// is counted.
     func startedOverRow(_ conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         conversation.recovery.peerStartedOver = false
         let contact = conversation.contact
         try tx.setRecoveryFlags(contact: contact.id, conversation.recovery)
         let t = now
-        // Written any time (one may wait in the outbox for days), taken by the relay within the window.
+        // Written any time (one may wait in the outbox for days), taken by the relay within the
+        // window and before the session the contact started over in.
+        let newSession = conversation.saved?.current?.startedAt ?? t
         let recent = try tx.outgoingMessages(contact: contact.id, since: 0).filter {
             $0.status == .sent || $0.status == .notConfirmed
-        }.filter { try relayTookAt($0, tx) >= t - ResendPolicy.window }
+        }.filter { m in
+            let took = try relayTookAt(m, tx)
+            return took >= t - ResendPolicy.window && took < newSession
+        }
         guard !recent.isEmpty else { return }
         _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.startedOver,
                                 text: RecoveryRows.startedOver(name: contact.name, count: recent.count),

@@ -9,12 +9,16 @@ import Glibc
 final class RecoveryStartedOverTests: RecoveryTestCase {
     /// The relay lost what it held (restarted without --persist), then Sam reinstalled:
     /// his notice names nothing, so Alice is told her recent message may not have reached
-    /// him; it keeps Sent until she resends it.
+    /// him; it keeps Sent until she resends it. A message still Sending then (no session with
+    /// Sam since the relay restarted) is not counted: it goes in the new session, where Sam
+    /// can read it.
     func testStartedOverWithoutANoticeShowsTheRowAndKeepsTheStatus() throws {
         try chattingPair()
         let held = try messagesHeldForSam(1, "lost with the relay")
         world.stopRelay(signal: SIGKILL)
         try world.startRelay(samePort: true)
+        let waiting = try world.send("alice", to: "Sam", "never left this device")
+        XCTAssertEqual(try world.status("alice", "Sam", waiting), "Sending")
         try world.reinstall("sam")
         try world.startSync("sam")
 
@@ -22,6 +26,7 @@ final class RecoveryStartedOverTests: RecoveryTestCase {
             "alice", "Sam", "Sam's phone started a new secure session with you. 1 message may not have reached them.")
         XCTAssertEqual(row.action, "resend")
         XCTAssertEqual(row.ids, held)
+        try world.waitForStatus("alice", "Sam", waiting, "Delivered", timeout: 20)
         try world.deliveredBarrier("alice", to: "Sam", "hello again")
         let alice = try world.list("alice", "Sam")
         XCTAssertEqual(alice.first { $0.id == held[0] }?.status, "Sent", "keeps its status: it may have arrived")
