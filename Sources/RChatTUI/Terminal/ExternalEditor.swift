@@ -74,7 +74,7 @@ public struct ExternalEditor: Sendable {
     /// ignores Ctrl-C meanwhile, the editor gets it as usual.
     private func run(_ path: String) -> RunResult {
         let argv = ["/bin/sh", "-c", "exec " + command + " \"$@\"", command, path]
-        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        let cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

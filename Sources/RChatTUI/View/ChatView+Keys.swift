@@ -144,9 +144,10 @@ extension ChatView {
     func openNextUnread() {
         let list = state.conversations
         guard !list.isEmpty else { return say("No other conversation has unread messages.") }
-        let from = state.openConversation.flatMap { open in list.firstIndex { $0.id == open } } ?? -1
+        let open = state.openConversation
+        let from = open.flatMap { open in list.firstIndex { $0.id == open } } ?? -1
         let after = (1...max(1, list.count)).map { list[(from + $0 + list.count) % list.count] }
-            .filter { $0.id != state.openConversation && $0.unread > 0 && $0.state != .blocked }
+            .filter { $0.id != open && $0.unread > 0 && $0.state != .blocked }
         guard let next = after.first(where: \.countsAsUnread) ?? after.first else {
             return say("No other conversation has unread messages.")
         }

@@ -34,7 +34,11 @@ public struct ViewState {
     public var isTooSmall: Bool { rows < Self.minimumRows || columns < Self.minimumColumns }
 
     /// The open conversation, by id: a rename changes what the header says, not this.
-    public var openConversation: ConversationID? { window?.conversation }
+    /// Not inlined: Swift 6.3.1's optimizer (CopyPropagation) crashes on callers that read it
+    /// inlined from a class's stored `state` (ChatView.handle, openNextUnread).
+    public var openConversation: ConversationID? {
+        @inline(never) get { window?.conversation }
+    }
 
     public var openSummary: ConversationSummary? {
         openConversation.flatMap(summary)
