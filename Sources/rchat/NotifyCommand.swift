@@ -2,7 +2,6 @@ import Foundation
 import RChatCommandLine
 import RChatCore
 import RChatEngine
-import RChatStore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -106,17 +106,22 @@ final class HostileTextTests: EngineTestCase {
         try world.expectSuccess(world.box.rchat("alice", ["settings", "desktop-alerts", "on"]))
         let bin = world.box.path("bin"), recorded = world.box.path("notify-send.args")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try "#!/bin/sh\nprintf '%s\\0' \"$@\" > '\(recorded)'\n".write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
+        // Written whole, then moved into place: the test never reads half of it.
+        try "#!/bin/sh\nprintf '%s\\0' \"$@\" > '\(recorded).part' && mv '\(recorded).part' '\(recorded)'\n"
+            .write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
         chmod("\(bin)/notify-send", 0o755)
         let env = ["PATH": "\(bin):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), "DISPLAY": ":99"]
         let check = try world.box.rchat("alice", ["check"], env: env)
         XCTAssertEqual(check.status, 0, check.stderr)
+        // Shown by `rchat notify`, started in the background by the check.
+        try world.eventually("the alert shown", timeout: 10) {
+            (try? String(contentsOfFile: recorded, encoding: .utf8))?.split(separator: "\0").count == 5
+        }
         let args = try String(contentsOfFile: recorded, encoding: .utf8).split(separator: "\0").map(String.init)
-        XCTAssertEqual(args.count, 4, "\(args)")
-        XCTAssertEqual(Array(args.prefix(2)), ["--app-name=rChat", "--"])
-        XCTAssertEqual(args[2], "Mallory")
-        XCTAssertTrue(args[3].hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), args[3])
-        XCTAssertTrue(args[3].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[3])
+        XCTAssertEqual(Array(args.prefix(3)), ["--app-name=rChat", "--action=default=Open", "--"])
+        XCTAssertEqual(args[3], "Mallory")
+        XCTAssertTrue(args[4].hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), args[4])
+        XCTAssertTrue(args[4].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[4])
         XCTAssertEqual(terminalControls(in: args.joined(), allowing: []), [], "\(args)")
         world.stopSync("mallory")
     }

@@ -141,7 +141,7 @@ extension TUIEndToEndTests {
         let notify = """
         #!/bin/sh
         n=$(ls "\(bin)" | grep -c '^alert-')
-        printf '%s\\n' "$@" > "\(bin)/alert-$n"
+        printf '%s\\n' "$@" > "\(bin)/part-$n" && mv "\(bin)/part-$n" "\(bin)/alert-$n"
         case "$*" in *--action=default=*) ;; *) exit 0 ;; esac
         i=0
         while [ ! -e "\(bin)/click" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
@@ -150,7 +150,7 @@ extension TUIEndToEndTests {
         """
         let terminal = """
         #!/bin/sh
-        printf '%s\\n' "$@" > "\(bin)/terminal-args"
+        printf '%s\\n' "$@" > "\(bin)/part-terminal" && mv "\(bin)/part-terminal" "\(bin)/terminal-args"
         """
         for (name, text) in [("notify-send", notify), ("fake-terminal", terminal)] {
             try text.write(toFile: "\(bin)/\(name)", atomically: true, encoding: .utf8)
