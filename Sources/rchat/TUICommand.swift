@@ -77,6 +77,7 @@ final class ViewSession {
     func run(_ options: TUIOptions) -> Int32 {
         var options = options
         if options.draftDirectory == nil { options.draftDirectory = home }
+        ExternalEditor.removeLeftovers(in: home)
         runner.start()
         var status = runTUI(model: model, options: options)
         if !runner.stop(timeout: 10) {

@@ -251,4 +251,18 @@ final class ComposerDraftTests: XCTestCase {
         XCTAssertEqual(model.drafts[sam]?.text, "from the editor\nsecond line")
         XCTAssertEqual(model.sent.count, 1)
     }
+
+    /// A view killed while its editor was open leaves its draft file; the next view removes
+    /// it (and nothing else).
+    func testLeftoverDraftFilesAreRemoved() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-leftover-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let left = directory + "/.rchat-draft-Ab12Cd", other = directory + "/notes.txt"
+        try "half written".write(toFile: left, atomically: false, encoding: .utf8)
+        try "keep".write(toFile: other, atomically: false, encoding: .utf8)
+        ExternalEditor.removeLeftovers(in: directory)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: left))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: other))
+    }
 }

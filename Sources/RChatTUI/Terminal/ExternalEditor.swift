@@ -32,9 +32,19 @@ public struct ExternalEditor: Sendable {
         return "vi"
     }
 
+    /// The prefix of the files drafts are edited in.
+    static let filePrefix = ".rchat-draft-"
+
+    /// Removes draft files a view killed while its editor was open left in `directory`
+    /// (called while no other view can run there: under the engine lock).
+    public static func removeLeftovers(in directory: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix(filePrefix) { unlink("\(directory)/\(name)") }
+    }
+
     /// Writes `draft`, runs the editor on it and waits for it, reads the file back.
     public func edit(_ draft: String) -> Outcome {
-        var template = Array("\(directory)/.rchat-draft-XXXXXX".utf8CString)
+        var template = Array("\(directory)/\(Self.filePrefix)XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             return .failed("Could not write the draft for the editor in \(directory): \(Self.errorText(errno)); the draft is kept.")
