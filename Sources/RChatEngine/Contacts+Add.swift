@@ -73,6 +73,19 @@ extension AccountService {
                     return result
                 }
                 let name = chosenName ?? code.name
+                if let mismatched = try tx.contact(named: name), mismatched.state == .keysDontMatch, !mismatched.isDeleted {
+                    // Keys don't match, and their code checked again: whatever keys it carries
+                    // are theirs now, a new account key too (a new install without rotation).
+                    // The old session cannot be used with them: the next one starts over.
+                    try tx.updatePinnedKeys(contact: mismatched.id, accountKey: code.accountKey, deviceKey: code.deviceKey,
+                                            deviceCertificate: code.deviceCertificate, at: now)
+                    try tx.setRelayAddress(contact: mismatched.id, code.relay.description)
+                    try tx.setInviteToken(contact: mismatched.id, code.inviteToken)
+                    try tx.setState(contact: mismatched.id, .ok)
+                    try tx.removeSealedState(contact: mismatched.id)
+                    return AddContactResult(conversation: mismatched.id.conversation, name: mismatched.name, change: .reverified,
+                                            safetyNumber: safety)
+                }
                 if try tx.contact(named: name) != nil {
                     throw EngineError.usage("a contact named \(name) already exists; choose another name with --name NAME")
                 }

@@ -99,6 +99,11 @@ extension StoreAccess {
         try updateContact(id, "deleted = ?", [SQLValue(deleted)])
     }
 
+    /// The invite token their code carries (a new install has a new one).
+    public func setInviteToken(contact id: ContactID, _ token: [UInt8]?) throws {
+        try updateContact(id, "invite_token = ?", [SQLValue(token)])
+    }
+
     public func setRelayAddress(contact id: ContactID, _ address: String?) throws {
         try updateContact(id, "relay_address = ?", [SQLValue(address)])
     }

@@ -211,6 +211,33 @@ final class RecoveryKeysTests: RecoveryTestCase {
         world.stopSync("sam")
     }
 
+    /// Keys don't match, and Sam is on a new install under new keys (no rotation, no backup):
+    /// entering his new code re-pins Sam — the same conversation, its history kept — even
+    /// though the account key in it is new; then messages flow both ways.
+    func testEnteringANewCodeAfterKeysDontMatchRepinsEvenANewAccountKey() throws {
+        let warmUp = try chattingPair()
+        world.stopSync("alice")
+        world.stopSync("sam")
+        try markKeysDontMatch("alice", contact: "Sam")
+        try FileManager.default.removeItem(atPath: world.box.path("sam-home"))
+        try FileManager.default.removeItem(atPath: world.box.path("sam-device"))
+        try world.makeAccount("sam")
+        try world.add("sam", "alice")
+
+        let add = try world.box.rchat("alice", ["add", try world.code("sam")])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertEqual(add.lines.first, "Sam verified again: new keys pinned")
+        XCTAssertEqual(try world.contacts("alice").map(\.name), ["Sam"])
+        XCTAssertEqual(try world.contacts("alice").map(\.state), ["ok"])
+        try world.startSync("alice")
+        try world.startSync("sam")
+        try world.deliveredBarrier("alice", to: "Sam", "to your new keys")
+        try world.deliveredBarrier("sam", to: "Alice", "from my new keys")
+        XCTAssertTrue(try world.list("alice", "Sam").contains { $0.id == warmUp }, "the conversation and its history stay")
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
     /// Sets a contact's state in `person`'s store, as the engine does when a handshake
     /// presents another account key. No engine runs on that home meanwhile.
     func markKeysDontMatch(_ person: String, contact name: String) throws {
