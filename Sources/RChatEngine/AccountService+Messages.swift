@@ -220,37 +220,21 @@ extension AccountService {
 
     /// `rchat settings KEY VALUE`.
     public func setSetting(_ key: String, _ value: String) throws(EngineError) {
-        if key == "show-in-alerts" {
-            guard ["name", "nothing", "message"].contains(value) else {
-                throw .usage("show-in-alerts is one of: name, nothing, message")
-            }
-            try Self.wrap { try store.setSetting(SettingKey.showInAlerts, value) }
-        } else if key == "desktop-alerts" {
-            guard value == "on" || value == "off" else { throw .usage("desktop-alerts is on or off") }
-            try Self.wrap { try store.setSetting(SettingKey.alertsPermission, value == "on" ? "allowed" : "denied") }
-        } else if key == "bell" {
-            guard value == "on" || value == "off" else { throw .usage("bell is on or off") }
-            try Self.wrap { try store.setSetting(SettingKey.bell, value) }
-        } else if let known = EngineSettings.known.first(where: { $0.key == key }) {
-            guard let n = Int(value), known.range.contains(n) else {
-                throw .usage("\(key) takes a whole number from \(known.range.lowerBound) to \(known.range.upperBound)")
-            }
-            try Self.wrap { try store.setSetting(key, String(n)) }
-        } else {
+        guard let setting = Setting(rawValue: key) else {
             throw .usage("unknown setting \(key) (see rchat settings --help)")
         }
+        try setSetting(setting, value)
+    }
+
+    public func setSetting(_ setting: Setting, _ value: String) throws(EngineError) {
+        let stored = try setting.stored(from: value)
+        try Self.wrap { try store.setSetting(setting.storeKey, stored) }
         WakeSignal.poke(home: locations.home)
     }
 
-    public func settingsList() throws(EngineError) -> [(String, String)] {
+    /// Every setting with what it shows now, in `Setting`'s order.
+    public func settingsList() throws(EngineError) -> [(Setting, String)] {
         let stored = try Self.wrap { try store.settings() }
-        let current = try Self.wrap { try EngineSettings(store: store) }
-        let permission = stored[SettingKey.alertsPermission].map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
-        return [("show-in-alerts", stored[SettingKey.showInAlerts] ?? "name"),
-                ("desktop-alerts", permission),
-                ("bell", stored[SettingKey.bell] == "on" ? "on" : "off"),
-                (EngineSettings.receiptWindowKey, String(current.receiptWindowMilliseconds)),
-                (EngineSettings.receiptBatchKey, String(current.receiptBatch)),
-                (EngineSettings.acknowledgementTimeoutKey, String(current.acknowledgementTimeoutSeconds))]
+        return Setting.allCases.map { ($0, $0.shown(stored[$0.storeKey])) }
     }
 }

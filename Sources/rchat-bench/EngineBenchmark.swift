@@ -87,7 +87,7 @@ struct EngineBenchmark {
             bob = try AccountService(locations: bobAt)
             _ = try alice.addContact(try bob.contactCode(), name: "bob")
             _ = try bob.addContact(try alice.contactCode(), name: "alice")
-            try bob.setSetting(EngineSettings.receiptWindowKey, "0")
+            try bob.setSetting(.receiptWindow, "0")
             // `rchat send` is another process with its own connection; so is this.
             aliceCommands = try AccountService(locations: aliceAt)
             guard let db = try? Database(path: bobAt.databasePath) else { fail("cannot open Bob's store for reading") }

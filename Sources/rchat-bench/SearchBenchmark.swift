@@ -88,7 +88,7 @@ extension TUIBenchmark {
         do {
             try AccountService.create(at: locations, name: "You", relay: try RelayAddress(parsing: Self.offlineRelay))
             let account = try AccountService(locations: locations)
-            try account.setSetting("desktop-alerts", "off")
+            try account.setSetting(.desktopAlerts, "off")
             var random = Generator(seed: 1)
             try account.store.transaction { tx in
                 var contacts: [ContactID] = []

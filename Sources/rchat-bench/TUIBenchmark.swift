@@ -92,7 +92,7 @@ struct TUIBenchmark {
             let account = try AccountService(locations: locations)
             _ = try account.addContact(samCode, name: nil)
             // Asked and answered, so the first frame is the conversation, not the question.
-            try account.setSetting("desktop-alerts", "off")
+            try account.setSetting(.desktopAlerts, "off")
             let contact = try account.contact(named: "Sam")
             let start: Int64 = 1_700_000_000
             try account.store.transaction { tx in

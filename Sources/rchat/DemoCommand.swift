@@ -80,8 +80,8 @@ final class Demo {
         _ = try me.addContact(try other.contactCode(), name: nil)
         _ = try other.addContact(try me.contactCode(), name: nil)
         // Receipts at once: the demo is about watching them arrive.
-        try me.setSetting("receipt-window-ms", "0")
-        try other.setSetting("receipt-window-ms", "0")
+        try me.setSetting(.receiptWindow, "0")
+        try other.setSetting(.receiptWindow, "0")
         _ = try other.send(to: "You", content: .text(DemoContact.greeting))
         _ = sam.goOnline()
     }
@@ -196,7 +196,7 @@ final class DemoContact: @unchecked Sendable {
                 try AccountService.restore(at: locations, from: backup, passphrase: passphrase)
                 try? FileManager.default.removeItem(atPath: backup)
                 let account = try AccountService(locations: locations)
-                try account.setSetting("receipt-window-ms", "0")
+                try account.setSetting(.receiptWindow, "0")
                 _ = try account.send(to: "You", content: .text(newPhone
                     ? "I'm on a new phone now. What you sent while I was away could not be read here. Nothing you send reaches this phone until /verify pins its key; then select the row and press r to Resend."
                     : "I reinstalled rChat on the same phone. What you sent while I was away was sent again by itself: look for Resent."))

@@ -142,21 +142,13 @@ enum ContactStateCommands {
     static let settingsCommand = Command(
         name: "settings", usage: "rchat settings [KEY VALUE]",
         summary: "Show the settings, or change one.",
-        details: """
-        show-in-alerts      name (default), nothing or message: what an alert shows
-        desktop-alerts      on or off: desktop notifications (asked the first time a
-                            conversation is opened in the full-screen view)
-        bell                on or off (default): a terminal bell in the full-screen view
-                            for a new message in another conversation (not muted ones)
-        receipt-window-ms   how long receipts wait to be sent together (default 200)
-        receipt-batch       how many owed receipts send a batch at once (default 64)
-        ack-timeout-s       seconds without a relay acknowledgement before Not confirmed (default 15)
-        """
+        details: Setting.allCases.map { $0.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0) + $0.help }
+            .joined(separator: "\n")
     ) { args, locations in
         try args.expectPositionals(max: 2)
         let account = try AccountService(locations: locations)
         if args.positionals.isEmpty {
-            for (key, value) in try account.settingsList() { say("\(key) \(value)") }
+            for (setting, value) in try account.settingsList() { say("\(setting.rawValue) \(value)") }
             return
         }
         guard args.positionals.count == 2 else { throw Arguments.UsageError(description: "give KEY and VALUE") }

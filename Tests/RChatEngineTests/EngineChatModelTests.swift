@@ -237,7 +237,7 @@ final class EngineChatModelTests: XCTestCase {
     }
 
     func testAlertPermissionIsStoredThroughTheAlertCenter() throws {
-        let settings = { [model] in Dictionary(uniqueKeysWithValues: try model!.account.settingsList())["desktop-alerts"] }
+        let settings = { [model] in Dictionary(uniqueKeysWithValues: try model!.account.settingsList())[.desktopAlerts] }
         XCTAssertFalse(model.alertPermissionAsked)
         XCTAssertEqual(try settings(), "not asked yet")
         model.setAlertPermission(true)

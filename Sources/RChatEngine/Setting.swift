@@ -1,0 +1,76 @@
+import RChatCore
+import RChatStore
+
+/// A setting of `rchat settings`: its name, what it takes, where the store keeps it, what
+/// it shows and its help — one place for each.
+public enum Setting: String, CaseIterable, Sendable {
+    case showInAlerts = "show-in-alerts"
+    case desktopAlerts = "desktop-alerts"
+    case bell
+    case receiptWindow = "receipt-window-ms"
+    case receiptBatch = "receipt-batch"
+    case acknowledgementTimeout = "ack-timeout-s"
+
+    /// Its key in the store's settings table.
+    public var storeKey: String {
+        switch self {
+        case .showInAlerts: SettingKey.showInAlerts
+        case .desktopAlerts: SettingKey.alertsPermission
+        case .bell: SettingKey.bell
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout: rawValue
+        }
+    }
+
+    /// The whole numbers a numeric setting takes, and its default; nil for the others.
+    public var numbers: (range: ClosedRange<Int>, default: Int)? {
+        switch self {
+        case .receiptWindow: (0...60_000, 200)
+        case .receiptBatch: (1...1_000, 64)
+        case .acknowledgementTimeout: (1...3_600, 15)
+        case .showInAlerts, .desktopAlerts, .bell: nil
+        }
+    }
+
+    /// What it takes and does, for `rchat settings --help`.
+    public var help: String {
+        switch self {
+        case .showInAlerts: "name (default), nothing or message: what an alert shows"
+        case .desktopAlerts: "on or off: desktop notifications (asked the first time a conversation is opened in the full-screen view)"
+        case .bell: "on or off (default): a terminal bell in the full-screen view for a new message in another conversation (not muted ones)"
+        case .receiptWindow: "how long receipts wait to be sent together, in milliseconds (default 200)"
+        case .receiptBatch: "how many owed receipts send a batch at once (default 64)"
+        case .acknowledgementTimeout: "seconds without a relay acknowledgement before Not confirmed (default 15)"
+        }
+    }
+
+    /// The value stored for what the user typed; the one-line refusal when it is not one
+    /// this setting takes.
+    public func stored(from value: String) throws(EngineError) -> String {
+        switch self {
+        case .showInAlerts:
+            guard AlertPolicy.Content(rawValue: value) != nil else {
+                throw .usage("show-in-alerts is one of: \(AlertPolicy.Content.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return value
+        case .desktopAlerts, .bell:
+            guard value == "on" || value == "off" else { throw .usage("\(rawValue) is on or off") }
+            return self == .desktopAlerts ? (value == "on" ? "allowed" : "denied") : value
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout:
+            let range = numbers!.range
+            guard let n = Int(value), range.contains(n) else {
+                throw .usage("\(rawValue) takes a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return String(n)
+        }
+    }
+
+    /// What `rchat settings` shows for the stored value (nil: never set).
+    public func shown(_ stored: String?) -> String {
+        switch self {
+        case .showInAlerts: stored ?? AlertPolicy.Content.name.rawValue
+        case .desktopAlerts: stored.map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
+        case .bell: stored == "on" ? "on" : "off"
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout: stored ?? String(numbers!.default)
+        }
+    }
+}
