@@ -386,6 +386,12 @@ extension Engine {
         }
         var contact = try tx.contact(accountKey: code.accountKey)
         if let known = contact, known.isBlocked || known.isDeleted { return }
+        // A contact sends requests only while it holds no session with us: it started over.
+        // A receipt sent in the session we hold would never be read, and receipts are not
+        // recovered: they wait for a session it holds.
+        if let known = contact, let conversation = conversations[known.id], conversation.saved != nil {
+            conversation.saved!.peerHoldsNone()
+        }
         if contact == nil {
             let candidates = RequestNames.candidates(for: code.name, fingerprint: Hash.blake2b(code.accountKey, outputBytes: 16))
             var name = candidates.last!

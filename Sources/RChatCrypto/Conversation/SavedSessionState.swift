@@ -89,6 +89,15 @@ public struct SavedSessionState: Sendable {
     /// unconfirmed, else the current one's; nil without a session.
     public var sendKeys: SessionKeys? { (sendingUntilConfirmed ?? current)?.keys }
 
+    /// The peer sent a message request, which it does only when it holds no session with
+    /// this side (it started over): no session counts as held by it until it sends a frame
+    /// in one (`confirm()`) or a new one begins. Receipts, which are never recovered if
+    /// unreadable, wait till then.
+    public mutating func peerHoldsNone() {
+        sendingUntilConfirmed = nil
+        peerHoldsCurrent = false
+    }
+
     /// The link is gone: keep only the current session's receive key.
     public mutating func endCurrent(at now: Int64) {
         if let c = current { older.append(OlderSession(receiving: c.keys.receiving, retiredAt: now)) }
