@@ -29,6 +29,9 @@ final class MemoryNetwork: @unchecked Sendable {
     var faults = Faults.none
     /// Accounts that reach nothing: their attempts fail and their connections were cut.
     var partitioned: Set<String> = []
+    /// Each owner's process, counted up when it is killed: an attempt made by an earlier one
+    /// comes to nothing.
+    private var processes: [String: Int] = [:]
     private(set) var relay: SimulatedRelay?
     private var connections: [Int: MemoryConnection] = [:]
     private var nextConnection = 1
@@ -50,7 +53,11 @@ final class MemoryNetwork: @unchecked Sendable {
     func dial(from owner: String, host: HostAddress, address: RelayAddress, mailboxKey: SigningKey,
               events: @escaping @Sendable (RelayEvent) -> Void, writable: @escaping @Sendable () -> Void,
               done: @escaping @Sendable (Result<any RelayLink, RelayClientError>) -> Void) {
+        let process = processes[owner, default: 0]
         scheduler.after(oneWayDelay()) { [self] in
+            // The process that dialled was killed meanwhile: its socket died with it, and
+            // nothing reaches the relay.
+            guard processes[owner, default: 0] == process else { return }
             guard !partitioned.contains(owner), let relay, relay.address == address, relay.isUp else {
                 return done(.failure(.connectFailed("connection refused (simulated)")))
             }
@@ -140,6 +147,13 @@ final class MemoryNetwork: @unchecked Sendable {
 
     func cutAll(of owner: String, _ why: String) {
         for connection in openConnections where connection.owner == owner { cut(connection, why) }
+    }
+
+    /// `owner`'s process was killed: its connections end, and so do its attempts still on
+    /// their way (a killed process's sockets close with it).
+    func processKilled(_ owner: String) {
+        processes[owner, default: 0] += 1
+        cutAll(of: owner, "engine killed")
     }
 
     /// The relay went away: every connection ends at the client (the relay's side is gone).

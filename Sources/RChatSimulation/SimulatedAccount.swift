@@ -78,7 +78,7 @@ final class SimulatedAccount {
         durability?.crashed = true
         engine = nil
         durability = nil
-        world.network.cutAll(of: name, "engine killed")
+        world.network.processKilled(name)
         world.trace.note("\(name): engine killed")
     }
 
