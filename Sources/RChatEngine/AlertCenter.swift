@@ -73,7 +73,9 @@ public struct AlertCenter: Sendable {
 
     /// The conversation a clicked alert asked to open, if any; taken (removed).
     public func takeOpenRequest() throws(EngineError) -> ConversationID? {
-        try AccountService.wrap {
+        // Asked at every change another process makes: a read, a transaction only when there is one.
+        guard try openRequestWaiting else { return nil }
+        return try AccountService.wrap {
             try store.transaction { tx in
                 guard let text = try tx.setting(SettingKey.openRequest) else { return nil }
                 try tx.setSetting(SettingKey.openRequest, nil)
@@ -183,8 +185,7 @@ public enum AlertSink: Sendable {
                 return AlertSink.terminal.post(alert)
             }
             // At most two seconds per alert: a stuck notification service never holds us up.
-            let deadline = Date(timeIntervalSinceNow: 2)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
+            Polling.until(within: 2) { !process.isRunning }
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 return AlertSink.terminal.post(alert)

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Fed on the engine thread: `observe` from `Engine.onEvent`, `turnEnded` from
 /// `Engine.onTurnEnd`. A failure to work out the alerts (a setting that does not read)
-/// is kept for the caller and stops nothing by itself.
+/// stops the engine it is attached to and is kept for the caller (`error`).
 public final class AlertFeed: Sendable {
     public static let quiet = 0.25
     public static let longest = 2.0
@@ -25,6 +25,7 @@ public final class AlertFeed: Sendable {
     private let post: @Sendable (AlertPolicy.Alert) -> Void
     private let pending = Mutex(Pending())
     private let failure = Mutex<EngineError?>(nil)
+    private let stopOnFailure = Mutex<(@Sendable () -> Void)?>(nil)
 
     public init(center: AlertCenter, post: @escaping @Sendable (AlertPolicy.Alert) -> Void) {
         self.center = center
@@ -69,6 +70,7 @@ public final class AlertFeed: Sendable {
             for alert in try center.alerts(for: arrivals) { post(alert) }
         } catch {
             failure.withLock { $0 = $0 ?? error }
+            stopOnFailure.withLock { $0 }?()
         }
     }
 
@@ -76,5 +78,6 @@ public final class AlertFeed: Sendable {
     public func attach(to engine: Engine) {
         engine.onEvent = { [self] event in observe(event) }
         engine.onTurnEnd = { [self] now in turnEnded(at: now) }
+        stopOnFailure.withLock { $0 = { [weak engine] in engine?.stop() } }
     }
 }

@@ -37,3 +37,23 @@ public enum Detached {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
     }
 }
+
+/// Waiting, for the commands, on something another process does: polled every 20 ms until
+/// it holds or the deadline passes.
+public enum Polling {
+    /// The first non-nil `value()`, or nil once `seconds` have passed.
+    public static func value<T, E: Error>(within seconds: Double, _ value: () throws(E) -> T?) throws(E) -> T? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while true {
+            if let found = try value() { return found }
+            if Date() >= deadline { return nil }
+            usleep(20_000)
+        }
+    }
+
+    /// Whether `condition` came to hold within `seconds`.
+    @discardableResult
+    public static func until<E: Error>(within seconds: Double, _ condition: () throws(E) -> Bool) throws(E) -> Bool {
+        try value(within: seconds) { () throws(E) in try condition() ? true : nil } ?? false
+    }
+}

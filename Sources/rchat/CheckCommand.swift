@@ -128,8 +128,7 @@ struct CheckTimer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }
-        let deadline = Date(timeIntervalSinceNow: 5)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
+        Polling.until(within: 5) { !process.isRunning }
         if process.isRunning { process.terminate(); return false }
         return process.terminationStatus == 0
     }

@@ -30,12 +30,7 @@ enum Linger {
               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0,
               isLinger(pid) else { return nil }
         kill(pid, SIGTERM)
-        let deadline = Date(timeIntervalSinceNow: 5)
-        while Date() < deadline {
-            if let lock = try EngineLock(home: locations.home) { return lock }
-            usleep(20_000)
-        }
-        return nil
+        return try Polling.value(within: 5) { () throws(EngineError) in try EngineLock(home: locations.home) }
     }
 
     /// Only a process that is really `rchat linger` is ever signalled (a stale pid file may
@@ -58,13 +53,8 @@ enum Linger {
         try args.expectPositionals(max: 0)
         let account = try AccountService(locations: locations)
         // The view that started us may still be releasing the lock.
-        var lock: EngineLock?
-        let deadline = Date(timeIntervalSinceNow: 3)
-        while lock == nil && Date() < deadline {
-            lock = try EngineLock(home: locations.home)
-            if lock == nil { usleep(20_000) }
-        }
-        guard let lock else { return }
+        guard let lock = try Polling.value(within: 3, { () throws(EngineError) in try EngineLock(home: locations.home) })
+        else { return }
         let engine = try Engine(account: account, log: .discarding)
         let center = AlertCenter(account: account)
         let sink: AlertSink? = try center.desktopAllowed ? .detect(onClick: NotifyCommand.onClick(locations))

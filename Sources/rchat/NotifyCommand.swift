@@ -74,8 +74,7 @@ enum NotifyCommand {
             // Something runs on this home: if it is the view, it takes the request at once.
             try center.requestOpen(conversation)
             WakeSignal.poke(home: locations.home)
-            let deadline = Date(timeIntervalSinceNow: viewAnswers)
-            while try center.openRequestWaiting, Date() < deadline { usleep(20_000) }
+            try Polling.until(within: viewAnswers) { () throws(EngineError) in try !center.openRequestWaiting }
             guard try center.takeOpenRequest() != nil else { return }   // taken: the view opened it
         }
         var view = [Detached.ownPath, "--home", locations.home, "--device-dir", locations.deviceDirectory]
