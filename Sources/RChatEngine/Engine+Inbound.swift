@@ -23,6 +23,8 @@ extension Engine {
         var stored: [(LiveConversation, [OwedDelivered])] = []
         /// Conversations whose keys changed: set up again after the commit.
         var rebuild: [ContactID] = []
+        /// Conversations now in Keys don't match: their links are left after the commit.
+        var keysDontMatch: [LiveConversation] = []
         var events: [ChatEvent] = []
         var receiptsOwed = 0
         /// The contact showed it holds a session this side answered: receipts and notices
@@ -32,7 +34,7 @@ extension Engine {
         /// Nothing here needs to happen before the next batch is stored: acknowledgements,
         /// events and receipts only. A batch that answers a handshake, starts a session or
         /// changes keys is synced and acted on at once.
-        var canWaitForDisk: Bool { replies.isEmpty && sessionsStarted.isEmpty && resendQueued.isEmpty && rebuild.isEmpty }
+        var canWaitForDisk: Bool { replies.isEmpty && sessionsStarted.isEmpty && resendQueued.isEmpty && rebuild.isEmpty && keysDontMatch.isEmpty }
     }
 
     /// Stores everything in `batch` in one transaction, then acknowledges it to the relay:
@@ -107,6 +109,7 @@ extension Engine {
         }
         for conversation in after.resendQueued { try flushOutbox(conversation) }
         for contactID in after.rebuild { try rebuild(contactID) }
+        for conversation in after.keysDontMatch { leaveLink(conversation, .detached) }
         for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation) }
         if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
             scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch)
@@ -143,7 +146,7 @@ extension Engine {
                     let session = try initiator.finish(bytes)
                     try begin(session, in: conversation, asResponder: false, tx, &after)
                 } catch {
-                    try handshakeFailed(conversation, error, tx)
+                    try handshakeFailed(conversation, error, tx, &after)
                 }
             case .envelope(let bytes):
                 guard let opening = openEnvelope(bytes, known: known) else { return rejectForged("a frame that no conversation can read, or that was altered") }
@@ -183,7 +186,7 @@ extension Engine {
             after.replies.append((conversation, .handshakeReply(reply)))
             try begin(session, in: conversation, asResponder: true, tx, &after)
         } catch {
-            try handshakeFailed(conversation, error, tx)
+            try handshakeFailed(conversation, error, tx, &after)
         }
     }
 
@@ -229,16 +232,24 @@ extension Engine {
         after.events.append(.rowAdded(conversation: contact.id.conversation))
     }
 
-    private func handshakeFailed(_ conversation: LiveConversation, _ error: Error, _ tx: StoreTransaction) throws {
-        if case HandshakeError.keysDontMatch = error {
-            log("\(conversation.contact.name) presented an account key other than the pinned one: Keys don't match")
-            try tx.setState(contact: conversation.contact.id, .keysDontMatch)
-            conversation.contact.state = .keysDontMatch
-            leaveLink(conversation, .detached)
-            emit(.conversationsChanged)
-        } else {
-            rejectForged("a handshake from \(conversation.contact.name) that failed (\(error))")
+    /// A handshake that proved an account key other than the pinned one puts the contact in
+    /// Keys don't match, with a row saying so; nothing is sent to it until its code is entered
+    /// again (`Contacts.add`). Any other failure is a forged or damaged frame.
+    private func handshakeFailed(_ conversation: LiveConversation, _ error: Error, _ tx: StoreTransaction,
+                                 _ after: inout AfterCommit) throws {
+        guard case HandshakeError.keysDontMatch = error else {
+            return rejectForged("a handshake from \(conversation.contact.name) that failed (\(error))")
         }
+        let contact = conversation.contact
+        log("\(contact.name) presented an account key other than the pinned one: Keys don't match")
+        guard contact.state != .keysDontMatch else { return }
+        try tx.setState(contact: contact.id, .keysDontMatch)
+        conversation.contact.state = .keysDontMatch
+        _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.keysDontMatch, text: RecoveryRows.keysDontMatch(name: contact.name),
+                                action: nil, messageIDs: [], at: now)
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        after.events.append(.conversationsChanged)
+        after.keysDontMatch.append(conversation)
     }
 
     func rejectForged(_ what: String) {

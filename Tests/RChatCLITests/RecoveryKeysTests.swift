@@ -5,6 +5,8 @@ import RChatRelayClient
 import RChatWire
 import RChatSQL
 import RChatStore
+import RChatCrypto
+@testable import RChatEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -176,15 +178,15 @@ final class RecoveryKeysTests: RecoveryTestCase {
         world.stopSync("sam")
     }
 
-    /// Keys don't match (set through the store: two real processes cannot present a key
-    /// other than the pinned one and still complete the handshake): Failed to send, Resend
-    /// refused, until Sam's code is entered again.
+    /// Keys don't match, reached as it happens (a handshake under another account key on the
+    /// conversation's link): Failed to send, Resend refused, until Sam's code is entered again.
     func testKeysDontMatchSendsNothingUntilTheCodeIsEnteredAgain() throws {
-        try chattingPair()
-        world.stopSync("alice")
-        try markKeysDontMatch("alice", contact: "Sam")
+        try chattingPairWhereAliceAnswers()
+        world.stopSync("sam")
+        try anotherAccountKeyOnTheLink()
         XCTAssertEqual(try world.contacts("alice").map(\.state), ["keys-dont-match"])
-        try world.startSync("alice")
+        XCTAssertEqual(try world.rows("alice", "Sam").map(\.text),
+                       ["Sam's keys don't match the ones you verified. Nothing can be sent to Sam until you enter their code again."])
 
         let refused = try world.send("alice", to: "Sam", "not for mismatched keys")
         try world.waitForStatus("alice", "Sam", refused, "Failed to send")
@@ -199,6 +201,7 @@ final class RecoveryKeysTests: RecoveryTestCase {
         XCTAssertEqual(add.status, 0, add.stderr)
         XCTAssertTrue(add.stdout.contains("verified again"), add.stdout)
         XCTAssertEqual(try world.contacts("alice").map(\.state), ["ok"])
+        try world.startSync("sam")
         try world.deliveredBarrier("alice", to: "Sam", "keys checked in person")
         try world.deliveredBarrier("sam", to: "Alice", "glad that's sorted")
         // The refused message never left; now Resend is offered and works.
@@ -215,10 +218,10 @@ final class RecoveryKeysTests: RecoveryTestCase {
     /// entering his new code re-pins Sam — the same conversation, its history kept — even
     /// though the account key in it is new; then messages flow both ways.
     func testEnteringANewCodeAfterKeysDontMatchRepinsEvenANewAccountKey() throws {
-        let warmUp = try chattingPair()
-        world.stopSync("alice")
+        let warmUp = try chattingPairWhereAliceAnswers()
         world.stopSync("sam")
-        try markKeysDontMatch("alice", contact: "Sam")
+        try anotherAccountKeyOnTheLink()
+        world.stopSync("alice")
         try FileManager.default.removeItem(atPath: world.box.path("sam-home"))
         try FileManager.default.removeItem(atPath: world.box.path("sam-device"))
         try world.makeAccount("sam")
@@ -238,13 +241,55 @@ final class RecoveryKeysTests: RecoveryTestCase {
         world.stopSync("sam")
     }
 
-    /// Sets a contact's state in `person`'s store, as the engine does when a handshake
-    /// presents another account key. No engine runs on that home meanwhile.
-    func markKeysDontMatch(_ person: String, contact name: String) throws {
-        XCTAssertFalse(world.isSyncRunning(person))
-        let store = try Store(home: world.box.path("\(person)-home"))
-        defer { store.close() }
-        let contact = try XCTUnwrap(try store.contact(named: name))
-        try store.setState(contact: contact.id, .keysDontMatch)
+    /// Alice and Sam chatting, Sam's account key sorting first: he initiates every handshake
+    /// and Alice answers, so a first message on their link reaches her as one from Sam would.
+    @discardableResult
+    func chattingPairWhereAliceAnswers() throws -> String {
+        for _ in 0..<32 {
+            try world.makeAccount("alice")
+            try world.makeAccount("sam")
+            let alice = try ContactCode(parsing: try world.code("alice")).accountKey
+            let sam = try ContactCode(parsing: try world.code("sam")).accountKey
+            if Handshake.Role.of(myAccountKey: sam, peerAccountKey: alice) == .initiator {
+                try world.add("alice", "sam")
+                try world.add("sam", "alice")
+                try world.startSync("sam")
+                try world.startSync("alice")
+                return try world.deliveredBarrier("alice", to: "Sam", "warm-up")
+            }
+            for folder in ["alice-home", "alice-device", "sam-home", "sam-device"] {
+                try FileManager.default.removeItem(atPath: world.box.path(folder))
+            }
+        }
+        throw NSError(domain: "no pair in 32 tries had Sam's account key sort first", code: 1)
+    }
+
+    /// Someone on Alice and Sam's link (the relay, or whoever it hands their rendezvous code)
+    /// opens a handshake with Alice's running sync under an account key of their own; Sam's
+    /// sync is stopped. Returns once Alice's side says Keys don't match. The codes come from
+    /// Sam's keys here because the test has no relay operator to ask.
+    func anotherAccountKeyOnTheLink() throws {
+        XCTAssertTrue(world.isSyncRunning("alice"))
+        XCTAssertFalse(world.isSyncRunning("sam"))
+        let sam = try AccountService(locations: Locations(home: world.box.path("sam-home"), deviceDirectory: world.box.path("sam-device")))
+        let aliceCode = try ContactCode(parsing: try world.code("alice"))
+        let secret = try ConversationSecret(myAccount: try sam.identity().accountKey, peerAccountKey: aliceCode.accountKey)
+        let attacker = try XCTUnwrap((0..<64).lazy.map { _ in Handshake.LocalIdentity(account: .generate(), device: .generate()) }
+            .first { Handshake.Role.of(myAccountKey: $0.account.publicKey, peerAccountKey: aliceCode.accountKey) == .initiator })
+        let client = try RelayClient.connect(to: try RelayAddress(parsing: world.relayAddress), mailboxKey: .generate())
+        defer { client.close() }
+        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: nil).map(\.bytes))
+        var linked: (LinkID, [UInt8])?
+        try world.eventually("the relay links the attacker with Alice", timeout: 20) {
+            if case .linked(let link, let code)? = client.nextEvent(timeout: 0.2) { linked = (link, code) }
+            return linked != nil
+        }
+        let (link, code) = try XCTUnwrap(linked)
+        let first = try Handshake.Initiator(me: attacker, peer: .init(accountKey: aliceCode.accountKey, deviceKey: aliceCode.deviceKey),
+                                            reconnectCounter: nil, prologue: Handshake.linkPrologue(code: code)).firstMessage()
+        _ = try client.send(on: link, LinkFrame.handshakeFirst(first).encoded)
+        try world.eventually("Alice's side says Keys don't match", timeout: 20) {
+            try self.world.contacts("alice").map(\.state) == ["keys-dont-match"]
+        }
     }
 }

@@ -84,13 +84,13 @@ final class HandshakeTests: XCTestCase {
         let i = try Handshake.Initiator(me: pair.initiator.identity, peer: pair.responder.pinned, reconnectCounter: 0)
         let r = try Handshake.Responder(me: pair.responder.identity, peer: pair.initiator.pinned, reconnectCounter: 0)
         let first = i.firstMessage()
-        var v4 = first; v4[0] = 4
+        var v5 = first; v5[0] = 5
         let cases: [(name: String, message: [UInt8], error: HandshakeError)] = [
             ("empty", [], .malformed),
             ("header only", Array(first.prefix(2)), .malformed),
             ("truncated payload", Array(first.dropLast()), .decryptionFailed),
             ("extra byte", first + [0], .decryptionFailed),
-            ("future version", v4, .unsupportedVersion(4)),
+            ("future version", v5, .unsupportedVersion(5)),
             ("reply where a first message belongs", try r.respond(to: first).reply, .malformed),
             ("prologue differs", try Handshake.Initiator(me: pair.initiator.identity, peer: pair.responder.pinned,
                                                          reconnectCounter: 0, prologue: [9]).firstMessage(), .decryptionFailed),
@@ -105,7 +105,7 @@ final class HandshakeTests: XCTestCase {
     func testPayloadChecksGiveTypedErrors() throws {
         let me = pair.initiator, you = pair.responder
         let other = ConvParty(accountSeed: 200, deviceSeed: 201)
-        func payload(account: [UInt8]? = nil, device: SigningKey? = nil, certifiedBy: SigningKey? = nil, version: UInt8 = 3) -> HandshakePayload {
+        func payload(account: [UInt8]? = nil, device: SigningKey? = nil, certifiedBy: SigningKey? = nil, version: UInt8 = Handshake.protocolVersion) -> HandshakePayload {
             let d = device ?? me.device
             return HandshakePayload(version: version, accountKey: account ?? me.account.publicKey, deviceKey: d.publicKey,
                                     deviceCertificate: DeviceCertificate.issue(deviceKey: d.publicKey, account: certifiedBy ?? me.account),
@@ -113,14 +113,14 @@ final class HandshakeTests: XCTestCase {
         }
         let cases: [(name: String, payload: HandshakePayload, signer: SigningKey, error: HandshakeError?)] = [
             ("crafted like the real thing", payload(), me.device, nil),
-            ("another account key presented", payload(account: other.account.publicKey, device: other.device, certifiedBy: other.account),
-             other.device, .keysDontMatch(presentedAccountKey: other.account.publicKey)),
+            ("payload names an account key other than the sealed one",
+             payload(account: other.account.publicKey, device: other.device, certifiedBy: other.account), other.device, .malformed),
             ("certificate by another account", payload(certifiedBy: other.account), me.device, .badCertificate),
             ("certificate by the device itself", payload(certifiedBy: me.device), me.device, .badCertificate),
             ("signed by another device key", payload(), other.device, .badSignature),
             ("signed by the account key", payload(), me.account, .badSignature),
             ("new device, certified, signs", payload(device: other.device), other.device, nil),
-            ("future payload version", payload(version: 4), me.device, .unsupportedVersion(4)),
+            ("future payload version", payload(version: 5), me.device, .unsupportedVersion(5)),
         ]
         let r = try Handshake.Responder(me: you.identity, peer: me.pinned, reconnectCounter: 0)
         for c in cases {
@@ -140,8 +140,9 @@ final class HandshakeTests: XCTestCase {
         let other = ConvParty(accountSeed: 210, deviceSeed: 211)
         let cases: [(name: String, account: [UInt8], device: SigningKey, certifiedBy: SigningKey, signer: SigningKey, error: HandshakeError?)] = [
             ("crafted like the real thing", you.account.publicKey, you.device, you.account, you.device, nil),
-            ("another account key presented", other.account.publicKey, other.device, other.account, other.device,
-             .keysDontMatch(presentedAccountKey: other.account.publicKey)),
+            // The reply's keys come from the first message's "es": only the pinned responder
+            // can make one, so a payload naming another account is malformed, not a mismatch.
+            ("another account key named", other.account.publicKey, other.device, other.account, other.device, .malformed),
             ("certificate by another account", you.account.publicKey, you.device, other.account, you.device, .badCertificate),
             ("signed by the account key", you.account.publicKey, you.device, you.account, you.account, .badSignature),
         ]
@@ -159,15 +160,37 @@ final class HandshakeTests: XCTestCase {
         }
     }
 
+    func testAnotherAccountKeyIsProvedAndReportedAsKeysDontMatch() throws {
+        let me = pair.initiator, you = pair.responder
+        // Someone on the link under an account key of their own, with everything consistent:
+        // the first message opens and proves that key, and gets no answer.
+        let impostor = (220...250).lazy.map { ConvParty(accountSeed: UInt8($0), deviceSeed: 221) }
+            .first { bytesPrecede($0.account.publicKey, you.account.publicKey) }!
+        let p = HandshakePayload(accountKey: impostor.account.publicKey, deviceKey: impostor.device.publicKey,
+                                 deviceCertificate: impostor.identity.deviceCertificate, startedOver: false, reconnectCounter: 0, extensionBytes: [])
+        let r = try Handshake.Responder(me: you.identity, peer: me.pinned, reconnectCounter: 0)
+        let own = craftFirstMessage(staticAccount: impostor.account, responderAccountKey: you.account.publicKey, payload: p, signer: impostor.device)
+        XCTAssertThrowsError(try r.respond(to: own)) {
+            XCTAssertEqual($0 as? HandshakeError, .keysDontMatch(presentedAccountKey: impostor.account.publicKey))
+        }
+        // The same through the public API: an Initiator whose pinned responder is `you`.
+        let other = try Handshake.Initiator(me: impostor.identity, peer: you.pinned, reconnectCounter: nil)
+        XCTAssertThrowsError(try r.respond(to: other.firstMessage())) {
+            XCTAssertEqual($0 as? HandshakeError, .keysDontMatch(presentedAccountKey: impostor.account.publicKey))
+        }
+        // Not proved, never a mismatch: certificate or signature by another key.
+        let unsigned = craftFirstMessage(staticAccount: impostor.account, responderAccountKey: you.account.publicKey, payload: p, signer: me.device)
+        XCTAssertThrowsError(try r.respond(to: unsigned)) { XCTAssertEqual($0 as? HandshakeError, .badSignature) }
+    }
+
     func testWrongStaticKeyFails() throws {
         let me = pair.initiator, you = pair.responder
-        // An impostor that does not hold the pinned account key, presenting its own.
+        // An impostor that does not hold the pinned account key, claiming it: "ss" differs.
         let impostor = ConvParty(accountSeed: 220, deviceSeed: 221)
-        let forged = impostor.identity
-        let p = HandshakePayload(accountKey: impostor.account.publicKey, deviceKey: impostor.device.publicKey,
-                                 deviceCertificate: forged.deviceCertificate, startedOver: false, reconnectCounter: 0, extensionBytes: [])
+        let p = HandshakePayload(accountKey: me.account.publicKey, deviceKey: impostor.device.publicKey,
+                                 deviceCertificate: impostor.identity.deviceCertificate, startedOver: false, reconnectCounter: 0, extensionBytes: [])
         let message = craftFirstMessage(staticAccount: impostor.account, responderAccountKey: you.account.publicKey,
-                                        payload: p, signer: impostor.device, transcriptInitiatorKey: me.account.publicKey)
+                                        payload: p, signer: impostor.device, sealedAccountKey: me.account.publicKey)
         let r = try Handshake.Responder(me: you.identity, peer: me.pinned, reconnectCounter: 0)
         XCTAssertThrowsError(try r.respond(to: message)) { XCTAssertEqual($0 as? HandshakeError, .decryptionFailed) }
 
@@ -248,21 +271,21 @@ final class HandshakeTests: XCTestCase {
     // MARK: crafting
 
     /// A first message built step by step like `Initiator`, with any static key, payload and
-    /// signer. `transcriptInitiatorKey` is the initiator key the responder has pinned.
+    /// signer. `sealedAccountKey`: the account key sealed as the initiator's (default: its own).
     private func craftFirstMessage(staticAccount: SigningKey, responderAccountKey: [UInt8], payload: HandshakePayload,
-                                   signer: SigningKey, transcriptInitiatorKey: [UInt8]? = nil) -> [UInt8] {
-        var t = HandshakeTranscript(prologue: [], initiatorAccountKey: transcriptInitiatorKey ?? staticAccount.publicKey,
-                                    responderAccountKey: responderAccountKey)
+                                   signer: SigningKey, sealedAccountKey: [UInt8]? = nil) -> [UInt8] {
+        var t = HandshakeTranscript(prologue: [], responderAccountKey: responderAccountKey)
         let e = AgreementKey.generate()
         let header: [UInt8] = [Handshake.protocolVersion, 1]
         let responderStatic = Signature.agreementPublicKey(fromSigningKey: responderAccountKey)!
         t.mix(header)
         t.mix(e.publicKey)
         t.mix(secret: try! e.sharedSecret(with: responderStatic))
+        let sealedStatic = t.seal(sealedAccountKey ?? staticAccount.publicKey, messageNumber: 1)
         t.mix(secret: try! staticAccount.agreementKey().sharedSecret(with: responderStatic))
         let body = payload.body()
         let signature = signer.sign(HandshakePayload.signedMessage(role: .initiator, transcript: t.hash, body: body))
-        return header + e.publicKey + t.seal(body + signature, messageNumber: 1)
+        return header + e.publicKey + sealedStatic + t.seal(body + signature, messageNumber: 1)
     }
 
     /// A reply built like `Responder` (which must hold the real static key to read the first
@@ -272,10 +295,11 @@ final class HandshakeTests: XCTestCase {
         let parts = try! Handshake.parse(first, messageNumber: 1)
         let initiatorStatic = Signature.agreementPublicKey(fromSigningKey: initiatorAccountKey)!
         let mine = staticAccount.agreementKey()
-        var t = HandshakeTranscript(prologue: [], initiatorAccountKey: initiatorAccountKey, responderAccountKey: staticAccount.publicKey)
+        var t = HandshakeTranscript(prologue: [], responderAccountKey: staticAccount.publicKey)
         t.mix(parts.header)
         t.mix(parts.ephemeral)
         t.mix(secret: try! mine.sharedSecret(with: parts.ephemeral))
+        _ = try! t.open(parts.sealedStatic, messageNumber: 1)
         t.mix(secret: try! mine.sharedSecret(with: initiatorStatic))
         _ = try! t.open(parts.sealed, messageNumber: 1)
         let e = AgreementKey.generate()

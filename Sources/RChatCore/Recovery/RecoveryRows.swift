@@ -29,6 +29,12 @@ public enum RecoveryRows {
         "\(name) is using a new device. Enter their code again to verify it."
     }
 
+    /// Shown when a handshake proved an account key other than the pinned one: nothing is
+    /// sent until the contact's code is entered again.
+    public static func keysDontMatch(name: String) -> String {
+        "\(name)'s keys don't match the ones you verified. Nothing can be sent to \(name) until you enter their code again."
+    }
+
     /// Shown to the sender after the contact rotated their keys.
     public static func keysChanged(name: String, count: Int) -> String {
         count == 0 ? "\(name)'s keys changed."

@@ -1,38 +1,58 @@
 import RChatCore
 
-/// The session handshake, protocol v3 (docs/PROTOCOL.md, "Conversation protocol"): Noise-KK-style, run over a relay link
+/// The session handshake, protocol v4 (docs/PROTOCOL.md, "Conversation protocol"): Noise-IK-style, run over a relay link
 /// every time either side comes back online.
 ///
-/// Roles come from key order: the side whose account public key sorts first initiates, so
-/// two sides linked at the same moment never both initiate. Both account (static) keys are
-/// pinned in advance; the DHs use their X25519 forms. Each message carries a fresh ephemeral.
+/// Roles come from key order: the side whose pinned account public key sorts first initiates,
+/// so two sides linked at the same moment never both initiate. The responder's account
+/// (static) key is known to the initiator in advance; the initiator's travels sealed in the
+/// first message, so a first message made under an account key other than the pinned one
+/// still opens, proves that key, and is reported as `HandshakeError.keysDontMatch` (never
+/// answered). The DHs use the keys' X25519 forms. Each message carries a fresh ephemeral.
 ///
-/// Message layout (both messages):
+/// Message 1:
 ///
-///     u8  protocol version (3)          ─┐ clear, mixed into the transcript
-///     u8  message number (1 or 2)        │
+///     u8  protocol version (4)          ─┐ clear, mixed into the transcript
+///     u8  message number (1)             │
 ///     32  ephemeral X25519 public key   ─┘
-///     ..  sealed payload: XChaCha20-Poly1305 under the current message key,
-///         nonce = counterNonce(0, message number), associated data = transcript hash
+///     48  initiator's account public key, sealed under the "es" key (32 + 16 tag)
+///     ..  sealed payload under the "ss" key
+///
+/// Message 2:
+///
+///     u8  protocol version (4), u8 message number (2), 32 ephemeral   (clear, as above)
+///     ..  sealed payload under the "se" key
+///
+/// Each seal is XChaCha20-Poly1305, nonce = counterNonce(0, message number), associated data
+/// = transcript hash; every key seals exactly once.
 ///
 /// Payload (plaintext):
 ///
-///     u8  protocol version (3)
-///     32  sender's account public key   (≠ pinned → HandshakeError.keysDontMatch)
+///     u8  protocol version (4)
+///     32  sender's account public key   (= the sealed static key in message 1; ≠ pinned →
+///                                        HandshakeError.keysDontMatch once everything below verifies)
 ///     32  sender's device public key
 ///     64  DeviceCertificate (account signs device key)
 ///     u8  flags: bit 0 = started over (no saved state for this conversation)
 ///     u64 sender's reconnect counter (0 when started over)
 ///     u16 length ‖ extension bytes (opaque to the handshake, e.g. a could-not-read notice)
-///     64  device-key signature over "rchat handshake v3 device signature" ‖ role ‖ h ‖
+///     64  device-key signature over "rchat handshake v4 device signature" ‖ role ‖ h ‖
 ///         all the payload fields above, h = transcript hash just before sealing
 ///
-/// Transcript: h₀ = BLAKE2b(protocol name), ck₀ = h₀; mix prologue, initiator account key,
-/// responder account key. Message 1 mixes its header and eᵢ, then DH(eᵢ, Sᵣ) ("es") and
-/// DH(Sᵢ, Sᵣ) ("ss") into ck; message 2 mixes its header and eᵣ, then DH(eᵢ, eᵣ) ("ee") and
-/// DH(Sᵢ, eᵣ) ("se"). Each DH: ck' = deriveKey(ck, dh), message key = deriveKey(ck, dh) with
-/// distinct contexts. Sealed payloads are mixed into h. Session keys: one per direction
-/// from the final ck and h; session id = BLAKE2b("rchat session id v3" ‖ h)[0..<16].
+/// Transcript: h₀ = BLAKE2b(protocol name), ck₀ = h₀; mix prologue and the responder's account
+/// key. Message 1 mixes its header and eᵢ, then DH(eᵢ, Sᵣ) ("es") into ck and seals Sᵢ with
+/// its key, then DH(Sᵢ, Sᵣ) ("ss") and seals the payload; message 2 mixes its header and eᵣ,
+/// then DH(eᵢ, eᵣ) ("ee") and DH(Sᵢ, eᵣ) ("se"). Each DH: ck' = deriveKey(ck, dh), message
+/// key = deriveKey(ck, dh) with distinct contexts. Sealed bytes are mixed into h. Session
+/// keys: one per direction from the final ck and h; session id = BLAKE2b("rchat session id
+/// v4" ‖ h)[0..<16].
+///
+/// Who can reach Keys don't match: only someone who can put a first message on the link (the
+/// relay, or whoever holds the conversation's rendezvous code) and knows the responder's
+/// account public key, and only with an account key of their own. They cannot read or answer
+/// anything; they can stop the conversation until its code is entered again, as a relay can
+/// always stop it by dropping frames. A responder under other keys cannot open the first
+/// message at all: the initiator sees its handshake fail and retries.
 ///
 /// Freshness: the responder's payload and the session keys depend on both ephemerals. The
 /// initiator's payload depends only on its own ephemeral, so the first message is bound to
@@ -42,9 +62,11 @@ import RChatCore
 /// replay yields keys nobody else holds; the engine acts on the initiator's extension only
 /// once the first envelope of the session has opened.
 public enum Handshake {
-    public static let protocolVersion: UInt8 = 3
+    public static let protocolVersion: UInt8 = 4
     static let headerBytes = 2
-    static let maxMessageBytes = headerBytes + AgreementKey.keyBytes + 256 + HandshakePayload.maxExtensionBytes
+    /// The initiator's account key as sealed in message 1.
+    static let sealedStaticBytes = SigningKey.publicKeyBytes + AEAD.tagBytes
+    static let maxMessageBytes = headerBytes + AgreementKey.keyBytes + sealedStaticBytes + 256 + HandshakePayload.maxExtensionBytes
 
     public enum Role: UInt8, Sendable, Equatable {
         case initiator = 1
@@ -101,7 +123,8 @@ public enum Handshake {
 
 /// Why a handshake failed. Never carries key material beyond a public key.
 public enum HandshakeError: Error, Equatable, CustomStringConvertible {
-    /// The peer authenticated but presented an account key other than the pinned one.
+    /// The peer proved an account key other than the pinned one: it sealed that key, made the
+    /// static-static DH with it, and its device key (certified by that account) signed.
     case keysDontMatch(presentedAccountKey: [UInt8])
     /// The device certificate is not the pinned account's signature over the device key.
     case badCertificate

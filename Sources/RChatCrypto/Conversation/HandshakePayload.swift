@@ -31,7 +31,7 @@ struct HandshakePayload: Equatable {
     /// handshake and no other.
     static func signedMessage(role: Handshake.Role, transcript: [UInt8], body: [UInt8]) -> [UInt8] {
         var w = ByteWriter(capacity: 64 + transcript.count + body.count)
-        w.long(Array("rchat handshake v3 device signature".utf8))
+        w.long(Array("rchat handshake v4 device signature".utf8))
         w.u8(role.rawValue)
         w.raw(transcript)
         w.raw(body)

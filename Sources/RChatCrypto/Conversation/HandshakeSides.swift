@@ -22,11 +22,12 @@ extension Handshake {
             t.mix(header)
             t.mix(e.publicKey)
             try t.mix(secret: dh(e, context.peerStatic))                 // es
+            let sealedStatic = t.seal(me.account.publicKey, messageNumber: 1)
             try t.mix(secret: dh(context.myStatic, context.peerStatic))  // ss
             let sealed = context.sealPayload(&t, messageNumber: 1)
             ephemeral = e
             transcript = t
-            message = header + e.publicKey + sealed
+            message = header + e.publicKey + sealedStatic + sealed
         }
 
         public func firstMessage() -> [UInt8] { message }
@@ -35,6 +36,7 @@ extension Handshake {
         /// able to try another.
         public func finish(_ reply: [UInt8]) throws(HandshakeError) -> Session {
             let parts = try Handshake.parse(reply, messageNumber: 2)
+            guard parts.sealedStatic.isEmpty else { throw .malformed }
             var t = transcript
             t.mix(parts.header)
             t.mix(parts.ephemeral)
@@ -57,15 +59,19 @@ extension Handshake {
             self.prologue = prologue
         }
 
-        /// Checks the first message and answers it with a fresh ephemeral key.
+        /// Checks the first message and answers it with a fresh ephemeral key. A first message
+        /// that proves an account key other than the pinned one throws `.keysDontMatch` and
+        /// gets no answer.
         public func respond(to firstMessage: [UInt8]) throws(HandshakeError) -> (reply: [UInt8], session: Session) {
             let parts = try Handshake.parse(firstMessage, messageNumber: 1)
             var t = context.startTranscript(prologue: prologue)
             t.mix(parts.header)
             t.mix(parts.ephemeral)
             try t.mix(secret: dh(context.myStatic, parts.ephemeral))      // es
-            try t.mix(secret: dh(context.myStatic, context.peerStatic))   // ss
-            let peer = try context.openPayload(parts.sealed, &t, messageNumber: 1)
+            let presentedKey = try t.open(parts.sealedStatic, messageNumber: 1)
+            guard let presentedStatic = Signature.agreementPublicKey(fromSigningKey: presentedKey) else { throw .malformed }
+            try t.mix(secret: dh(context.myStatic, presentedStatic))      // ss
+            let peer = try context.openPayload(parts.sealed, &t, messageNumber: 1, presentedAccountKey: presentedKey)
 
             let e = AgreementKey.generate()
             let header = [Handshake.protocolVersion, 2]
@@ -78,16 +84,20 @@ extension Handshake {
         }
     }
 
-    /// Splits a message into its clear header, ephemeral key and sealed payload.
+    /// Splits a message into its clear header, ephemeral key, sealed static key (message 1
+    /// only; empty in message 2) and sealed payload.
     static func parse(_ message: [UInt8], messageNumber: UInt8)
-        throws(HandshakeError) -> (header: [UInt8], ephemeral: [UInt8], sealed: [UInt8]) {
+        throws(HandshakeError) -> (header: [UInt8], ephemeral: [UInt8], sealedStatic: [UInt8], sealed: [UInt8]) {
         guard message.count >= 1 else { throw .malformed }
         guard message[0] == protocolVersion else { throw .unsupportedVersion(message[0]) }
-        guard message.count >= headerBytes + AgreementKey.keyBytes + AEAD.tagBytes + SigningKey.signatureBytes,
+        let staticBytes = messageNumber == 1 ? sealedStaticBytes : 0
+        guard message.count >= headerBytes + AgreementKey.keyBytes + staticBytes + AEAD.tagBytes + SigningKey.signatureBytes,
               message.count <= maxMessageBytes, message[1] == messageNumber
         else { throw .malformed }
         let keyEnd = headerBytes + AgreementKey.keyBytes
-        return (Array(message[..<headerBytes]), Array(message[headerBytes..<keyEnd]), Array(message[keyEnd...]))
+        let staticEnd = keyEnd + staticBytes
+        return (Array(message[..<headerBytes]), Array(message[headerBytes..<keyEnd]),
+                Array(message[keyEnd..<staticEnd]), Array(message[staticEnd...]))
     }
 }
 
@@ -121,9 +131,7 @@ struct HandshakeContext: Sendable {
     }
 
     func startTranscript(prologue: [UInt8]) -> HandshakeTranscript {
-        let (initiatorKey, responderKey) = role == .initiator
-            ? (me.account.publicKey, peer.accountKey) : (peer.accountKey, me.account.publicKey)
-        return HandshakeTranscript(prologue: prologue, initiatorAccountKey: initiatorKey, responderAccountKey: responderKey)
+        HandshakeTranscript(prologue: prologue, responderAccountKey: role == .initiator ? peer.accountKey : me.account.publicKey)
     }
 
     func sealPayload(_ t: inout HandshakeTranscript, messageNumber: UInt8) -> [UInt8] {
@@ -138,19 +146,24 @@ struct HandshakeContext: Sendable {
     }
 
     /// Decrypts and checks the peer's payload, in an order that gives the most useful error:
-    /// shape, version, account key, certificate, signature.
-    func openPayload(_ sealed: [UInt8], _ t: inout HandshakeTranscript, messageNumber: UInt8) throws(HandshakeError) -> VerifiedPeer {
+    /// shape, version, certificate, signature, and only then whether the account key proved
+    /// is the pinned one. `presentedAccountKey`: the key sealed in message 1, which the payload
+    /// must repeat (the responder's key in message 2 is the pinned one, or nothing opens).
+    func openPayload(_ sealed: [UInt8], _ t: inout HandshakeTranscript, messageNumber: UInt8,
+                     presentedAccountKey: [UInt8]? = nil) throws(HandshakeError) -> VerifiedPeer {
         let signedTranscript = t.hash
         let plaintext = try t.open(sealed, messageNumber: messageNumber)
         let (payload, body, signature) = try HandshakePayload.decode(plaintext)
-        guard constantTimeEqual(payload.accountKey, peer.accountKey) else {
-            throw .keysDontMatch(presentedAccountKey: payload.accountKey)
-        }
-        guard DeviceCertificate.verify(payload.deviceCertificate, deviceKey: payload.deviceKey, accountKey: peer.accountKey) else {
+        let provedKey = presentedAccountKey ?? peer.accountKey
+        guard DeviceCertificate.verify(payload.deviceCertificate, deviceKey: payload.deviceKey, accountKey: payload.accountKey) else {
             throw .badCertificate
         }
         let signed = HandshakePayload.signedMessage(role: role.peer, transcript: signedTranscript, body: body)
         guard Signature.verify(signature, message: signed, publicKey: payload.deviceKey) else { throw .badSignature }
+        guard constantTimeEqual(payload.accountKey, provedKey) else { throw .malformed }
+        guard constantTimeEqual(provedKey, peer.accountKey) else {
+            throw .keysDontMatch(presentedAccountKey: provedKey)
+        }
         return VerifiedPeer(accountKey: payload.accountKey, deviceKey: payload.deviceKey,
                             deviceKeyIsPinned: payload.deviceKey == peer.deviceKey,
                             startedOver: payload.startedOver,

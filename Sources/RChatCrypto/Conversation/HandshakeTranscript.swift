@@ -4,20 +4,20 @@ import RChatCore
 /// over everything sent so far, and the chaining key `ck` into which every DH is mixed.
 /// A value type: a copy is an independent fork, which lets `Initiator.finish` be retried.
 struct HandshakeTranscript {
-    static let protocolName = "rchat handshake v3: KK, X25519, XChaCha20-Poly1305, BLAKE2b"
+    static let protocolName = "rchat handshake v4: IK, X25519, XChaCha20-Poly1305, BLAKE2b"
 
     private(set) var hash: [UInt8]
     private var chainingKey: SecretBytes
     /// The key for the next payload; set by each DH.
     private var messageKey: SecretBytes?
 
-    init(prologue: [UInt8], initiatorAccountKey: [UInt8], responderAccountKey: [UInt8]) {
+    init(prologue: [UInt8], responderAccountKey: [UInt8]) {
         hash = Hash.blake2b(Array(Self.protocolName.utf8))
         var start = hash
         chainingKey = SecretBytes(consuming: &start)
         mix(prologue)
-        // KK's pre-messages: both static keys are known in advance.
-        mix(initiatorAccountKey)
+        // IK's pre-message: the responder's static key is known in advance; the initiator's
+        // travels sealed in the first message.
         mix(responderAccountKey)
     }
 
@@ -31,13 +31,14 @@ struct HandshakeTranscript {
 
     /// Mixes a DH result into the chaining key and derives the next payload key from it.
     mutating func mix(secret dh: SecretBytes) {
-        let next = Hash.deriveKey(from: chainingKey, context: "rchat handshake v3 chaining key", secret: dh)
-        messageKey = Hash.deriveKey(from: chainingKey, context: "rchat handshake v3 message key", secret: dh)
+        let next = Hash.deriveKey(from: chainingKey, context: "rchat handshake v4 chaining key", secret: dh)
+        messageKey = Hash.deriveKey(from: chainingKey, context: "rchat handshake v4 message key", secret: dh)
         chainingKey = next
     }
 
     /// Encrypts a payload under the current message key with the transcript as associated
-    /// data, then mixes the ciphertext in. Each message key seals exactly one payload.
+    /// data, then mixes the ciphertext in. Each message key seals exactly one payload (the
+    /// initiator's static key and its payload are sealed under keys of two different DHs).
     mutating func seal(_ payload: [UInt8], messageNumber: UInt8) -> [UInt8] {
         guard let key = messageKey else { preconditionFailure("seal before any DH") }
         let sealed = AEAD.seal(payload, additionalData: hash, nonce: AEAD.counterNonce(0, direction: messageNumber), key: key)
@@ -58,10 +59,10 @@ struct HandshakeTranscript {
 
     /// The session's keys once both messages are through.
     func split(role: Handshake.Role) -> SessionKeys {
-        let toResponder = Hash.deriveKey(from: chainingKey, context: "rchat session key v3 initiator to responder", hash)
-        let toInitiator = Hash.deriveKey(from: chainingKey, context: "rchat session key v3 responder to initiator", hash)
+        let toResponder = Hash.deriveKey(from: chainingKey, context: "rchat session key v4 initiator to responder", hash)
+        let toInitiator = Hash.deriveKey(from: chainingKey, context: "rchat session key v4 responder to initiator", hash)
         var m = ByteWriter(capacity: 64)
-        m.long(Array("rchat session id v3".utf8))
+        m.long(Array("rchat session id v4".utf8))
         m.raw(hash)
         let id = Hash.blake2b(m.bytes, outputBytes: SessionKeys.sessionIDBytes)
         switch role {
