@@ -91,6 +91,15 @@ public final class EngineChatModel: ChatModel {
         for id in resent { events.post(.statusChanged(conversation: conversation, id: id, status: .sending)) }
     }
 
+    public func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in _ = try account.sendFile(to: account.contact(conversation), path: path, as: kind) }
+        wakeEngine()
+    }
+
+    public func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String {
+        try wrap { () throws(EngineError) in try account.saveAttachment(account.contact(conversation), id: message, to: path) }
+    }
+
     public func markShown(in conversation: ConversationID, messages: [MessageID]) {
         guard let marked = try? account.markShown(conversation, ids: messages), !marked.isEmpty else { return }
         wakeEngine()

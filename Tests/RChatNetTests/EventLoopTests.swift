@@ -77,7 +77,7 @@ final class EventLoopTests: XCTestCase {
         let loop = try EventLoop()
         let running = Locked(false)
         loop.schedule(after: 0) { running.withLock { $0 = true } }
-        nonisolated(unsafe) let unsafeLoop = loop
+        let unsafeLoop = loop
         let ended = DispatchSemaphore(value: 0)
         let whileRunning = ThreadOwner.violations {
             Thread {

@@ -8,7 +8,7 @@ final class ResendOfferTests: StoreTestCase {
     private func sent(_ text: String, at: Int64) throws -> MessageID {
         let id = MessageID.random()
         let row = try store.insertOutgoing(contact: sam, id: id, content: .text(text), at: at)
-        try store.raiseStatuses(messages: [row], event: .relayAcknowledged, at: at)
+        _ = try store.raiseStatuses(messages: [row], event: .relayAcknowledged, at: at)
         return id
     }
 
@@ -25,10 +25,10 @@ final class ResendOfferTests: StoreTestCase {
         try store.queueResend(contact: sam, id: a, automatically: false, at: 210)
         XCTAssertEqual(try store.systemRow(id: row)?.action, .resend, "b is still owed a Resend")
         // The resent copy goes out again: Sent, not yet proven.
-        try store.raiseStatuses(messages: [XCTUnwrap(store.message(contact: sam, id: a)?.rowID)], event: .relayAcknowledged, at: 211)
+        _ = try store.raiseStatuses(messages: [XCTUnwrap(store.message(contact: sam, id: a)?.rowID)], event: .relayAcknowledged, at: 211)
         XCTAssertEqual(try store.systemRow(id: row)?.action, .resend)
 
-        try store.raiseStatuses(contact: sam, ids: [b], event: .deliveredReceipt, at: 220)
+        _ = try store.raiseStatuses(contact: sam, ids: [b], event: .deliveredReceipt, at: 220)
         let withdrawn = try XCTUnwrap(store.systemRow(id: row))
         XCTAssertNil(withdrawn.action, "a was resent and b delivered: nothing left to resend")
         XCTAssertEqual(withdrawn.text, "Sam's keys changed: 2 messages may not have arrived.")
@@ -36,7 +36,7 @@ final class ResendOfferTests: StoreTestCase {
         XCTAssertEqual(try store.systemRow(id: other)?.action, .resend, "a row about other messages keeps its offer")
         XCTAssertEqual(try store.idsOfferedForResend(contact: sam), [c])
 
-        try store.raiseStatuses(contact: sam, ids: [c], event: .readReceipt, at: 230)
+        _ = try store.raiseStatuses(contact: sam, ids: [c], event: .readReceipt, at: 230)
         XCTAssertNil(try store.systemRow(id: other)?.action)
         XCTAssertEqual(try store.idsOfferedForResend(contact: sam), [])
     }

@@ -107,6 +107,16 @@ final class FakeChatModel: ChatModel {
     func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError) {
         resent.append((conversation, messages))
     }
+    var filesSent: [(ConversationID, String, AttachmentKind?)] = []
+    func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) {
+        if let error = failNextSend { failNextSend = nil; throw error }
+        filesSent.append((conversation, path, kind))
+    }
+    var saved: [(ConversationID, MessageID, String)] = []
+    func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String {
+        saved.append((conversation, message, path))
+        return path
+    }
     func markShown(in conversation: ConversationID, messages: [MessageID]) { shown.append((conversation, messages)) }
 
     func addContact(code: String) throws(ChatModelError) -> ConversationID {

@@ -24,6 +24,14 @@ public protocol ChatModel: AnyObject {
     /// Intents. Errors come back as one line for the status bar.
     func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError)
     func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError)
+    /// `/file PATH`, `/photo PATH`, a recorded voice message: the file is read once and sent as
+    /// an attachment (`kind` nil: photo when the image decoders read it, else file). Bad input
+    /// (missing, a directory, unreadable, empty, over `max-attachment-mb`) is one line, and
+    /// nothing is stored.
+    func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError)
+    /// Copies a complete attachment (sent or received) to `path` (a file that does not exist
+    /// yet, or a directory to put it in under its name); returns the path written.
+    func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String
     /// The messages have been on screen: Read receipts may go.
     func markShown(in conversation: ConversationID, messages: [MessageID])
     /// Returns the conversation the code opened (new, or the contact already known).

@@ -29,9 +29,13 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     public var resent: Bool
     /// When it was written (outgoing) or stored here (incoming), unix seconds.
     public var at: Int64
+    /// For an attachment: how far its file has moved on this device; nil for anything else.
+    public var transfer: AttachmentTransfer?
 
-    public init(id: MessageID, direction: Direction, content: MessageContent, status: MessageStatus?, resent: Bool, at: Int64) {
+    public init(id: MessageID, direction: Direction, content: MessageContent, status: MessageStatus?, resent: Bool, at: Int64,
+                transfer: AttachmentTransfer? = nil) {
         self.id = id; self.direction = direction; self.content = content; self.status = status; self.resent = resent; self.at = at
+        self.transfer = transfer
     }
 
     /// A text message.
@@ -47,6 +51,28 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     public var showsAsRow: Bool {
         if case .text = content { return false }
         return true
+    }
+}
+
+/// An attachment's file as this device holds it.
+public enum AttachmentTransfer: Equatable, Sendable {
+    /// Moving: outgoing, `done` plaintext bytes of it taken by the relay; incoming, `done`
+    /// bytes written here (fsynced). `done` < the attachment's size.
+    case moving(done: UInt64)
+    /// Whole on this device: the file in the account home (0600), the sent copy for an
+    /// outgoing one; for an incoming one stored and its hash checked.
+    case complete(path: String)
+    /// Incoming only: never whole here (its hash did not match, or it was cut short), with
+    /// why in words. Nothing of it is kept.
+    case discarded(reason: String)
+
+    /// Bytes done out of `size`: a complete file counts whole, a discarded one as nothing.
+    public func done(of size: UInt64) -> UInt64 {
+        switch self {
+        case .moving(let done): return min(done, size)
+        case .complete: return size
+        case .discarded: return 0
+        }
     }
 }
 
