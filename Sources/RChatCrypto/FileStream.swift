@@ -59,7 +59,8 @@ public enum FileStream {
             Sodium.ensureInitialized()
             precondition(key.count == FileStream.keyBytes)
             var header = [UInt8](repeating: 0, count: FileStream.headerBytes)
-            key.withBytes { k in _ = crypto_secretstream_xchacha20poly1305_init_push(state.pointer, &header, k) }
+            let pointer = state.pointer
+            key.withBytes { k in _ = crypto_secretstream_xchacha20poly1305_init_push(pointer, &header, k) }
             self.header = header
         }
 
@@ -93,7 +94,8 @@ public enum FileStream {
         public init(key: SecretBytes, header: [UInt8]) throws(OpenError) {
             Sodium.ensureInitialized()
             guard key.count == FileStream.keyBytes, header.count == FileStream.headerBytes else { throw .badHeader }
-            let ok = key.withBytes { k in crypto_secretstream_xchacha20poly1305_init_pull(state.pointer, header, k) }
+            let pointer = state.pointer
+            let ok = key.withBytes { k in crypto_secretstream_xchacha20poly1305_init_pull(pointer, header, k) }
             guard ok == 0 else { throw .badHeader }
         }
 
