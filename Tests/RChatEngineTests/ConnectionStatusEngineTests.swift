@@ -43,7 +43,7 @@ final class ConnectionStatusEngineTests: RelayEngineTestCase {
         }
         XCTAssertTrue(logLines.all.contains { $0.hasPrefix("Alice: relay") && $0.contains("left an acknowledgement overdue") })
         let status = try XCTUnwrap(try messages(alice, "Sam").first { $0.id == frozen }).status
-        XCTAssertTrue([.sending, .notConfirmed].contains(status), "not Sent without the relay's word: \(status)")
+        XCTAssertTrue([.sending, .notConfirmed].contains(status), "not Sent without the relay's word: \(String(describing: status))")
 
         kill(pid, SIGCONT)
         try untilDeadline("the relay answers and it is online again", seconds: 20) {

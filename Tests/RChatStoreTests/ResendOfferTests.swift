@@ -45,9 +45,9 @@ final class ResendOfferTests: StoreTestCase {
         let a = try sent("a", at: 100), b = try sent("b", at: 101)
         // a was resent before the row was added: that copy is what may not have arrived.
         try store.queueResend(contact: sam, id: a, automatically: false, at: 150)
-        try store.raiseStatuses(messages: [XCTUnwrap(store.message(contact: sam, id: a)?.rowID)], event: .relayAcknowledged, at: 151)
+        _ = try store.raiseStatuses(messages: [XCTUnwrap(store.message(contact: sam, id: a)?.rowID)], event: .relayAcknowledged, at: 151)
         let row = try offer([a, b], at: 200)
-        try store.raiseStatuses(contact: sam, ids: [b], event: .deliveredReceipt, at: 210)
+        _ = try store.raiseStatuses(contact: sam, ids: [b], event: .deliveredReceipt, at: 210)
         XCTAssertEqual(try store.systemRow(id: row)?.action, .resend, "a's only resend came before the row")
 
         let c = try sent("c", at: 300), d = try sent("d", at: 301)
@@ -55,7 +55,7 @@ final class ResendOfferTests: StoreTestCase {
         try store.queueResend(contact: sam, id: c, automatically: false, at: 410)
         // The resent copy could not be read either: c is owed a Resend again.
         try store.raiseStatus(contact: sam, id: c, event: .peerCouldNotRead, at: 415)
-        try store.raiseStatuses(contact: sam, ids: [d], event: .deliveredReceipt, at: 420)
+        _ = try store.raiseStatuses(contact: sam, ids: [d], event: .deliveredReceipt, at: 420)
         XCTAssertEqual(try store.systemRow(id: second)?.action, .resend, "c is Not delivered again")
 
         try store.queueResend(contact: sam, id: a, automatically: false, at: 430)
