@@ -7,12 +7,18 @@ public enum JSONLine {
         case bool(Bool)
         case null
         case strings([String])
+        /// A nested object, keys in the order given.
+        case object([(String, Value)])
 
         public static func int(_ v: Int) -> Value { .int(Int64(v)) }
         public static func optionalString(_ v: String?) -> Value { v.map(Value.string) ?? .null }
     }
 
     public static func object(_ fields: [(String, Value)]) -> String {
+        render(.object(fields))
+    }
+
+    static func renderObject(_ fields: [(String, Value)]) -> String {
         var out = "{"
         for (i, (key, value)) in fields.enumerated() {
             if i > 0 { out += "," }
@@ -28,6 +34,7 @@ public enum JSONLine {
         case .bool(let b): return b ? "true" : "false"
         case .null: return "null"
         case .strings(let list): return "[" + list.map(quote).joined(separator: ",") + "]"
+        case .object(let fields): return renderObject(fields)
         }
     }
 

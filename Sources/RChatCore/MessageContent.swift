@@ -28,6 +28,11 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     case attachment(Attachment)
     case control(ControlItem)
 
+    public var isAttachment: Bool {
+        if case .attachment = self { return true }
+        return false
+    }
+
     /// The longest text a content may carry: what fits one relay payload.
     public static let maximumTextBytes = 64 * 1024
     /// The longest encoding: a text's (an attachment's is at most 330 bytes).
@@ -109,15 +114,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         case .text(let text):
             return text
         case .attachment(let a):
-            let what: String
-            switch a.kind {
-            case .photo: what = "a photo"
-            case .voice: what = "a voice message"
-            case .file: what = "a file"
-            }
-            return direction == .outgoing
-                ? "You sent \(what) (\(a.name)), which this version of rChat cannot show."
-                : "They sent you \(what) (\(a.name)), which this version of rChat cannot receive."
+            return "\(a.kind.title): \(a.name) (\(ByteCount.display(a.size)))"
         case .control(.timerChanged(let timer)):
             let who = direction == .outgoing ? "You" : "They"
             guard let phrase = timer.phrase else { return "\(who) turned off disappearing messages." }
@@ -137,6 +134,24 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
 
 public enum AttachmentKind: UInt8, Sendable, CaseIterable {
     case photo = 1, voice = 2, file = 3
+
+    /// What the product calls it: "Photo", "Voice message", "File".
+    public var title: String {
+        switch self {
+        case .photo: "Photo"
+        case .voice: "Voice message"
+        case .file: "File"
+        }
+    }
+
+    /// The word `rchat send --as` takes.
+    public var word: String {
+        switch self {
+        case .photo: "photo"
+        case .voice: "voice"
+        case .file: "file"
+        }
+    }
 }
 
 /// A file sent through a conversation: what the message item carries (the file's

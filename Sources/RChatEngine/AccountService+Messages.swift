@@ -204,17 +204,41 @@ extension AccountService {
     public func conversation(_ contact: Contact, limit: Int? = nil, skippingLatest: Int = 0) throws(EngineError) -> [ConversationItem] {
         try Self.wrap {
             let count = try limit ?? store.conversationCount(contact: contact.id)
-            return try store.conversation(contact: contact.id, limit: count, skippingLatest: skippingLatest).map(Self.item)
+            let stored = try store.conversation(contact: contact.id, limit: count, skippingLatest: skippingLatest)
+            let files = try store.attachments(messages: stored.compactMap {
+                if case .message(let m) = $0, m.content.isAttachment { return m.rowID } else { return nil }
+            })
+            return stored.map { item($0, files) }
         }
     }
 
-    static func item(_ stored: StoredConversationItem) -> ConversationItem {
+    func item(_ stored: StoredConversationItem, _ files: [MessageRowID: StoredAttachment]) -> ConversationItem {
         switch stored {
         case .message(let m):
+            var transfer: AttachmentTransfer?
+            if case .attachment(let attachment) = m.content, let file = files[m.rowID] {
+                transfer = Self.transfer(file, size: attachment.size, home: attachmentFiles)
+            }
             return .message(MessageItem(id: m.id, direction: m.direction, content: m.content, status: m.status,
-                                        resent: m.isResent, at: m.createdAt))
+                                        resent: m.isResent, at: m.createdAt, transfer: transfer))
         case .row(let r):
             return .row(SystemRow(id: r.id, text: r.text, action: r.action, messageIDs: r.messageIDs, at: r.createdAt))
+        }
+    }
+
+    /// Where an attachment's file stands, as the view and `list --json` show it.
+    static func transfer(_ file: StoredAttachment, size: UInt64, home: AttachmentFiles) -> AttachmentTransfer {
+        switch file.state {
+        case .complete(let path): return .complete(path: home.absolute(path))
+        case .discarded(let reason): return .discarded(reason: reason)
+        case .moving:
+            if file.direction == .outgoing, file.itemTaken, file.chunks.isComplete, let copy = file.sentCopy {
+                return .complete(path: home.absolute(copy))
+            }
+            let last = file.chunks.count - 1
+            var done = UInt64(file.chunks.doneCount) * UInt64(FileStream.plainChunkBytes)
+            if file.chunks.contains(last) { done -= UInt64(FileStream.plainChunkBytes - FileStream.plainBytes(ofChunk: last, size: size)) }
+            return .moving(done: min(done, size))
         }
     }
 

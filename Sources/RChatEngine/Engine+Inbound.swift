@@ -25,6 +25,10 @@ extension Engine {
         var rebuild: [ContactID] = []
         /// Conversations now in Keys don't match: their links are left after the commit.
         var keysDontMatch: [LiveConversation] = []
+        /// Partial files written in this batch: fsynced before it commits.
+        var partialFiles: [MessageRowID: OpenFile] = [:]
+        /// Files no longer needed once the batch committed (a partial file made whole).
+        var filesToRemove: [String] = []
         var events: [ChatEvent] = []
         var receiptsOwed = 0
         /// The contact showed it holds a session this side answered: receipts and notices
@@ -55,6 +59,7 @@ extension Engine {
                     after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(inbound.delivery.id)
                 }
                 try storeIncoming(&after, tx)
+                try syncPartialFiles(&after)
             }
         }
         // Only while more is waiting: a lone batch (a message as it is sent) is synced here,
@@ -110,6 +115,7 @@ extension Engine {
         for conversation in after.resendQueued { try flushOutbox(conversation) }
         for contactID in after.rebuild { try rebuild(contactID) }
         for conversation in after.keysDontMatch { leaveLink(conversation, .detached) }
+        for path in after.filesToRemove { unlink(path) }
         for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation) }
         if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
             scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch)
@@ -212,6 +218,8 @@ extension Engine {
         saved.begin(session, at: now, confirmed: !asResponder || session.peer.startedOver, peerHolds: !asResponder)
         conversation.saved = saved
         conversation.sent.removeAll()
+        conversation.chunksInFlight.removeAll()
+        conversation.fileReceiptsInFlight.removeAll()
         conversation.deliveredInFlight.forgetAll()
         conversation.readReceiptsInFlight.removeAll()
         try persist(conversation, tx)
@@ -316,6 +324,9 @@ extension Engine {
             if header.kind == .message {
                 _ = try tx.recordUndecryptable(contact: contact.id, id: header.messageID, session: header.sessionID, at: now)
                 log("a message from \(contact.name) cannot be decrypted on this device")
+            } else if header.kind == .chunk, try !fileIsWhole(contact.id, header.messageID, tx) {
+                // A file whose chunks were sealed in a session lost here: it is asked for again.
+                _ = try tx.recordUndecryptable(contact: contact.id, id: header.messageID, session: header.sessionID, at: now)
             }
             return
         }
@@ -332,9 +343,17 @@ extension Engine {
             // and shown as a row saying so (`MessageContent.displayText`).
             after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: body,
                                                                  sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
-        case .receiptDelivered, .receiptRead:
+        case .chunk:
+            try receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: conversation, tx, &after)
+        case .receiptDelivered, .receiptRead, .fileDelivered:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
-            for change in try tx.raiseStatuses(contact: contact.id, ids: Self.receiptIDs(body), event: event, at: now) {
+            var ids = Self.receiptIDs(body)
+            if header.kind == .receiptDelivered, try tx.hasOutgoingAttachments(contact: contact.id) {
+                // An attachment's item was stored there; its Delivered comes with the whole file.
+                let files = try tx.outgoingAttachmentIDs(contact: contact.id, among: ids)
+                ids.removeAll { files.contains($0) }
+            }
+            for change in try tx.raiseStatuses(contact: contact.id, ids: ids, event: event, at: now) {
                 conversation.acknowledgementDeadlines[change.message] = nil
                 if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
             }
@@ -351,6 +370,13 @@ extension Engine {
 
     /// Stores the batch's messages, grouped by conversation, in the open transaction; a
     /// Delivered receipt is owed from the moment it commits — and not before.
+    /// Whether an incoming attachment is whole here (a late chunk of it changes nothing).
+    private func fileIsWhole(_ contact: ContactID, _ id: MessageID, _ tx: StoreTransaction) throws -> Bool {
+        guard let message = try tx.message(contact: contact, id: id), let stored = try tx.attachment(message: message.rowID) else { return false }
+        if case .complete = stored.state { return true }
+        return false
+    }
+
     func storeIncoming(_ after: inout AfterCommit, _ tx: StoreTransaction) throws {
         guard !after.incoming.isEmpty else { return }
         var order: [ContactID] = []
@@ -367,6 +393,11 @@ extension Engine {
             let stored = try tx.insertIncoming(contact: id, messages, at: t)
             after.receiptsOwed += stored.count
             after.stored.append((conversation, stored.map(\.owed)))
+            for message in messages {
+                if case .attachment(let attachment) = message.content {
+                    try attachmentItemStored(conversation, id: message.id, attachment, tx)
+                }
+            }
             let contents = Dictionary(messages.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
             for message in stored {
                 after.events.append(.newMessage(conversation: conversation.contact.id.conversation, id: message.id,

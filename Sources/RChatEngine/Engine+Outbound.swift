@@ -30,7 +30,8 @@ extension Engine {
             for c in changes where c.changed { emit(.statusChanged(conversation: contact.id.conversation, id: c.id, status: c.current)) }
             return
         }
-        let due = items.filter { !conversation.sent.contains($0.message) && (ignoringBackoff || $0.nextAttemptAt <= t) }
+        // An attachment stays due while chunks of it are still to go (`sendAttachment`).
+        let due = items.filter { (!conversation.sent.contains($0.message) || $0.content.isAttachment) && (ignoringBackoff || $0.nextAttemptAt <= t) }
         // What a refusal postponed and is not due yet: the once-a-second sweep comes back for it.
         conversation.backoffPending = !ignoringBackoff && items.contains { $0.nextAttemptAt > t }
         guard !due.isEmpty else { return }
@@ -40,6 +41,10 @@ extension Engine {
         } else if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
                   let client = connections[conversation.relay]?.client {
             for item in due {
+                if item.content.isAttachment {
+                    guard try sendAttachment(item, conversation, &saved, keys: keys, client: client, deadline: deadline) else { break }
+                    continue
+                }
                 // A relay slow to read (or not reading) has a backlog: the rest stays in the
                 // outbox until it took it (`backlogDrained`).
                 guard client.hasRoom(), let sequence = saved.takeSendSequence() else { break }
@@ -60,7 +65,8 @@ extension Engine {
                   let connection = connections[address], let client = connection.client {
             // Never had a session: a message request reaches them even while they are offline.
             let code = identity.contactCode(device: account.device).text
-            for item in due {
+            // A file waits for a session: a request carries a message item, never chunks.
+            for item in due where !item.content.isAttachment {
                 guard client.hasRoom() else { break }
                 let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, content: item.content)
                 guard let payload = try? request.sealed(from: identity.accountKey, to: contact.accountKey),
@@ -87,6 +93,9 @@ extension Engine {
                 // Sent: the relay took these messages. Raised together after the loop.
                 var taken: [MessageRowID] = []
                 var takenFor: [MessageRowID: ContactID] = [:]
+                // Attachments: their items and chunks the relay took, Sent once all are.
+                var chunksTaken: [MessageRowID: [Int]] = [:]
+                var attachmentItems: Set<MessageRowID> = []
                 for (connection, event) in answers {
                     switch event {
                     case let .sent(seq, _):
@@ -96,8 +105,15 @@ extension Engine {
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
                             // Off the outbox now: a later Resend in this session must go out.
                             conversations[contactID]?.sent.remove(row)
-                            taken.append(row)
                             takenFor[row] = contactID
+                            if try isAttachment(row, tx) { attachmentItems.insert(row) } else { taken.append(row) }
+                        case let .chunk(contactID, row, index):
+                            conversations[contactID]?.chunksInFlight[row]?.remove(index)
+                            chunksTaken[row, default: []].append(index)
+                            takenFor[row] = contactID
+                        case let .fileReceipts(contactID, ids):
+                            try tx.settleFileReceipts(contact: contactID, ids: ids)
+                            conversations[contactID]?.fileReceiptsInFlight.subtract(ids)
                         case let .deliveredReceipts(contactID, _):
                             if let mark = conversations[contactID]?.deliveredInFlight.taken(seq: seq) {
                                 try tx.settleDeliveredReceipts(contact: contactID, through: mark)
@@ -130,6 +146,18 @@ extension Engine {
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
                             conversations[contactID]?.backoffPending = true
                             log("the relay refused a message: \(reason); trying again in \(wait) s")
+                        case let .chunk(contactID, row, index):
+                            // Sent again after a backoff, as a refused message is.
+                            conversations[contactID]?.chunksInFlight[row]?.remove(index)
+                            if let queued = try tx.outboxItem(message: row), queued.nextAttemptAt <= t {
+                                let wait = Int64(min(300, 1 << min(queued.attempts + 1, 8)))
+                                try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: t + wait)
+                                log("the relay refused part of a file: \(reason); trying again in \(wait) s")
+                            }
+                            conversations[contactID]?.backoffPending = true
+                        case let .fileReceipts(contactID, ids):
+                            conversations[contactID]?.fileReceiptsInFlight.subtract(ids)
+                            retryReceiptsSoon()
                         case let .deliveredReceipts(contactID, _):
                             // Still owed in the store: tried again in a moment.
                             conversations[contactID]?.deliveredInFlight.forgetAll()
@@ -151,6 +179,9 @@ extension Engine {
                     default:
                         break
                     }
+                }
+                if !chunksTaken.isEmpty || !attachmentItems.isEmpty {
+                    taken += try attachmentsTaken(chunks: chunksTaken, items: attachmentItems, tx, &events)
                 }
                 for change in try tx.raiseStatuses(messages: taken, event: .relayAcknowledged, at: t) where change.changed {
                     if let contactID = takenFor[change.message], conversations[contactID] != nil {
@@ -200,6 +231,7 @@ extension Engine {
     func flushReceipts() throws(EngineError) {
         receiptsDue = nil
         guard policy.sendsReceipts else { return }
+        try flushFileReceipts()
         let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
         var more = false
         for contactID in owed {

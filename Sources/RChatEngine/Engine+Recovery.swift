@@ -15,6 +15,8 @@ extension Engine {
         static let notDelivered = "could-not-be-read"
         static let couldNotDecrypt = "could-not-decrypt"
         static let startedOver = "started-over"
+        /// A received file whose hash did not match, discarded.
+        static let fileDiscarded = "file-discarded"
         /// Once each time the contact goes into Keys don't match.
         static let keysDontMatch = "keys-dont-match"
         /// One kind per device key, so each new device is announced once.

@@ -8,6 +8,8 @@ public struct EngineSettings: Equatable, Sendable {
     public var receiptBatch = Setting.receiptBatch.numbers!.default
     /// A relay acknowledgement later than this makes a message Not confirmed.
     public var acknowledgementTimeoutSeconds = Setting.acknowledgementTimeout.numbers!.default
+    /// The largest file `sendFile` takes, in MB of 1,048,576 bytes.
+    public var maxAttachmentMB = Setting.maxAttachment.numbers!.default
 
     public init() {}
 
@@ -23,5 +25,6 @@ public struct EngineSettings: Equatable, Sendable {
         receiptWindowMilliseconds = try int(.receiptWindow) ?? receiptWindowMilliseconds
         receiptBatch = try int(.receiptBatch) ?? receiptBatch
         acknowledgementTimeoutSeconds = try int(.acknowledgementTimeout) ?? acknowledgementTimeoutSeconds
+        maxAttachmentMB = try int(.maxAttachment) ?? maxAttachmentMB
     }
 }

@@ -26,6 +26,10 @@ final class LiveConversation {
     private(set) var linkState: ConversationLink = .unlinked
     /// Messages sent in the current session (or as requests in this run): not sent twice.
     var sent: Set<MessageRowID> = []
+    /// Chunks of attachments sent on this session, not yet taken by the relay.
+    var chunksInFlight: [MessageRowID: Set<Int>] = [:]
+    /// Whole-file receipts sent, not yet taken by the relay.
+    var fileReceiptsInFlight: Set<MessageID> = []
     var deliveredInFlight = DeliveredReceiptsInFlight()
     /// What this run stored from the peer, for the Delivered receipts owed (no read-back).
     var storedThisRun = StoredThisRun()
@@ -97,6 +101,8 @@ final class LiveConversation {
             if step.endsSession {
                 saved?.endCurrent(at: now)
                 sent.removeAll()
+                chunksInFlight.removeAll()
+                fileReceiptsInFlight.removeAll()
                 deliveredInFlight.forgetAll()
                 readReceiptsInFlight.removeAll()
                 noticeInFlight.removeAll()

@@ -16,6 +16,10 @@ final class RelayConnection {
         /// A frame on a conversation's link (handshake, key announcement): sent again on the
         /// same link if the relay refuses it (its quota for the peer's mailbox).
         case control(ContactID, LinkFrame)
+        /// Chunk `index` of the attachment message `row`.
+        case chunk(ContactID, MessageRowID, index: Int)
+        /// Delivered receipts for whole files.
+        case fileReceipts(ContactID, [MessageID])
     }
 
     let address: RelayAddress

@@ -10,6 +10,7 @@ public enum Setting: String, CaseIterable, Sendable {
     case receiptWindow = "receipt-window-ms"
     case receiptBatch = "receipt-batch"
     case acknowledgementTimeout = "ack-timeout-s"
+    case maxAttachment = "max-attachment-mb"
 
     /// Its key in the store's settings table.
     public var storeKey: String {
@@ -17,7 +18,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: SettingKey.showInAlerts
         case .desktopAlerts: SettingKey.alertsPermission
         case .bell: SettingKey.bell
-        case .receiptWindow, .receiptBatch, .acknowledgementTimeout: rawValue
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment: rawValue
         }
     }
 
@@ -27,6 +28,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptWindow: (0...60_000, 200)
         case .receiptBatch: (1...1_000, 64)
         case .acknowledgementTimeout: (1...3_600, 15)
+        case .maxAttachment: (1...1_048_576, 100)
         case .showInAlerts, .desktopAlerts, .bell: nil
         }
     }
@@ -40,6 +42,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptWindow: "how long receipts wait to be sent together, in milliseconds (default 200)"
         case .receiptBatch: "how many owed receipts send a batch at once (default 64)"
         case .acknowledgementTimeout: "seconds without a relay acknowledgement before Not confirmed (default 15)"
+        case .maxAttachment: "the largest file sent, in MB of 1,048,576 bytes (default 100)"
         }
     }
 
@@ -55,7 +58,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .desktopAlerts, .bell:
             guard value == "on" || value == "off" else { throw .usage("\(rawValue) is on or off") }
             return self == .desktopAlerts ? (value == "on" ? "allowed" : "denied") : value
-        case .receiptWindow, .receiptBatch, .acknowledgementTimeout:
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment:
             let range = numbers!.range
             guard let n = Int(value), range.contains(n) else {
                 throw .usage("\(rawValue) takes a whole number from \(range.lowerBound) to \(range.upperBound)")
@@ -70,7 +73,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: stored ?? AlertPolicy.Content.name.rawValue
         case .desktopAlerts: stored.map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
         case .bell: stored == "on" ? "on" : "off"
-        case .receiptWindow, .receiptBatch, .acknowledgementTimeout: stored ?? String(numbers!.default)
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment: stored ?? String(numbers!.default)
         }
     }
 }

@@ -54,6 +54,7 @@ enum Migrations {
         Migration(version: 6, sql: SchemaV6.sql, rebuildsTables: true),
         Migration(version: 7, sql: SchemaDrafts.sql),
         Migration(version: 8, sql: SchemaSearch.sql),
+        Migration(version: 9, sql: SchemaAttachments.sql),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

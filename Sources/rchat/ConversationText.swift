@@ -6,11 +6,23 @@ enum ConversationText {
     static func json(_ item: ConversationItem) -> String {
         switch item {
         case .message(let m):
-            return JSONLine.object([
+            var fields: [(String, JSONLine.Value)] = [
                 ("type", .string("message")), ("id", .string(m.id.hex)), ("direction", .string(m.direction.rawValue)),
                 ("text", .string(m.text)), ("status", .optionalString(m.status?.rawValue)), ("resent", .bool(m.resent)),
                 ("at", .int(m.at)),
-            ])
+            ]
+            if case .attachment(let a) = m.content {
+                let transfer = m.transfer ?? .moving(done: 0)
+                var path: String?
+                if case .complete(let p) = transfer { path = p }
+                var attachment: [(String, JSONLine.Value)] = [
+                    ("kind", .string(a.kind.word)), ("name", .string(a.name)), ("size", .int(Int64(a.size))),
+                    ("received", .int(Int64(transfer.done(of: a.size)))), ("path", .optionalString(path)),
+                ]
+                if case .discarded(let reason) = transfer { attachment.append(("discarded", .string(reason))) }
+                fields.append(("attachment", .object(attachment)))
+            }
+            return JSONLine.object(fields)
         case .row(let r):
             return JSONLine.object([
                 ("type", .string("row")), ("text", .string(r.text)), ("action", .optionalString(r.action?.rawValue)),

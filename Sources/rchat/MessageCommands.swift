@@ -4,21 +4,56 @@ import RChatCore
 import RChatEngine
 
 enum MessageCommands {
-    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand]
+    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand, saveCommand]
+
+    static let fileOption = Declared<String?>.text("--file", "PATH", help: "send this file instead of a text")
+    static let asOption = Declared<AttachmentKind?>("--as", "KIND", default: nil,
+                                                    help: "photo, voice or file (default: photo for an image, else file)",
+                                                    expected: "photo, voice or file") { word -> AttachmentKind?? in
+        AttachmentKind.allCases.first { $0.word == word }.map { .some($0) }
+    }
 
     static let sendCommand = Command(
-        name: "send", usage: "rchat send NAME TEXT",
-        summary: "Queue a message (Sending) and print its id; a running engine sends it at once.",
+        name: "send", usage: "rchat send NAME TEXT | rchat send NAME --file PATH [--as photo|voice|file]",
+        summary: "Queue a message or a file (Sending) and print its id; a running engine sends it at once.",
         details: """
         Without a running `rchat sync` (or the full-screen view) the message waits in the
-        outbox and goes out at the next one. TEXT is at most 60 KiB.
-        """
+        outbox and goes out at the next one. TEXT is at most 60 KiB. A file is read once and
+        kept in the account home; it is at most max-attachment-mb (rchat settings).
+        """,
+        options: [fileOption.option, asOption.option]
     ) { args, locations in
-        try args.expectPositionals(max: 2)
         let name = try args.positional(0, "NAME")
+        if let path = args[Self.fileOption] {
+            try args.expectPositionals(max: 1)
+            let id = try AccountService(locations: locations).sendFile(to: name, path: path, as: args[Self.asOption])
+            say(id.hex)
+            return
+        }
+        guard args[Self.asOption] == nil else { throw Arguments.UsageError(description: "--as goes with --file PATH") }
+        try args.expectPositionals(max: 2)
         let text = try args.positional(1, "TEXT")
         let id = try AccountService(locations: locations).send(to: name, content: .text(text))
         say(id.hex)
+    }
+
+    static let saveCommand = Command(
+        name: "save", usage: "rchat save NAME ID PATH",
+        summary: "Copy a file sent or received in the conversation to PATH (a new file, or a directory).",
+        details: """
+        Only a whole file: one still arriving, or discarded, is refused with the reason.
+        Prints the path written.
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 3)
+        let name = try args.positional(0, "NAME")
+        let idText = try args.positional(1, "ID")
+        guard let id = MessageID(hex: idText) else {
+            throw Arguments.UsageError(description: "\"\(idText)\" is not a message id (32 hex digits)")
+        }
+        let path = try args.positional(2, "PATH")
+        let account = try AccountService(locations: locations)
+        say(try account.saveAttachment(account.contact(named: name), id: id, to: path))
     }
 
     /// How long `rchat sync` runs: nil, until interrupted.

@@ -98,11 +98,12 @@ public enum AlertPolicy {
         case .photo, .voiceMessage, .file, .text:
             let title = content == .nothing ? "rChat" : TerminalText.sanitized(a.contactName, breaks: .shown)
             let text: String
+            // A file says what it is in every mode, never its name.
             switch (content, a.kind) {
             case (.message, .text(let body)): text = preview(body)
-            case (.message, .photo): text = "Photo"
-            case (.message, .voiceMessage): text = "Voice message"
-            case (.message, .file): text = "File"
+            case (_, .photo): text = "Photo"
+            case (_, .voiceMessage): text = "Voice message"
+            case (_, .file): text = "File"
             default: text = "New message"
             }
             return Alert(title: title, text: text, contact: content == .nothing ? nil : a.contactName, conversation: a.conversation)

@@ -80,6 +80,9 @@ public enum ChatEvent: Equatable, Sendable {
     case conversationsChanged
     case newMessage(conversation: ConversationID, id: MessageID, preview: String)
     case statusChanged(conversation: ConversationID, id: MessageID, status: MessageStatus)
+    /// An attachment's file moved (chunks taken by the relay or stored here), or became
+    /// whole or was discarded: its `transfer` is read again.
+    case transferMoved(conversation: ConversationID, id: MessageID)
     case rowAdded(conversation: ConversationID)
     case connectionChanged(ConnectionState)
     /// A command run beside the view changed the store (`rchat send`, `add`, `block`,

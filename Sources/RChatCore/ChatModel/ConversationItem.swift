@@ -49,8 +49,8 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
 
     /// Shown as a one-line row rather than as a message someone wrote: what is not text.
     public var showsAsRow: Bool {
-        if case .text = content { return false }
-        return true
+        if case .control = content { return true }
+        return false
     }
 }
 

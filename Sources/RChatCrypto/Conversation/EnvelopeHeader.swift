@@ -13,6 +13,13 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     case keyRotation = 6
     /// The receiver of a key rotation pinned the new key.
     case keyRotationAccepted = 7
+    /// One chunk of an attachment's encrypted file; the header's message id is the
+    /// attachment's. Body: u32 chunk index, then for chunk 0 the 24-byte stream header,
+    /// then the chunk as `FileStream` encrypted it.
+    case chunk = 8
+    /// Delivered receipts for attachments: each file is whole on the receiver, fsynced, and
+    /// its hash checked. Body as for the other receipts (u16 count, then the ids).
+    case fileDelivered = 9
 }
 
 /// The part of an envelope sealed under the conversation's header key: readable by anyone

@@ -207,6 +207,8 @@ public final class ChatView {
                     // The store withdraws a row's Resend once its messages were resent or delivered.
                     reloadRows = reloadRows || state.window?.rowOffersResend(for: id) == true
                 }
+            case .transferMoved(let conversation, _):
+                if conversation == state.openConversation { reloadRows = true }
             case .rowAdded(let conversation):
                 // A row can come with Resent markers on earlier messages: fetch the range again.
                 if conversation == state.openConversation { state.window?.reload(model: model) }

@@ -1,0 +1,190 @@
+import RChatCore
+import RChatSQL
+
+/// An attachment's file as the store keeps track of it (table `attachments`).
+public struct StoredAttachment: Equatable, Sendable {
+    public enum State: Equatable, Sendable {
+        case moving
+        /// Whole: `file` (relative to the home) holds the plaintext.
+        case complete(file: String)
+        case discarded(reason: String)
+    }
+
+    public let message: MessageRowID
+    public let direction: Direction
+    public var chunks: ChunkSet
+    /// Outgoing: the relay took the message item.
+    public var itemTaken: Bool
+    /// Incoming: the secretstream header, once chunk 0 arrived.
+    public var streamHeader: [UInt8]?
+    public var state: State
+    /// Outgoing: the sent copy (relative to the home), there from the start.
+    public var sentCopy: String?
+    /// The encrypted (outgoing) or partial (incoming) file, relative to the home.
+    public let workFile: String
+}
+
+extension StoreAccess {
+    private static var attachmentSelect: String { """
+        SELECT message_rowid, direction, chunk_count, chunks, item_taken, stream_header, state, file, work_file, reason
+        FROM attachments
+        """ }
+
+    /// The attachment row of a message written in this transaction: for a file being sent,
+    /// its sent copy and encrypted file are in place already.
+    public func insertAttachment(message: MessageRowID, direction: Direction, chunkCount: Int, sentCopy: String?,
+                                 workFile: String) throws {
+        try database.execute("""
+            INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, file, work_file) VALUES (?, ?, ?, ?, ?, ?)
+            """, [.integer(message.rawValue), .text(direction.rawValue), SQLValue(chunkCount),
+                  .blob(ChunkSet(count: chunkCount).bits), sentCopy.map(SQLValue.text) ?? .null, .text(workFile)])
+    }
+
+    public func attachment(message: MessageRowID) throws -> StoredAttachment? {
+        try database.queryOne("\(Self.attachmentSelect) WHERE message_rowid = ?", [.integer(message.rawValue)])
+            .map(Self.decodeAttachment)
+    }
+
+    /// The attachments among `messages`, by message.
+    public func attachments(messages: [MessageRowID]) throws -> [MessageRowID: StoredAttachment] {
+        var out: [MessageRowID: StoredAttachment] = [:]
+        var rest = messages[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(BatchSQL.listSize)
+            rest = rest.dropFirst(part.count)
+            for row in try database.query("\(Self.attachmentSelect) WHERE message_rowid IN " + BatchSQL.inList,
+                                          BatchSQL.padded(part.map { .integer($0.rawValue) })) {
+                let a = try Self.decodeAttachment(row)
+                out[a.message] = a
+            }
+        }
+        return out
+    }
+
+    /// Writes back what moved: the chunk bitmap, the item, the header.
+    public func updateProgress(_ a: StoredAttachment) throws {
+        try database.execute("""
+            UPDATE attachments SET chunks = ?, item_taken = ?, stream_header = ? WHERE message_rowid = ?
+            """, [.blob(a.chunks.bits), SQLValue(a.itemTaken), a.streamHeader.map(SQLValue.blob) ?? .null, .integer(a.message.rawValue)])
+    }
+
+    /// Sent again from the start (a resend): nothing counts as taken.
+    public func restartSending(message: MessageRowID) throws {
+        try database.execute("""
+            UPDATE attachments SET chunks = zeroblob(length(chunks)), item_taken = 0 WHERE message_rowid = ? AND direction = 'out'
+            """, [.integer(message.rawValue)])
+    }
+
+    /// An incoming file that was discarded comes again (the sender resent it): from nothing.
+    public func restartReceiving(message: MessageRowID) throws {
+        try database.execute("""
+            UPDATE attachments SET chunks = zeroblob(length(chunks)), stream_header = NULL, state = 'moving', reason = NULL,
+                   file = NULL, delivered_owed = 0
+            WHERE message_rowid = ? AND direction = 'in' AND state = 'discarded'
+            """, [.integer(message.rawValue)])
+    }
+
+    /// An incoming file is whole and its hash checked: its Delivered receipt is owed now.
+    public func completeReceiving(message: MessageRowID, file: String) throws {
+        try database.execute("""
+            UPDATE attachments SET state = 'complete', file = ?, delivered_owed = 1 WHERE message_rowid = ? AND direction = 'in'
+            """, [.text(file), .integer(message.rawValue)])
+    }
+
+    public func discardReceiving(message: MessageRowID, reason: String) throws {
+        try database.execute("""
+            UPDATE attachments SET state = 'discarded', reason = ?, file = NULL, delivered_owed = 0
+            WHERE message_rowid = ? AND direction = 'in'
+            """, [.text(reason), .integer(message.rawValue)])
+    }
+
+    /// Incoming files not whole yet, of `contact`.
+    public func attachmentsMoving(contact: ContactID, direction: Direction) throws -> [(id: MessageID, attachment: StoredAttachment)] {
+        try database.query("""
+            SELECT m.id AS mid, a.message_rowid, a.direction, a.chunk_count, a.chunks, a.item_taken, a.stream_header, a.state,
+                   a.file, a.work_file, a.reason
+            FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
+            WHERE m.contact_id = ? AND a.direction = ? AND a.state = 'moving'
+            ORDER BY m.position
+            """, [.integer(contact.rawValue), .text(direction.rawValue)]).map {
+            (try $0.messageID("mid", table: "messages"), try Self.decodeAttachment($0))
+        }
+    }
+
+    /// Whole files whose Delivered receipt the relay has not taken yet, oldest first.
+    public func fileReceiptsOwed(contact: ContactID, limit: Int) throws -> [MessageID] {
+        try database.query("""
+            SELECT m.id FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
+            WHERE a.delivered_owed = 1 AND m.contact_id = ? ORDER BY m.position LIMIT ?
+            """, [.integer(contact.rawValue), SQLValue(limit)]).map { try $0.messageID("id", table: "messages") }
+    }
+
+    public func settleFileReceipts(contact: ContactID, ids: [MessageID]) throws {
+        var rest = ids[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(BatchSQL.listSize)
+            rest = rest.dropFirst(part.count)
+            try database.execute("""
+                UPDATE attachments SET delivered_owed = 0 WHERE message_rowid IN
+                    (SELECT rowid FROM messages WHERE contact_id = ? AND id IN \(BatchSQL.inList))
+                """, [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
+        }
+    }
+
+    /// Contacts owed a file's Delivered receipt.
+    public func contactsOwedFileReceipts() throws -> [ContactID] {
+        try database.query("""
+            SELECT DISTINCT m.contact_id FROM attachments a JOIN messages m ON m.rowid = a.message_rowid WHERE a.delivered_owed = 1
+            """).map { ContactID(try $0.int64("contact_id")) }
+    }
+
+    /// Whether any message to `contact` is an attachment (most conversations have none: the
+    /// receipts of those need no lookup).
+    public func hasOutgoingAttachments(contact: ContactID) throws -> Bool {
+        try database.queryOne("""
+            SELECT EXISTS (SELECT 1 FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
+                           WHERE a.direction = 'out' AND m.contact_id = ?)
+            """, [.integer(contact.rawValue)])?.int64(at: 0) == 1
+    }
+
+    /// Of `ids` (messages to `contact`), those that are attachments: their Delivered comes
+    /// with the whole file, not with the message item.
+    public func outgoingAttachmentIDs(contact: ContactID, among ids: [MessageID]) throws -> Set<MessageID> {
+        var out = Set<MessageID>()
+        var rest = ids[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(BatchSQL.listSize)
+            rest = rest.dropFirst(part.count)
+            for row in try database.query("""
+                SELECT m.id FROM messages m JOIN attachments a ON a.message_rowid = m.rowid
+                WHERE m.contact_id = ? AND m.direction = 'out' AND m.id IN \(BatchSQL.inList)
+                """, [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })) {
+                out.insert(try row.messageID("id", table: "messages"))
+            }
+        }
+        return out
+    }
+
+    static func decodeAttachment(_ row: Row) throws -> StoredAttachment {
+        let count = Int(try row.int64("chunk_count"))
+        guard let chunks = ChunkSet(count: count, bits: try row.blob("chunks")) else {
+            throw StoreError.malformedValue(table: "attachments", column: "chunks", detail: "a bitmap that does not fit \(count) chunks")
+        }
+        let state: StoredAttachment.State
+        switch try row.string("state") {
+        case "moving": state = .moving
+        case "complete":
+            guard let file = try row.optionalString("file") else {
+                throw StoreError.malformedValue(table: "attachments", column: "file", detail: "a complete attachment without its file")
+            }
+            state = .complete(file: file)
+        case "discarded": state = .discarded(reason: try row.optionalString("reason") ?? "")
+        case let other: throw StoreError.malformedValue(table: "attachments", column: "state", detail: "unknown state \(other)")
+        }
+        let direction = try row.enumValue("direction", table: "attachments", as: Direction.self)
+        return StoredAttachment(message: try row.messageRowID("message_rowid"), direction: direction, chunks: chunks,
+                                itemTaken: try row.int64("item_taken") != 0, streamHeader: try row.optionalBlob("stream_header"),
+                                state: state, sentCopy: direction == .outgoing ? try row.optionalString("file") : nil,
+                                workFile: try row.string("work_file"))
+    }
+}
