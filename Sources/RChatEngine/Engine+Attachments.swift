@@ -31,6 +31,9 @@ extension Engine {
             conversation.sent.insert(item.message)
             conversation.acknowledgementDeadlines[item.message] = conversation.acknowledgementDeadlines[item.message] ?? deadline
         }
+        if stored.chunks.doneCount > 0, attachmentsResumed.insert(item.message).inserted {
+            log("sending the rest of a file to \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were taken before")
+        }
         var inFlight = conversation.chunksInFlight[item.message] ?? []
         defer { conversation.chunksInFlight[item.message] = inFlight }
         let missing = stored.chunks.missing(limit: stored.chunks.count).filter { !inFlight.contains($0) }
@@ -115,6 +118,9 @@ extension Engine {
         let index = Int(rawIndex)
         guard index < stored.chunks.count else { return rejectForged("a file chunk from \(contact.name) past the file's end") }
         guard !stored.chunks.contains(index) else { return }  // a copy: stored already
+        if stored.chunks.doneCount > 0, chunksWrittenThisRun[message.rowID] == nil, attachmentsResumed.insert(message.rowID).inserted {
+            log("receiving the rest of a file from \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were here")
+        }
         var header: [UInt8]? = nil
         if index == 0 {
             guard let h = try? r.raw(FileStream.headerBytes) else { return rejectForged("a first file chunk from \(contact.name) without its header") }
@@ -138,6 +144,7 @@ extension Engine {
         }
         try file.write(chunk, at: FileStream.cipherOffset(ofChunk: index))
         stored.chunks.insert(index)
+        chunksWrittenThisRun[message.rowID, default: 0] += 1
         try tx.updateProgress(stored)
         if !after.events.contains(.transferMoved(conversation: contact.id.conversation, id: id)) {
             after.events.append(.transferMoved(conversation: contact.id.conversation, id: id))
@@ -165,7 +172,7 @@ extension Engine {
         case .success:
             try tx.completeReceiving(message: message.rowID, file: target)
             after.receiptsOwed += 1
-            log("a file from \(contact.name) arrived whole (\(attachment.size) bytes)")
+            log("a file from \(contact.name) arrived whole (\(attachment.size) bytes, \(stored.chunks.count) chunks, \(chunksWrittenThisRun[message.rowID] ?? 0) written in this run)")
         case .failure(let error):
             unlink(files.absolute(target))
             let reason = "it did not match what \(contact.name) sent"

@@ -356,6 +356,10 @@ extension Engine {
             for change in try tx.raiseStatuses(contact: contact.id, ids: ids, event: event, at: now) {
                 conversation.acknowledgementDeadlines[change.message] = nil
                 if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
+                // A whole file arrived: its encrypted copy, kept for resends, is no longer needed.
+                if header.kind == .fileDelivered, let file = try tx.attachment(message: change.message), file.direction == .outgoing {
+                    after.filesToRemove.append(AttachmentFiles(home: account.locations.home).absolute(file.workFile))
+                }
             }
         case .notice:
             try receiveNotice(body, in: conversation, sealedIn: header.sessionID, tx, &after)

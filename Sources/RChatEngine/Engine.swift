@@ -62,6 +62,10 @@ public final class Engine: @unchecked Sendable {
     /// What this run may do: everything, or what `rchat check` may (`EnginePolicy`).
     var policy = EnginePolicy.full
     var drainedRelays: Set<RelayAddress> = []
+    /// Files this run went on with after an earlier one (logged once each), and the chunks
+    /// of each file this run wrote here.
+    var attachmentsResumed: Set<MessageRowID> = []
+    var chunksWrittenThisRun: [MessageRowID: Int] = [:]
     /// Seconds between pings on each relay connection (tests shorten it): a relay closes a
     /// connection that waits for nothing and sends nothing for its idle timeout.
     var keepaliveSeconds = RelayProtocol.keepaliveSeconds

@@ -85,10 +85,13 @@ extension StoreAccess {
     }
 
     /// An incoming file is whole and its hash checked: its Delivered receipt is owed now.
+    /// Shown before it was whole: its Read receipt is owed now too.
     public func completeReceiving(message: MessageRowID, file: String) throws {
         try database.execute("""
             UPDATE attachments SET state = 'complete', file = ?, delivered_owed = 1 WHERE message_rowid = ? AND direction = 'in'
             """, [.text(file), .integer(message.rawValue)])
+        try database.execute("UPDATE messages SET read_owed = 1 WHERE rowid = ? AND read_at IS NOT NULL",
+                             [.integer(message.rawValue)])
     }
 
     public func discardReceiving(message: MessageRowID, reason: String) throws {

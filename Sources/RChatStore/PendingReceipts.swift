@@ -49,7 +49,8 @@ extension StoreAccess {
     }
 
     /// Owes `contact` a Read receipt for `ids`. Call it in the transaction that marks them
-    /// shown, so a receipt is never owed for what is not true.
+    /// shown, so a receipt is never owed for what is not true. A file not yet whole here owes
+    /// none: Read would say it arrived (`completeReceiving` owes it once it is whole).
     public func oweReadReceipts(contact: ContactID, ids: [MessageID]) throws {
         try setReadOwed(true, contact: contact, ids: ids)
     }
@@ -72,8 +73,10 @@ extension StoreAccess {
         while !rest.isEmpty {
             let part = rest.prefix(BatchSQL.listSize)
             rest = rest.dropFirst(part.count)
-            try database.execute("UPDATE messages SET read_owed = ? WHERE contact_id = ? AND direction = 'in' AND id IN " + BatchSQL.inList,
-                                 [SQLValue(owed), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
+            try database.execute("""
+                UPDATE messages SET read_owed = ?1 WHERE contact_id = ?2 AND direction = 'in' AND id IN \(BatchSQL.inList)
+                  AND (?1 = 0 OR NOT EXISTS (SELECT 1 FROM attachments a WHERE a.message_rowid = messages.rowid AND a.state <> 'complete'))
+                """, [SQLValue(owed), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
         }
     }
 

@@ -40,6 +40,8 @@ extension StoreAccess {
                 INSERT INTO outbox (message_rowid, next_attempt_at) VALUES (?, ?)
                 ON CONFLICT (message_rowid) DO UPDATE SET next_attempt_at = excluded.next_attempt_at, sent_in_session = NULL
                 """, [.integer(change.message.rawValue), .integer(now)])
+            // A file goes again whole: the other side drops the chunks it has.
+            try restartSending(message: change.message)
             try withdrawSettledResendOffers(contact: contact, touched: [id])
             return change
         }

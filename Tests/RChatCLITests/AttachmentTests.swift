@@ -1,0 +1,200 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files end to end, with real `rchat-relay` and `rchat sync` processes: a file arrives
+/// byte for byte and is Delivered only when whole; a receiver or a sender killed mid-way
+/// goes on where it stopped; bad input is one line and stores nothing.
+final class AttachmentTests: RecoveryTestCase {
+    /// `rchat list --json`'s attachment object of message `id`.
+    func attachment(_ person: String, _ name: String, _ id: String) throws -> [String: Any] {
+        let run = try world.box.rchat(person, ["list", name, "--json"])
+        try world.expectSuccess(run)
+        for line in run.lines {
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
+            if object["id"] as? String == id { return try XCTUnwrap(object["attachment"] as? [String: Any], line) }
+        }
+        throw TimedOut(what: "message \(id) in \(person)'s list", seconds: 0, context: run.stdout + world.diagnostics())
+    }
+
+    func received(_ person: String, _ name: String, _ id: String) throws -> Int {
+        let object = try attachment(person, name, id)
+        return try XCTUnwrap(object["received"] as? Int)
+    }
+
+    /// A file of `bytes` random bytes in the test's box.
+    func randomFile(_ name: String, bytes: Int) throws -> (path: String, data: Data) {
+        var g = SystemRandomNumberGenerator()
+        var bytesOut = [UInt8](repeating: 0, count: bytes)
+        for i in 0..<bytes { bytesOut[i] = UInt8(truncatingIfNeeded: g.next()) }
+        let data = Data(bytesOut)
+        let path = world.box.path(name)
+        try data.write(to: URL(fileURLWithPath: path))
+        return (path, data)
+    }
+
+    func sendFile(_ person: String, to name: String, _ path: String, _ extra: [String] = []) throws -> String {
+        let run = try world.box.rchat(person, ["send", name, "--file", path] + extra)
+        try world.expectSuccess(run)
+        XCTAssertEqual(run.lines.count, 1, run.stdout)
+        return run.lines.first ?? ""
+    }
+
+    func mode(_ path: String) -> mode_t? {
+        var st = stat()
+        return stat(path, &st) == 0 ? st.st_mode & 0o777 : nil
+    }
+
+    func testAFileArrivesWholeByteForByteAndIsDeliveredOnlyThen() throws {
+        try chattingPair()
+        let (path, data) = try randomFile("report.bin", bytes: 5 * 1024 * 1024 + 123)
+        let id = try sendFile("alice", to: "Sam", path)
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
+
+        let mine = try attachment("alice", "Sam", id)
+        XCTAssertEqual(mine["kind"] as? String, "file")
+        XCTAssertEqual(mine["name"] as? String, "report.bin")
+        XCTAssertEqual(mine["size"] as? Int, data.count)
+        XCTAssertEqual(mine["received"] as? Int, data.count)
+        let theirs = try attachment("sam", "Alice", id)
+        XCTAssertEqual(theirs["received"] as? Int, data.count)
+        let receivedPath = try XCTUnwrap(theirs["path"] as? String)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: receivedPath)), data, "the same bytes")
+        XCTAssertTrue(receivedPath.hasPrefix(world.box.path("sam-home") + "/"), receivedPath)
+        XCTAssertEqual(mode(receivedPath), 0o600)
+        XCTAssertEqual(mode((receivedPath as NSString).deletingLastPathComponent), 0o700)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(mine["path"] as? String))), data, "the sent copy")
+        // Nothing is left half-way: no partial file, and the encrypted copy kept for resends went with Delivered.
+        try world.eventually("the encrypted copy is removed once Delivered", timeout: 10) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: self.world.box.path("alice-home/files/outgoing"))) ?? []).isEmpty
+        }
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: world.box.path("sam-home/files/partial"))) ?? [], [])
+        XCTAssertTrue(world.syncLog("sam").contains("a file from Alice arrived whole (\(data.count) bytes, 86 chunks, 86 written in this run)"),
+                      world.diagnostics())
+
+        // `save` copies it out; a path that exists is refused and left alone.
+        let out = world.box.path("saved.bin")
+        let save = try world.box.rchat("sam", ["save", "Alice", id, out])
+        try world.expectSuccess(save)
+        XCTAssertEqual(save.lines, [out])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out)), data)
+        XCTAssertFailsCleanly(try world.box.rchat("sam", ["save", "Alice", id, out]), status: 2, mentions: "already exists")
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
+    /// Sam's sync is SIGKILLed while the held file comes in: the next one goes on from the
+    /// chunks stored, writes only the rest, and the file is whole and Delivered.
+    func testAReceiverKilledMidwayGoesOnWithoutFetchingWhatItStored() throws {
+        try chattingPair()
+        world.stopSync("sam")
+        let (path, data) = try randomFile("big.bin", bytes: 24 * 1024 * 1024)
+        let id = try sendFile("alice", to: "Sam", path)
+        try world.waitForStatus("alice", "Sam", id, "Sent", timeout: 60)
+        world.stopSync("alice")
+
+        try world.startSync("sam")
+        try world.eventually("part of the file is stored on Sam's side", timeout: 60) {
+            try self.world.list("sam", "Alice").contains { $0.id == id } && self.received("sam", "Alice", id) > 0
+        }
+        world.crashSync("sam")
+        let before = try received("sam", "Alice", id)
+        XCTAssertLessThan(before, data.count, "killed before it was whole")
+
+        try world.startSync("sam")
+        try world.startSync("alice")
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
+        let path2 = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path2)), data)
+        let log = world.syncLog("sam")
+        let chunks = 410
+        let here = before / (60 * 1024)
+        XCTAssertTrue(log.contains("receiving the rest of a file from Alice: \(here) of \(chunks) chunks were here"), world.diagnostics())
+        XCTAssertTrue(log.contains("a file from Alice arrived whole (\(data.count) bytes, \(chunks) chunks, \(chunks - here) written in this run)"),
+                      world.diagnostics())
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
+    /// Alice's sync is SIGKILLed while the relay takes the file: the next one sends only
+    /// what the relay did not take, and Sam gets it whole.
+    func testASenderKilledMidwaySendsOnlyTheRest() throws {
+        try chattingPair()
+        world.stopSync("sam")
+        let (path, data) = try randomFile("upload.bin", bytes: 24 * 1024 * 1024)
+        let id = try sendFile("alice", to: "Sam", path)
+        try world.eventually("the relay took part of the file", timeout: 60) {
+            try self.received("alice", "Sam", id) > 0
+        }
+        world.crashSync("alice")
+        let taken = try received("alice", "Sam", id)
+        XCTAssertLessThan(taken, data.count, "killed before the relay took it all")
+        XCTAssertEqual(try world.status("alice", "Sam", id), "Sending")
+
+        try world.startSync("alice")
+        try world.startSync("sam")
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
+        let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: got)), data)
+        XCTAssertTrue(world.syncLog("alice").contains("sending the rest of a file to Sam: \(taken / (60 * 1024)) of 410 chunks were taken before"),
+                      world.diagnostics())
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
+    /// Sam reinstalls on the same machine while a file waits for him: the file cannot be
+    /// read there, and Alice's side resends it by itself (Resent), as for text.
+    func testAReinstallResendsAFileAutomatically() throws {
+        try chattingPair()
+        world.stopSync("sam")
+        let (path, data) = try randomFile("held.bin", bytes: 300 * 1024)
+        let id = try sendFile("alice", to: "Sam", path)
+        try world.waitForStatus("alice", "Sam", id, "Sent", timeout: 30)
+        try world.reinstall("sam")
+        try world.startSync("sam")
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
+        XCTAssertEqual(try world.list("alice", "Sam").first { $0.id == id }?.resent, true)
+        let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: got)), data)
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
+    func testBadFilesAreOneLineAndStoreNothing() throws {
+        try world.makePair()
+        let dir = world.box.path("a-directory")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let empty = world.box.path("empty.txt")
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let text = world.box.path("notes.txt")
+        try Data("not a picture".utf8).write(to: URL(fileURLWithPath: text))
+        let (big, _) = try randomFile("big.bin", bytes: 2 * 1024 * 1024)
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "max-attachment-mb", "1"]))
+        let cases: [(args: [String], mentions: String)] = [
+            (["send", "Sam", "--file", world.box.path("missing.bin")], "no file at"),
+            (["send", "Sam", "--file", dir], "is a directory"),
+            (["send", "Sam", "--file", empty], "is empty"),
+            (["send", "Sam", "--file", big], "over the limit of 1 MB"),
+            (["send", "Sam", "--file", text, "--as", "picture"], "photo, voice or file"),
+            (["send", "Sam", "--file", text, "--as", "photo"], "not a photo"),
+            (["send", "Sam", "hello", "--as", "file"], "--as goes with --file"),
+            (["send", "Nobody", "--file", text], "no contact named Nobody"),
+        ]
+        for c in cases {
+            XCTAssertFailsCleanly(try world.box.rchat("alice", c.args), status: 2, mentions: c.mentions)
+        }
+        XCTAssertEqual(try world.list("alice", "Sam"), [], "nothing stored")
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: world.box.path("alice-home/files/sent"))) ?? [], [])
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: world.box.path("alice-home/files/outgoing"))) ?? [], [])
+        // An image is a photo without --as; the kind shows in the list.
+        var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        png.append(Data(count: 100))
+        let picture = world.box.path("cat.png")
+        try png.write(to: URL(fileURLWithPath: picture))
+        let id = try sendFile("alice", to: "Sam", picture)
+        XCTAssertEqual(try attachment("alice", "Sam", id)["kind"] as? String, "photo")
+        XCTAssertEqual(try world.list("alice", "Sam").first?.text, "Photo: cat.png (108 B)")
+    }
+}
