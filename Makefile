@@ -5,7 +5,7 @@ PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
 SWIFT    ?= swift
 
-.PHONY: deps build demo test simulate bench-relay bench-engine bench-check bench-requests bench-tui clean
+.PHONY: deps build demo test simulate bench-relay bench-engine bench-check bench-requests bench-tui bench-files clean
 
 # Installs the system packages among $(1) that are missing: as root, through sudo, or else
 # says how.
@@ -68,6 +68,12 @@ bench-check: deps
 bench-requests: deps
 	$(SWIFT) build -c release
 	.build/release/rchat-bench requests
+
+# A file sent through a real relay, beside a plain TCP copy of the same bytes (a
+# benchmark, not a test; see README "File benchmark").
+bench-files: deps
+	$(SWIFT) build -c release
+	.build/release/rchat-bench files
 
 # The full-screen view: first frame of a 100,000-message conversation and memory over
 # 1,000,000 messages (a benchmark, not a test; see README "View benchmark").

@@ -129,8 +129,5 @@ struct CheckBenchmark {
         return Double(monotonicNanoseconds() - start) / 1e9
     }
 
-    private func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("rchat-bench check: \(message)\n".utf8))
-        exit(1)
-    }
+    private func fail(_ message: String) -> Never { benchmarkFailure("check", message) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// A child process whose stdout is read line by line.
 final class Child {
@@ -79,3 +80,16 @@ func which(_ name: String) -> String? {
 func percentile(_ sorted: [Double], _ p: Double) -> Double {
     sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
+
+/// Ends a benchmark that cannot go on: one line on stderr, exit 1, after stopping the
+/// processes it started (`startedChildren`, by PID) and removing its directory.
+func benchmarkFailure(_ benchmark: String, _ message: String) -> Never {
+    FileHandle.standardError.write(Data("rchat-bench \(benchmark): \(message)\n".utf8))
+    let (pids, directory) = startedChildren.withLock { ($0.pids, $0.directory) }
+    for pid in pids { kill(pid, SIGTERM) }
+    if let directory { try? FileManager.default.removeItem(atPath: directory) }
+    exit(1)
+}
+
+/// What `benchmarkFailure` cleans up.
+let startedChildren = Mutex<(pids: [Int32], directory: String?)>(([], nil))

@@ -118,8 +118,5 @@ struct RequestBenchmark {
         print(String(format: "  ratio (with %d stored / with none): %.2f×", stored + measured, full / empty))
     }
 
-    private func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("rchat-bench requests: \(message)\n".utf8))
-        exit(1)
-    }
+    private func fail(_ message: String) -> Never { benchmarkFailure("requests", message) }
 }
