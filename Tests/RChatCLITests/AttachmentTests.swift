@@ -144,6 +144,30 @@ final class AttachmentTests: RecoveryTestCase {
         world.stopSync("sam")
     }
 
+    /// The relay (with `--persist`) is SIGKILLed while the file moves and comes back: what
+    /// it had taken is still held, the sender sends the rest, and Sam gets it whole, once.
+    func testARelayRestartWithPersistGoesOnWhereItStopped() throws {
+        let persist = world.box.path("relay.db")
+        world.stopRelay()
+        _ = try world.startRelay(samePort: true, arguments: ["--persist", persist])
+        try chattingPair()
+        world.stopSync("sam")
+        let (path, data) = try randomFile("through.bin", bytes: 16 * 1024 * 1024)
+        let id = try sendFile("alice", to: "Sam", path)
+        try world.eventually("the relay took part of the file", timeout: 60) {
+            try self.received("alice", "Sam", id) > 0
+        }
+        world.stopRelay(signal: SIGKILL)
+        _ = try world.startRelay(samePort: true, arguments: ["--persist", persist])
+        try world.startSync("sam")
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 90)
+        let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: got)), data)
+        XCTAssertEqual(try world.list("sam", "Alice").filter { $0.id == id }.count, 1, "shown once")
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
     /// Sam reinstalls on the same machine while a file waits for him: the file cannot be
     /// read there, and Alice's side resends it by itself (Resent), as for text.
     func testAReinstallResendsAFileAutomatically() throws {
