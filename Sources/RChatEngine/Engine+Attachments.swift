@@ -36,10 +36,18 @@ extension Engine {
         }
         var inFlight = conversation.chunksInFlight[item.message] ?? []
         defer { conversation.chunksInFlight[item.message] = inFlight }
+        // While the receiver is online and says how far it is, at most a window ahead of it:
+        // the relay then holds little, and nothing grows with the file's size.
+        let progress = conversation.peerFileProgress[item.message]
+        let receiverReporting = conversation.linkState.link?.peerGone == false && progress.map { ticks - $0.at < Self.progressStaleSeconds } == true
+        func windowFull() -> Bool {
+            receiverReporting && stored.chunks.doneCount + inFlight.count - (progress?.chunks ?? 0) >= Self.fileWindowChunks
+        }
         let missing = stored.chunks.missing(limit: stored.chunks.count).filter { !inFlight.contains($0) }
         guard !missing.isEmpty, case .attachment(let attachment) = item.content else { return true }
         let work = try OpenFile.openOwn(AttachmentFiles(home: account.locations.home).absolute(stored.workFile), writable: false)
         for index in missing {
+            if windowFull() { return true }
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let length = FileStream.plainBytes(ofChunk: index, size: attachment.size) + FileStream.overheadBytes
             var body = ByteWriter(capacity: 4 + FileStream.headerBytes + length)
@@ -58,6 +66,28 @@ extension Engine {
             inFlight.insert(index)
         }
         return true
+    }
+
+    /// Chunks a sender keeps ahead of what the receiver reported stored (about 7.5 MiB), and
+    /// how long a report counts: a receiver silent longer does not hold the sender back.
+    static let fileWindowChunks = 128
+    static let progressStaleSeconds = 5.0
+    /// A receiver reports its progress every this many chunks stored, and when whole.
+    static let progressEveryChunks = 32
+
+    /// After a durable batch: tells the sender how many chunks of its file are stored here.
+    func reportFileProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ conversation: LiveConversation) {
+        guard complete || chunks - (fileProgressReported[row] ?? 0) >= Self.progressEveryChunks,
+              conversation.canSend, var saved = conversation.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
+              let sequence = saved.takeSendSequence() else { return }
+        var body = ByteWriter(capacity: 4)
+        body.u32(UInt32(chunks))
+        let envelope = Envelope.seal(kind: .fileProgress, messageID: id, sequence: sequence, body: body.bytes, keys: keys,
+                                     conversation: conversation.secret)
+        conversation.saved = saved
+        let frame = LinkFrame.envelope(envelope)
+        guard (try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))) != nil else { return }
+        fileProgressReported[row] = complete ? nil : chunks
     }
 
     /// The relay took chunks (and perhaps items) of attachments: recorded; those now
@@ -146,6 +176,7 @@ extension Engine {
         stored.chunks.insert(index)
         chunksWrittenThisRun[message.rowID, default: 0] += 1
         try tx.updateProgress(stored)
+        after.fileProgress[message.rowID] = (conversation, id, stored.chunks.doneCount, stored.chunks.isComplete)
         if !after.events.contains(.transferMoved(conversation: contact.id.conversation, id: id)) {
             after.events.append(.transferMoved(conversation: contact.id.conversation, id: id))
         }

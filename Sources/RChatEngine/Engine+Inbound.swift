@@ -29,6 +29,9 @@ extension Engine {
         var partialFiles: [MessageRowID: OpenFile] = [:]
         /// Files no longer needed once the batch committed (a partial file made whole).
         var filesToRemove: [String] = []
+        /// Files being received that moved in this batch: their progress goes to the sender
+        /// once the batch is durable.
+        var fileProgress: [MessageRowID: (LiveConversation, MessageID, Int, complete: Bool)] = [:]
         var events: [ChatEvent] = []
         var receiptsOwed = 0
         /// The contact showed it holds a session this side answered: receipts and notices
@@ -116,6 +119,7 @@ extension Engine {
         for contactID in after.rebuild { try rebuild(contactID) }
         for conversation in after.keysDontMatch { leaveLink(conversation, .detached) }
         for path in after.filesToRemove { unlink(path) }
+        for (row, (conversation, id, chunks, complete)) in after.fileProgress { reportFileProgress(row, id, chunks, complete: complete, conversation) }
         for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation) }
         if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
             scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch)
@@ -345,6 +349,13 @@ extension Engine {
                                                                  sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
         case .chunk:
             try receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: conversation, tx, &after)
+        case .fileProgress:
+            var r = ByteReader(body)
+            guard let chunks = try? r.u32(), let message = try tx.message(contact: contact.id, id: header.messageID),
+                  message.direction == .outgoing else { return }
+            let known = conversation.peerFileProgress[message.rowID]?.chunks ?? 0
+            conversation.peerFileProgress[message.rowID] = (max(known, Int(chunks)), ticks)
+            if !after.resendQueued.contains(where: { $0 === conversation }) { after.resendQueued.append(conversation) }
         case .receiptDelivered, .receiptRead, .fileDelivered:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
             var ids = Self.receiptIDs(body)

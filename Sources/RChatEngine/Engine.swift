@@ -66,6 +66,8 @@ public final class Engine: @unchecked Sendable {
     /// of each file this run wrote here.
     var attachmentsResumed: Set<MessageRowID> = []
     var chunksWrittenThisRun: [MessageRowID: Int] = [:]
+    /// Files being received: the chunk count last reported to the sender.
+    var fileProgressReported: [MessageRowID: Int] = [:]
     /// Seconds between pings on each relay connection (tests shorten it): a relay closes a
     /// connection that waits for nothing and sends nothing for its idle timeout.
     var keepaliveSeconds = RelayProtocol.keepaliveSeconds

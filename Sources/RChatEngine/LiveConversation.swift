@@ -30,6 +30,8 @@ final class LiveConversation {
     var chunksInFlight: [MessageRowID: Set<Int>] = [:]
     /// Whole-file receipts sent, not yet taken by the relay.
     var fileReceiptsInFlight: Set<MessageID> = []
+    /// Files being sent: the chunks the receiver said it stored, and when (engine ticks).
+    var peerFileProgress: [MessageRowID: (chunks: Int, at: Double)] = [:]
     var deliveredInFlight = DeliveredReceiptsInFlight()
     /// What this run stored from the peer, for the Delivered receipts owed (no read-back).
     var storedThisRun = StoredThisRun()

@@ -85,80 +85,93 @@ final class AttachmentTests: RecoveryTestCase {
         world.stopSync("sam")
     }
 
-    /// Sam's sync is SIGKILLed while the held file comes in: the next one goes on from the
-    /// chunks stored, writes only the rest, and the file is whole and Delivered.
+    /// The relay, with `--persist` (what it holds survives a restart) and a quota of `items`
+    /// per mailbox: a file larger than that is taken only in part, the rest waits Sending.
+    func restartRelay(quota items: Int) throws {
+        world.stopRelay(signal: SIGTERM)
+        _ = try world.startRelay(samePort: true, arguments: ["--persist", world.box.path("relay.db"), "--quota", String(items)])
+    }
+
+    /// Part of a file is held for Sam (the relay's quota stops the rest); Sam's sync stores
+    /// that part and is SIGKILLed; once the relay takes the rest, the next sync writes only
+    /// the chunks it does not have, and the file is whole and Delivered.
     func testAReceiverKilledMidwayGoesOnWithoutFetchingWhatItStored() throws {
+        try restartRelay(quota: 100)
         try chattingPair()
         world.stopSync("sam")
         let (path, data) = try randomFile("big.bin", bytes: 24 * 1024 * 1024)
+        let chunks = 410
         let id = try sendFile("alice", to: "Sam", path)
-        try world.waitForStatus("alice", "Sam", id, "Sent", timeout: 60)
+        try world.eventually("the relay refuses the rest of the file", timeout: 60) {
+            self.world.syncLog("alice").contains("the relay refused part of a file")
+        }
         world.stopSync("alice")
+        let held = try received("alice", "Sam", id) / (60 * 1024)
+        XCTAssertGreaterThan(held, 0)
+        XCTAssertLessThan(held, chunks)
 
         try world.startSync("sam")
-        try world.eventually("part of the file is stored on Sam's side", timeout: 60) {
-            try self.world.list("sam", "Alice").contains { $0.id == id } && self.received("sam", "Alice", id) > 0
+        try world.eventually("Sam stored what the relay held", timeout: 60) {
+            try self.world.list("sam", "Alice").contains { $0.id == id } && self.received("sam", "Alice", id) == held * 60 * 1024
         }
         world.crashSync("sam")
-        let before = try received("sam", "Alice", id)
-        XCTAssertLessThan(before, data.count, "killed before it was whole")
 
-        try world.startSync("sam")
+        try restartRelay(quota: 10_000)
         try world.startSync("alice")
-        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
-        let path2 = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path2)), data)
+        try world.startSync("sam")
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 90)
+        let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: got)), data)
         let log = world.syncLog("sam")
-        let chunks = 410
-        let here = before / (60 * 1024)
-        XCTAssertTrue(log.contains("receiving the rest of a file from Alice: \(here) of \(chunks) chunks were here"), world.diagnostics())
-        XCTAssertTrue(log.contains("a file from Alice arrived whole (\(data.count) bytes, \(chunks) chunks, \(chunks - here) written in this run)"),
+        XCTAssertTrue(log.contains("receiving the rest of a file from Alice: \(held) of \(chunks) chunks were here"), world.diagnostics())
+        XCTAssertTrue(log.contains("a file from Alice arrived whole (\(data.count) bytes, \(chunks) chunks, \(chunks - held) written in this run)"),
                       world.diagnostics())
         world.stopSync("alice")
         world.stopSync("sam")
     }
 
-    /// Alice's sync is SIGKILLed while the relay takes the file: the next one sends only
-    /// what the relay did not take, and Sam gets it whole.
+    /// The relay takes part of the file (its quota refuses the rest) and Alice's sync is
+    /// SIGKILLed: the next one sends only what the relay did not take, and Sam gets it whole.
     func testASenderKilledMidwaySendsOnlyTheRest() throws {
+        try restartRelay(quota: 100)
         try chattingPair()
         world.stopSync("sam")
         let (path, data) = try randomFile("upload.bin", bytes: 24 * 1024 * 1024)
         let id = try sendFile("alice", to: "Sam", path)
-        try world.eventually("the relay took part of the file", timeout: 60) {
-            try self.received("alice", "Sam", id) > 0
+        try world.eventually("the relay refuses the rest of the file", timeout: 60) {
+            self.world.syncLog("alice").contains("the relay refused part of a file")
         }
         world.crashSync("alice")
-        let taken = try received("alice", "Sam", id)
-        XCTAssertLessThan(taken, data.count, "killed before the relay took it all")
+        let taken = try received("alice", "Sam", id) / (60 * 1024)
+        XCTAssertGreaterThan(taken, 0)
+        XCTAssertLessThan(taken, 410, "killed before the relay took it all")
         XCTAssertEqual(try world.status("alice", "Sam", id), "Sending")
 
+        try restartRelay(quota: 10_000)
         try world.startSync("alice")
         try world.startSync("sam")
-        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 90)
         let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: got)), data)
-        XCTAssertTrue(world.syncLog("alice").contains("sending the rest of a file to Sam: \(taken / (60 * 1024)) of 410 chunks were taken before"),
+        XCTAssertTrue(world.syncLog("alice").contains("sending the rest of a file to Sam: \(taken) of 410 chunks were taken before"),
                       world.diagnostics())
         world.stopSync("alice")
         world.stopSync("sam")
     }
 
-    /// The relay (with `--persist`) is SIGKILLed while the file moves and comes back: what
-    /// it had taken is still held, the sender sends the rest, and Sam gets it whole, once.
+    /// The relay (with `--persist`) took part of the file and is SIGKILLed; it comes back:
+    /// what it had taken is still held, the sender sends the rest, and Sam gets it whole, once.
     func testARelayRestartWithPersistGoesOnWhereItStopped() throws {
-        let persist = world.box.path("relay.db")
-        world.stopRelay()
-        _ = try world.startRelay(samePort: true, arguments: ["--persist", persist])
+        try restartRelay(quota: 100)
         try chattingPair()
         world.stopSync("sam")
         let (path, data) = try randomFile("through.bin", bytes: 16 * 1024 * 1024)
         let id = try sendFile("alice", to: "Sam", path)
         try world.eventually("the relay took part of the file", timeout: 60) {
-            try self.received("alice", "Sam", id) > 0
+            self.world.syncLog("alice").contains("the relay refused part of a file")
         }
         world.stopRelay(signal: SIGKILL)
-        _ = try world.startRelay(samePort: true, arguments: ["--persist", persist])
+        _ = try world.startRelay(samePort: true, arguments: ["--persist", world.box.path("relay.db")])
         try world.startSync("sam")
         try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 90)
         let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)

@@ -20,6 +20,9 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     /// Delivered receipts for attachments: each file is whole on the receiver, fsynced, and
     /// its hash checked. Body as for the other receipts (u16 count, then the ids).
     case fileDelivered = 9
+    /// How far a file being received has come: body u32, the chunks stored there. The
+    /// sender keeps at most a window of chunks ahead of it while the receiver is online.
+    case fileProgress = 10
 }
 
 /// The part of an envelope sealed under the conversation's header key: readable by anyone
