@@ -12,9 +12,11 @@ import RChatCore
 ///                              plaintext + 17 bytes (tag byte and MAC); the last one has the
 ///                              FINAL tag. An empty file is not sent (n ≥ 1).
 ///
-/// Chunk i of the ciphertext starts at `header + i · (plainChunkBytes + 17)`, so a chunk can
-/// be read, written or sent again alone; decryption runs in order over the whole file
-/// (the stream's state chains the chunks: none can be dropped, reordered or repeated).
+/// Chunk i of the ciphertext starts at `header + i · (plainChunkBytes + 17)`. Encryption
+/// and decryption run in order (the stream's state chains the chunks: none can be dropped,
+/// reordered or repeated); a state can be saved (`stateBytes`, secret: 52 bytes) and taken
+/// up again, so a sender re-creates any chunk from the state it started with and the
+/// plaintext, and a receiver goes on after a restart from the state after its last chunk.
 public enum FileStream {
     /// Plaintext bytes per chunk: a chunk with its envelope stays under a relay payload (64 KiB).
     public static let plainChunkBytes = 60 * 1024
@@ -53,6 +55,7 @@ public enum FileStream {
     /// Encrypts chunk after chunk; `header` goes first.
     public struct Encryptor: ~Copyable {
         private let state = StreamState()
+        /// The stream header: empty for an encryptor taken up from saved state.
         public let header: [UInt8]
 
         public init(key: SecretBytes) {
@@ -63,6 +66,15 @@ public enum FileStream {
             key.withBytes { k in _ = crypto_secretstream_xchacha20poly1305_init_push(pointer, &header, k) }
             self.header = header
         }
+
+        /// Goes on from a state saved with `stateBytes`; nil when the bytes are not one.
+        public init?(stateBytes: [UInt8]) {
+            guard state.load(stateBytes) else { return nil }
+            header = []
+        }
+
+        /// The state as it is now: pushing from it again gives the same chunks.
+        public var stateBytes: [UInt8] { state.bytes }
 
         public mutating func seal(_ plaintext: UnsafeRawBufferPointer, final: Bool) -> [UInt8] {
             var out = [UInt8](repeating: 0, count: plaintext.count + FileStream.overheadBytes)
@@ -99,6 +111,15 @@ public enum FileStream {
             guard ok == 0 else { throw .badHeader }
         }
 
+        /// Goes on from a state saved with `stateBytes`, at chunk `next`.
+        public init?(stateBytes: [UInt8], next: Int) {
+            guard state.load(stateBytes) else { return nil }
+            self.next = next
+        }
+
+        /// The state after the last chunk opened.
+        public var stateBytes: [UInt8] { state.bytes }
+
         /// The plaintext of the next chunk; `final` says it must be the last one.
         public mutating func open(_ ciphertext: UnsafeRawBufferPointer, final: Bool) throws(OpenError) -> [UInt8] {
             let index = next
@@ -117,8 +138,17 @@ public enum FileStream {
 
     /// A secretstream state in memory of its own, wiped when released.
     final class StreamState {
+        static let size = MemoryLayout<crypto_secretstream_xchacha20poly1305_state>.size
         let pointer = UnsafeMutablePointer<crypto_secretstream_xchacha20poly1305_state>.allocate(capacity: 1)
-        init() { sodium_memzero(pointer, MemoryLayout<crypto_secretstream_xchacha20poly1305_state>.size) }
+        init() { sodium_memzero(pointer, Self.size) }
+
+        var bytes: [UInt8] { Array(UnsafeRawBufferPointer(start: pointer, count: Self.size)) }
+
+        func load(_ bytes: [UInt8]) -> Bool {
+            guard bytes.count == Self.size else { return false }
+            bytes.withUnsafeBytes { UnsafeMutableRawPointer(pointer).copyMemory(from: $0.baseAddress!, byteCount: Self.size) }
+            return true
+        }
         deinit {
             sodium_memzero(pointer, MemoryLayout<crypto_secretstream_xchacha20poly1305_state>.size)
             pointer.deallocate()
@@ -138,6 +168,16 @@ public struct StreamingHash: ~Copyable {
         state = .allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
         _ = crypto_generichash_init(OpaquePointer(state), nil, 0, Self.outputBytes)
     }
+
+    /// Goes on from `stateBytes` (BLAKE2b's state holds no pointers: its bytes are all of it).
+    public init?(stateBytes: [UInt8]) {
+        guard stateBytes.count == crypto_generichash_statebytes() else { return nil }
+        Sodium.ensureInitialized()
+        state = .allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+        stateBytes.withUnsafeBytes { state.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    }
+
+    public var stateBytes: [UInt8] { Array(UnsafeRawBufferPointer(start: state, count: crypto_generichash_statebytes())) }
 
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         _ = crypto_generichash_update(OpaquePointer(state), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))

@@ -39,36 +39,35 @@ extension AccountService {
         let files = attachmentFiles
         _ = try files.directory(AttachmentFiles.sent)
         let sentCopy = files.freeName(name, in: AttachmentFiles.sent)
-        let workFile = "\(AttachmentFiles.outgoing)/\(id.hex).enc"
-        _ = try files.directory(AttachmentFiles.outgoing)
         let key = FileStream.generateKey()
+        let encryptor = FileStream.Encryptor(key: key)
+        let header = encryptor.header, startState = encryptor.stateBytes
         let hash: [UInt8]
         let read: UInt64
         do {
-            (hash, read) = try Self.encryptOnce(source, size: size, key: key, into: files.absolute(workFile),
-                                                copy: files.absolute(sentCopy))
+            (hash, read) = try Self.copyOnce(source, size: size, to: files.absolute(sentCopy))
         } catch {
-            unlink(files.absolute(workFile))
             unlink(files.absolute(sentCopy))
             throw error
         }
-        let attachment = Attachment(kind: kind, name: name, size: read, contentHash: hash, key: key.withBytes { Array(UnsafeBufferPointer(start: $0, count: key.count)) })
+        let attachment = Attachment(kind: kind, name: name, size: read, contentHash: hash,
+                                    key: key.withBytes { Array(UnsafeBufferPointer(start: $0, count: key.count)) })
         let t = clock.now()
-        do {
+        let stored: Result<Void, EngineError> = Result { () throws(EngineError) in
             try Self.wrap {
                 try store.transaction { tx in
                     let row = try tx.insertOutgoing(contact: contact.id, id: id, content: .attachment(attachment), at: t,
                                                     keysFingerprint: Self.keysFingerprint(contact))
-                    try tx.insertAttachment(message: row, direction: .outgoing, chunkCount: FileStream.chunkCount(size: read),
-                                            sentCopy: sentCopy, workFile: workFile)
+                    try tx.insertOutgoingAttachment(message: row, chunkCount: FileStream.chunkCount(size: read), sentCopy: sentCopy,
+                                                    streamHeader: header, streamState: startState)
                     if contact.isBlocked || contact.state == .keysDontMatch {
                         try tx.raiseStatus(message: row, event: .gaveUp, at: t)
                         _ = try tx.removeFromOutbox(message: row)
                     }
                 }
             }
-        } catch {
-            unlink(files.absolute(workFile))
+        }
+        if case .failure(let error) = stored {
             unlink(files.absolute(sentCopy))
             throw error
         }
@@ -76,34 +75,24 @@ extension AccountService {
         return id
     }
 
-    /// Reads `source` once: the encrypted file to send and the plain copy to keep, both
-    /// fsynced; returns the plaintext's hash and how many bytes were read (a file that
-    /// changed size while read is refused).
-    private static func encryptOnce(_ source: OpenFile, size: UInt64, key: SecretBytes, into work: String,
-                                    copy: String) throws(EngineError) -> ([UInt8], UInt64) {
-        let out = try OpenFile.create(work)
+    /// Reads `source` once into the sent copy (fsynced); returns the plaintext's hash and
+    /// how many bytes were read (a file that changed size while read is refused). Its chunks
+    /// are encrypted as they go (`Engine.sendAttachment`), from this copy.
+    private static func copyOnce(_ source: OpenFile, size: UInt64, to copy: String) throws(EngineError) -> ([UInt8], UInt64) {
         let plain = try OpenFile.create(copy)
-        var encryptor = FileStream.Encryptor(key: key)
         var hash = StreamingHash()
-        try out.write(encryptor.header, at: 0)
-        let count = FileStream.chunkCount(size: size)
         var offset: UInt64 = 0
-        for index in 0..<count {
-            let want = FileStream.plainBytes(ofChunk: index, size: size)
-            let chunk = try source.read(count: want, at: Int64(offset))
-            guard chunk.count == want else { throw .io("\(source.path) changed while it was read; send it again") }
-            let sealed = chunk.withUnsafeBytes { buf in
-                hash.update(buf)
-                return encryptor.seal(buf, final: index == count - 1)
-            }
-            try out.write(sealed, at: FileStream.cipherOffset(ofChunk: index))
-            try plain.write(chunk, at: Int64(offset))
+        while offset < size {
+            let want = Int(min(UInt64(1 << 20), size - offset))
+            let part = try source.read(count: want, at: Int64(offset))
+            guard part.count == want else { throw .io("\(source.path) changed while it was read; send it again") }
+            part.withUnsafeBytes { hash.update($0) }
+            try plain.write(part, at: Int64(offset))
             offset += UInt64(want)
         }
         guard try source.read(count: 1, at: Int64(offset)).isEmpty else {
             throw .io("\(source.path) changed while it was read; send it again")
         }
-        try out.sync()
         try plain.sync()
         return (hash.finish(), offset)
     }

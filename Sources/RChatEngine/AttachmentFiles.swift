@@ -8,11 +8,12 @@ import Glibc
 /// Where an account's attachment files live, all under its home (0700 directories, 0600
 /// files):
 ///
-///     files/sent/NAME          the copy of a file as it was sent (what `save` and the view open)
-///     files/received/NAME      a received file, once whole and its hash checked
-///     files/outgoing/ID.enc    a file being sent, encrypted (`FileStream` layout), kept for
-///                              resends until it was Delivered or the 72 h ran out
-///     files/partial/ID.part    a file being received, encrypted, chunk by chunk
+///     files/sent/NAME               the copy of a file as it was sent: what `save` and the
+///                                   view open, and what its chunks are encrypted from
+///     files/received/NAME           a received file, once whole and its hash checked
+///     files/partial/C-ID.part       a file being received: the plaintext of the chunks
+///                                   decrypted in order so far, each at its place
+///     files/partial/C-ID.part.ahead chunks that came ahead of their turn, encrypted
 ///
 /// NAME is the sanitised name, numbered on a clash; ID the message id in hex. The store
 /// keeps these paths relative to the home.
@@ -21,7 +22,6 @@ struct AttachmentFiles {
 
     static let sent = "files/sent"
     static let received = "files/received"
-    static let outgoing = "files/outgoing"
     static let partial = "files/partial"
 
     func absolute(_ relative: String) -> String { "\(home)/\(relative)" }

@@ -45,16 +45,14 @@ extension Engine {
         }
         let missing = stored.chunks.missing(limit: stored.chunks.count).filter { !inFlight.contains($0) }
         guard !missing.isEmpty, case .attachment(let attachment) = item.content else { return true }
-        let work = try OpenFile.openOwn(AttachmentFiles(home: account.locations.home).absolute(stored.workFile), writable: false)
+        let stream = try outgoingStream(item.message, stored, attachment)
         for index in missing {
             if windowFull() { return true }
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
-            let length = FileStream.plainBytes(ofChunk: index, size: attachment.size) + FileStream.overheadBytes
-            var body = ByteWriter(capacity: 4 + FileStream.headerBytes + length)
+            let chunk = try stream.chunk(index)
+            var body = ByteWriter(capacity: 4 + FileStream.headerBytes + chunk.count)
             body.u32(UInt32(index))
-            if index == 0 { body.raw(try work.read(count: FileStream.headerBytes, at: 0)) }
-            let chunk = try work.read(count: length, at: FileStream.cipherOffset(ofChunk: index))
-            guard chunk.count == length else { throw .io("\(work.path) is shorter than the file it holds; send the file again") }
+            if index == 0 { body.raw(stream.header) }
             body.raw(chunk)
             let envelope = Envelope.seal(kind: .chunk, messageID: item.id, sequence: sequence, body: body.bytes, keys: keys,
                                          conversation: conversation.secret)
@@ -66,6 +64,18 @@ extension Engine {
             inFlight.insert(index)
         }
         return true
+    }
+
+    /// The chunk maker of a file being sent, kept while it is sent in this run.
+    private func outgoingStream(_ row: MessageRowID, _ stored: StoredAttachment, _ attachment: Attachment) throws(EngineError) -> OutgoingStream {
+        if let stream = outgoingStreams[row] { return stream }
+        guard let copy = stored.sentCopy, let header = stored.streamHeader, let start = stored.streamState else {
+            throw .io("the sent copy of a file is not recorded; send the file again")
+        }
+        let stream = try OutgoingStream(file: OpenFile.openOwn(AttachmentFiles(home: account.locations.home).absolute(copy), writable: false),
+                                        size: attachment.size, header: header, start: start)
+        outgoingStreams[row] = stream
+        return stream
     }
 
     /// Chunks a sender keeps ahead of what the receiver reported stored (about 7.5 MiB), and
@@ -100,7 +110,10 @@ extension Engine {
             for index in chunks[row] ?? [] { stored.chunks.insert(index) }
             if items.contains(row) { stored.itemTaken = true }
             try tx.updateProgress(stored)
-            if stored.itemTaken && stored.chunks.isComplete { whole.append(row) }
+            if stored.itemTaken && stored.chunks.isComplete {
+                whole.append(row)
+                outgoingStreams[row] = nil
+            }
             if let message = try tx.message(row) {
                 events.append(.transferMoved(conversation: message.contact.conversation, id: message.id))
             }
@@ -124,13 +137,15 @@ extension Engine {
             if case .discarded = stored.state { try tx.restartReceiving(message: message.rowID) }
             return
         }
-        try tx.insertAttachment(message: message.rowID, direction: .incoming, chunkCount: FileStream.chunkCount(size: attachment.size),
-                                sentCopy: nil, workFile: "\(AttachmentFiles.partial)/\(conversation.contact.id.rawValue)-\(id.hex).part")
+        try tx.insertIncomingAttachment(message: message.rowID, chunkCount: FileStream.chunkCount(size: attachment.size),
+                                        workFile: "\(AttachmentFiles.partial)/\(conversation.contact.id.rawValue)-\(id.hex).part")
     }
 
-    /// One chunk of a file being received: written to the partial file at its place (fsynced
-    /// before the batch commits: `AfterCommit.partialFiles`), marked in the store; when it
-    /// is the last one missing, the file is finished.
+    /// One chunk of a file being received. In its turn it is decrypted at once and its
+    /// plaintext written at its place in the partial file (with what came ahead of it and
+    /// now follows); ahead of its turn it waits, encrypted, in the partial file's `.ahead`
+    /// file. Either is fsynced before the batch commits (`AfterCommit.partialFiles`), with
+    /// the stream's and the hash's state in the same row. The last one finishes the file.
     func receiveChunk(_ body: [UInt8], id: MessageID, sealedIn session: [UInt8], in conversation: LiveConversation,
                       _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let contact = conversation.contact
@@ -139,7 +154,7 @@ extension Engine {
         if after.incoming.contains(where: { $0.1.id == id && $0.0 === conversation }) { try storeIncoming(&after, tx) }
         guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming,
               case .attachment(let attachment) = message.content,
-              var stored = try tx.attachment(message: message.rowID) else {
+              var stored = try tx.attachment(message: message.rowID), let workFile = stored.workFile else {
             return rejectForged("a file chunk from \(contact.name) for no file it sent")
         }
         guard case .moving = stored.state else { return }  // whole already, or discarded: a late copy
@@ -148,108 +163,146 @@ extension Engine {
         let index = Int(rawIndex)
         guard index < stored.chunks.count else { return rejectForged("a file chunk from \(contact.name) past the file's end") }
         guard !stored.chunks.contains(index) else { return }  // a copy: stored already
-        if stored.chunks.doneCount > 0, chunksWrittenThisRun[message.rowID] == nil, attachmentsResumed.insert(message.rowID).inserted {
-            log("receiving the rest of a file from \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were here")
-        }
-        var header: [UInt8]? = nil
         if index == 0 {
-            guard let h = try? r.raw(FileStream.headerBytes) else { return rejectForged("a first file chunk from \(contact.name) without its header") }
-            header = h
+            guard let header = try? r.raw(FileStream.headerBytes) else {
+                return rejectForged("a first file chunk from \(contact.name) without its header")
+            }
+            stored.streamHeader = header
         }
         let expected = FileStream.plainBytes(ofChunk: index, size: attachment.size) + FileStream.overheadBytes
         guard r.remaining == expected, let chunk = try? r.raw(expected) else {
             return rejectForged("a file chunk from \(contact.name) of the wrong length")
         }
+        if stored.chunks.doneCount > 0, chunksWrittenThisRun[message.rowID] == nil, attachmentsResumed.insert(message.rowID).inserted {
+            log("receiving the rest of a file from \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were here")
+        }
         let files = AttachmentFiles(home: account.locations.home)
-        let file: OpenFile
-        if let open = after.partialFiles[message.rowID] { file = open } else {
+        func open(_ relative: String) throws(EngineError) -> OpenFile {
+            if let file = after.partialFiles[relative] { return file }
             _ = try files.directory(AttachmentFiles.partial)
-            let path = files.absolute(stored.workFile)
-            file = PrivateFiles.exists(path) ? try OpenFile.openOwn(path, writable: true) : try OpenFile.create(path)
-            after.partialFiles[message.rowID] = file
+            let path = files.absolute(relative)
+            let file = PrivateFiles.exists(path) ? try OpenFile.openOwn(path, writable: true) : try OpenFile.create(path)
+            after.partialFiles[relative] = file
+            return file
         }
-        if let header {
-            try file.write(header, at: 0)
-            stored.streamHeader = header
-        }
-        try file.write(chunk, at: FileStream.cipherOffset(ofChunk: index))
+        let ahead = workFile + ".ahead"
         stored.chunks.insert(index)
         chunksWrittenThisRun[message.rowID, default: 0] += 1
+        if index == stored.nextChunk {
+            do {
+                try decryptInTurn(&stored, first: chunk, attachment, plain: open(workFile), ahead: { () throws(EngineError) in try open(ahead) })
+            } catch {
+                try discardIncoming(message, attachment, stored, reason: error, session: session, in: conversation, tx, &after)
+                return
+            }
+        } else {
+            try open(ahead).write(chunk, at: Int64(index) * Int64(FileStream.cipherChunkBytes))
+        }
         try tx.updateProgress(stored)
         after.fileProgress[message.rowID] = (conversation, id, stored.chunks.doneCount, stored.chunks.isComplete)
         if !after.events.contains(.transferMoved(conversation: contact.id.conversation, id: id)) {
             after.events.append(.transferMoved(conversation: contact.id.conversation, id: id))
         }
-        if stored.chunks.isComplete { try finishIncoming(message, attachment, stored, file, session: session, in: conversation, tx, &after) }
+        if stored.nextChunk == stored.chunks.count {
+            try finishIncoming(message, attachment, stored, plain: open(workFile), session: session, in: conversation, tx, &after)
+        }
     }
 
-    /// Every chunk is here: decrypt the partial file in order into `files/received/`,
-    /// checking the hash; whole and checked, it is complete and its Delivered is owed.
-    /// Otherwise it is discarded with a row, and reported as could not be read, so the
-    /// sender's recovery resends it.
-    private func finishIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, _ partial: OpenFile,
+    /// Decrypts `first` (chunk `stored.nextChunk`) and then every chunk that waited ahead of
+    /// its turn and now follows, writing the plaintext at its place and hashing it; the
+    /// stream's and the hash's state go back into `stored`.
+    private func decryptInTurn(_ stored: inout StoredAttachment, first: [UInt8], _ attachment: Attachment, plain: OpenFile,
+                               ahead: () throws(EngineError) -> OpenFile) throws(EngineError) {
+        var decryptor: FileStream.Decryptor
+        if let state = stored.streamState {
+            guard let resumed = FileStream.Decryptor(stateBytes: state, next: stored.nextChunk) else { throw .crypto("a damaged stream state") }
+            decryptor = resumed
+        } else {
+            var key = attachment.key
+            do { decryptor = try FileStream.Decryptor(key: SecretBytes(consuming: &key), header: stored.streamHeader ?? []) }
+            catch { throw .crypto(error.description) }
+        }
+        var hash: StreamingHash
+        if let state = stored.hashState {
+            guard let resumed = StreamingHash(stateBytes: state) else { throw .crypto("a damaged hash state") }
+            hash = resumed
+        } else {
+            hash = StreamingHash()
+        }
+        let count = stored.chunks.count
+        var cipher = first
+        while true {
+            let index = stored.nextChunk
+            var opened: Result<[UInt8], FileStream.OpenError> = .failure(.chunk(index: index))
+            cipher.withUnsafeBytes { buf in
+                do throws(FileStream.OpenError) { opened = .success(try decryptor.open(buf, final: index == count - 1)) }
+                catch { opened = .failure(error) }
+            }
+            let plaintext: [UInt8]
+            switch opened {
+            case .success(let bytes): plaintext = bytes
+            case .failure(let error): throw .crypto(error.description)
+            }
+            plaintext.withUnsafeBytes { hash.update($0) }
+            try plain.write(plaintext, at: Int64(index) * Int64(FileStream.plainChunkBytes))
+            stored.nextChunk = index + 1
+            guard stored.nextChunk < count, stored.chunks.contains(stored.nextChunk) else { break }
+            let next = stored.nextChunk
+            let length = FileStream.plainBytes(ofChunk: next, size: attachment.size) + FileStream.overheadBytes
+            cipher = try ahead().read(count: length, at: Int64(next) * Int64(FileStream.cipherChunkBytes))
+            guard cipher.count == length else { throw .io("a chunk that waited for its turn is missing from its file") }
+        }
+        stored.streamState = decryptor.stateBytes
+        stored.hashState = hash.stateBytes
+    }
+
+    /// Every chunk is decrypted: the hash decides. Whole and checked, the file moves to
+    /// `files/received/` and its Delivered is owed; otherwise it is discarded.
+    private func finishIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, plain: OpenFile,
                                 session: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
                                 _ after: inout AfterCommit) throws {
+        guard let state = stored.hashState, let hash = StreamingHash(stateBytes: state),
+              constantTimeEqual(hash.finish(), attachment.contentHash) else {
+            return try discardIncoming(message, attachment, stored, reason: EngineError.crypto("the file's hash does not match"),
+                                       session: session, in: conversation, tx, &after)
+        }
         let files = AttachmentFiles(home: account.locations.home)
         _ = try files.directory(AttachmentFiles.received)
         let target = files.freeName(AttachmentName.sanitised(attachment.name), in: AttachmentFiles.received)
-        let outcome: Result<Void, EngineError> = Result { () throws(EngineError) in
-            try Self.decrypt(partial, attachment, header: stored.streamHeader, into: files.absolute(target))
+        try plain.sync()
+        // The received name is made before the commit; the partial name goes after it.
+        guard let workFile = stored.workFile, link(files.absolute(workFile), files.absolute(target)) == 0 else {
+            throw EngineError.io("cannot move a received file into \(files.absolute(AttachmentFiles.received)): \(String(cString: strerror(errno)))")
         }
-        after.filesToRemove.append(files.absolute(stored.workFile))
-        after.partialFiles[message.rowID] = nil
-        let contact = conversation.contact
-        switch outcome {
-        case .success:
-            try tx.completeReceiving(message: message.rowID, file: target)
-            after.receiptsOwed += 1
-            log("a file from \(contact.name) arrived whole (\(attachment.size) bytes, \(stored.chunks.count) chunks, \(chunksWrittenThisRun[message.rowID] ?? 0) written in this run)")
-        case .failure(let error):
-            unlink(files.absolute(target))
-            let reason = "it did not match what \(contact.name) sent"
-            log("a file from \(contact.name) was discarded: \(error)")
-            try tx.discardReceiving(message: message.rowID, reason: reason)
-            _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.fileDiscarded,
-                                    text: "\(attachment.name) from \(contact.name) could not be read and was discarded. \(contact.name) has been told, so they can send it again.",
-                                    action: nil, messageIDs: [message.id], at: now)
-            _ = try tx.recordUndecryptable(contact: contact.id, id: message.id, session: session, at: now)
-            after.events.append(.rowAdded(conversation: contact.id.conversation))
-        }
-        after.events.append(.transferMoved(conversation: contact.id.conversation, id: message.id))
+        if let dir = Optional(open(files.absolute(AttachmentFiles.received), O_RDONLY | O_DIRECTORY)), dir >= 0 { fsync(dir); close(dir) }
+        after.filesToRemove += [files.absolute(workFile), files.absolute(workFile + ".ahead")]
+        try tx.completeReceiving(message: message.rowID, file: target)
+        after.receiptsOwed += 1
+        log("a file from \(conversation.contact.name) arrived whole (\(attachment.size) bytes, \(stored.chunks.count) chunks, \(chunksWrittenThisRun[message.rowID] ?? 0) written in this run)")
+        after.events.append(.transferMoved(conversation: conversation.contact.id.conversation, id: message.id))
     }
 
-    /// Decrypts the whole partial file into `path` (0600, fsynced) and checks its hash; any
-    /// failure leaves nothing usable (the caller removes `path`).
-    private static func decrypt(_ partial: OpenFile, _ attachment: Attachment, header: [UInt8]?, into path: String) throws(EngineError) {
-        guard let header else { throw .crypto("no stream header") }
-        var key = attachment.key
-        let secret = SecretBytes(consuming: &key)
-        var decryptor: FileStream.Decryptor
-        do { decryptor = try FileStream.Decryptor(key: secret, header: header) } catch { throw .crypto(error.description) }
-        let out = try OpenFile.create(path)
-        var hash = StreamingHash()
-        let count = FileStream.chunkCount(size: attachment.size)
-        var offset: Int64 = 0
-        for index in 0..<count {
-            let length = FileStream.plainBytes(ofChunk: index, size: attachment.size) + FileStream.overheadBytes
-            let chunk = try partial.read(count: length, at: FileStream.cipherOffset(ofChunk: index))
-            var opened: Result<[UInt8], FileStream.OpenError> = .failure(.chunk(index: index))
-            chunk.withUnsafeBytes { buf in
-                do throws(FileStream.OpenError) { opened = .success(try decryptor.open(buf, final: index == count - 1)) } catch { opened = .failure(error) }
-            }
-            let plain: [UInt8]
-            switch opened {
-            case .success(let bytes): plain = bytes
-            case .failure(let error): throw .crypto(error.description)
-            }
-            plain.withUnsafeBytes { hash.update($0) }
-            try out.write(plain, at: offset)
-            offset += Int64(plain.count)
+    /// A file that cannot be read (a chunk that does not decrypt, a hash that does not
+    /// match): nothing of it is kept, a row says so, and its id is reported as could not be
+    /// read, so the sender's recovery sends it again.
+    private func discardIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, reason error: Error,
+                                 session: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
+                                 _ after: inout AfterCommit) throws {
+        let contact = conversation.contact
+        let files = AttachmentFiles(home: account.locations.home)
+        if let workFile = stored.workFile {
+            after.partialFiles[workFile] = nil
+            after.partialFiles[workFile + ".ahead"] = nil
+            after.filesToRemove += [files.absolute(workFile), files.absolute(workFile + ".ahead")]
         }
-        guard UInt64(offset) == attachment.size, constantTimeEqual(hash.finish(), attachment.contentHash) else {
-            throw .crypto("the file's hash does not match")
-        }
-        try out.sync()
+        log("a file from \(contact.name) was discarded: \(error)")
+        try tx.discardReceiving(message: message.rowID, reason: "it did not match what \(contact.name) sent")
+        _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.fileDiscarded,
+                                text: "\(attachment.name) from \(contact.name) could not be read and was discarded. \(contact.name) has been told, so they can send it again.",
+                                action: nil, messageIDs: [message.id], at: now)
+        _ = try tx.recordUndecryptable(contact: contact.id, id: message.id, session: session, at: now)
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        after.events.append(.transferMoved(conversation: contact.id.conversation, id: message.id))
     }
 
     /// Before the batch commits: what was written to partial files is on disk.
@@ -274,6 +327,46 @@ extension Engine {
             conversation.saved = saved
             guard (try? sendOnLink(conversation, .envelope(envelope), as: .fileReceipts(contactID, ids))) != nil else { continue }
             conversation.fileReceiptsInFlight.formUnion(ids)
+        }
+    }
+}
+
+/// Makes the chunks of a file being sent from its sent copy: encrypted as they go, in
+/// order, from the stream's starting state; a chunk asked for again (a resend, a chunk the
+/// relay did not take) is made again by running the stream from the start to it, which
+/// gives the same bytes (`FileStream`).
+final class OutgoingStream {
+    let file: OpenFile
+    let size: UInt64
+    let header: [UInt8]
+    private let start: [UInt8]
+    private var encryptor: FileStream.Encryptor
+    private var next = 0
+
+    init(file: OpenFile, size: UInt64, header: [UInt8], start: [UInt8]) throws(EngineError) {
+        guard let encryptor = FileStream.Encryptor(stateBytes: start) else { throw .crypto("a damaged stream state") }
+        self.file = file
+        self.size = size
+        self.header = header
+        self.start = start
+        self.encryptor = encryptor
+    }
+
+    func chunk(_ index: Int) throws(EngineError) -> [UInt8] {
+        let count = FileStream.chunkCount(size: size)
+        precondition(index < count)
+        if index < next {
+            guard let again = FileStream.Encryptor(stateBytes: start) else { throw .crypto("a damaged stream state") }
+            encryptor = again
+            next = 0
+        }
+        while true {
+            let length = FileStream.plainBytes(ofChunk: next, size: size)
+            let plain = try file.read(count: length, at: Int64(next) * Int64(FileStream.plainChunkBytes))
+            guard plain.count == length else { throw .io("\(file.path) is shorter than the file sent; send it again") }
+            let sealed = plain.withUnsafeBytes { encryptor.seal($0, final: next == count - 1) }
+            next += 1
+            if next - 1 == index { return sealed }
         }
     }
 }

@@ -26,7 +26,7 @@ extension Engine {
         /// Conversations now in Keys don't match: their links are left after the commit.
         var keysDontMatch: [LiveConversation] = []
         /// Partial files written in this batch: fsynced before it commits.
-        var partialFiles: [MessageRowID: OpenFile] = [:]
+        var partialFiles: [String: OpenFile] = [:]
         /// Files no longer needed once the batch committed (a partial file made whole).
         var filesToRemove: [String] = []
         /// Files being received that moved in this batch: their progress goes to the sender
@@ -367,10 +367,6 @@ extension Engine {
             for change in try tx.raiseStatuses(contact: contact.id, ids: ids, event: event, at: now) {
                 conversation.acknowledgementDeadlines[change.message] = nil
                 if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
-                // A whole file arrived: its encrypted copy, kept for resends, is no longer needed.
-                if header.kind == .fileDelivered, let file = try tx.attachment(message: change.message), file.direction == .outgoing {
-                    after.filesToRemove.append(AttachmentFiles(home: account.locations.home).absolute(file.workFile))
-                }
             }
         case .notice:
             try receiveNotice(body, in: conversation, sealedIn: header.sessionID, tx, &after)

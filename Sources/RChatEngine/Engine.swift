@@ -66,6 +66,8 @@ public final class Engine: @unchecked Sendable {
     /// of each file this run wrote here.
     var attachmentsResumed: Set<MessageRowID> = []
     var chunksWrittenThisRun: [MessageRowID: Int] = [:]
+    /// Files being sent in this run, with their chunk makers.
+    var outgoingStreams: [MessageRowID: OutgoingStream] = [:]
     /// Files being received: the chunk count last reported to the sender.
     var fileProgressReported: [MessageRowID: Int] = [:]
     /// Seconds between pings on each relay connection (tests shorten it): a relay closes a

@@ -15,29 +15,45 @@ public struct StoredAttachment: Equatable, Sendable {
     public var chunks: ChunkSet
     /// Outgoing: the relay took the message item.
     public var itemTaken: Bool
-    /// Incoming: the secretstream header, once chunk 0 arrived.
+    /// The secretstream header: outgoing from the start, incoming once chunk 0 arrived.
     public var streamHeader: [UInt8]?
+    /// The secretstream state: outgoing, as it was after the header; incoming, after the
+    /// `nextChunk` chunks decrypted in order. Secret.
+    public var streamState: [UInt8]?
+    /// Incoming: how many chunks were decrypted in order (the plaintext written so far).
+    public var nextChunk: Int
+    /// Incoming: BLAKE2b's state over the plaintext of those chunks.
+    public var hashState: [UInt8]?
     public var state: State
     /// Outgoing: the sent copy (relative to the home), there from the start.
     public var sentCopy: String?
-    /// The encrypted (outgoing) or partial (incoming) file, relative to the home.
-    public let workFile: String
+    /// Incoming: the plaintext so far (relative to the home).
+    public let workFile: String?
 }
 
 extension StoreAccess {
     private static var attachmentSelect: String { """
-        SELECT message_rowid, direction, chunk_count, chunks, item_taken, stream_header, state, file, work_file, reason
+        SELECT message_rowid, direction, chunk_count, chunks, item_taken, stream_header, stream_state, next_chunk, hash_state,
+               state, file, work_file, reason
         FROM attachments
         """ }
 
-    /// The attachment row of a message written in this transaction: for a file being sent,
-    /// its sent copy and encrypted file are in place already.
-    public func insertAttachment(message: MessageRowID, direction: Direction, chunkCount: Int, sentCopy: String?,
-                                 workFile: String) throws {
+    /// The attachment row of a file being sent, written with its message: its sent copy is
+    /// in place already, and every chunk is made from it and the stream's starting state.
+    public func insertOutgoingAttachment(message: MessageRowID, chunkCount: Int, sentCopy: String, streamHeader: [UInt8],
+                                         streamState: [UInt8]) throws {
         try database.execute("""
-            INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, file, work_file) VALUES (?, ?, ?, ?, ?, ?)
-            """, [.integer(message.rawValue), .text(direction.rawValue), SQLValue(chunkCount),
-                  .blob(ChunkSet(count: chunkCount).bits), sentCopy.map(SQLValue.text) ?? .null, .text(workFile)])
+            INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, file, stream_header, stream_state)
+            VALUES (?, 'out', ?, ?, ?, ?, ?)
+            """, [.integer(message.rawValue), SQLValue(chunkCount), .blob(ChunkSet(count: chunkCount).bits), .text(sentCopy),
+                  .blob(streamHeader), .blob(streamState)])
+    }
+
+    /// The attachment row of a file that is to arrive; `workFile` will hold its plaintext.
+    public func insertIncomingAttachment(message: MessageRowID, chunkCount: Int, workFile: String) throws {
+        try database.execute("""
+            INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, work_file) VALUES (?, 'in', ?, ?, ?)
+            """, [.integer(message.rawValue), SQLValue(chunkCount), .blob(ChunkSet(count: chunkCount).bits), .text(workFile)])
     }
 
     public func attachment(message: MessageRowID) throws -> StoredAttachment? {
@@ -61,11 +77,19 @@ extension StoreAccess {
         return out
     }
 
-    /// Writes back what moved: the chunk bitmap, the item, the header.
+    /// Writes back what moved: the chunk bitmap, the item; incoming, the header and where
+    /// decryption stands.
     public func updateProgress(_ a: StoredAttachment) throws {
+        if a.direction == .outgoing {
+            try database.execute("UPDATE attachments SET chunks = ?, item_taken = ? WHERE message_rowid = ?",
+                                 [.blob(a.chunks.bits), SQLValue(a.itemTaken), .integer(a.message.rawValue)])
+            return
+        }
         try database.execute("""
-            UPDATE attachments SET chunks = ?, item_taken = ?, stream_header = ? WHERE message_rowid = ?
-            """, [.blob(a.chunks.bits), SQLValue(a.itemTaken), a.streamHeader.map(SQLValue.blob) ?? .null, .integer(a.message.rawValue)])
+            UPDATE attachments SET chunks = ?, stream_header = ?, stream_state = ?, next_chunk = ?, hash_state = ?
+            WHERE message_rowid = ?
+            """, [.blob(a.chunks.bits), a.streamHeader.map(SQLValue.blob) ?? .null, a.streamState.map(SQLValue.blob) ?? .null,
+                  SQLValue(a.nextChunk), a.hashState.map(SQLValue.blob) ?? .null, .integer(a.message.rawValue)])
     }
 
     /// Sent again from the start (a resend): nothing counts as taken.
@@ -78,8 +102,8 @@ extension StoreAccess {
     /// An incoming file that was discarded comes again (the sender resent it): from nothing.
     public func restartReceiving(message: MessageRowID) throws {
         try database.execute("""
-            UPDATE attachments SET chunks = zeroblob(length(chunks)), stream_header = NULL, state = 'moving', reason = NULL,
-                   file = NULL, delivered_owed = 0
+            UPDATE attachments SET chunks = zeroblob(length(chunks)), stream_header = NULL, stream_state = NULL, next_chunk = 0,
+                   hash_state = NULL, state = 'moving', reason = NULL, file = NULL, delivered_owed = 0
             WHERE message_rowid = ? AND direction = 'in' AND state = 'discarded'
             """, [.integer(message.rawValue)])
     }
@@ -104,8 +128,8 @@ extension StoreAccess {
     /// Incoming files not whole yet, of `contact`.
     public func attachmentsMoving(contact: ContactID, direction: Direction) throws -> [(id: MessageID, attachment: StoredAttachment)] {
         try database.query("""
-            SELECT m.id AS mid, a.message_rowid, a.direction, a.chunk_count, a.chunks, a.item_taken, a.stream_header, a.state,
-                   a.file, a.work_file, a.reason
+            SELECT m.id AS mid, a.message_rowid, a.direction, a.chunk_count, a.chunks, a.item_taken, a.stream_header,
+                   a.stream_state, a.next_chunk, a.hash_state, a.state, a.file, a.work_file, a.reason
             FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
             WHERE m.contact_id = ? AND a.direction = ? AND a.state = 'moving'
             ORDER BY m.position
@@ -187,7 +211,9 @@ extension StoreAccess {
         let direction = try row.enumValue("direction", table: "attachments", as: Direction.self)
         return StoredAttachment(message: try row.messageRowID("message_rowid"), direction: direction, chunks: chunks,
                                 itemTaken: try row.int64("item_taken") != 0, streamHeader: try row.optionalBlob("stream_header"),
+                                streamState: try row.optionalBlob("stream_state"), nextChunk: Int(try row.int64("next_chunk")),
+                                hashState: try row.optionalBlob("hash_state"),
                                 state: state, sentCopy: direction == .outgoing ? try row.optionalString("file") : nil,
-                                workFile: try row.string("work_file"))
+                                workFile: try row.optionalString("work_file"))
     }
 }

@@ -66,11 +66,12 @@ final class AttachmentTests: RecoveryTestCase {
         XCTAssertEqual(mode(receivedPath), 0o600)
         XCTAssertEqual(mode((receivedPath as NSString).deletingLastPathComponent), 0o700)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: try XCTUnwrap(mine["path"] as? String))), data, "the sent copy")
-        // Nothing is left half-way: no partial file, and the encrypted copy kept for resends went with Delivered.
-        try world.eventually("the encrypted copy is removed once Delivered", timeout: 10) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: self.world.box.path("alice-home/files/outgoing"))) ?? []).isEmpty
+        // One copy on each side, nothing left half-way: the sender keeps only the plain copy
+        // (chunks are encrypted from it as they go), the receiver no partial file.
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: world.box.path("alice-home/files")), ["sent"])
+        try world.eventually("the partial file is removed", timeout: 10) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: self.world.box.path("sam-home/files/partial"))) ?? []).isEmpty
         }
-        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: world.box.path("sam-home/files/partial"))) ?? [], [])
         XCTAssertTrue(world.syncLog("sam").contains("a file from Alice arrived whole (\(data.count) bytes, 86 chunks, 86 written in this run)"),
                       world.diagnostics())
 
@@ -224,7 +225,6 @@ final class AttachmentTests: RecoveryTestCase {
         }
         XCTAssertEqual(try world.list("alice", "Sam"), [], "nothing stored")
         XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: world.box.path("alice-home/files/sent"))) ?? [], [])
-        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: world.box.path("alice-home/files/outgoing"))) ?? [], [])
         // An image is a photo without --as; the kind shows in the list.
         var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         png.append(Data(count: 100))
