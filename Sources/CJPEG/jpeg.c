@@ -1,0 +1,146 @@
+#include "CJPEG.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jpeglib.h>
+
+/* libjpeg's error manager followed by where to jump and the message to keep. */
+typedef struct {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    char message[JMSG_LENGTH_MAX];
+} rchat_jpeg_error;
+
+struct rchat_jpeg_reader {
+    struct jpeg_decompress_struct info;
+    rchat_jpeg_error error;
+    FILE *file;
+};
+
+static void rchat_jpeg_error_exit(j_common_ptr info) {
+    rchat_jpeg_error *error = (rchat_jpeg_error *)info->err;
+    error->manager.format_message(info, error->message);
+    longjmp(error->jump, 1);
+}
+
+/* Level -1 is a warning about damaged data: treated as the error it is. Trace levels pass. */
+static void rchat_jpeg_emit_message(j_common_ptr info, int level) {
+    if (level < 0) rchat_jpeg_error_exit(info);
+}
+
+static void rchat_jpeg_copy_message(const char *from, char *message, size_t message_size) {
+    if (message_size == 0) return;
+    snprintf(message, message_size, "%s", from);
+}
+
+static void rchat_jpeg_install(rchat_jpeg_error *error, struct jpeg_error_mgr **target) {
+    *target = jpeg_std_error(&error->manager);
+    error->manager.error_exit = rchat_jpeg_error_exit;
+    error->manager.emit_message = rchat_jpeg_emit_message;
+    error->message[0] = 0;
+}
+
+rchat_jpeg_reader *rchat_jpeg_open(const char *path, int *error_number, char *message, size_t message_size) {
+    *error_number = 0;
+    rchat_jpeg_reader *reader = calloc(1, sizeof *reader);
+    if (!reader) {
+        *error_number = ENOMEM;
+        rchat_jpeg_copy_message("out of memory", message, message_size);
+        return NULL;
+    }
+    reader->file = fopen(path, "rb");
+    if (!reader->file) {
+        *error_number = errno;
+        rchat_jpeg_copy_message(strerror(errno), message, message_size);
+        free(reader);
+        return NULL;
+    }
+    rchat_jpeg_install(&reader->error, &reader->info.err);
+    if (setjmp(reader->error.jump)) {
+        rchat_jpeg_copy_message(reader->error.message, message, message_size);
+        rchat_jpeg_close(reader);
+        return NULL;
+    }
+    jpeg_create_decompress(&reader->info);
+    jpeg_stdio_src(&reader->info, reader->file);
+    jpeg_read_header(&reader->info, TRUE);
+    return reader;
+}
+
+int rchat_jpeg_width(const rchat_jpeg_reader *reader) { return (int)reader->info.image_width; }
+int rchat_jpeg_height(const rchat_jpeg_reader *reader) { return (int)reader->info.image_height; }
+
+int rchat_jpeg_read_rgba(rchat_jpeg_reader *reader, unsigned char *rgba, char *message, size_t message_size) {
+    if (setjmp(reader->error.jump)) {
+        rchat_jpeg_copy_message(reader->error.message, message, message_size);
+        return -1;
+    }
+    reader->info.out_color_space = JCS_EXT_RGBA;
+    jpeg_start_decompress(&reader->info);
+    const size_t stride = (size_t)reader->info.output_width * 4;
+    while (reader->info.output_scanline < reader->info.output_height) {
+        JSAMPROW row = rgba + (size_t)reader->info.output_scanline * stride;
+        jpeg_read_scanlines(&reader->info, &row, 1);
+    }
+    jpeg_finish_decompress(&reader->info);
+    return 0;
+}
+
+void rchat_jpeg_close(rchat_jpeg_reader *reader) {
+    if (!reader) return;
+    /* A failure inside destroy would jump to a frame that is gone: it cannot fail, but be sure. */
+    if (setjmp(reader->error.jump) == 0) jpeg_destroy_decompress(&reader->info);
+    if (reader->file) fclose(reader->file);
+    free(reader);
+}
+
+int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, int height, int quality,
+                         char *message, size_t message_size) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rchat_jpeg_copy_message(strerror(errno), message, message_size);
+        return -1;
+    }
+    FILE *file = fdopen(fd, "wb");
+    if (!file) {
+        rchat_jpeg_copy_message(strerror(errno), message, message_size);
+        close(fd);
+        return -1;
+    }
+    struct jpeg_compress_struct info;
+    rchat_jpeg_error error;
+    memset(&info, 0, sizeof info);
+    rchat_jpeg_install(&error, &info.err);
+    if (setjmp(error.jump)) {
+        rchat_jpeg_copy_message(error.message, message, message_size);
+        jpeg_destroy_compress(&info);
+        fclose(file);
+        return -1;
+    }
+    jpeg_create_compress(&info);
+    jpeg_stdio_dest(&info, file);
+    info.image_width = (JDIMENSION)width;
+    info.image_height = (JDIMENSION)height;
+    info.input_components = 3;
+    info.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&info);
+    jpeg_set_quality(&info, quality, TRUE);
+    jpeg_start_compress(&info, TRUE);
+    while (info.next_scanline < info.image_height) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)info.next_scanline * (size_t)width * 3);
+        jpeg_write_scanlines(&info, &row, 1);
+    }
+    jpeg_finish_compress(&info);
+    jpeg_destroy_compress(&info);
+    if (fclose(file) != 0) {
+        rchat_jpeg_copy_message(strerror(errno), message, message_size);
+        return -1;
+    }
+    return 0;
+}
