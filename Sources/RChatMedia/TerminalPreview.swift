@@ -38,8 +38,9 @@ public enum TerminalPreview {
         defer { chafa_canvas_config_unref(config) }
         chafa_canvas_config_set_geometry(config, width, height)
         chafa_canvas_config_set_cell_geometry(config, Int32(cellPixels.width), Int32(cellPixels.height))
-        // No cursor movement or repeat sequences: a row is its cells, one after another.
-        chafa_canvas_config_set_optimizations(config, CHAFA_OPTIMIZATION_NONE)
+        // Colours not repeated when unchanged, but no cursor movement or repeat sequences: a row
+        // is its cells, one after another.
+        chafa_canvas_config_set_optimizations(config, CHAFA_OPTIMIZATION_REUSE_ATTRIBUTES)
         switch mode {
         case .symbols(let colors):
             chafa_canvas_config_set_pixel_mode(config, CHAFA_PIXEL_MODE_SYMBOLS)
