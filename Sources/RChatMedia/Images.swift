@@ -33,7 +33,7 @@ public enum Images {
     /// By magic bytes only; nil for anything else.
     public static func format(ofFileAt path: String) -> ImageFormat? {
         guard let head = try? FileBytes.prefix(of: path, count: 8) else { return nil }
-        if head.starts(with: pngSignature) && head.count == pngSignature.count { return .png }
+        if head.starts(with: pngSignature) { return .png }
         if head.starts(with: jpegSignature) { return .jpeg }
         return nil
     }
@@ -76,7 +76,7 @@ public enum Images {
 
     /// The format by magic bytes, telling an unreadable file from one that is not a picture.
     private static func openedFormat(_ path: String) throws(MediaError) -> ImageFormat {
-        _ = try FileBytes.prefix(of: path, count: 0)
+        _ = try FileBytes.prefix(of: path, count: 0)   // a missing or unreadable file says so
         guard let format = format(ofFileAt: path) else { throw MediaError(.notAnImage(path: path)) }
         return format
     }
