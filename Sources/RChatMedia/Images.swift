@@ -41,37 +41,34 @@ public enum Images {
     /// Reads the header only: format and size. A header claiming more than `maximumPixels` is an
     /// error (a decompression bomb) before anything is allocated.
     public static func probe(path: String) throws(MediaError) -> (format: ImageFormat, width: Int, height: Int) {
-        switch try openedFormat(path) {
-        case .jpeg:
-            let reader = try JPEGReader(path: path)
-            defer { reader.close() }
-            try checkSize(reader.width, reader.height, limit: maximumPixels)
-            return (.jpeg, reader.width, reader.height)
-        case .png:
-            let reader = try PNGReader(path: path)
-            defer { reader.close() }
-            try checkSize(reader.width, reader.height, limit: maximumPixels)
-            return (.png, reader.width, reader.height)
-        }
+        let (format, reader) = try open(path, maximumPixels: maximumPixels)
+        defer { reader.close() }
+        return (format, reader.width, reader.height)
     }
 
     /// Whole image as RGBA 8-bit, via libjpeg-turbo / libpng; truncated or corrupt data is an
     /// error, never a crash.
     public static func decode(path: String, maximumPixels: Int = maximumPixels) throws(MediaError) -> DecodedImage {
-        switch try openedFormat(path) {
-        case .jpeg:
-            let reader = try JPEGReader(path: path)
-            defer { reader.close() }
-            let (width, height) = (reader.width, reader.height)
-            try checkSize(width, height, limit: maximumPixels)
-            return DecodedImage(width: width, height: height, rgba: try reader.readRGBA())
-        case .png:
-            let reader = try PNGReader(path: path)
-            defer { reader.close() }
-            let (width, height) = (reader.width, reader.height)
-            try checkSize(width, height, limit: maximumPixels)
-            return DecodedImage(width: width, height: height, rgba: try reader.readRGBA())
+        let (_, reader) = try open(path, maximumPixels: maximumPixels)
+        defer { reader.close() }
+        return DecodedImage(width: reader.width, height: reader.height, rgba: try reader.readRGBA())
+    }
+
+    /// The decoder for the file's format with the header read and its size within the limit.
+    private static func open(_ path: String, maximumPixels: Int) throws(MediaError) -> (ImageFormat, any PictureReader) {
+        let format = try openedFormat(path)
+        let reader: any PictureReader
+        switch format {
+        case .jpeg: reader = try JPEGReader(path: path)
+        case .png: reader = try PNGReader(path: path)
         }
+        do throws(MediaError) {
+            try checkSize(reader.width, reader.height, limit: maximumPixels)
+        } catch {
+            reader.close()
+            throw error
+        }
+        return (format, reader)
     }
 
     /// The format by magic bytes, telling an unreadable file from one that is not a picture.
@@ -89,8 +86,17 @@ public enum Images {
     }
 }
 
+/// A decoder that has read a picture's header: its size, then its pixels once, then `close`
+/// (which may come twice).
+private protocol PictureReader: AnyObject {
+    var width: Int { get }
+    var height: Int { get }
+    func readRGBA() throws(MediaError) -> [UInt8]
+    func close()
+}
+
 /// One JPEG decode through the C shim, which keeps libjpeg's longjmp on the C side.
-private final class JPEGReader {
+private final class JPEGReader: PictureReader {
     private let path: String
     private var reader: OpaquePointer?
 
@@ -127,12 +133,14 @@ private final class JPEGReader {
         rchat_jpeg_close(reader)
         reader = nil
     }
+
+    deinit { close() }
 }
 
 /// libpng's simplified API: `init` reads up to the first image data, `readRGBA` decodes.
 /// libpng keeps the address of the `png_image` it was given (its error handler finds the jump
 /// buffer through it), so the struct lives at one heap address from the first call to the last.
-private final class PNGReader {
+private final class PNGReader: PictureReader {
     private let path: String
     private let image: UnsafeMutablePointer<png_image>
 
@@ -164,8 +172,10 @@ private final class PNGReader {
         return rgba
     }
 
-    /// Releases libpng's state (`png_image_free` does nothing when there is none) and the struct.
-    func close() {
+    /// Releases libpng's state (`png_image_free` does nothing when there is none, so twice is fine).
+    func close() { png_image_free(image) }
+
+    deinit {
         png_image_free(image)
         image.deinitialize(count: 1)
         image.deallocate()

@@ -25,6 +25,21 @@ final class ImagesTests: XCTestCase {
         return rgb
     }
 
+    /// The format by magic bytes, the header's size and the decoded size all agree.
+    private func probeAndDecode(_ path: String, _ format: ImageFormat, width: Int, height: Int,
+                                file: StaticString = #filePath, line: UInt = #line) throws -> DecodedImage {
+        XCTAssertEqual(Images.format(ofFileAt: path), format, file: file, line: line)
+        let probed = try Images.probe(path: path)
+        XCTAssertEqual(probed.format, format, file: file, line: line)
+        XCTAssertEqual(probed.width, width, file: file, line: line)
+        XCTAssertEqual(probed.height, height, file: file, line: line)
+        let image = try Images.decode(path: path)
+        XCTAssertEqual(image.width, width, file: file, line: line)
+        XCTAssertEqual(image.height, height, file: file, line: line)
+        XCTAssertEqual(image.rgba.count, width * height * 4, file: file, line: line)
+        return image
+    }
+
     func pixel(_ image: DecodedImage, _ x: Int, _ y: Int) -> [UInt8] {
         let at = (y * image.width + x) * 4
         return Array(image.rgba[at..<at + 4])
@@ -36,14 +51,7 @@ final class ImagesTests: XCTestCase {
         let rgba = Self.gradient()
         try writePNG(path, width: 64, height: 48, rgba: rgba)
 
-        XCTAssertEqual(Images.format(ofFileAt: path), .png)
-        let probed = try Images.probe(path: path)
-        XCTAssertEqual(probed.format, .png)
-        XCTAssertEqual(probed.width, 64)
-        XCTAssertEqual(probed.height, 48)
-        let image = try Images.decode(path: path)
-        XCTAssertEqual(image.width, 64)
-        XCTAssertEqual(image.height, 48)
+        let image = try probeAndDecode(path, .png, width: 64, height: 48)
         XCTAssertEqual(image.rgba, rgba, "PNG is lossless: every pixel comes back")
         XCTAssertEqual(pixel(image, 63, 0), [255, 0, 77, 255])
         XCTAssertEqual(pixel(image, 5, 7)[3], 128, "alpha is kept")
@@ -54,15 +62,7 @@ final class ImagesTests: XCTestCase {
         let path = dir + "/photo.jpg"
         try writeJPEG(path, width: 80, height: 60, rgb: Self.halves())
 
-        XCTAssertEqual(Images.format(ofFileAt: path), .jpeg)
-        let probed = try Images.probe(path: path)
-        XCTAssertEqual(probed.format, .jpeg)
-        XCTAssertEqual(probed.width, 80)
-        XCTAssertEqual(probed.height, 60)
-        let image = try Images.decode(path: path)
-        XCTAssertEqual(image.width, 80)
-        XCTAssertEqual(image.height, 60)
-        XCTAssertEqual(image.rgba.count, 80 * 60 * 4)
+        let image = try probeAndDecode(path, .jpeg, width: 80, height: 60)
         // Lossy, so near: well inside each half.
         for (x, expected) in [(10, [220, 30, 30]), (70, [30, 30, 220])] {
             let got = pixel(image, x, 30)
