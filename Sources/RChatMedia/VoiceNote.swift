@@ -38,21 +38,30 @@ public enum VoiceNote {
         var status: Int32 = 0
         let comments = ope_comments_create()
         defer { ope_comments_destroy(comments) }
+        let sink = OggSink(fd: output)
         var callbacks = OpusEncCallbacks(write: { user, bytes, count in
-            // The descriptor travels as the user pointer, offset by one so that 0 is not nil.
-            let fd = Int32(Int(bitPattern: user) - 1)
+            let sink = Unmanaged<OggSink>.fromOpaque(user!).takeUnretainedValue()
             do throws(MediaError) {
-                try FileBytes.write(fd, UnsafeRawBufferPointer(start: bytes, count: Int(count)), path: "")
+                try FileBytes.write(sink.fd, UnsafeRawBufferPointer(start: bytes, count: Int(count)), path: "")
                 return 0
-            } catch { return 1 }
+            } catch {
+                if case .file(_, _, let code) = error.reason { sink.failure = code }
+                return 1
+            }
         }, close: { _ in 0 })
-        guard let encoder = ope_encoder_create_callbacks(&callbacks, UnsafeMutableRawPointer(bitPattern: Int(output) + 1), comments,
-                                                         Int32(format.sampleRate), Int32(format.channels), 0, &status) else {
-            throw MediaError(.codec(path: ogg, cause: String(cString: ope_strerror(status))))
+        // A failed write is reported with its errno, not as the encoder's "write error".
+        func failure(_ status: Int32) -> MediaError {
+            if sink.failure != 0 { return MediaError(.file(action: "write", path: ogg, errno: sink.failure)) }
+            return MediaError(.codec(path: ogg, cause: String(cString: ope_strerror(status))))
         }
-        defer { ope_encoder_destroy(encoder) }
+        guard let encoder = ope_encoder_create_callbacks(&callbacks, Unmanaged.passUnretained(sink).toOpaque(), comments,
+                                                         Int32(format.sampleRate), Int32(format.channels), 0, &status) else {
+            throw failure(status)
+        }
+        // The encoder writes through `sink` until it is destroyed: both go together.
+        defer { withExtendedLifetime(sink) { ope_encoder_destroy(encoder) } }
         status = rchat_ope_voice(encoder, bitrate)
-        guard status == OPE_OK else { throw MediaError(.codec(path: ogg, cause: String(cString: ope_strerror(status)))) }
+        guard status == OPE_OK else { throw failure(status) }
 
         guard lseek(input, off_t(format.dataOffset), SEEK_SET) >= 0 else { throw MediaError(.file(action: "read", path: wav, errno: errno)) }
         var remaining = format.frames
@@ -64,11 +73,11 @@ public enum VoiceNote {
                 (0..<frames * format.channels).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) }
             }
             status = ope_encoder_write(encoder, samples, Int32(frames))
-            guard status == OPE_OK else { throw MediaError(.codec(path: ogg, cause: String(cString: ope_strerror(status)))) }
+            guard status == OPE_OK else { throw failure(status) }
             remaining -= frames
         }
         status = ope_encoder_drain(encoder)
-        guard status == OPE_OK else { throw MediaError(.codec(path: ogg, cause: String(cString: ope_strerror(status)))) }
+        guard status == OPE_OK else { throw failure(status) }
     }
 
     /// The duration of an Ogg Opus file (libopusfile); a truncated or non-Opus file is an error.
@@ -120,6 +129,14 @@ public enum VoiceNote {
         let written = header.withUnsafeBytes { pwrite(output, $0.baseAddress, $0.count, 0) }
         guard written == header.count else { throw MediaError(.file(action: "write", path: wav, errno: errno)) }
     }
+}
+
+/// Where libopusenc's pages go: the output descriptor, and the errno of a failed write.
+private final class OggSink {
+    let fd: Int32
+    var failure: Int32 = 0
+
+    init(fd: Int32) { self.fd = fd }
 }
 
 /// An Ogg Opus file opened by libopusfile after its pages were found complete.
