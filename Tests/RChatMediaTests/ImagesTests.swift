@@ -172,6 +172,50 @@ final class ImagesTests: XCTestCase {
             XCTAssertEqual($0 as? MediaError, MediaError(.file(action: "open", path: dir + "/missing.png", errno: ENOENT)))
         }
     }
+
+    /// Bytes changed at random in valid pictures (a fixed seed, 300 files each): every one
+    /// decodes to a picture of a size within the limit or is refused with a MediaError.
+    func testMutatedPicturesDecodeOrAreRefusedNeverCrash() throws {
+        let dir = try temporaryDirectory(self)
+        try writePNG(dir + "/whole.png", width: 64, height: 48, rgba: Self.gradient())
+        try writeJPEG(dir + "/whole.jpg", width: 80, height: 60, rgb: Self.halves())
+        var random = SplitMix(seed: 16)
+        var outcomes: [String: Int] = [:]
+        for name in ["whole.png", "whole.jpg"] {
+            let whole = try readFile("\(dir)/\(name)")
+            for round in 0..<300 {
+                var bytes = whole
+                for _ in 0...(round % 4) { bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next()) }
+                if round % 5 == 0 { bytes.removeLast(Int(random.next() % UInt64(bytes.count / 2))) }
+                let path = "\(dir)/mutated-\(name)"
+                try writeFile(path, bytes)
+                do {
+                    let image = try Images.decode(path: path)
+                    XCTAssertLessThanOrEqual(image.width * image.height, Images.maximumPixels)
+                    XCTAssertEqual(image.rgba.count, image.width * image.height * 4)
+                    outcomes["decoded", default: 0] += 1
+                } catch {
+                    XCTAssertEqual("\(error)".split(separator: "\n").count, 1)
+                    outcomes["\(error.reason)".prefix { $0 != "(" }.description, default: 0] += 1
+                }
+            }
+        }
+        XCTAssertEqual(outcomes.values.reduce(0, +), 600)
+        XCTAssertGreaterThan(outcomes["damagedImage"] ?? 0, 100, "\(outcomes)")
+    }
+}
+
+/// A small seeded generator (SplitMix64), so a failing mutation comes back the same way.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
 
 extension Images {
