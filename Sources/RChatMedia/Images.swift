@@ -118,10 +118,10 @@ private final class JPEGReader: PictureReader {
         var message = [CChar](repeating: 0, count: 256)
         var failed = false
         let rgba = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, count in
-            // Zeroed first: a failed decode leaves rows unwritten, and the array must be initialised.
-            buffer.initialize(repeating: 0)
+            // Every byte is written when the decode succeeds; when it fails none is kept, so a
+            // damaged file claiming many pixels costs only the pages the decoder reached.
             failed = rchat_jpeg_read_rgba(reader, buffer.baseAddress, &message, message.count) != 0
-            count = buffer.count
+            count = failed ? 0 : buffer.count
         }
         if failed {
             throw MediaError(.damagedImage(format: .jpeg, path: path, cause: MediaError.text(message)))
@@ -164,9 +164,9 @@ private final class PNGReader: PictureReader {
         let stride = width * 4
         var ok = false
         let rgba = [UInt8](unsafeUninitializedCapacity: stride * height) { buffer, count in
-            buffer.initialize(repeating: 0)
+            // As for JPEG: all written on success, none kept on failure.
             ok = png_image_finish_read(image, nil, buffer.baseAddress, Int32(stride), nil) != 0
-            count = buffer.count
+            count = ok ? buffer.count : 0
         }
         guard ok else { throw MediaError(.damagedImage(format: .png, path: path, cause: Self.message(of: image.pointee))) }
         return rgba
