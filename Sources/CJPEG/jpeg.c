@@ -21,7 +21,42 @@ struct rchat_jpeg_reader {
     struct jpeg_decompress_struct info;
     rchat_jpeg_error error;
     FILE *file;
+    int orientation;
 };
+
+#define RCHAT_EXIF_MARKER (JPEG_APP0 + 1)
+
+/*
+ * The Orientation tag (0x0112, one SHORT) of IFD0 in an APP1 "Exif\0\0" segment: a TIFF
+ * header ("II" little-endian or "MM" big-endian, 42, the offset of IFD0), then IFD0's entry
+ * count and 12-byte entries (tag, type, count, value). 1 (as stored) when absent or invalid.
+ */
+static int rchat_exif_orientation(const unsigned char *data, size_t length) {
+    if (length < 6 + 8 || memcmp(data, "Exif\0\0", 6) != 0) return 1;
+    const unsigned char *tiff = data + 6;
+    const size_t size = length - 6;
+    int little;
+    if (tiff[0] == 'I' && tiff[1] == 'I') little = 1;
+    else if (tiff[0] == 'M' && tiff[1] == 'M') little = 0;
+    else return 1;
+#define RCHAT_U16(p) (little ? (unsigned)(p)[0] | (unsigned)(p)[1] << 8 : (unsigned)(p)[0] << 8 | (unsigned)(p)[1])
+#define RCHAT_U32(p) (little ? (size_t)RCHAT_U16(p) | (size_t)RCHAT_U16((p) + 2) << 16 : (size_t)RCHAT_U16(p) << 16 | (size_t)RCHAT_U16((p) + 2))
+    if (RCHAT_U16(tiff + 2) != 42) return 1;
+    const size_t ifd = RCHAT_U32(tiff + 4);
+    if (ifd > size || size - ifd < 2) return 1;
+    const size_t entries = RCHAT_U16(tiff + ifd);
+    for (size_t i = 0; i < entries; i++) {
+        const size_t at = ifd + 2 + 12 * i;
+        if (at > size || size - at < 12) break;
+        if (RCHAT_U16(tiff + at) == 0x0112 && RCHAT_U16(tiff + at + 2) == 3) {
+            const unsigned value = RCHAT_U16(tiff + at + 8);
+            return value >= 1 && value <= 8 ? (int)value : 1;
+        }
+    }
+#undef RCHAT_U16
+#undef RCHAT_U32
+    return 1;
+}
 
 static void rchat_jpeg_error_exit(j_common_ptr info) {
     rchat_jpeg_error *error = (rchat_jpeg_error *)info->err;
@@ -69,12 +104,21 @@ rchat_jpeg_reader *rchat_jpeg_open(const char *path, int *error_number, char *me
     }
     jpeg_create_decompress(&reader->info);
     jpeg_stdio_src(&reader->info, reader->file);
+    jpeg_save_markers(&reader->info, RCHAT_EXIF_MARKER, 0xFFFF);
     jpeg_read_header(&reader->info, TRUE);
+    reader->orientation = 1;
+    for (jpeg_saved_marker_ptr marker = reader->info.marker_list; marker; marker = marker->next) {
+        if (marker->marker == RCHAT_EXIF_MARKER) {
+            reader->orientation = rchat_exif_orientation(marker->data, marker->data_length);
+            break;
+        }
+    }
     return reader;
 }
 
 int rchat_jpeg_width(const rchat_jpeg_reader *reader) { return (int)reader->info.image_width; }
 int rchat_jpeg_height(const rchat_jpeg_reader *reader) { return (int)reader->info.image_height; }
+int rchat_jpeg_orientation(const rchat_jpeg_reader *reader) { return reader->orientation; }
 
 int rchat_jpeg_read_rgba(rchat_jpeg_reader *reader, unsigned char *rgba, char *message, size_t message_size) {
     if (setjmp(reader->error.jump)) {
@@ -101,7 +145,7 @@ void rchat_jpeg_close(rchat_jpeg_reader *reader) {
 }
 
 int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, int height, int quality,
-                         char *message, size_t message_size) {
+                         int orientation, char *message, size_t message_size) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         rchat_jpeg_copy_message(strerror(errno), message, message_size);
@@ -132,6 +176,14 @@ int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, 
     jpeg_set_defaults(&info);
     jpeg_set_quality(&info, quality, TRUE);
     jpeg_start_compress(&info, TRUE);
+    if (orientation >= 1 && orientation <= 8) {
+        /* "Exif\0\0", a big-endian TIFF header, IFD0 with one entry: Orientation, SHORT, 1. */
+        const unsigned char exif[] = {
+            'E', 'x', 'i', 'f', 0, 0, 'M', 'M', 0, 42, 0, 0, 0, 8,
+            0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, (unsigned char)orientation, 0, 0, 0, 0, 0, 0,
+        };
+        jpeg_write_marker(&info, RCHAT_EXIF_MARKER, exif, sizeof exif);
+    }
     while (info.next_scanline < info.image_height) {
         JSAMPROW row = (JSAMPROW)(rgb + (size_t)info.next_scanline * (size_t)width * 3);
         jpeg_write_scanlines(&info, &row, 1);

@@ -38,20 +38,25 @@ public enum Images {
         return nil
     }
 
-    /// Reads the header only: format and size. A header claiming more than `maximumPixels` is an
-    /// error (a decompression bomb) before anything is allocated.
+    /// Reads the header only: format and size (as displayed: a JPEG's EXIF orientation turned
+    /// to). A header claiming more than `maximumPixels` is an error (a decompression bomb)
+    /// before anything is allocated.
     public static func probe(path: String) throws(MediaError) -> (format: ImageFormat, width: Int, height: Int) {
         let (format, reader) = try open(path, maximumPixels: maximumPixels)
         defer { reader.close() }
-        return (format, reader.width, reader.height)
+        let shown = reader.orientation.displayed(width: reader.width, height: reader.height)
+        return (format, shown.width, shown.height)
     }
 
-    /// Whole image as RGBA 8-bit, via libjpeg-turbo / libpng; truncated or corrupt data is an
-    /// error, never a crash.
+    /// Whole image as RGBA 8-bit, via libjpeg-turbo / libpng, turned upright per a JPEG's EXIF
+    /// orientation; truncated or corrupt data is an error, never a crash.
     public static func decode(path: String, maximumPixels: Int = maximumPixels) throws(MediaError) -> DecodedImage {
         let (_, reader) = try open(path, maximumPixels: maximumPixels)
         defer { reader.close() }
-        return DecodedImage(width: reader.width, height: reader.height, rgba: try reader.readRGBA())
+        let (width, height, orientation) = (reader.width, reader.height, reader.orientation)
+        let shown = orientation.displayed(width: width, height: height)
+        return DecodedImage(width: shown.width, height: shown.height,
+                            rgba: orientation.apply(try reader.readRGBA(), width: width, height: height))
     }
 
     /// The decoder for the file's format with the header read and its size within the limit.
@@ -89,8 +94,10 @@ public enum Images {
 /// A decoder that has read a picture's header: its size, then its pixels once, then `close`
 /// (which may come twice).
 private protocol PictureReader: AnyObject {
+    /// As stored, before `orientation` turns it.
     var width: Int { get }
     var height: Int { get }
+    var orientation: Orientation { get }
     func readRGBA() throws(MediaError) -> [UInt8]
     func close()
 }
@@ -113,6 +120,7 @@ private final class JPEGReader: PictureReader {
 
     var width: Int { Int(rchat_jpeg_width(reader)) }
     var height: Int { Int(rchat_jpeg_height(reader)) }
+    var orientation: Orientation { Orientation(rawValue: Int(rchat_jpeg_orientation(reader))) ?? .upright }
 
     func readRGBA() throws(MediaError) -> [UInt8] {
         var message = [CChar](repeating: 0, count: 256)
@@ -158,6 +166,8 @@ private final class PNGReader: PictureReader {
 
     var width: Int { Int(image.pointee.width) }
     var height: Int { Int(image.pointee.height) }
+    /// PNG's rare eXIf chunk is not read: PNGs are shown as stored.
+    var orientation: Orientation { .upright }
 
     func readRGBA() throws(MediaError) -> [UInt8] {
         image.pointee.format = rchat_png_format_rgba()

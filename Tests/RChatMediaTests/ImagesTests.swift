@@ -73,6 +73,31 @@ final class ImagesTests: XCTestCase {
         }
     }
 
+    /// 80×60 in quadrants, written with each EXIF orientation: decoded upright, sides swapped
+    /// for the quarter turns, by probe too.
+    func testAJPEGIsTurnedUprightByItsEXIFOrientation() throws {
+        let dir = try temporaryDirectory(self)
+        let (red, green, blue, white): ([UInt8], [UInt8], [UInt8], [UInt8]) = ([230, 20, 20], [20, 230, 20], [20, 20, 230], [240, 240, 240])
+        var rgb: [UInt8] = []
+        for y in 0..<60 { for x in 0..<80 { rgb += y < 30 ? (x < 40 ? red : green) : (x < 40 ? blue : white) } }
+        // Stored: red top-left, green top-right, blue bottom-left, white bottom-right. Shown:
+        let expected: [Int32: (topLeft: [UInt8], topRight: [UInt8], bottomLeft: [UInt8])] = [
+            1: (red, green, blue), 2: (green, red, white), 3: (white, blue, green), 4: (blue, white, red),
+            5: (red, blue, green), 6: (blue, red, white), 7: (white, green, blue), 8: (green, white, red),
+        ]
+        for (orientation, corners) in expected.sorted(by: { $0.key < $1.key }) {
+            let path = "\(dir)/o\(orientation).jpg"
+            try writeJPEG(path, width: 80, height: 60, rgb: rgb, orientation: orientation)
+            let (width, height) = orientation >= 5 ? (60, 80) : (80, 60)
+            let image = try probeAndDecode(path, .jpeg, width: width, height: height)
+            for (name, x, y, colour) in [("top left", width / 4, height / 4, corners.topLeft), ("top right", width * 3 / 4, height / 4, corners.topRight),
+                                         ("bottom left", width / 4, height * 3 / 4, corners.bottomLeft)] {
+                let got = pixel(image, x, y)
+                XCTAssertTrue((0..<3).allSatisfy { abs(Int(got[$0]) - Int(colour[$0])) < 24 }, "orientation \(orientation), \(name): \(got), expected \(colour)")
+            }
+        }
+    }
+
     func testFormatIsByMagicBytesOnly() throws {
         let dir = try temporaryDirectory(self)
         try writePNG(dir + "/a.jpg", width: 2, height: 2, rgba: [UInt8](repeating: 200, count: 16))

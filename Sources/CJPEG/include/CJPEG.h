@@ -24,6 +24,9 @@ rchat_jpeg_reader *rchat_jpeg_open(const char *path, int *error_number, char *me
 int rchat_jpeg_width(const rchat_jpeg_reader *reader);
 int rchat_jpeg_height(const rchat_jpeg_reader *reader);
 
+/* The EXIF Orientation (1–8: how the stored pixels are turned for display); 1 without EXIF. */
+int rchat_jpeg_orientation(const rchat_jpeg_reader *reader);
+
 /*
  * Decodes the whole image as 8-bit RGBA (alpha 255) into `rgba`, which holds
  * width × height × 4 bytes. 0 on success; -1 with the cause in `message`.
@@ -35,9 +38,10 @@ void rchat_jpeg_close(rchat_jpeg_reader *reader);
 
 /*
  * Writes `rgb` (width × height × 3 bytes) as a baseline JPEG at `quality` (1–100) to a new
- * 0600 file at `path` (replaced if it exists). 0 on success; -1 with the cause in `message`.
+ * 0600 file at `path` (replaced if it exists), with an EXIF Orientation when `orientation` is
+ * 1–8 (none for 0). 0 on success; -1 with the cause in `message`.
  */
 int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, int height, int quality,
-                         char *message, size_t message_size);
+                         int orientation, char *message, size_t message_size);
 
 #endif
