@@ -15,7 +15,8 @@ public struct AudioTool: Sendable, Equatable {
 /// The system's recorder and player: PipeWire's tools, else ALSA's.
 public enum AudioTools {
     /// `pw-record` or `arecord` on PATH (whichever exists, in that order), with the arguments that
-    /// record 16-bit mono 48 kHz WAV to `path`; nil when neither exists.
+    /// record 16-bit mono 48 kHz WAV to `path` (ending in `.wav`: pw-record picks its container
+    /// by the name); nil when neither exists.
     public static func recorder(to path: String, environment: [String: String]) -> AudioTool? {
         if let pw = find("pw-record", environment) {
             return AudioTool(executable: pw, arguments: ["--rate", "48000", "--channels", "1", "--format", "s16", path])
