@@ -20,9 +20,26 @@ typedef struct {
 struct rchat_jpeg_reader {
     struct jpeg_decompress_struct info;
     rchat_jpeg_error error;
+    struct jpeg_progress_mgr progress;
     FILE *file;
     int orientation;
 };
+
+/*
+ * A progressive JPEG may hold thousands of tiny scans, each a pass over every coefficient: a
+ * small file that takes minutes. More than this is refused while decoding (as djpeg's
+ * -maxscans does); a camera's progressive JPEG has about ten.
+ */
+#define RCHAT_JPEG_MAX_SCANS 500
+
+static void rchat_jpeg_progress(j_common_ptr info) {
+    const int scan = ((j_decompress_ptr)info)->input_scan_number;
+    if (scan > RCHAT_JPEG_MAX_SCANS) {
+        rchat_jpeg_error *error = (rchat_jpeg_error *)info->err;
+        snprintf(error->message, sizeof error->message, "more than %d progressive scans", RCHAT_JPEG_MAX_SCANS);
+        longjmp(error->jump, 1);
+    }
+}
 
 #define RCHAT_EXIF_MARKER (JPEG_APP0 + 1)
 
@@ -103,6 +120,8 @@ rchat_jpeg_reader *rchat_jpeg_open(const char *path, int *error_number, char *me
         return NULL;
     }
     jpeg_create_decompress(&reader->info);
+    reader->progress.progress_monitor = rchat_jpeg_progress;
+    reader->info.progress = &reader->progress;
     jpeg_stdio_src(&reader->info, reader->file);
     jpeg_save_markers(&reader->info, RCHAT_EXIF_MARKER, 0xFFFF);
     jpeg_read_header(&reader->info, TRUE);
@@ -145,7 +164,7 @@ void rchat_jpeg_close(rchat_jpeg_reader *reader) {
 }
 
 int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, int height, int quality,
-                         int orientation, char *message, size_t message_size) {
+                         int orientation, int scans_per_band, char *message, size_t message_size) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         rchat_jpeg_copy_message(strerror(errno), message, message_size);
@@ -160,11 +179,16 @@ int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, 
     struct jpeg_compress_struct info;
     rchat_jpeg_error error;
     memset(&info, 0, sizeof info);
+    /* The progressive scan script: one DC scan, then per component and AC coefficient a first
+     * scan and its successive-approximation refinements. */
+    const int bands = 3 * 63, per_band = scans_per_band < 1 ? 1 : scans_per_band > 14 ? 14 : scans_per_band;
+    jpeg_scan_info *const script = scans_per_band > 0 ? calloc(1 + (size_t)bands * (size_t)per_band, sizeof *script) : NULL;
     rchat_jpeg_install(&error, &info.err);
     if (setjmp(error.jump)) {
         rchat_jpeg_copy_message(error.message, message, message_size);
         jpeg_destroy_compress(&info);
         fclose(file);
+        free(script);
         return -1;
     }
     jpeg_create_compress(&info);
@@ -175,6 +199,20 @@ int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, 
     info.in_color_space = JCS_RGB;
     jpeg_set_defaults(&info);
     jpeg_set_quality(&info, quality, TRUE);
+    if (script) {
+        int n = 0;
+        script[n++] = (jpeg_scan_info){ .comps_in_scan = 3, .component_index = { 0, 1, 2 } };
+        for (int component = 0; component < 3; component++) {
+            for (int k = 1; k < 64; k++) {
+                script[n++] = (jpeg_scan_info){ .comps_in_scan = 1, .component_index = { component }, .Ss = k, .Se = k, .Ah = 0, .Al = per_band - 1 };
+                for (int bit = per_band - 1; bit >= 1; bit--) {
+                    script[n++] = (jpeg_scan_info){ .comps_in_scan = 1, .component_index = { component }, .Ss = k, .Se = k, .Ah = bit, .Al = bit - 1 };
+                }
+            }
+        }
+        info.scan_info = script;
+        info.num_scans = n;
+    }
     jpeg_start_compress(&info, TRUE);
     if (orientation >= 1 && orientation <= 8) {
         /* "Exif\0\0", a big-endian TIFF header, IFD0 with one entry: Orientation, SHORT, 1. */
@@ -190,6 +228,7 @@ int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, 
     }
     jpeg_finish_compress(&info);
     jpeg_destroy_compress(&info);
+    free(script);
     if (fclose(file) != 0) {
         rchat_jpeg_copy_message(strerror(errno), message, message_size);
         return -1;

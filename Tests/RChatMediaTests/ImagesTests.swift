@@ -1,6 +1,6 @@
 import Foundation
 import RChatCore
-import RChatMedia
+@testable import RChatMedia
 import XCTest
 
 final class ImagesTests: XCTestCase {
@@ -98,6 +98,22 @@ final class ImagesTests: XCTestCase {
         }
     }
 
+    /// 190 scans decode; 568 (each a pass over every coefficient) are refused as the CPU bomb
+    /// they can be, with libjpeg's scan count kept in the cause.
+    func testAProgressiveJPEGOfTooManyScansIsRefused() throws {
+        let dir = try temporaryDirectory(self)
+        try writeJPEG(dir + "/progressive.jpg", width: 80, height: 60, rgb: Self.halves(), scansPerBand: 1)
+        let image = try probeAndDecode(dir + "/progressive.jpg", .jpeg, width: 80, height: 60)
+        XCTAssertLessThan(abs(Int(pixel(image, 10, 30)[0]) - 220), 12)
+
+        try writeJPEG(dir + "/scans.jpg", width: 80, height: 60, rgb: Self.halves(), scansPerBand: 3)
+        XCTAssertEqual(try Images.probe(path: dir + "/scans.jpg").width, 80, "the header alone is fine")
+        XCTAssertThrowsError(try Images.decode(path: dir + "/scans.jpg")) { error in
+            guard case .damagedImage(.jpeg, _, let cause) = (error as? MediaError)?.reason else { return XCTFail("\(error)") }
+            XCTAssertEqual(cause, "more than 500 progressive scans")
+        }
+    }
+
     func testFormatIsByMagicBytesOnly() throws {
         let dir = try temporaryDirectory(self)
         try writePNG(dir + "/a.jpg", width: 2, height: 2, rgba: [UInt8](repeating: 200, count: 16))
@@ -174,7 +190,7 @@ final class ImagesTests: XCTestCase {
         var flipped = png
         flipped[png.count / 2] ^= 0xFF   // inside IDAT: its CRC no longer matches
         try writeFile(dir + "/flipped.png", flipped)
-        try writeFile(dir + "/noise.png", Images.pngSignatureForTests + (0..<2048).map { _ in UInt8.random(in: 0...255) })
+        try writeFile(dir + "/noise.png", Images.pngSignature + (0..<2048).map { _ in UInt8.random(in: 0...255) })
         try writeFile(dir + "/noise.jpg", [0xFF, 0xD8, 0xFF] + (0..<2048).map { _ in UInt8.random(in: 0...255) })
         try writeFile(dir + "/random", (0..<2048).map { _ in UInt8.random(in: 0...0x7F) })   // never 0x89 nor 0xFF: no signature
         try writeFile(dir + "/empty", [])
@@ -234,8 +250,4 @@ final class ImagesTests: XCTestCase {
         XCTAssertEqual(decoded + damaged + other, 600)
         XCTAssertGreaterThan(damaged, 300, "decoded \(decoded), damaged \(damaged), other \(other)")
     }
-}
-
-extension Images {
-    static let pngSignatureForTests: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 }

@@ -38,10 +38,12 @@ func writePNG(_ path: String, width: Int, height: Int, rgba: [UInt8]) throws {
     XCTAssertNotEqual(ok, 0, "libpng could not write the test picture: \(message)")
 }
 
-/// A JPEG written by libjpeg's own encoder from RGB pixels, with an EXIF Orientation when 1–8.
-func writeJPEG(_ path: String, width: Int, height: Int, rgb: [UInt8], quality: Int32 = 95, orientation: Int32 = 0) throws {
+/// A JPEG written by libjpeg's own encoder from RGB pixels, with an EXIF Orientation when 1–8,
+/// progressive with 1 + 189 × `scansPerBand` scans when that is 1–14.
+func writeJPEG(_ path: String, width: Int, height: Int, rgb: [UInt8], quality: Int32 = 95, orientation: Int32 = 0,
+               scansPerBand: Int32 = 0) throws {
     var message = [CChar](repeating: 0, count: 256)
-    let status = rchat_jpeg_write_rgb(path, rgb, Int32(width), Int32(height), quality, orientation, &message, message.count)
+    let status = rchat_jpeg_write_rgb(path, rgb, Int32(width), Int32(height), quality, orientation, scansPerBand, &message, message.count)
     XCTAssertEqual(status, 0, "libjpeg could not write the test picture: \(MediaError.text(message))")
 }
 

@@ -8,7 +8,8 @@
  * longjmps back into the C function that called the library, and every function below
  * turns that into a return value and the library's own message. Swift never sees a jump.
  * Warnings (for example "Premature end of JPEG file", after which libjpeg would fill the
- * rest with grey) are errors too: a damaged picture is refused, not shown half made up.
+ * rest with grey) are errors too: a damaged picture is refused, not shown half made up. So is
+ * a progressive JPEG of more than 500 scans (minutes of work from a small file).
  */
 
 /* One decode in progress: libjpeg's decompressor, its file and the jump target. */
@@ -37,11 +38,13 @@ int rchat_jpeg_read_rgba(rchat_jpeg_reader *reader, unsigned char *rgba, char *m
 void rchat_jpeg_close(rchat_jpeg_reader *reader);
 
 /*
- * Writes `rgb` (width × height × 3 bytes) as a baseline JPEG at `quality` (1–100) to a new
- * 0600 file at `path` (replaced if it exists), with an EXIF Orientation when `orientation` is
- * 1–8 (none for 0). 0 on success; -1 with the cause in `message`.
+ * Writes `rgb` (width × height × 3 bytes) as a JPEG at `quality` (1–100) to a new 0600 file at
+ * `path` (replaced if it exists), with an EXIF Orientation when `orientation` is 1–8 (none for
+ * 0). `scans_per_band` 0 writes a baseline JPEG; 1–14 a progressive one with that many scans for
+ * each component's each AC coefficient (1 + 189 × scans_per_band scans in all).
+ * 0 on success; -1 with the cause in `message`.
  */
 int rchat_jpeg_write_rgb(const char *path, const unsigned char *rgb, int width, int height, int quality,
-                         int orientation, char *message, size_t message_size);
+                         int orientation, int scans_per_band, char *message, size_t message_size);
 
 #endif
