@@ -19,6 +19,12 @@ let package = Package(
         .systemLibrary(name: "CEpoll"),
         // The C library's wcwidth in a UTF-8 locale: the column widths ncurses and terminals use.
         .systemLibrary(name: "CWidth"),
+        // Media: libjpeg-turbo (a compiled C shim: its errors longjmp), libpng's simplified API,
+        // libchafa for terminal previews, libopusenc/libopusfile for Ogg Opus voice notes.
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CChafa", pkgConfig: "chafa", providers: [.apt(["libchafa-dev", "libglib2.0-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opusfile", providers: [.apt(["libopus-dev", "libopusenc-dev", "libopusfile-dev"])]),
 
         // Pure logic: no I/O.
         .target(name: "RChatCore", dependencies: ["CWidth"]),
@@ -40,6 +46,9 @@ let package = Package(
         // The client side of the relay protocol: a connection's threads and events.
         .target(name: "RChatRelayClient", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire"]),
 
+        // Photos and voice notes: decoding, terminal previews, Ogg Opus, the recorder and player.
+        .target(name: "RChatMedia", dependencies: ["CJPEG", "CPNG", "CChafa", "COpus"]),
+
         // Accounts, contacts, sessions, outbox, receipts, recovery: the store-and-sync engine.
         .target(name: "RChatEngine", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient"]),
 
@@ -60,6 +69,7 @@ let package = Package(
         .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore", "CWidth"]),
         .testTarget(name: "RChatCommandLineTests", dependencies: ["RChatCommandLine"]),
         .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto", "RChatCore"]),
+        .testTarget(name: "RChatMediaTests", dependencies: ["RChatMedia", "CJPEG", "CPNG", "RChatCore"]),
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
         .testTarget(name: "RChatStoreTests", dependencies: ["RChatCore", "RChatSQL", "RChatStore"]),
         .testTarget(name: "RChatNetTests", dependencies: ["RChatCore", "RChatNet"]),
