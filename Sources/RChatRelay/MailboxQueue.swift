@@ -17,8 +17,9 @@ final class MailboxQueue {
     private var firstChunkNumber = 0
     private(set) var liveCount = 0
     private(set) var liveBytes = 0
-    /// Of `liveCount`, the message requests.
+    /// Of `liveCount` and `liveBytes`, the message requests.
     private(set) var liveRequests = 0
+    private(set) var liveRequestBytes = 0
     /// Where handover continues: the next record not yet handed to the current connection.
     private var cursor = Location(chunk: 0, offset: 0)
     /// Handed over on the current connection, not yet acknowledged.
@@ -52,8 +53,10 @@ final class MailboxQueue {
     }
 
     var isEmpty: Bool { liveCount == 0 }
-    /// Held frames of conversations (everything but message requests).
+    /// Held frames of conversations (everything but message requests), and their payload
+    /// bytes: what `--quota` and `--quota-bytes` bound.
     var liveConversationCount: Int { liveCount - liveRequests }
+    var liveConversationBytes: Int { liveBytes - liveRequestBytes }
 
     // MARK: adding
 
@@ -69,8 +72,11 @@ final class MailboxQueue {
         if ahead { self.ahead.append(Location(chunk: firstChunkNumber + chunks.count - 1, offset: chunks[chunks.count - 1].bytes.count)) }
         chunks[chunks.count - 1].append(id: id, heldAt: heldAt, origin: origin, payload: payload, request: request)
         liveCount += 1
-        if request { liveRequests += 1 }
         liveBytes += payload.count
+        if request {
+            liveRequests += 1
+            liveRequestBytes += payload.count
+        }
     }
 
     // MARK: handing over
@@ -189,8 +195,11 @@ final class MailboxQueue {
         let index = location.chunk - firstChunkNumber
         let (length, wasRequest) = chunks[index].markDeleted(at: location.offset)
         liveCount -= 1
-        if wasRequest { liveRequests -= 1 }
         liveBytes -= length
+        if wasRequest {
+            liveRequests -= 1
+            liveRequestBytes -= length
+        }
         while let first = chunks.first, first.live == 0 {
             chunks.removeFirst()
             firstChunkNumber += 1

@@ -176,15 +176,17 @@ extension Relay {
     }
 
     /// Takes a frame for `mailbox` (its origin already retained): queue it, acknowledge the
-    /// sender ("Sent"), and push it on if the mailbox is connected. Over quota: refuse.
-    /// Message requests (`request`) have a quota and a rate of their own, so a flood of them
-    /// never makes a conversation's frame refused.
+    /// sender ("Sent"), and push it on if the mailbox is connected. Over quota (items or
+    /// bytes): refuse. Message requests (`request`) have a quota and a rate of their own, so a
+    /// flood of them never makes a conversation's frame refused.
     private func hold(_ payload: [UInt8], for mailbox: MailboxID, origin: UInt32, seq: UInt64, from sender: Session,
                       ahead: Bool = false, request: Bool = false) {
         let queue = queue(for: mailbox)
         let refusal: RefusalReason?
         if request ? queue.liveRequests >= configuration.requestQuota : queue.liveConversationCount >= configuration.quota {
             refusal = request ? .requestQuotaExceeded : .quotaExceeded
+        } else if !request, queue.liveConversationBytes + payload.count > configuration.quotaBytes {
+            refusal = .byteQuotaExceeded
         } else if totalHeldBytes + payload.count > configuration.maxHeldBytes {
             refusal = .relayFull
         } else if request, !takeRequestToken(for: mailbox) {

@@ -14,6 +14,9 @@ public struct RelayConfiguration: Sendable {
     public var holdHours = 72
     /// Held items per mailbox.
     public var quota = 10_000
+    /// Payload bytes of the items `quota` counts, per mailbox (256 MiB): a mailbox full of
+    /// 64 KiB file chunks reaches this long before 10,000 items.
+    public var quotaBytes = 256 << 20
     /// Message requests (to an invite token) held for one mailbox, counted apart from
     /// `quota`: strangers cannot fill the room a friend's messages need. The same number is
     /// the most one mailbox is sent in a burst, refilled at that many per hour.
@@ -104,6 +107,7 @@ public struct RelayConfiguration: Sendable {
 
         static let settings: [Setting] = [
             count("--quota", 1...10_000_000, \.quota, "held items per mailbox"),
+            count("--quota-bytes", (1 << 20)...(1 << 40), \.quotaBytes, "held payload bytes per mailbox (message requests count apart)"),
             count("--request-quota", 1...10_000_000, \.requestQuota, "message requests held per mailbox"),
             count("--max-connections", 1...1_000_000, \.maxConnections, "connections in all"),
             count("--max-connections-per-address", 1...1_000_000, \.maxConnectionsPerAddress, "connections from one host (IPv4 address, IPv6 /64)"),

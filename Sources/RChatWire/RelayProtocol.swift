@@ -66,6 +66,14 @@
 /// can still see that two connections were linked at one moment; what it does not get is a
 /// stable record of who talks to whom.
 ///
+/// **Quotas.** Per mailbox the relay holds at most `--quota` conversation frames (default
+/// 10,000) and `--quota-bytes` bytes of their payloads (default 256 MiB), counting what is
+/// held and what was handed over but not yet acknowledged; message requests count apart,
+/// against `--request-quota` and an hourly rate, never against the other two. A frame that
+/// would go beyond a quota is `refused` (reason 1, 7 or 6) and nothing is held; the sender
+/// keeps it and tries again later. Counts fall with acknowledgements and expiry, move with a
+/// mailbox move, and are recomputed from what `--persist` loads at start.
+///
 /// **Keepalive.** An authenticated connection with no code waiting and no link that sends
 /// nothing for the relay's idle timeout (300 s by default) is closed with `timeout`; a
 /// client pings every `keepaliveSeconds` to stay.
@@ -127,6 +135,9 @@ public enum RefusalReason: UInt8, Sendable, CustomStringConvertible {
     /// The recipient holds as many message requests as the relay takes for one mailbox, or
     /// was sent too many lately; its conversations' frames are not affected.
     case requestQuotaExceeded = 6
+    /// The payload would take the recipient's held conversation frames past the relay's byte
+    /// quota per mailbox (`--quota-bytes`); room comes back as the recipient acknowledges.
+    case byteQuotaExceeded = 7
 
     public var description: String {
         switch self {
@@ -136,6 +147,7 @@ public enum RefusalReason: UInt8, Sendable, CustomStringConvertible {
         case .tooLarge: return "payload too large"
         case .relayFull: return "the relay is full"
         case .requestQuotaExceeded: return "the recipient has too many message requests waiting"
+        case .byteQuotaExceeded: return "the recipient's mailbox holds its quota of bytes"
         }
     }
 }

@@ -55,4 +55,30 @@ final class MailboxQueueTests: XCTestCase {
         XCTAssertEqual(q.liveRequests, 1)
         XCTAssertEqual(q.liveConversationCount, 2)
     }
+
+    /// What `--quota-bytes` reads: conversation payload bytes, requests apart, through
+    /// handover, acknowledgement, a restarted handover and expiry.
+    func testConversationBytesAreCountedApartFromRequests() {
+        let q = MailboxQueue(mailbox: mailbox)
+        for i in 0..<6 {
+            q.append(id: HeldItemID(i + 1), heldAt: Int64(i), origin: 1, payload: [UInt8](repeating: 0, count: 100 * (i + 1)), request: i % 2 == 0)
+        }
+        XCTAssertEqual(q.liveBytes, 2100)
+        XCTAssertEqual(q.liveRequestBytes, 100 + 300 + 500)
+        XCTAssertEqual(q.liveConversationBytes, 200 + 400 + 600)
+        while q.takeNext() != nil {}
+        XCTAssertEqual(q.liveConversationBytes, 1200, "handed over, not acknowledged: still counted")
+        XCTAssertEqual(q.acknowledge(2)?.length, 200)
+        XCTAssertEqual(q.acknowledge(3)?.length, 300)
+        XCTAssertEqual(q.liveConversationBytes, 1000)
+        XCTAssertEqual(q.liveRequestBytes, 600)
+        q.restartHandover()
+        XCTAssertEqual(q.liveConversationBytes, 1000, "a connection that goes changes nothing")
+        XCTAssertEqual(q.expire(heldAtOrBefore: 3) { _ in }, 2, "items 1 (a request) and 4")
+        XCTAssertEqual(q.liveConversationBytes, 600)
+        XCTAssertEqual(q.liveRequestBytes, 500)
+        XCTAssertEqual(q.expire(heldAtOrBefore: .max) { _ in }, 2)
+        XCTAssertEqual(q.liveBytes, 0)
+        XCTAssertEqual(q.liveRequestBytes, 0)
+    }
 }

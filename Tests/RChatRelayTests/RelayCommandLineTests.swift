@@ -26,6 +26,9 @@ final class RelayCommandLineTests: XCTestCase {
         let listen = ["--listen", "127.0.0.1:0", "--key-file", NSTemporaryDirectory() + "rchat-relay-cli-\(UUID().uuidString).key"]
         let cases: [([String], String)] = [
             (["--quota", "many"], #"rchat-relay: --quota must be a whole number from 1 to 10000000, not "many""#),
+            (["--quota-bytes", "1000"], #"rchat-relay: --quota-bytes must be a whole number from 1048576 to 1099511627776, not "1000""#),
+            (["--quota-bytes", "256MiB"], #"rchat-relay: --quota-bytes must be a whole number from 1048576 to 1099511627776, not "256MiB""#),
+            (["--quota-bytes", "1099511627777"], #"rchat-relay: --quota-bytes must be a whole number from 1048576 to 1099511627776, not "1099511627777""#),
             (["--idle-timeout", "0"], #"rchat-relay: --idle-timeout must be a number of seconds above 0, not "0""#),
             (["--bogus"], #"rchat-relay: unknown option "--bogus" (see rchat-relay --help)"#),
             (["--max-connections"], "rchat-relay: --max-connections needs a value"),
@@ -48,9 +51,12 @@ final class RelayCommandLineTests: XCTestCase {
         }
         let defaults = RelayConfiguration(keyFile: "")
         XCTAssertTrue(run.stdout.contains("held items per mailbox (default \(defaults.quota))"), run.stdout)
+        XCTAssertTrue(run.stdout.contains("held payload bytes per mailbox (message requests count apart) (default 268435456)"), run.stdout)
         // The parsed defaults are the configuration's own.
         let parsed = try RelayConfiguration.parse(["--listen", "127.0.0.1:0"], environment: [:])
         XCTAssertEqual(parsed.quota, defaults.quota)
+        XCTAssertEqual(parsed.quotaBytes, 256 << 20)
+        XCTAssertEqual(try RelayConfiguration.parse(["--listen", "127.0.0.1:0", "--quota-bytes", "1048576"], environment: [:]).quotaBytes, 1 << 20)
         XCTAssertEqual(parsed.idleTimeout, defaults.idleTimeout)
         XCTAssertEqual(parsed.maxOutputBytes, defaults.maxOutputBytes)
         XCTAssertEqual(parsed.holdHours, defaults.holdHours)
