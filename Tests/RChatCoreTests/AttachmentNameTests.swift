@@ -6,10 +6,14 @@ import XCTest
 /// extension kept; and a name already taken is numbered.
 final class AttachmentNameTests: XCTestCase {
     func testPathsNeverLeaveTheDirectory() {
-        XCTAssertEqual(AttachmentName.sanitised("../../etc/passwd"), "_.._etc_passwd")
-        XCTAssertEqual(AttachmentName.sanitised("..\\..\\windows\\win.ini"), "_.._windows_win.ini")
-        XCTAssertEqual(AttachmentName.sanitised("/etc/passwd"), "_etc_passwd")
-        XCTAssertEqual(AttachmentName.sanitised("a/b.pdf"), "a_b.pdf")
+        XCTAssertEqual(AttachmentName.sanitised("../../etc/passwd"), "passwd")
+        XCTAssertEqual(AttachmentName.sanitised("..\\..\\windows\\win.ini"), "win.ini")
+        XCTAssertEqual(AttachmentName.sanitised("/etc/passwd"), "passwd")
+        XCTAssertEqual(AttachmentName.sanitised("a/b.pdf"), "b.pdf")
+        XCTAssertEqual(AttachmentName.sanitised("report.pdf/"), "report.pdf", "the last part that leaves something")
+        XCTAssertEqual(AttachmentName.sanitised("notes/../.."), "notes")
+        XCTAssertEqual(AttachmentName.sanitised("../../.bashrc\u{1B}[2J"), "bashrc[2J")
+        XCTAssertEqual(AttachmentName.sanitised("a/\u{202E}/ /b\u{0}"), "b")
         for hostile in ["../../etc/passwd", "/", "\\", "..", ".", "...", "./.", "../", "..\\..", "a/../../b"] {
             let name = AttachmentName.sanitised(hostile)
             XCTAssertFalse(name.contains("/") || name.contains("\\"), "\(hostile.debugDescription) → \(name.debugDescription)")

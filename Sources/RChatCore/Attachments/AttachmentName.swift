@@ -2,7 +2,9 @@
 /// file name in one directory, and made unique there.
 ///
 /// `sanitised` leaves no way out of the directory and nothing that misleads on screen:
-/// - `/` and `\` become `_` (a name is never a path);
+/// - a name is never a path: of one with `/` or `\` in it only the last part that leaves
+///   something is kept ("../../etc/passwd" is "passwd", "report.pdf/" is "report.pdf"), as
+///   browsers do with the names of downloads;
 /// - control characters (C0 U+0000–U+001F, DEL U+007F, C1 U+0080–U+009F) are dropped, and so
 ///   are direction controls (U+202A–U+202E embeddings and overrides, U+2066–U+2069 isolates,
 ///   the marks U+061C, U+200E, U+200F) and the line and paragraph separators U+2028, U+2029:
@@ -22,15 +24,18 @@ public enum AttachmentName {
     static let longestExtensionBytes = 32
 
     public static func sanitised(_ name: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in name.unicodeScalars where !isDropped(scalar) {
-            scalars.append(scalar == "/" || scalar == "\\" ? "_" : scalar)
-        }
-        // Leading: dots, whitespace, and the marks that would have combined with them.
-        var text = scalars.drop { $0 == "." || $0.properties.isWhitespace || isMark($0) }
-        while let last = text.last, last.properties.isWhitespace { text = text.dropLast() }
-        let cut = fitted(String(text), extra: "")
+        let kept = String.UnicodeScalarView(name.unicodeScalars.filter { !isDropped($0) })
+        let parts = kept.split(omittingEmptySubsequences: true) { $0 == "/" || $0 == "\\" }.map(trimmed)
+        let cut = fitted(parts.last { !$0.isEmpty } ?? "", extra: "")
         return cut.isEmpty || cut == "." || cut == ".." ? fallback : cut
+    }
+
+    /// Without leading dots, whitespace and the marks that would have combined with them,
+    /// and without trailing whitespace.
+    private static func trimmed(_ part: Substring.UnicodeScalarView) -> String {
+        var text = part.drop { $0 == "." || $0.properties.isWhitespace || isMark($0) }
+        while let last = text.last, last.properties.isWhitespace { text = text.dropLast() }
+        return String(text)
     }
 
     /// `name` if `taken` says it is free, else "a (2).pdf", "a (3).pdf", … — the first one
