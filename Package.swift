@@ -50,7 +50,8 @@ let package = Package(
         .target(name: "RChatMedia", dependencies: ["CJPEG", "CPNG", "CChafa", "COpus"]),
 
         // Accounts, contacts, sessions, outbox, receipts, recovery: the store-and-sync engine.
-        .target(name: "RChatEngine", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient"]),
+        .target(name: "RChatEngine", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient",
+                                                   "RChatMedia"]),
 
         // The full-screen view: a screen model of cells, an ncursesw renderer, the key map.
         // It sees the engine only through Core's ChatModel.

@@ -2,6 +2,7 @@ import Foundation
 import RChatCore
 import RChatCrypto
 import RChatStore
+import RChatMedia
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,16 +25,8 @@ extension AccountService {
         }
         let (source, size) = try OpenFile.readUserFile(path)
         let name = AttachmentName.sanitised((path as NSString).lastPathComponent)
-        let limit = UInt64(try Self.wrap { try EngineSettings(store: store) }.maxAttachmentMB) * 1_048_576
-        guard size > 0 else { throw .usage("\(path) is empty: there is nothing to send") }
-        guard size <= limit else {
-            throw .usage("\(path) is \(size) bytes, over the limit of \(limit / 1_048_576) MB (rchat settings max-attachment-mb N changes it)")
-        }
-        let kind: AttachmentKind
-        if let requested { kind = requested } else { kind = try Self.kind(of: source) }
-        if kind == .photo, requested == .photo, !Self.isImage(try source.read(count: 16, at: 0)) {
-            throw .usage("\(path) is not a photo rChat can read (JPEG or PNG): send it as a file")
-        }
+        let limits = AttachmentLimits(maximumMB: UInt64(try Self.wrap { try EngineSettings(store: store) }.maxAttachmentMB))
+        if let refusal = limits.check(size: size).message(name: path) { throw .usage(refusal) }
 
         let id = MessageID.fresh(clock)
         let files = attachmentFiles
@@ -44,8 +37,10 @@ extension AccountService {
         let header = encryptor.header, startState = encryptor.stateBytes
         let hash: [UInt8]
         let read: UInt64
+        let kind: AttachmentKind
         do {
             (hash, read) = try Self.copyOnce(source, size: size, to: files.absolute(sentCopy))
+            kind = try Self.kind(of: files.absolute(sentCopy), requested: requested, shownAs: path)
         } catch {
             unlink(files.absolute(sentCopy))
             throw error
@@ -97,14 +92,22 @@ extension AccountService {
         return (hash.finish(), offset)
     }
 
-    /// Photo when the image decoders read it, else file (a voice message only when asked).
-    static func kind(of file: OpenFile) throws(EngineError) -> AttachmentKind {
-        isImage(try file.read(count: 16, at: 0)) ? .photo : .file
-    }
-
-    /// JPEG or PNG by their signatures.
-    static func isImage(_ head: [UInt8]) -> Bool {
-        head.starts(with: [0xFF, 0xD8, 0xFF]) || head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    /// What the copy is sent as: asked for, it must be one (a photo the image decoders read,
+    /// a voice message in Ogg Opus); else a photo when the decoders read it, else a file.
+    static func kind(of copy: String, requested: AttachmentKind?, shownAs path: String) throws(EngineError) -> AttachmentKind {
+        let isPhoto = (try? Images.probe(path: copy)) != nil
+        switch requested {
+        case .photo?:
+            guard isPhoto else { throw .usage("\(path) is not a photo rChat can read (JPEG or PNG): send it as a file") }
+            return .photo
+        case .voice?:
+            guard VoiceNote.isOggOpus(path: copy) else { throw .usage("\(path) is not a voice message (Ogg Opus): send it as a file") }
+            return .voice
+        case .file?:
+            return .file
+        case nil:
+            return isPhoto ? .photo : .file
+        }
     }
 
     /// `rchat save NAME ID PATH`: copies a whole attachment out (a path that does not exist

@@ -27,13 +27,18 @@ extension AccountService {
     /// `rchat send`: the message and its outbox row in one transaction (Sending), then a
     /// poke so a running engine sends it at once. To a blocked contact or one whose keys
     /// were refused it is stored as Failed to send: nothing leaves.
-    /// This version sends text only: attachments and control items are refused here.
+    /// Text only: a file goes through `sendFile` (from its path), and this version sends no timer change.
     public func send(to name: String, content: MessageContent) throws(EngineError) -> MessageID {
         try send(to: contact(named: name), content: content)
     }
 
     public func send(to contact: Contact, content: MessageContent) throws(EngineError) -> MessageID {
-        guard case .text(let text) = content else { throw .usage("this version of rChat sends text only") }
+        let text: String
+        switch content {
+        case .text(let t): text = t
+        case .attachment: throw .usage("a file is sent from its path: rchat send NAME --file PATH")
+        case .control: throw .usage("this version of rChat does not send timer changes")
+        }
         let bytes = text.utf8.count
         guard bytes > 0, !text.allSatisfy(\.isWhitespace) else { throw .usage("an empty message is not sent") }
         guard bytes <= Self.maximumTextBytes else {

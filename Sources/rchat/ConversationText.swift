@@ -50,7 +50,8 @@ enum ConversationText {
             if m.resent { status += " Resent" }
             // A message of several lines goes on several, each indented under the first.
             let head = "\(when) \(arrow) "
-            let text = TerminalText.sanitized(m.text, breaks: .kept)
+            // A file's line is its kind, name and size: one line, whatever the name holds.
+            let text = TerminalText.sanitized(m.text, breaks: m.content.isAttachment ? .shown : .kept)
                 .replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: head.count))
             return "\(head)\(text)\(status)  \(m.id.hex)"
         case .row(let r):

@@ -214,7 +214,8 @@ final class AttachmentTests: RecoveryTestCase {
             (["send", "Sam", "--file", world.box.path("missing.bin")], "no file at"),
             (["send", "Sam", "--file", dir], "is a directory"),
             (["send", "Sam", "--file", empty], "is empty"),
-            (["send", "Sam", "--file", big], "over the limit of 1 MB"),
+            (["send", "Sam", "--file", big], "the limit is 1 MB"),
+            (["send", "Sam", "--file", text, "--as", "voice"], "not a voice message"),
             (["send", "Sam", "--file", text, "--as", "picture"], "photo, voice or file"),
             (["send", "Sam", "--file", text, "--as", "photo"], "not a photo"),
             (["send", "Sam", "hello", "--as", "file"], "--as goes with --file"),
@@ -226,12 +227,22 @@ final class AttachmentTests: RecoveryTestCase {
         XCTAssertEqual(try world.list("alice", "Sam"), [], "nothing stored")
         XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: world.box.path("alice-home/files/sent"))) ?? [], [])
         // An image is a photo without --as; the kind shows in the list.
-        var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        png.append(Data(count: 100))
+        // A 1×1 PNG: what the image decoders read is a photo.
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+                        0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+                        0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
+                        0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+                        0x42, 0x60, 0x82])
         let picture = world.box.path("cat.png")
         try png.write(to: URL(fileURLWithPath: picture))
         let id = try sendFile("alice", to: "Sam", picture)
         XCTAssertEqual(try attachment("alice", "Sam", id)["kind"] as? String, "photo")
-        XCTAssertEqual(try world.list("alice", "Sam").first?.text, "Photo: cat.png (108 B)")
+        XCTAssertEqual(try world.list("alice", "Sam").first?.text, "Photo: cat.png (67 B)")
+        // A file that only starts like one is a file.
+        var fake = Data(png.prefix(8))
+        fake.append(Data(count: 100))
+        let notPicture = world.box.path("fake.png")
+        try fake.write(to: URL(fileURLWithPath: notPicture))
+        XCTAssertEqual(try attachment("alice", "Sam", try sendFile("alice", to: "Sam", notPicture))["kind"] as? String, "file")
     }
 }

@@ -302,7 +302,7 @@ final class TUIEndToEndTests: XCTestCase {
     /// show as visible stand-ins: the screen is not cleared, the title not changed, the
     /// name not reversed.
     func testHostileTextShowsAsStandInsOnScreen() throws {
-        try world.hostileMessageWaitingForAlice()
+        _ = try world.hostileMessageWaitingForAlice()
         try openView("alice")
         try screen("alice", "Mallory listed") { $0.contains("Mallory") }
         try screens.keys(session("alice"), "Enter")

@@ -189,7 +189,7 @@ extension TUIEndToEndTests {
 
         // No view runs: the click opens a terminal with the view on Alice.
         world.stopSync("sam")
-        FileManager.default.createFile(atPath: "\(bin)/click", contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: "\(bin)/click", contents: nil))
         try world.eventually("a terminal asked for", timeout: 10) { FileManager.default.fileExists(atPath: "\(bin)/terminal-args") }
         let args = try String(contentsOfFile: "\(bin)/terminal-args", encoding: .utf8).split(separator: "\n").map(String.init)
         XCTAssertEqual(args.first, "-e")
@@ -205,7 +205,7 @@ extension TUIEndToEndTests {
         world.stopSync("sam")
         try openView("sam")
         try screen("sam", "the list") { $0.contains("Alice") && $0.screenLines.first?.trimmingCharacters(in: .whitespaces) == "rChat" }
-        FileManager.default.createFile(atPath: "\(bin)/click", contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: "\(bin)/click", contents: nil))
         try screen("sam", "Alice's conversation opened by the click") { $0.screenLines.first?.contains("rChat · Alice") ?? false }
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(bin)/terminal-args"))
         try screens.keys(session("sam"), "C-q")

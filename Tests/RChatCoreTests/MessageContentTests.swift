@@ -71,10 +71,10 @@ final class MessageContentTests: XCTestCase {
         }
     }
 
-    func testWhatThisVersionCannotShowReadsAsOneLineAndNeverShowsTheKey() {
+    func testAFileAndWhatThisVersionCannotShowReadAsOneLineAndNeverShowTheKey() {
         XCTAssertEqual(MessageContent.text("hi").displayText(direction: .incoming), "hi")
         let line = MessageContent.attachment(photo).displayText(direction: .incoming)
-        XCTAssertEqual(line, "They sent you a photo (beach.jpg), which this version of rChat cannot receive.")
+        XCTAssertEqual(line, "Photo: beach.jpg (120.6 KB)")
         XCTAssertEqual(MessageContent.control(.timerChanged(.oneHour)).displayText(direction: .incoming),
                        "They set disappearing messages to 1 hour. This version of rChat does not delete messages: they stay on this device.")
         XCTAssertEqual(MessageContent.control(.timerChanged(.off)).displayText(direction: .outgoing), "You turned off disappearing messages.")
@@ -94,7 +94,10 @@ final class MessageContentTests: XCTestCase {
         XCTAssertEqual(text.content, .text("hello"))
         XCTAssertFalse(text.showsAsRow)
         let item = MessageItem(id: MessageID(high: 1, low: 2), direction: .incoming, content: .attachment(photo), status: nil, resent: false, at: 1)
-        XCTAssertTrue(item.showsAsRow)
+        XCTAssertFalse(item.showsAsRow, "a file is a message, with its line")
+        let timer = MessageItem(id: MessageID(high: 1, low: 3), direction: .incoming, content: .control(.timerChanged(.off)), status: nil,
+                                resent: false, at: 1)
+        XCTAssertTrue(timer.showsAsRow)
         XCTAssertEqual(item.text, MessageContent.attachment(photo).displayText(direction: .incoming))
     }
 

@@ -6,8 +6,8 @@ import RChatStore
 @testable import RChatEngine
 
 /// Content through two real engines and a real relay: what the outbox holds is what the
-/// other side stores, byte for byte. This version sends text only; an attachment or timer
-/// change that arrives (as a later version will send them) is kept whole and shown as a row.
+/// other side stores, byte for byte. A timer change that arrives (as a later version will
+/// send them) is kept whole and shown as a row.
 final class MessageContentEngineTests: RelayEngineTestCase {
     let photo = Attachment(kind: .photo, name: "beach.jpg", size: 2_345_678,
                            contentHash: [UInt8](repeating: 0xab, count: 32), key: [UInt8](repeating: 0x17, count: 32))
@@ -21,11 +21,14 @@ final class MessageContentEngineTests: RelayEngineTestCase {
         aliceEngine.engine.wake()
         try waitForStatus(alice, "Sam", [warmUp], .delivered)
 
-        // Nothing in this version sends them: written to Alice's outbox as a later version would.
+        // A file, through sendFile; a timer change, which nothing in this version sends, written
+        // to Alice's outbox as a later version would; then text.
+        let path = directory.appendingPathComponent("beach.jpg").path
+        try Data((0..<2_345_678).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: path))
+        let fileID = try alice.sendFile(to: "Sam", path: path, as: .file)
         let samID = try XCTUnwrap(alice.store.contact(named: "Sam")).id
-        let items: [MessageContent] = [.attachment(photo), .control(.timerChanged(.oneHour)), .text("and text again")]
-        var ids: [MessageID] = []
-        for content in items {
+        var ids = [fileID]
+        for content in [MessageContent.control(.timerChanged(.oneHour)), .text("and text again")] {
             let id = MessageID.random()
             try alice.store.insertOutgoing(contact: samID, id: id, content: content, at: Int64(Date().timeIntervalSince1970))
             ids.append(id)
@@ -33,28 +36,34 @@ final class MessageContentEngineTests: RelayEngineTestCase {
         aliceEngine.engine.wake()
         try waitForStatus(alice, "Sam", ids, .delivered)
 
+        let sent = try messages(alice, "Sam")
         let received = try messages(sam, "Alice")
-        for (id, content) in zip(ids, items) {
-            let item = try XCTUnwrap(received.first { $0.id == id }, "\(content)")
-            XCTAssertEqual(item.content, content, "stored as sent, key and hash included")
+        for id in ids {
+            let mine = try XCTUnwrap(sent.first { $0.id == id })
+            let item = try XCTUnwrap(received.first { $0.id == id })
+            XCTAssertEqual(item.content, mine.content, "stored as sent, key and hash included")
             XCTAssertEqual(item.direction, .incoming)
         }
         let shown = received.filter { ids.contains($0.id) }.map { ($0.showsAsRow, $0.text) }
-        XCTAssertEqual(shown.map(\.0), [true, true, false])
+        XCTAssertEqual(shown.map(\.0), [false, true, false])
         XCTAssertEqual(shown.map(\.1), [
-            "They sent you a photo (beach.jpg), which this version of rChat cannot receive.",
+            "File: beach.jpg (2.2 MB)",
             "They set disappearing messages to 1 hour. This version of rChat does not delete messages: they stay on this device.",
             "and text again",
         ])
         XCTAssertFalse(logLines.all.contains { $0.contains("rejected") }, logLines.all.joined(separator: "\n"))
     }
 
-    func testThisVersionSendsTextOnly() throws {
+    func testOnlyTextIsSentAsContentFilesGoThroughSendFile() throws {
         let address = try startRelay()
         let (alice, _) = try aliceAndInitiatingSam(relay: address)
-        for content in [MessageContent.attachment(photo), .control(.timerChanged(.off))] {
+        let refusals: [(MessageContent, String)] = [
+            (.attachment(photo), "a file is sent from its path: rchat send NAME --file PATH"),
+            (.control(.timerChanged(.off)), "this version of rChat does not send timer changes"),
+        ]
+        for (content, refusal) in refusals {
             XCTAssertThrowsError(try alice.send(to: "Sam", content: content)) { error in
-                XCTAssertEqual(error as? EngineError, .usage("this version of rChat sends text only"))
+                XCTAssertEqual(error as? EngineError, .usage(refusal))
             }
         }
         XCTAssertEqual(try alice.conversation("Sam"), [], "nothing stored")
