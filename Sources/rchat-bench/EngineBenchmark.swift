@@ -64,7 +64,7 @@ struct EngineBenchmark {
             return
         }
         guard let relay = try? Child(relayBinary, ["--listen", "127.0.0.1:0", "--key-file", directory + "/relay.key",
-                                                  "--quota", String(messages + paced + 1000), "--max-held-bytes", String(1 << 34)]),
+                                                  "--quota", String(messages + paced + 1000), "--max-held-bytes", String(1 << 34), "--quota-bytes", String(1 << 40)]),
               let line = relay.line(startingWith: "relay "), let address = try? RelayAddress(parsing: String(line.dropFirst(6))) else {
             fail("cannot start \(relayBinary)")
         }

@@ -34,7 +34,7 @@ struct RelayBenchmark {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         guard let relay = try? Child(relayBinary, ["--listen", "127.0.0.1:0", "--key-file", directory + "/relay.key",
-                                                  "--quota", String(held + 1000), "--max-held-bytes", String(1 << 34)]),
+                                                  "--quota", String(held + 1000), "--max-held-bytes", String(1 << 34), "--quota-bytes", String(1 << 40)]),
               let line = relay.line(startingWith: "relay "), let address = try? RelayAddress(parsing: String(line.dropFirst(6))) else {
             print("error: cannot start \(relayBinary)")
             exit(1)
