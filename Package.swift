@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto"]),
         // Runs the built executables: the scripting interface as a user sees it.
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",
-                                                     "RChatEngine", "CWidth"]),
+                                                     "RChatEngine", "RChatMedia", "CWidth"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RChatMedia
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,6 +75,8 @@ final class AttachmentTests: RecoveryTestCase {
         }
         XCTAssertTrue(world.syncLog("sam").contains("a file from Alice arrived whole (\(data.count) bytes, 86 chunks, 86 written in this run)"),
                       world.diagnostics())
+        XCTAssertTrue(world.syncLog("sam").contains("Alice: File"), "the alert says File")
+        XCTAssertFalse(world.syncLog("sam").contains("report"), "never the name")
 
         // `save` copies it out; a path that exists is refused and left alone.
         let out = world.box.path("saved.bin")
@@ -198,6 +201,47 @@ final class AttachmentTests: RecoveryTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: got)), data)
         world.stopSync("alice")
         world.stopSync("sam")
+    }
+
+    /// A voice message recorded from a generated WAV (no microphone here): encoded to Ogg
+    /// Opus, sent `--as voice`, it arrives whole with its duration; the alert says "Voice
+    /// message", never the name.
+    func testAVoiceMessageRoundTripsWithItsDuration() throws {
+        try chattingPair()
+        let wav = world.box.path("memo.wav")
+        try Self.writeSineWAV(wav, seconds: 2.5)
+        let ogg = world.box.path("memo.ogg")
+        let duration = try VoiceNote.encode(wav: wav, to: ogg)
+        XCTAssertEqual(duration, 2.5, accuracy: 0.02)
+        let id = try sendFile("alice", to: "Sam", ogg, ["--as", "voice"])
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 30)
+        let theirs = try attachment("sam", "Alice", id)
+        XCTAssertEqual(theirs["kind"] as? String, "voice")
+        let path = try XCTUnwrap(theirs["path"] as? String)
+        XCTAssertEqual(try VoiceNote.duration(ofOggOpus: path), duration, accuracy: 0.001)
+        XCTAssertTrue(world.syncLog("sam").contains("Alice: Voice message"), world.diagnostics())
+        XCTAssertFalse(world.syncLog("sam").contains("memo"), "never the name in an alert or a log line")
+        // Without --as voice, the same file is a file.
+        let plain = try sendFile("alice", to: "Sam", ogg)
+        XCTAssertEqual(try attachment("alice", "Sam", plain)["kind"] as? String, "file")
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
+    /// A 440 Hz tone as 16-bit mono PCM WAV at 48 kHz.
+    static func writeSineWAV(_ path: String, seconds: Double) throws {
+        let rate = 48_000, frames = Int(seconds * Double(rate))
+        var w = Data()
+        func u32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { w.append(contentsOf: $0) } }
+        func u16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { w.append(contentsOf: $0) } }
+        w.append(contentsOf: Array("RIFF".utf8)); u32(36 + frames * 2); w.append(contentsOf: Array("WAVE".utf8))
+        w.append(contentsOf: Array("fmt ".utf8)); u32(16); u16(1); u16(1); u32(rate); u32(rate * 2); u16(2); u16(16)
+        w.append(contentsOf: Array("data".utf8)); u32(frames * 2)
+        for i in 0..<frames {
+            let sample = Int16(12_000 * sin(2 * Double.pi * 440 * Double(i) / Double(rate)))
+            withUnsafeBytes(of: sample.littleEndian) { w.append(contentsOf: $0) }
+        }
+        try w.write(to: URL(fileURLWithPath: path))
     }
 
     func testBadFilesAreOneLineAndStoreNothing() throws {
