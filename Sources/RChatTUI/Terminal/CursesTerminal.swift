@@ -75,11 +75,26 @@ final class CursesTerminal {
             clearok(stdscr, true)
             erase()
             last = nil
+            lastImages = []   // the clear took sixel pictures with it; kitty ones are deleted below
         }
         var pieces = Pieces()
+        var colored: [ScreenRun] = []
         for run in ScreenDiff.runs(from: last, to: screen) {
+            // ncurses gets the characters of cells in colours of their own (a preview's);
+            // their colours are written around it after its frame.
             attrset(Int32(bitPattern: attributes(run.style)))
             write(run, &pieces)
+            if run.style.hasOwnColors { colored.append(run) }
+            // ncurses never knew those colours, so it cannot tell a cell that changed only
+            // in them: a row that held some is repainted whole when anything in it changes.
+            if let last, Self.hasOwnColors(last, row: run.row) { pieces.rows.insert(run.row) }
+        }
+        // A picture that moved or went leaves its cells to be repainted.
+        let imagesChanged = full || screen.images != lastImages
+        if imagesChanged {
+            for image in lastImages where !screen.images.contains(image) {
+                for row in image.row..<min(image.row + image.rows, screen.rows) { pieces.rows.insert(row) }
+            }
         }
         // ncurses sends only the changed columns of a cluster it keeps in several cells
         // (the two halves of a flag): repaint such rows whole.
@@ -93,6 +108,8 @@ final class CursesTerminal {
         }
         refresh()
         if unicode { rewriteMarks(screen, pieces) }
+        rewriteColors(screen, colored, repainted: pieces.rows)
+        drawImages(screen.images, changed: imagesChanged, repainted: pieces.rows)
         last = screen
         if osc && screen.title != lastTitle {
             // Only the badge, never a name or message text: the title is visible to others.
@@ -191,8 +208,62 @@ final class CursesTerminal {
         if style.underline { p.append("4") }
         if style.reverse { p.append("7") }
         if colors, let color = Self.colorMap.first(where: { $0.0 == style.role })?.1 { p.append(String(30 + color)) }
+        if let color = style.foreground { p.append(SGRText.parameters(color, background: false)) }
+        if let color = style.background { p.append(SGRText.parameters(color, background: true)) }
         return p.joined(separator: ";")
     }
+
+    private static func hasOwnColors(_ screen: Screen, row: Int) -> Bool {
+        guard row < screen.rows else { return false }
+        return (0..<screen.columns).contains { screen[row, $0].style.hasOwnColors }
+    }
+
+    /// Writes the cells in colours of their own (a preview's) straight to the terminal after
+    /// ncurses' frame, as `rewriteMarks` does: the runs that changed, and all of them on
+    /// rows ncurses repainted whole.
+    private func rewriteColors(_ screen: Screen, _ runs: [ScreenRun], repainted: Set<Int>) {
+        var pieces: [(row: Int, column: Int, style: CellStyle, text: String)] = runs.map { ($0.row, $0.column, $0.style, form($0.cells)) }
+        for row in repainted where row < screen.rows && !runs.contains(where: { $0.row == row }) {
+            for column in 0..<screen.columns where screen[row, column].style.hasOwnColors && !screen[row, column].isContinuation {
+                pieces.append((row, column, screen[row, column].style, form([screen[row, column]])))
+            }
+        }
+        guard !pieces.isEmpty else { return }
+        var out = "\u{1B}7"
+        for piece in pieces { out += "\u{1B}[\(piece.row + 1);\(piece.column + 1)H\u{1B}[\(sgr(piece.style))m" + piece.text }
+        emit(out + "\u{1B}8")
+    }
+
+    /// Cells as the terminal is sent them (`TextWidth.terminalForm`; `?` in ASCII mode).
+    private func form(_ cells: [Cell]) -> String {
+        cells.map { cell in
+            unicode ? TextWidth.terminalForm(of: cell.character) : (cell.character.isASCII ? String(cell.character) : "?")
+        }.joined()
+    }
+
+    /// Pictures (sixel, kitty) where the screen has them: each written once at its place,
+    /// again only when it moved or ncurses repainted its rows. Kitty keeps pictures apart
+    /// from text, so when any moved or went they are all deleted and the ones left written
+    /// again; a sixel picture is pixels in the cells, which ncurses repaints when it goes.
+    private var lastImages: [ScreenImage] = []
+
+    private func drawImages(_ images: [ScreenImage], changed: Bool, repainted: Set<Int>) {
+        defer { lastImages = images }
+        var out = ""
+        let kittyChanged = changed && (lastImages + images).contains { $0.kind == .kitty }
+        if kittyChanged { out += Self.kittyDeleteAll }
+        for image in images {
+            let drawn = lastImages.contains(image)
+            let touched = (image.row..<(image.row + image.rows)).contains { repainted.contains($0) }
+            let again = image.kind == .kitty ? (kittyChanged || !drawn) : (!drawn || touched)
+            if again { out += "\u{1B}[\(image.row + 1);\(image.column + 1)H" + image.escape }
+        }
+        guard !out.isEmpty else { return }
+        emit("\u{1B}7" + out + "\u{1B}8")
+    }
+
+    /// Deletes every kitty picture on the screen, with its data.
+    static let kittyDeleteAll = "\u{1B}_Ga=d,d=A\u{1B}\\"
 
     private func attributes(_ style: CellStyle) -> UInt32 {
         var a: UInt32 = 0
@@ -293,6 +364,8 @@ final class CursesTerminal {
     /// The terminal as the shell wants it: cooked mode, cursor, no modes of ours, and no
     /// last frame left over the shell where there is no alternate screen to take it away.
     private func leave() {
+        if lastImages.contains(where: { $0.kind == .kitty }) { emit(Self.kittyDeleteAll) }
+        lastImages = []
         attrset(0)
         curs_set(1)
         endwin()

@@ -30,10 +30,20 @@ public final class ChatView {
     private(set) var pendingEffects: [TerminalEffect] = []
     /// The UI thread, the one that made the view: the only one that may drive it.
     let thread = ThreadOwner("view")
+    /// Where transfer rates are timed.
+    let clock: MonotonicClock
+    /// When the moving attachments on screen are next read again (`clock` seconds).
+    var nextTransferRead = 0.0
+    /// Photos' previews, rendered off the frame's path.
+    let previewCache = PhotoPreviews()
+    /// `/voice` under way.
+    var recorder: ActiveRecording?
 
     public init(model: ChatModel, options: TUIOptions = TUIOptions(), glyphs: Glyphs = .unicode,
-                rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+                rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+                clock: MonotonicClock = SystemMonotonicClock()) {
         self.model = model
+        self.clock = clock
         self.options = options
         self.now = now
         settings = model.viewSettings()
@@ -91,6 +101,7 @@ public final class ChatView {
         state.now = now()
         if let banner = state.banner, banner.until <= state.now { state.banner = nil }
         saveDueDrafts()
+        readTransfersIfDue()
     }
 
     /// When the view next needs to act on its own (a banner expiring, the next second of
@@ -119,6 +130,7 @@ public final class ChatView {
             window.loadBack(to: window.end - 1 - pane.height, model: model)
         }
         state.window = window
+        refreshPreviews(pane)
     }
 
     func pane() -> ConversationPane? {
