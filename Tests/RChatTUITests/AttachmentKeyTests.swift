@@ -5,19 +5,7 @@ import RChatCore
 
 /// The keys on a selected attachment (open, save), the save prompt, `/file` and `/photo`,
 /// and Tab completing paths.
-final class AttachmentKeyTests: XCTestCase {
-    private var folders: [String] = []
-
-    override func tearDown() {
-        for folder in folders { try? FileManager.default.removeItem(atPath: folder) }
-    }
-
-    private func folder(_ purpose: String) -> String {
-        let path = temporaryFolder(purpose)
-        folders.append(path)
-        return path
-    }
-
+final class AttachmentKeyTests: FolderTestCase {
     /// Sam with a text, a complete photo and a file still moving; the photo selected.
     private func conversation(environment: [String: String]) -> (FakeChatModel, ChatView, photo: MessageID, moving: MessageID) {
         let model = FakeChatModel()

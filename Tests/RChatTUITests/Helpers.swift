@@ -69,3 +69,20 @@ final class HandClock: MonotonicClock, Sendable {
     func seconds() -> Double { now.withLock { $0 } }
     func advance(_ seconds: Double) { now.withLock { $0 += seconds } }
 }
+
+/// A test case whose temporary folders (`folder(_:)`) are removed after each test.
+class FolderTestCase: XCTestCase {
+    private var folders: [String] = []
+
+    override func tearDown() {
+        for folder in folders { try? FileManager.default.removeItem(atPath: folder) }
+        folders = []
+        super.tearDown()
+    }
+
+    func folder(_ purpose: String) -> String {
+        let path = temporaryFolder(purpose)
+        folders.append(path)
+        return path
+    }
+}

@@ -8,19 +8,7 @@ import RChatMedia
 /// disk and rendered by libchafa off the frame's path; which kind of preview a terminal gets;
 /// playing a voice message and recording one through fake player and recorder programs on
 /// PATH (no sound card in CI).
-final class MediaViewTests: XCTestCase {
-    private var folders: [String] = []
-
-    override func tearDown() {
-        for folder in folders { try? FileManager.default.removeItem(atPath: folder) }
-    }
-
-    private func folder(_ purpose: String) -> String {
-        let path = temporaryFolder(purpose)
-        folders.append(path)
-        return path
-    }
-
+final class MediaViewTests: FolderTestCase {
     /// An 8×8 PNG: red on top, blue below (written by zlib and CRC by hand once, kept here
     /// as bytes so the test needs nothing from outside).
     static let redOverBluePNG: [UInt8] = [
