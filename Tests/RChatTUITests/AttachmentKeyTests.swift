@@ -116,6 +116,15 @@ final class AttachmentKeyTests: FolderTestCase {
         view.press(.enter)
         XCTAssertTrue(view.frame().line(22).contains("/nowhere/x.jpg: no such folder"), view.frame().dump)
         XCTAssertEqual(view.frame().line(23), "› Save to: /nowhere/x.jpg")
+
+        // Alt edits the path as it edits a message; Esc with a key read together cancels,
+        // and the key goes where it would have gone.
+        view.press(.alt(.character("b")), .alt(.backspace))
+        XCTAssertEqual(view.frame().line(23), "› Save to: /nowhere/jpg")
+        view.press(.alt(.character("x")))
+        XCTAssertNil(view.state.prompt)
+        XCTAssertEqual(view.state.composer.text, "x")
+        XCTAssertEqual(model.saved.count, 1)
     }
 
     func testFileAndPhotoSendThePathTheModelRefusesInOneLine() {

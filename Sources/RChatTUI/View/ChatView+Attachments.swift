@@ -76,14 +76,21 @@ extension ChatView {
             case .enter:
                 save(conversation, message, to: path.text)
                 return
-            case .escape, .control("g"), .control("c"):
+            case .escape, .control("g"), .control("c"), .control("q"):
                 state.prompt = nil
                 return say("Not saved.")
             case .tab:
                 completePath(&path, lead: "")
             default:
                 let command = KeyMap.command(for: key, in: KeyMap.Context(focus: .composer, composerEmpty: path.isEmpty))
-                if case .edit(let edit) = command, Self.editsOneLine(edit) { path.apply(edit) }
+                if case .edit(let edit) = command, Self.editsOneLine(edit) {
+                    path.apply(edit)
+                } else if case .alt(let inner) = key {
+                    // Esc and a key pressed quickly: the Esc cancels, the key does what it does.
+                    state.prompt = nil
+                    say("Not saved.")
+                    return handle(inner)
+                }
             }
             state.prompt = .save(conversation: conversation, message: message, path: path)
         case .recording?:

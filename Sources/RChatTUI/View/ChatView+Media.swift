@@ -130,7 +130,8 @@ extension ChatView {
     func recordingKey(_ key: Key) {
         switch key {
         case .enter, .control("j"): finishRecording()
-        case .escape, .control("g"), .control("c"), .control("q"):
+        // Esc read together with the next key arrives as Alt with it: Esc.
+        case .escape, .alt, .control("g"), .control("c"), .control("q"):
             cancelRecording()
             say("Recording cancelled: nothing was sent.")
         default: say("Recording: Enter sends it, Esc cancels.")
