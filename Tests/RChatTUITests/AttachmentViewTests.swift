@@ -66,6 +66,25 @@ final class AttachmentLineTests: XCTestCase {
         XCTAssertTrue(view.state.transfers.isEmpty)
     }
 
+    /// The engine's `transferMoved` reads the item at once, and that reading counts too.
+    func testTheEnginesTransferMovedIsAReading() {
+        let model = FakeChatModel()
+        let sam = model.contact("Sam")
+        let id = model.addAttachment("Sam", .incoming, .file, name: "big.iso", size: 10_000_000, transfer: .moving(done: 0))
+        let clock = HandClock()
+        let view = makeView(model, options: options(), open: "Sam", clock: clock)
+        XCTAssertTrue(view.frame().contains(" 0%"))
+        model.setTransfer("Sam", id, .moving(done: 500_000))
+        clock.advance(0.1)
+        XCTAssertTrue(view.frame().contains(" 0%"), "not due by itself yet")
+        view.handle([.transferMoved(conversation: sam, id: id)])
+        XCTAssertTrue(view.frame().contains(" 5% · 5.0 MB/s"), view.frame().dump)
+        model.setTransfer("Sam", id, .discarded(reason: "It was cut short."))
+        view.handle([.transferMoved(conversation: sam, id: id)])
+        XCTAssertTrue(view.frame().contains("It was cut short."), view.frame().dump)
+        XCTAssertTrue(view.state.transfers.isEmpty)
+    }
+
     func testRatesAreMeasuredOverTheLastTwoSeconds() {
         var rates = TransferRates()
         let id = MessageID(high: 1, low: 2)

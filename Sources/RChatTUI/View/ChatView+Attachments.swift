@@ -172,17 +172,23 @@ extension ChatView {
         }
     }
 
-    /// While an attachment on screen moves, its item is read again four times a second, and
-    /// each reading feeds its rate.
+    /// While an attachment on screen moves, its item is read again at least four times a
+    /// second (the engine's `transferMoved` reads it sooner), so its rate keeps being
+    /// measured even while nothing arrives.
     func readTransfersIfDue() {
         guard !movingTransfers.isEmpty else {
             if !state.transfers.isEmpty { state.transfers = TransferRates() }
             return
         }
-        let at = clock.seconds()
-        guard at >= nextTransferRead else { return }
-        nextTransferRead = at + Self.transferReadInterval
+        guard clock.seconds() >= nextTransferRead else { return }
         state.window?.reload(model: model)
+        recordTransfers()
+    }
+
+    /// The loaded items were just read: each moving one's `done` is a reading for its rate.
+    func recordTransfers() {
+        let at = clock.seconds()
+        nextTransferRead = at + Self.transferReadInterval
         let moving = movingTransfers
         for (id, done) in moving { state.transfers.record(id, done: done, at: at) }
         state.transfers.keep(only: Set(moving.map(\.0)))

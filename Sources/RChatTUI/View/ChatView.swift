@@ -199,6 +199,7 @@ public final class ChatView {
         var refreshList = false
         var reloadRows = false
         var openRequested = false
+        var transfersMoved = false
         var elsewhere: [(conversation: ConversationID, preview: String)] = []
         for event in events {
             switch event {
@@ -220,7 +221,7 @@ public final class ChatView {
                     reloadRows = reloadRows || state.window?.rowOffersResend(for: id) == true
                 }
             case .transferMoved(let conversation, _):
-                if conversation == state.openConversation { reloadRows = true }
+                if conversation == state.openConversation { reloadRows = true; transfersMoved = true }
             case .rowAdded(let conversation):
                 // A row can come with Resent markers on earlier messages: fetch the range again.
                 if conversation == state.openConversation { state.window?.reload(model: model) }
@@ -234,6 +235,7 @@ public final class ChatView {
             }
         }
         if reloadRows { state.window?.reload(model: model) }
+        if transfersMoved { recordTransfers() }   // each reading feeds the rates
         if refreshList { reloadConversations() }
         // An alert of another process was clicked: its conversation comes to the front.
         if openRequested, let id = model.takeOpenRequest(), state.summary(id) != nil {
