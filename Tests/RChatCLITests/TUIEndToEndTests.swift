@@ -638,3 +638,56 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("demo", "the demo quit cleanly") { $0.contains("[exited 0]") }
     }
 }
+
+extension TUIEndToEndTests {
+    /// An 8×8 PNG, red on top and blue below.
+    static let redOverBluePNG: [UInt8] = [
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x08,
+        0x00, 0x00, 0x00, 0x08, 0x08, 0x02, 0x00, 0x00, 0x00, 0x4b, 0x6d, 0x29, 0xdc, 0x00, 0x00, 0x00, 0x16, 0x49, 0x44, 0x41,
+        0x54, 0x78, 0xda, 0x63, 0xf8, 0xcf, 0xc0, 0x80, 0x15, 0x31, 0x50, 0x51, 0x82, 0xaa, 0x86, 0x61, 0x97, 0x00, 0x00, 0xe9,
+        0x30, 0x3f, 0xc1, 0x70, 0x48, 0x8c, 0xd8, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ]
+
+    /// A photo Sam sends arrives in Alice's view as its line with a preview in the picture's
+    /// colours under it (libchafa symbols, through real processes and a real relay); `s`
+    /// saves a copy where she says, byte for byte; `/file` sends one back to Sam.
+    func testAPhotoArrivesWithItsPreviewIsSavedAndFileSendsOne() throws {
+        try world.makePair("alice", "sam")
+        let picture = world.box.path("beach.png")
+        try Data(Self.redOverBluePNG).write(to: URL(fileURLWithPath: picture))
+        try world.expectSuccess(world.box.rchat("sam", ["send", "Alice", "--file", picture]))
+        try world.startSync("sam")
+        try openView("alice", env: Self.utf8.merging(["RCHAT_GRAPHICS": "symbols", "COLORTERM": "truecolor"]) { $1 })
+        try screen("alice", "Sam listed, online") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "the photo's line") { $0.contains("Photo · beach.png · 79 B") }
+        // The preview: the rows under the line carry the picture's red and blue.
+        let escaped = try screen("alice", "the preview in the picture's colours", escapes: true) {
+            $0.contains("255;0;0") && $0.contains("0;0;255")
+        }
+        let lines = escaped.screenLines
+        let photoRow = try XCTUnwrap(lines.firstIndex { $0.contains("beach.png") })
+        XCTAssertTrue(lines[photoRow + 1].contains("255;0;0"), "the first preview row is red:\n\(escaped)")
+
+        // Up selects the newest item (the photo); s asks where, Enter saves there.
+        let copy = world.box.path("copy.png")
+        try screens.keys(session("alice"), "Tab", "Up")
+        try screen("alice", "the photo selected") { Self.selectedRow($0).contains("beach.png") }
+        try screens.keys(session("alice"), "s")
+        try screen("alice", "the save prompt") { $0.contains("Save to: ") }
+        try screens.keys(session("alice"), "C-u")
+        try screens.type(session("alice"), copy)
+        try screen("alice", "where it saved") { $0.contains("Saved to") }
+        XCTAssertEqual(FileManager.default.contents(atPath: copy), Data(Self.redOverBluePNG))
+
+        let notes = world.box.path("notes.txt")
+        try Data("plans\n".utf8).write(to: URL(fileURLWithPath: notes))
+        try screens.type(session("alice"), "/file \(notes)")
+        try screen("alice", "the file's line, Delivered") { s in
+            guard let line = Self.conversationLine("File · notes.txt", in: s) else { return false }
+            return line.hasSuffix("ⓥ") || line.trimmingCharacters(in: .whitespaces).hasSuffix("ⓥ")
+        }
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
+    }
+}

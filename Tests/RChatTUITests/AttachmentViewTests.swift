@@ -85,6 +85,29 @@ final class AttachmentLineTests: XCTestCase {
         XCTAssertTrue(view.state.transfers.isEmpty)
     }
 
+    /// A frame while a transfer moves (each one reading the items again, as at four a
+    /// second) in a long conversation with a photo: well under the 30 ms a frame may take.
+    func testFramesStayFastWhileATransferMoves() {
+        let model = FakeChatModel()
+        model.contact("Sam")
+        model.fill("Sam", count: 2_000)
+        let id = model.addAttachment("Sam", .incoming, .file, name: "big.iso", size: 100_000_000, transfer: .moving(done: 0))
+        let clock = HandClock()
+        let view = makeView(model, options: options(), open: "Sam", clock: clock)
+        var times: [Double] = []
+        for n in 1...200 {
+            model.setTransfer("Sam", id, .moving(done: UInt64(n) * 400_000))
+            clock.advance(0.25)
+            let start = Date()
+            _ = view.frame()
+            times.append(Date().timeIntervalSince(start))
+        }
+        XCTAssertTrue(view.frame().contains("80% · 1.6 MB/s"), view.frame().dump)
+        let median = times.sorted()[times.count / 2] * 1000, worst = times.max()! * 1000
+        print("frame while a transfer moves: median \(String(format: "%.2f", median)) ms, worst \(String(format: "%.2f", worst)) ms")
+        XCTAssertLessThan(median, 30)
+    }
+
     func testRatesAreMeasuredOverTheLastTwoSeconds() {
         var rates = TransferRates()
         let id = MessageID(high: 1, low: 2)
