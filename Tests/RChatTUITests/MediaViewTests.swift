@@ -148,6 +148,7 @@ final class MediaViewTests: FolderTestCase {
         XCTAssertEqual(model.items[model.id("Sam")]?.count, 1)
         _ = voice
 
+        XCTAssertTrue(view.frame().contains("Voice message 0:01 · voice-message.ogg · 10 B"), "its length, read from the file: \(view.frame().dump)")
         view.press(.character("p"))
         XCTAssertEqual(view.state.notice?.text, "No player here: install pipewire (pw-play) or alsa-utils (aplay).")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home), [], "nothing left behind")

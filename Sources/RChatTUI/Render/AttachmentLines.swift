@@ -25,7 +25,7 @@ extension ConversationPane {
     func attachmentLines(_ m: MessageItem, _ a: Attachment, index: Int) -> [PaneLine] {
         var first = firstLine(of: m, index: index)
         var column = textColumn
-        for (text, style) in headline(a) {
+        for (text, style) in headline(a, length: durations[m.id]) {
             first.add(column, text, style)
             column += TextWidth.columns(of: text)
         }
@@ -55,11 +55,11 @@ extension ConversationPane {
         return out
     }
 
-    /// `Photo · name · 1.2 MB` in the text's width: the name (display text, control
-    /// characters shown as stand-ins) is what gives way, cut with an ellipsis, and goes
-    /// when not even two columns of it fit.
-    func headline(_ a: Attachment) -> [(String, CellStyle)] {
-        let label = Self.label(a.kind)
+    /// `Photo · name · 1.2 MB` (`Voice message 0:05 · …` once its length is known) in the
+    /// text's width: the name (display text, control characters shown as stand-ins) is what
+    /// gives way, cut with an ellipsis, and goes when not even two columns of it fit.
+    func headline(_ a: Attachment, length: Double? = nil) -> [(String, CellStyle)] {
+        let label = Self.label(a.kind) + (length.map { " " + TimeText.length($0) } ?? "")
         let size = ByteCount.human(a.size)
         let sep = glyphs.separator
         let fixed = TextWidth.columns(of: label) + 2 * TextWidth.columns(of: sep) + TextWidth.columns(of: size)

@@ -75,7 +75,7 @@ enum ComposerLine {
         case .recording(_, let since):
             let elapsed = max(0, state.now - since)
             let dot = state.glyphs.isUnicode ? "● " : "* "
-            let text = "Recording\(state.glyphs.ellipsis) \(elapsed / 60):\(elapsed % 60 < 10 ? "0" : "")\(elapsed % 60)"
+            let text = "Recording\(state.glyphs.ellipsis) " + TimeText.length(Double(elapsed))
             var column = screen.put(dot, row: row, column: start, style: CellStyle(bold: true, role: .danger), limit: width)
             column = screen.put(text, row: row, column: column, style: .bold, limit: width)
             screen.put(Wrap.truncate("  Enter sends, Esc cancels", width: max(0, width - column), ellipsis: state.glyphs.ellipsis),

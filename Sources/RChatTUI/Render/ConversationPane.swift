@@ -17,6 +17,8 @@ struct ConversationPane {
     var rates = TransferRates()
     /// Photos' previews, ready to draw (a photo without one has no preview rows yet).
     var previews: [MessageID: ShownPreview] = [:]
+    /// Voice messages' lengths, where read.
+    var durations: [MessageID: Double] = [:]
 
     static let timeColumn = 1
     static let nameColumn = 7

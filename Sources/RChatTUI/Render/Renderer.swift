@@ -55,7 +55,7 @@ public enum Renderer {
         return ConversationPane(width: layout.paneWidth, height: layout.bodyHeight, glyphs: state.glyphs,
                                 time: TimeText(timeZone: state.timeZone), contact: state.openSummary?.name ?? "",
                                 selected: state.focus == .conversation ? state.selected : nil, newLine: state.unread.newLine,
-                                rates: state.transfers, previews: state.previews)
+                                rates: state.transfers, previews: state.previews, durations: state.durations)
     }
 
     /// Draws the open conversation, bottom-aligned; returns the incoming messages drawn.

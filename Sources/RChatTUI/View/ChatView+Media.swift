@@ -40,6 +40,16 @@ extension ChatView {
         if shown != state.previews { state.previews = shown }
     }
 
+    /// How long the complete voice messages loaded are, read once each from their files
+    /// (the headers and the last page: libopusfile); one that does not read has none.
+    func refreshDurations() {
+        for item in state.window?.items ?? [] {
+            guard case .message(let m) = item, case .attachment(let a) = m.content, a.kind == .voice,
+                  case .complete(let path)? = m.transfer, state.durations[m.id] == nil, !unreadableVoice.contains(m.id) else { continue }
+            if let seconds = try? VoiceNote.duration(ofOggOpus: path) { state.durations[m.id] = seconds } else { unreadableVoice.insert(m.id) }
+        }
+    }
+
     /// Readable when a preview was rendered: the backend draws a frame then.
     public var previewDescriptor: Int32 { previewCache.wakeDescriptor }
 
@@ -76,11 +86,6 @@ extension ChatView {
         }
     }
 
-    static func duration(_ seconds: Double) -> String {
-        let whole = Int(seconds.rounded())
-        return "\(whole / 60):\(whole % 60 < 10 ? "0" : "")\(whole % 60)"
-    }
-
     /// `p`: a voice message decoded to a WAV in a private folder of the account home and
     /// played by `pw-play` or `aplay`, started on its own; the folder goes when it ends.
     func playAttachment() {
@@ -102,7 +107,7 @@ extension ChatView {
             try? FileManager.default.removeItem(atPath: folder)
             return say("Could not start \(player.executable).", error: true)
         }
-        let length = (try? VoiceNote.duration(ofOggOpus: path)).map { " (\(Self.duration($0)))" } ?? ""
+        let length = (try? VoiceNote.duration(ofOggOpus: path)).map { " (\(TimeText.length($0)))" } ?? ""
         say("Playing the voice message\(length).")
     }
 
@@ -158,7 +163,7 @@ extension ChatView {
         } catch {
             return say(error.description, error: true)
         }
-        say("Sending a voice message (\(Self.duration(seconds))).")
+        say("Sending a voice message (\(TimeText.length(seconds))).")
         if active.conversation == state.openConversation {
             goToNewest()
             state.window?.syncTail(model: model)

@@ -38,6 +38,8 @@ public final class ChatView {
     let previewCache = PhotoPreviews()
     /// `/voice` under way.
     var recorder: ActiveRecording?
+    /// Voice messages whose length could not be read: not tried again.
+    var unreadableVoice: Set<MessageID> = []
 
     public init(model: ChatModel, options: TUIOptions = TUIOptions(), glyphs: Glyphs = .unicode,
                 rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) },
@@ -131,6 +133,7 @@ public final class ChatView {
         }
         state.window = window
         refreshPreviews(pane)
+        refreshDurations()
     }
 
     func pane() -> ConversationPane? {

@@ -31,6 +31,8 @@ public struct ViewState {
     public var transfers = TransferRates()
     /// Previews of the photos that may be on screen, rendered off the frame's path.
     public var previews: [MessageID: ShownPreview] = [:]
+    /// How long voice messages are, in seconds, once read from their files.
+    public var durations: [MessageID: Double] = [:]
     /// A question on the composer's row (where to save a file) or a recording under way.
     public var prompt: Prompt?
 
