@@ -690,4 +690,39 @@ extension TUIEndToEndTests {
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
     }
+
+    /// `/voice` in a real view through a fake recorder on PATH (no sound card here) that
+    /// writes a second of 48 kHz silence as a WAV and waits for SIGINT: Enter encodes it as
+    /// Ogg Opus and sends it; it reaches Sam as a voice message, Delivered on Alice's screen
+    /// with its length.
+    func testVoiceRecordedInTheViewReachesSam() throws {
+        try world.makePair("alice", "sam")
+        try world.startSync("sam")
+        let bin = world.box.path("fake-bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        // RIFF header of 96,000 bytes of 16-bit mono PCM at 48 kHz (octal: dash's printf).
+        let header = #"RIFF\044\167\001\000WAVEfmt \020\000\000\000\001\000\001\000\200\273\000\000\000\167\001\000\002\000\020\000data\000\167\001\000"#
+        let script = "#!/bin/sh\nfor a; do out=$a; done\n{ printf '\(header)'; head -c 96000 /dev/zero; } > \"$out\"\n"
+            + "trap 'exit 0' INT\nwhile :; do sleep 0.05; done\n"
+        for name in ["pw-record", "arecord"] {
+            _ = FileManager.default.createFile(atPath: "\(bin)/\(name)", contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        }
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        try openView("alice", env: Self.utf8.merging(["PATH": path]) { $1 })
+        try screen("alice", "Sam listed, online") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screens.type(session("alice"), "/voice")
+        try screen("alice", "recording for a second") { $0.contains("Recording… 0:01") && $0.contains("Enter sends, Esc cancels") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "the voice message with its length, Delivered") { s in
+            guard let line = Self.conversationLine("Voice message 0:01 · voice-message.ogg", in: s) else { return false }
+            return line.trimmingCharacters(in: .whitespaces).hasSuffix("ⓥ")
+        }
+        let listed = try world.list("sam", "Alice")
+        XCTAssertTrue(listed.contains { $0.direction == "in" && $0.text.hasPrefix("Voice message") }, "\(listed)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.box.path("alice-home")).filter { $0.hasPrefix(".rchat-voice-") }
+        XCTAssertEqual(leftovers, [], "the recording's files are gone")
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
+    }
 }
