@@ -163,9 +163,6 @@ public enum KeyMap {
         ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i, o, s, p: only while a message or row is selected and nothing is typed; otherwise they type)"),
         ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
         ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
-        ("Alt-O, or o", "Open the selected photo, voice message or file with its usual program (xdg-open)"),
-        ("Alt-S, or s", "Save a copy of the selected photo, voice message or file (asks where; Tab completes the path)"),
-        ("Alt-P, or p", "Play the selected voice message"),
         ("Esc", "Back to the composer; close an overlay"),
         ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
         ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
@@ -182,6 +179,9 @@ public enum KeyMap {
         ("Ctrl-Y", "Composer: put back what the last delete-word or delete-line removed"),
         ("Ctrl-R", "Composer: search the sent messages (type to narrow, Ctrl-R older, Enter takes it, Esc / Ctrl-G back)"),
         ("Ctrl-X Ctrl-E", "Composer: write the message in $VISUAL or $EDITOR (else vi); also /edit"),
+        ("Alt-O, or o", "Open the selected photo, voice message or file with its usual program (xdg-open)"),
+        ("Alt-S, or s", "Save a copy of the selected photo, voice message or file (asks where; Tab completes the path)"),
+        ("Alt-P, or p", "Play the selected voice message"),
     ]
 
     /// The slash commands typed in the composer.
