@@ -87,4 +87,35 @@ final class PreviewScreenTests: XCTestCase {
         Renderer.render(state, to: &screen)
         XCTAssertTrue(screen.images.isEmpty, "a picture would cover the box")
     }
+
+    /// Pictures are written once where they are; again only when they move, when their rows
+    /// were repainted, or after a full redraw; where one went its rows are repainted; kitty's
+    /// are all deleted and written again when any moved or went.
+    func testPicturesAreWrittenOncePerPlaceAndClearedWhenTheyGo() {
+        func image(_ kind: ScreenImage.Kind, row: Int, key: String = "a") -> ScreenImage {
+            ScreenImage(row: row, column: 10, rows: 3, columns: 8, kind: kind, key: key, escape: "<\(key)>")
+        }
+        let sixel = image(.sixel, row: 4)
+        XCTAssertEqual(ImageWrites.sequence(from: [], to: [sixel], repainted: [], full: false), "\u{1B}7\u{1B}[5;11H<a>\u{1B}8")
+        XCTAssertEqual(ImageWrites.sequence(from: [sixel], to: [sixel], repainted: [], full: false), "", "once per place")
+        XCTAssertEqual(ImageWrites.sequence(from: [sixel], to: [sixel], repainted: [1, 9], full: false), "", "rows of others")
+        XCTAssertEqual(ImageWrites.sequence(from: [sixel], to: [sixel], repainted: [6], full: false), "\u{1B}7\u{1B}[5;11H<a>\u{1B}8",
+                       "ncurses painted over it")
+        XCTAssertEqual(ImageWrites.sequence(from: [sixel], to: [sixel], repainted: [], full: true), "\u{1B}7\u{1B}[5;11H<a>\u{1B}8")
+        let moved = image(.sixel, row: 2)
+        XCTAssertEqual(ImageWrites.rowsToRepaint(from: [sixel], to: [moved], screenRows: 24), [4, 5, 6])
+        XCTAssertEqual(ImageWrites.sequence(from: [sixel], to: [moved], repainted: [4, 5, 6], full: false), "\u{1B}7\u{1B}[3;11H<a>\u{1B}8")
+        XCTAssertEqual(ImageWrites.rowsToRepaint(from: [sixel], to: [], screenRows: 5), [4], "clipped to the screen")
+        XCTAssertEqual(ImageWrites.sequence(from: [sixel], to: [], repainted: [4, 5, 6], full: false), "")
+
+        let kitty = image(.kitty, row: 4), other = image(.kitty, row: 12, key: "b")
+        XCTAssertEqual(ImageWrites.sequence(from: [kitty, other], to: [kitty, other], repainted: [5], full: false), "",
+                       "kitty's pictures are not in the cells: a repaint leaves them")
+        XCTAssertEqual(ImageWrites.sequence(from: [kitty, other], to: [other], repainted: [], full: false),
+                       "\u{1B}7" + ImageWrites.kittyDeleteAll + "\u{1B}[13;11H<b>\u{1B}8", "one went: all deleted, the other again")
+        XCTAssertEqual(ImageWrites.sequence(from: [kitty], to: [], repainted: [], full: false),
+                       "\u{1B}7" + ImageWrites.kittyDeleteAll + "\u{1B}8", "scrolled away: deleted")
+        XCTAssertEqual(ImageWrites.sequence(from: [kitty], to: [kitty], repainted: [], full: true),
+                       "\u{1B}7" + ImageWrites.kittyDeleteAll + "\u{1B}[5;11H<a>\u{1B}8")
+    }
 }

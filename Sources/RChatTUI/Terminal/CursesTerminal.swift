@@ -75,7 +75,6 @@ final class CursesTerminal {
             clearok(stdscr, true)
             erase()
             last = nil
-            lastImages = []   // the clear took sixel pictures with it; kitty ones are deleted below
         }
         var pieces = Pieces()
         var colored: [ScreenRun] = []
@@ -90,12 +89,7 @@ final class CursesTerminal {
             if let last, Self.hasOwnColors(last, row: run.row) { pieces.rows.insert(run.row) }
         }
         // A picture that moved or went leaves its cells to be repainted.
-        let imagesChanged = full || screen.images != lastImages
-        if imagesChanged {
-            for image in lastImages where !screen.images.contains(image) {
-                for row in image.row..<min(image.row + image.rows, screen.rows) { pieces.rows.insert(row) }
-            }
-        }
+        pieces.rows.formUnion(ImageWrites.rowsToRepaint(from: lastImages, to: screen.images, screenRows: screen.rows))
         // ncurses sends only the changed columns of a cluster it keeps in several cells
         // (the two halves of a flag): repaint such rows whole.
         for row in pieces.rows { wredrawln(stdscr, Int32(row), 1) }
@@ -109,7 +103,9 @@ final class CursesTerminal {
         refresh()
         if unicode { rewriteMarks(screen, pieces) }
         rewriteColors(screen, colored, repainted: pieces.rows)
-        drawImages(screen.images, changed: imagesChanged, repainted: pieces.rows)
+        let pictures = ImageWrites.sequence(from: lastImages, to: screen.images, repainted: pieces.rows, full: full)
+        if !pictures.isEmpty { emit(pictures) }
+        lastImages = screen.images
         last = screen
         if osc && screen.title != lastTitle {
             // Only the badge, never a name or message text: the title is visible to others.
@@ -241,29 +237,8 @@ final class CursesTerminal {
         }.joined()
     }
 
-    /// Pictures (sixel, kitty) where the screen has them: each written once at its place,
-    /// again only when it moved or ncurses repainted its rows. Kitty keeps pictures apart
-    /// from text, so when any moved or went they are all deleted and the ones left written
-    /// again; a sixel picture is pixels in the cells, which ncurses repaints when it goes.
+    /// The pictures the last frame placed (sixel, kitty).
     private var lastImages: [ScreenImage] = []
-
-    private func drawImages(_ images: [ScreenImage], changed: Bool, repainted: Set<Int>) {
-        defer { lastImages = images }
-        var out = ""
-        let kittyChanged = changed && (lastImages + images).contains { $0.kind == .kitty }
-        if kittyChanged { out += Self.kittyDeleteAll }
-        for image in images {
-            let drawn = lastImages.contains(image)
-            let touched = (image.row..<(image.row + image.rows)).contains { repainted.contains($0) }
-            let again = image.kind == .kitty ? (kittyChanged || !drawn) : (!drawn || touched)
-            if again { out += "\u{1B}[\(image.row + 1);\(image.column + 1)H" + image.escape }
-        }
-        guard !out.isEmpty else { return }
-        emit("\u{1B}7" + out + "\u{1B}8")
-    }
-
-    /// Deletes every kitty picture on the screen, with its data.
-    static let kittyDeleteAll = "\u{1B}_Ga=d,d=A\u{1B}\\"
 
     private func attributes(_ style: CellStyle) -> UInt32 {
         var a: UInt32 = 0
@@ -364,7 +339,7 @@ final class CursesTerminal {
     /// The terminal as the shell wants it: cooked mode, cursor, no modes of ours, and no
     /// last frame left over the shell where there is no alternate screen to take it away.
     private func leave() {
-        if lastImages.contains(where: { $0.kind == .kitty }) { emit(Self.kittyDeleteAll) }
+        if lastImages.contains(where: { $0.kind == .kitty }) { emit(ImageWrites.kittyDeleteAll) }
         lastImages = []
         attrset(0)
         curs_set(1)
