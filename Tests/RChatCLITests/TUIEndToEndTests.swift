@@ -687,6 +687,22 @@ extension TUIEndToEndTests {
             guard let line = Self.conversationLine("File · notes.txt", in: s) else { return false }
             return line.hasSuffix("ⓥ") || line.trimmingCharacters(in: .whitespaces).hasSuffix("ⓥ")
         }
+        // The preview moved up with the conversation: its colours went with it, none left
+        // behind on the rows now showing other things.
+        let moved = try screens.capture(session("alice"), escapes: true).screenLines
+        let photoNow = try XCTUnwrap(moved.firstIndex { $0.contains("beach.png") })
+        XCTAssertLessThan(photoNow, photoRow, "it moved")
+        XCTAssertTrue(moved[photoNow + 1].contains("255;0;0"), moved.joined(separator: "\n"))
+        for line in moved[(photoNow + 1 + 8)...] + moved[..<photoNow] {
+            XCTAssertFalse(line.contains("255;0;0") || line.contains("0;0;255"), "no colour left behind: \(line)")
+        }
+        // The conversation goes: where the preview was is blank, its colours gone too (ncurses
+        // never knew them, so it would think those cells blank already).
+        try screens.type(session("alice"), "/delete")
+        try screens.keys(session("alice"), "y")
+        try screen("alice", "Sam deleted") { $0.contains("Deleted Sam.") }
+        let gone = try screens.capture(session("alice"), escapes: true)
+        XCTAssertFalse(gone.contains("255;0;0") || gone.contains("0;0;255"), "no colour left behind:\n\(gone)")
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
     }
