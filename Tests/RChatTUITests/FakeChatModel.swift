@@ -111,10 +111,13 @@ final class FakeChatModel: ChatModel {
     var filesSent: [(ConversationID, String, AttachmentKind?)] = []
     /// Each sent file's bytes as they were when sent (nil: there was no such file).
     var filesSentBytes: [Data] = []
+    /// And their permissions.
+    var filesSentModes: [Int] = []
     func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) {
         if let error = failNextSend { failNextSend = nil; throw error }
         filesSent.append((conversation, path, kind))
         if let bytes = FileManager.default.contents(atPath: path) { filesSentBytes.append(bytes) }
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int { filesSentModes.append(mode) }
     }
     var saved: [(ConversationID, MessageID, String)] = []
     var failNextSave: ChatModelError?

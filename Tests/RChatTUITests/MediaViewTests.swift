@@ -154,12 +154,14 @@ final class MediaViewTests: FolderTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home), [], "nothing left behind")
 
         let played = dir + "/played.wav"
-        writeScript(bin + "/aplay", "for a; do last=$a; done; cp \"$last\" \(played).tmp; mv \(played).tmp \(played)")
+        writeScript(bin + "/aplay", "for a; do last=$a; done; stat -c %a \"$last\" \"${last%/*}\" > \(dir)/modes; "
+                    + "cp \"$last\" \(played).tmp; mv \(played).tmp \(played)")
         view.press(.character("p"))
         XCTAssertTrue(view.frame().line(22).contains("Playing the voice message (0:01)."), view.frame().dump)
         XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: played) }, "the player was started")
         let bytes = try XCTUnwrap(FileManager.default.contents(atPath: played))
         XCTAssertEqual(Array(bytes.prefix(4)), Array("RIFF".utf8), "a WAV")
+        XCTAssertEqual(try String(contentsOfFile: dir + "/modes", encoding: .utf8), "600\n700\n", "a 0600 file in a 0700 folder")
         XCTAssertTrue(eventually { (try? FileManager.default.contentsOfDirectory(atPath: home))?.isEmpty == true },
                       "the decoded copy goes when the player ends")
     }
@@ -197,6 +199,7 @@ final class MediaViewTests: FolderTestCase {
         XCTAssertEqual(model.filesSent.first?.0, model.id("Sam"))
         XCTAssertEqual(model.filesSent.first?.2, .voice)
         XCTAssertEqual(model.filesSentBytes.first.map { Array($0.prefix(4)) }, Array("OggS".utf8), "Ogg Opus, as it was when sent")
+        XCTAssertEqual(model.filesSentModes.first, 0o600)
         XCTAssertTrue(view.frame().line(22).contains("Sending a voice message (0:02)") || view.frame().line(22).contains("Sending a voice message (0:01)"),
                       view.frame().dump)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home), [], "its files are gone")
