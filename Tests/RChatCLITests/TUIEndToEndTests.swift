@@ -728,7 +728,15 @@ extension TUIEndToEndTests {
         try screen("alice", "Sam listed, online") { $0.contains("Sam") && $0.contains("Online") }
         try screens.keys(session("alice"), "Enter")
         try screens.type(session("alice"), "/voice")
-        try screen("alice", "recording for a second") { $0.contains("Recording… 0:01") && $0.contains("Enter sends, Esc cancels") }
+        try screen("alice", "recording") { $0.contains("Recording… 0:0") && $0.contains("Enter sends, Esc cancels") }
+        // Enter once the recorder has written its second (a real one would still be writing).
+        let home = world.box.path("alice-home")
+        try world.eventually("the recorder wrote its file", timeout: 10) {
+            let folders = try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasPrefix(".rchat-voice-") }
+            return folders.contains { folder in
+                ((try? FileManager.default.attributesOfItem(atPath: "\(home)/\(folder)/recording.wav"))?[.size] as? Int) == 44 + 96_000
+            }
+        }
         try screens.keys(session("alice"), "Enter")
         try screen("alice", "the voice message with its length, Delivered") { s in
             guard let line = Self.conversationLine("Voice message 0:01 · voice-message.ogg", in: s) else { return false }
@@ -736,7 +744,7 @@ extension TUIEndToEndTests {
         }
         let listed = try world.list("sam", "Alice")
         XCTAssertTrue(listed.contains { $0.direction == "in" && $0.text.hasPrefix("Voice message") }, "\(listed)")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.box.path("alice-home")).filter { $0.hasPrefix(".rchat-voice-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasPrefix(".rchat-voice-") }
         XCTAssertEqual(leftovers, [], "the recording's files are gone")
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }

@@ -14,14 +14,6 @@ extension ConversationPane {
         (min(Self.previewColumns, textWidth), min(Self.previewRows, max(2, height / 2)))
     }
 
-    static func label(_ kind: AttachmentKind) -> String {
-        switch kind {
-        case .photo: "Photo"
-        case .voice: "Voice message"
-        case .file: "File"
-        }
-    }
-
     func attachmentLines(_ m: MessageItem, _ a: Attachment, index: Int) -> [PaneLine] {
         var first = firstLine(of: m, index: index)
         var column = textColumn
@@ -59,8 +51,8 @@ extension ConversationPane {
     /// text's width: the name (display text, control characters shown as stand-ins) is what
     /// gives way, cut with an ellipsis, and goes when not even two columns of it fit.
     func headline(_ a: Attachment, length: Double? = nil) -> [(String, CellStyle)] {
-        let label = Self.label(a.kind) + (length.map { " " + TimeText.length($0) } ?? "")
-        let size = ByteCount.human(a.size)
+        let label = a.kind.title + (length.map { " " + TimeText.length($0) } ?? "")
+        let size = ByteCount.display(a.size)
         let sep = glyphs.separator
         let fixed = TextWidth.columns(of: label) + 2 * TextWidth.columns(of: sep) + TextWidth.columns(of: size)
         let room = textWidth - fixed

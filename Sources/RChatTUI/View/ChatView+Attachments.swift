@@ -53,16 +53,9 @@ extension ChatView {
         let hasDownloads = downloads.map { FileManager.default.fileExists(atPath: $0, isDirectory: &isDirectory) } == true
             && isDirectory.boolValue
         var field = Composer()
-        field.restore((hasDownloads ? "~/Downloads/" : "./") + Self.fileName(a))
+        // The sender's name made one safe file name: never hidden, never a way out of the folder.
+        field.restore((hasDownloads ? "~/Downloads/" : "./") + AttachmentName.sanitised(a.name))
         state.prompt = .save(conversation: conversation, message: m.id, path: field)
-    }
-
-    /// A name to offer for saving: the sender's name as one path component, never hidden
-    /// and never a way out of the folder.
-    static func fileName(_ a: Attachment) -> String {
-        var name = TerminalText.sanitized(a.name, breaks: .shown).split(separator: "/").last.map(String.init) ?? ""
-        while name.hasPrefix(".") { name.removeFirst() }
-        return name.isEmpty ? "attachment" : name
     }
 
     static func shownName(_ a: Attachment) -> String { TerminalText.sanitized(a.name, breaks: .shown) }
