@@ -69,6 +69,17 @@ final class AttachmentLineTests: XCTestCase {
         XCTAssertTrue(view.state.transfers.isEmpty)
     }
 
+    /// Without a UTF-8 locale: ASCII separators and bar, nothing else.
+    func testASCIIMode() {
+        let model = FakeChatModel()
+        model.contact("Sam")
+        model.addAttachment("Sam", .incoming, .file, name: "naïve.txt", size: 4 * mb, transfer: .moving(done: mb))
+        let screen = makeView(model, glyphs: .ascii, options: options(), open: "Sam").frame()
+        XCTAssertTrue(screen.contains("File | na?ve.txt | 4.0 MB"), screen.dump)
+        XCTAssertTrue(screen.contains("######------------------ 25%"), screen.dump)
+        XCTAssertTrue(screen.cells.allSatisfy { $0.character.isASCII }, screen.dump)
+    }
+
     /// The engine's `transferMoved` reads the item at once, and that reading counts too.
     func testTheEnginesTransferMovedIsAReading() {
         let model = FakeChatModel()
