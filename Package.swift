@@ -55,7 +55,7 @@ let package = Package(
 
         // The full-screen view: a screen model of cells, an ncursesw renderer, the key map.
         // It sees the engine only through Core's ChatModel.
-        .target(name: "RChatTUI", dependencies: ["RChatCore", "CNcursesw"]),
+        .target(name: "RChatTUI", dependencies: ["RChatCore", "RChatMedia", "CNcursesw"]),
 
         .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI", "RChatRelay", "RChatCommandLine"]),
         .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
@@ -75,7 +75,7 @@ let package = Package(
         .testTarget(name: "RChatStoreTests", dependencies: ["RChatCore", "RChatSQL", "RChatStore"]),
         .testTarget(name: "RChatNetTests", dependencies: ["RChatCore", "RChatNet"]),
         .testTarget(name: "RChatEngineTests", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatWire", "RChatRelayClient", "RChatEngine"]),
-        .testTarget(name: "RChatTUITests", dependencies: ["RChatCore", "RChatTUI", "CNcursesw"]),
+        .testTarget(name: "RChatTUITests", dependencies: ["RChatCore", "RChatTUI", "RChatMedia", "CNcursesw"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "RChatSQL", "CEpoll"]),
         .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto"]),
         // Runs the built executables: the scripting interface as a user sees it.

@@ -638,3 +638,115 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("demo", "the demo quit cleanly") { $0.contains("[exited 0]") }
     }
 }
+
+extension TUIEndToEndTests {
+    /// An 8×8 PNG, red on top and blue below.
+    static let redOverBluePNG: [UInt8] = [
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x08,
+        0x00, 0x00, 0x00, 0x08, 0x08, 0x02, 0x00, 0x00, 0x00, 0x4b, 0x6d, 0x29, 0xdc, 0x00, 0x00, 0x00, 0x16, 0x49, 0x44, 0x41,
+        0x54, 0x78, 0xda, 0x63, 0xf8, 0xcf, 0xc0, 0x80, 0x15, 0x31, 0x50, 0x51, 0x82, 0xaa, 0x86, 0x61, 0x97, 0x00, 0x00, 0xe9,
+        0x30, 0x3f, 0xc1, 0x70, 0x48, 0x8c, 0xd8, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ]
+
+    /// A photo Sam sends arrives in Alice's view as its line with a preview in the picture's
+    /// colours under it (libchafa symbols, through real processes and a real relay); `s`
+    /// saves a copy where she says, byte for byte; `/file` sends one back to Sam.
+    func testAPhotoArrivesWithItsPreviewIsSavedAndFileSendsOne() throws {
+        try world.makePair("alice", "sam")
+        let picture = world.box.path("beach.png")
+        try Data(Self.redOverBluePNG).write(to: URL(fileURLWithPath: picture))
+        try world.expectSuccess(world.box.rchat("sam", ["send", "Alice", "--file", picture]))
+        try world.startSync("sam")
+        try openView("alice", env: Self.utf8.merging(["RCHAT_GRAPHICS": "symbols", "COLORTERM": "truecolor"]) { $1 })
+        try screen("alice", "Sam listed, online") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "the photo's line") { $0.contains("Photo · beach.png · 79 B") }
+        // The preview: the rows under the line carry the picture's red and blue.
+        let escaped = try screen("alice", "the preview in the picture's colours", escapes: true) {
+            $0.contains("255;0;0") && $0.contains("0;0;255")
+        }
+        let lines = escaped.screenLines
+        let photoRow = try XCTUnwrap(lines.firstIndex { $0.contains("beach.png") })
+        XCTAssertTrue(lines[photoRow + 1].contains("255;0;0"), "the first preview row is red:\n\(escaped)")
+
+        // Up selects the newest item (the photo); s asks where, Enter saves there.
+        let copy = world.box.path("copy.png")
+        try screens.keys(session("alice"), "Tab", "Up")
+        try screen("alice", "the photo selected") { Self.selectedRow($0).contains("beach.png") }
+        try screens.keys(session("alice"), "s")
+        try screen("alice", "the save prompt") { $0.contains("Save to: ") }
+        try screens.keys(session("alice"), "C-u")
+        try screens.type(session("alice"), copy)
+        try screen("alice", "where it saved") { $0.contains("Saved to") }
+        XCTAssertEqual(FileManager.default.contents(atPath: copy), Data(Self.redOverBluePNG))
+
+        let notes = world.box.path("notes.txt")
+        try Data("plans\n".utf8).write(to: URL(fileURLWithPath: notes))
+        try screens.type(session("alice"), "/file \(notes)")
+        try screen("alice", "the file's line, Delivered") { s in
+            guard let line = Self.conversationLine("File · notes.txt", in: s) else { return false }
+            return line.hasSuffix("ⓥ") || line.trimmingCharacters(in: .whitespaces).hasSuffix("ⓥ")
+        }
+        // The preview moved up with the conversation: its colours went with it, none left
+        // behind on the rows now showing other things.
+        let moved = try screens.capture(session("alice"), escapes: true).screenLines
+        let photoNow = try XCTUnwrap(moved.firstIndex { $0.contains("beach.png") })
+        XCTAssertLessThan(photoNow, photoRow, "it moved")
+        XCTAssertTrue(moved[photoNow + 1].contains("255;0;0"), moved.joined(separator: "\n"))
+        for line in moved[(photoNow + 1 + 8)...] + moved[..<photoNow] {
+            XCTAssertFalse(line.contains("255;0;0") || line.contains("0;0;255"), "no colour left behind: \(line)")
+        }
+        // The conversation goes: where the preview was is blank, its colours gone too (ncurses
+        // never knew them, so it would think those cells blank already).
+        try screens.type(session("alice"), "/delete")
+        try screens.keys(session("alice"), "y")
+        try screen("alice", "Sam deleted") { $0.contains("Deleted Sam.") }
+        let gone = try screens.capture(session("alice"), escapes: true)
+        XCTAssertFalse(gone.contains("255;0;0") || gone.contains("0;0;255"), "no colour left behind:\n\(gone)")
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// `/voice` in a real view through a fake recorder on PATH (no sound card here) that
+    /// writes a second of 48 kHz silence as a WAV and waits for SIGINT: Enter encodes it as
+    /// Ogg Opus and sends it; it reaches Sam as a voice message, Delivered on Alice's screen
+    /// with its length.
+    func testVoiceRecordedInTheViewReachesSam() throws {
+        try world.makePair("alice", "sam")
+        try world.startSync("sam")
+        let bin = world.box.path("fake-bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        // RIFF header of 96,000 bytes of 16-bit mono PCM at 48 kHz (octal: dash's printf).
+        let header = #"RIFF\044\167\001\000WAVEfmt \020\000\000\000\001\000\001\000\200\273\000\000\000\167\001\000\002\000\020\000data\000\167\001\000"#
+        let script = "#!/bin/sh\nfor a; do out=$a; done\n{ printf '\(header)'; head -c 96000 /dev/zero; } > \"$out\"\n"
+            + "trap 'exit 0' INT\nwhile :; do sleep 0.05; done\n"
+        for name in ["pw-record", "arecord"] {
+            _ = FileManager.default.createFile(atPath: "\(bin)/\(name)", contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        }
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        try openView("alice", env: Self.utf8.merging(["PATH": path]) { $1 })
+        try screen("alice", "Sam listed, online") { $0.contains("Sam") && $0.contains("Online") }
+        try screens.keys(session("alice"), "Enter")
+        try screens.type(session("alice"), "/voice")
+        try screen("alice", "recording") { $0.contains("Recording… 0:0") && $0.contains("Enter sends, Esc cancels") }
+        // Enter once the recorder has written its second (a real one would still be writing).
+        let home = world.box.path("alice-home")
+        try world.eventually("the recorder wrote its file", timeout: 10) {
+            let folders = try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasPrefix(".rchat-voice-") }
+            return folders.contains { folder in
+                ((try? FileManager.default.attributesOfItem(atPath: "\(home)/\(folder)/recording.wav"))?[.size] as? Int) == 44 + 96_000
+            }
+        }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "the voice message with its length, Delivered") { s in
+            guard let line = Self.conversationLine("Voice message 0:01 · voice-message.ogg", in: s) else { return false }
+            return line.trimmingCharacters(in: .whitespaces).hasSuffix("ⓥ")
+        }
+        let listed = try world.list("sam", "Alice")
+        XCTAssertTrue(listed.contains { $0.direction == "in" && $0.text.hasPrefix("Voice message") }, "\(listed)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasPrefix(".rchat-voice-") }
+        XCTAssertEqual(leftovers, [], "the recording's files are gone")
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
+    }
+}

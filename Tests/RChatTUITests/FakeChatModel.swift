@@ -1,3 +1,4 @@
+import Foundation
 import RChatCore
 @testable import RChatTUI
 
@@ -108,12 +109,20 @@ final class FakeChatModel: ChatModel {
         resent.append((conversation, messages))
     }
     var filesSent: [(ConversationID, String, AttachmentKind?)] = []
+    /// Each sent file's bytes as they were when sent (nil: there was no such file).
+    var filesSentBytes: [Data] = []
+    /// And their permissions.
+    var filesSentModes: [Int] = []
     func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) {
         if let error = failNextSend { failNextSend = nil; throw error }
         filesSent.append((conversation, path, kind))
+        if let bytes = FileManager.default.contents(atPath: path) { filesSentBytes.append(bytes) }
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int { filesSentModes.append(mode) }
     }
     var saved: [(ConversationID, MessageID, String)] = []
+    var failNextSave: ChatModelError?
     func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String {
+        if let error = failNextSave { failNextSave = nil; throw error }
         saved.append((conversation, message, path))
         return path
     }
@@ -208,12 +217,36 @@ final class FakeChatModel: ChatModel {
     }
 
     func setStatus(_ contact: String, _ id: MessageID, _ status: MessageStatus) {
+        change(contact, id) { $0.status = status }
+    }
+
+    /// Changes a stored message in place, as the store would.
+    func change(_ contact: String, _ id: MessageID, _ body: (inout MessageItem) -> Void) {
         let conversation = self.id(contact)
         guard var list = items[conversation] else { return }
         for i in list.indices {
-            if case .message(var m) = list[i], m.id == id { m.status = status; list[i] = .message(m) }
+            if case .message(var m) = list[i], m.id == id { body(&m); list[i] = .message(m) }
         }
         items[conversation] = list
+    }
+
+    /// An attachment message: a file of `size` bytes named `name`, where `transfer` says.
+    @discardableResult
+    func addAttachment(_ contact: String, _ direction: Direction, _ kind: AttachmentKind, name: String, size: UInt64,
+                       transfer: AttachmentTransfer?, status: MessageStatus? = nil) -> MessageID {
+        let id = makeID()
+        clock += 60
+        let attachment = Attachment(kind: kind, name: name, size: size, contentHash: [UInt8](repeating: 1, count: 32),
+                                    key: [UInt8](repeating: 2, count: 32))
+        items[self.id(contact), default: []].append(.message(MessageItem(
+            id: id, direction: direction, content: .attachment(attachment),
+            status: direction == .outgoing ? (status ?? .sending) : nil, resent: false, at: clock, transfer: transfer)))
+        return id
+    }
+
+    /// How far an attachment's file has moved, as the engine would report it now.
+    func setTransfer(_ contact: String, _ id: MessageID, _ transfer: AttachmentTransfer) {
+        change(contact, id) { $0.transfer = transfer }
     }
 
     /// A long conversation built cheaply: n short messages alternating direction.

@@ -10,6 +10,7 @@ enum ComposerLine {
 
     /// Rows the composer needs now.
     static func height(_ state: ViewState) -> Int {
+        if state.prompt != nil { return 1 }
         if case .searching = state.composer.mode { return 1 }
         if state.composer.isEmpty { return 1 }
         return min(maximumHeight(rows: state.rows), rows(state).lines.count)
@@ -27,6 +28,11 @@ enum ComposerLine {
         let promptWidth = TextWidth.columns(of: prompt)
         screen.put(prompt, row: row, column: 0, style: CellStyle(bold: focused))
         let room = layout.columns - promptWidth - 1
+        if let question = state.prompt {
+            drawPrompt(question, state, row: row, from: promptWidth, width: layout.columns, &screen)
+            if state.overlay != nil { screen.cursor = nil }
+            return
+        }
         let composer = state.composer
         if case .searching(let search) = composer.mode {
             drawSearch(search, composer, state.glyphs, row: row, width: layout.columns, &screen)
@@ -47,6 +53,35 @@ enum ComposerLine {
             screen.put(String(all.lines[top + i]), row: row + i, column: promptWidth, limit: layout.columns)
         }
         screen.cursor = focused ? (row + all.cursor.row - top, promptWidth + all.cursor.column) : nil
+    }
+
+    /// A prompt on the composer's row: `Save to: PATH` with the cursor in the path (the
+    /// path's end kept in view), or the recording's elapsed time and what the keys do.
+    private static func drawPrompt(_ prompt: Prompt, _ state: ViewState, row: Int, from start: Int, width: Int,
+                                   _ screen: inout Screen) {
+        switch prompt {
+        case .save(_, _, let path):
+            let label = "Save to: "
+            let column = screen.put(label, row: row, column: start, style: .bold, limit: width)
+            let room = max(1, width - column - 1)
+            let before = String(path.characters[..<path.cursor])
+            // Scrolled so the cursor stays on screen: what is left of it gives way first.
+            var shownBefore = before
+            while TextWidth.columns(of: shownBefore) > room - 1, !shownBefore.isEmpty { shownBefore.removeFirst() }
+            let after = String(path.characters[path.cursor...])
+            let cursorColumn = screen.put(TerminalText.sanitized(shownBefore, breaks: .shown), row: row, column: column, limit: width)
+            screen.put(TerminalText.sanitized(after, breaks: .shown), row: row, column: cursorColumn, limit: width)
+            screen.cursor = (row, min(cursorColumn, width - 1))
+        case .recording(_, let since):
+            let elapsed = max(0, state.now - since)
+            let dot = state.glyphs.isUnicode ? "● " : "* "
+            let text = "Recording\(state.glyphs.ellipsis) " + TimeText.length(Double(elapsed))
+            var column = screen.put(dot, row: row, column: start, style: CellStyle(bold: true, role: .danger), limit: width)
+            column = screen.put(text, row: row, column: column, style: .bold, limit: width)
+            screen.put(Wrap.truncate("  Enter sends, Esc cancels", width: max(0, width - column), ellipsis: state.glyphs.ellipsis),
+                       row: row, column: column, style: .dim, limit: width)
+            screen.cursor = nil
+        }
     }
 
     /// `(reverse-i-search)'query': match`, the match on one row (its line breaks as ⏎).

@@ -13,6 +13,12 @@ struct ConversationPane {
     let selected: Int?
     /// The item the New line is drawn above.
     let newLine: Int?
+    /// How fast the attachments that move are moving, as the view measured it.
+    var rates = TransferRates()
+    /// Photos' previews, ready to draw (a photo without one has no preview rows yet).
+    var previews: [MessageID: ShownPreview] = [:]
+    /// Voice messages' lengths, where read.
+    var durations: [MessageID: Double] = [:]
 
     static let timeColumn = 1
     static let nameColumn = 7
@@ -32,8 +38,10 @@ struct ConversationPane {
         if index == newLine { out.append(rule("New", item: index, CellStyle(bold: true, role: .accent))) }
         var body: [PaneLine]
         switch item {
-        case .message(let m) where m.showsAsRow: body = rowLines(m.text, at: m.at, action: nil, index: index)
-        case .message(let m): body = messageLines(m, index: index)
+        case .message(let m):
+            if case .attachment(let a) = m.content { body = attachmentLines(m, a, index: index) }
+            else if m.showsAsRow { body = rowLines(m.text, at: m.at, action: nil, index: index) }
+            else { body = messageLines(m, index: index) }
         case .row(let r): body = rowLines(r.text, at: r.at, action: r.action, index: index)
         }
         if selected == index {
@@ -53,44 +61,54 @@ struct ConversationPane {
     }
 
     private func messageLines(_ m: MessageItem, index: Int) -> [PaneLine] {
-        let outgoing = m.direction == .outgoing
         let text = Wrap.lines(m.text, width: textWidth)
         var out: [PaneLine] = []
         for (n, part) in text.enumerated() {
-            var line = PaneLine(item: index)
-            if n == 0 {
-                line.add(Self.timeColumn, time.clock(m.at), .dim)
-                let who = Wrap.truncate(outgoing ? "You" : contact, width: nameWidth, ellipsis: glyphs.ellipsis)
-                line.add(Self.nameColumn, who, outgoing ? .dim : CellStyle(bold: true, role: .accent))
-                if outgoing, let status = m.status {
-                    let g = glyphs.status(status)
-                    line.add(statusColumn, g.text, g.style)
-                }
-            }
+            var line = n == 0 ? firstLine(of: m, index: index) : PaneLine(item: index)
             line.add(textColumn, part)
             out.append(line)
         }
+        if let notes = notesLine(m, index: index) { out.append(notes) }
+        return out
+    }
+
+    /// A message's first line before its text: the time, who wrote it, and for an outgoing
+    /// one its status at the right edge.
+    func firstLine(of m: MessageItem, index: Int) -> PaneLine {
+        let outgoing = m.direction == .outgoing
+        var line = PaneLine(item: index)
+        line.add(Self.timeColumn, time.clock(m.at), .dim)
+        let who = Wrap.truncate(outgoing ? "You" : contact, width: nameWidth, ellipsis: glyphs.ellipsis)
+        line.add(Self.nameColumn, who, outgoing ? .dim : CellStyle(bold: true, role: .accent))
+        if outgoing, let status = m.status {
+            let g = glyphs.status(status)
+            line.add(statusColumn, g.text, g.style)
+        }
+        return line
+    }
+
+    /// The quiet line under a message: `Resent`, and the status and Resend hint when it may
+    /// not have arrived; nil when there is nothing to say.
+    func notesLine(_ m: MessageItem, index: Int) -> PaneLine? {
+        let outgoing = m.direction == .outgoing
         var notes: [(String, CellStyle)] = []
         if m.resent { notes.append(("Resent", .dim)) }
         if outgoing, let status = m.status, status.offersResend {
             notes.append((status.rawValue, CellStyle(bold: true, role: .danger)))
             notes.append(("[r] Resend", .bold))
         }
-        if !notes.isEmpty {
-            var line = PaneLine(item: index)
-            var col = textColumn
-            for (i, note) in notes.enumerated() {
-                if i > 0 { line.add(col, glyphs.separator, .dim); col += TextWidth.columns(of: glyphs.separator) }
-                line.add(col, note.0, note.1)
-                col += TextWidth.columns(of: note.0)
-            }
-            out.append(line)
+        guard !notes.isEmpty else { return nil }
+        var line = PaneLine(item: index)
+        var col = textColumn
+        for (i, note) in notes.enumerated() {
+            if i > 0 { line.add(col, glyphs.separator, .dim); col += TextWidth.columns(of: glyphs.separator) }
+            line.add(col, note.0, note.1)
+            col += TextWidth.columns(of: note.0)
         }
-        return out
+        return line
     }
 
-    /// A system row, or a message this version cannot show (an attachment, a timer change),
-    /// which reads as one.
+    /// A system row, or a message this version cannot show (a timer change), which reads as one.
     private func rowLines(_ rowText: String, at: Int64, action: SystemRow.Action?, index: Int) -> [PaneLine] {
         let column = Self.nameColumn + 2
         let text = Wrap.lines(rowText, width: max(4, width - column - 1))

@@ -33,4 +33,7 @@ public struct Glyphs: Sendable {
     public var separator: String { isUnicode ? " · " : " | " }
     public var moreAbove: String { isUnicode ? "▲" : "^" }
     public var moreBelow: String { isUnicode ? "▼" : "v" }
+    /// A progress bar's done and remaining cells.
+    public var barDone: String { isUnicode ? "█" : "#" }
+    public var barLeft: String { isUnicode ? "░" : "-" }
 }

@@ -10,6 +10,9 @@ struct Span: Equatable {
 struct PaneLine: Equatable {
     var spans: [Span] = []
     var item: Int?
+    /// An image whose top-left cell is at this line (column from the pane's left edge); it
+    /// covers blank lines below.
+    var image: ScreenImage?
 
     mutating func add(_ column: Int, _ text: String, _ style: CellStyle = .plain) {
         spans.append(Span(column: column, text: text, style: style))

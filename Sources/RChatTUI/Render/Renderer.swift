@@ -31,6 +31,7 @@ public enum Renderer {
         if let overlay = state.overlay {
             OverlayBox.draw(overlay, state.glyphs, layout, &screen)
             screen.cursor = nil
+            screen.images = []   // a picture would be drawn over the box
             // Covered messages are not "shown".
             report.shownIncoming = []
         }
@@ -53,7 +54,8 @@ public enum Renderer {
         guard state.window != nil else { return nil }
         return ConversationPane(width: layout.paneWidth, height: layout.bodyHeight, glyphs: state.glyphs,
                                 time: TimeText(timeZone: state.timeZone), contact: state.openSummary?.name ?? "",
-                                selected: state.focus == .conversation ? state.selected : nil, newLine: state.unread.newLine)
+                                selected: state.focus == .conversation ? state.selected : nil, newLine: state.unread.newLine,
+                                rates: state.transfers, previews: state.previews, durations: state.durations)
     }
 
     /// Draws the open conversation, bottom-aligned; returns the incoming messages drawn.
@@ -74,6 +76,12 @@ public enum Renderer {
             for span in line.spans {
                 screen.put(span.text, row: top + i, column: layout.paneLeft + span.column, style: span.style,
                            limit: layout.columns)
+            }
+            // An image only where all of it is in the pane: a terminal cannot draw part of one.
+            if var image = line.image, top + i >= layout.bodyTop, top + i + image.rows <= layout.bodyTop + layout.bodyHeight {
+                image.row = top + i
+                image.column += layout.paneLeft
+                screen.images.append(image)
             }
             if let index = line.item, case .message(let m)? = window.item(at: index),
                m.direction == .incoming, shown.last != m.id {

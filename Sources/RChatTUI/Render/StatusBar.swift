@@ -54,13 +54,19 @@ enum StatusBar {
 
     private static func hint(_ state: ViewState) -> String {
         switch state.focus {
-        case .composer where state.composer.mode == .afterCtrlX: "Ctrl-X: Ctrl-E writes the message in your editor, Ctrl-G cancels"
-        case .composer: "F1 help"
+        case .composer where state.composer.mode == .afterCtrlX: return "Ctrl-X: Ctrl-E writes the message in your editor, Ctrl-G cancels"
+        case .composer: return "F1 help"
         case .conversation where state.selected != nil:
-            state.composer.isEmpty ? "r Resend, i details, u unread, Esc back, F1 help"
-                                   : "Alt-R Resend, Alt-I details, Alt-U unread, Esc back, F1 help"
-        case .conversation: "Up/Down select, typing goes to the composer, F1 help"
-        case .list: "Up/Down choose, Enter open, F1 help"
+            if case .message(let m)? = state.selected.flatMap({ state.window?.item(at: $0) }), case .attachment(let a) = m.content {
+                let play = a.kind == .voice
+                return state.composer.isEmpty
+                    ? "o open, s save\(play ? ", p play" : ""), r Resend, i details, Esc back, F1 help"
+                    : "Alt-O open, Alt-S save\(play ? ", Alt-P play" : ""), Alt-R Resend, Alt-I details, Esc back, F1 help"
+            }
+            return state.composer.isEmpty ? "r Resend, i details, u unread, Esc back, F1 help"
+                                          : "Alt-R Resend, Alt-I details, Alt-U unread, Esc back, F1 help"
+        case .conversation: return "Up/Down select, typing goes to the composer, F1 help"
+        case .list: return "Up/Down choose, Enter open, F1 help"
         }
     }
 }

@@ -41,4 +41,10 @@ struct TimeText {
     }
 
     private func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    /// A length of time as a player shows it: "0:05", "12:40" (whole seconds, rounded).
+    static func length(_ seconds: Double) -> String {
+        let whole = Int(max(0, seconds).rounded())
+        return "\(whole / 60):\(whole % 60 < 10 ? "0" : "")\(whole % 60)"
+    }
 }

@@ -4,6 +4,13 @@ public enum ColorRole: UInt8, Sendable, CaseIterable {
     case normal, accent, good, warning, danger, quiet
 }
 
+/// A colour given as a colour, not a role: only a photo's preview has them (its pixels).
+public enum TerminalColor: Hashable, Sendable {
+    /// One of the 256 indexed colours (0–15 the ANSI ones).
+    case indexed(UInt8)
+    case rgb(UInt8, UInt8, UInt8)
+}
+
 /// How a cell is drawn. Attributes carry the meaning; colour is an extra.
 public struct CellStyle: Hashable, Sendable {
     public var bold = false
@@ -11,10 +18,17 @@ public struct CellStyle: Hashable, Sendable {
     public var dim = false
     public var underline = false
     public var role = ColorRole.normal
+    /// A preview's own colours, which no role names; the backend writes such cells itself.
+    public var foreground: TerminalColor?
+    public var background: TerminalColor?
+
+    /// Carries colours of its own (a preview's cell), not just a role.
+    public var hasOwnColors: Bool { foreground != nil || background != nil }
 
     public init(bold: Bool = false, reverse: Bool = false, dim: Bool = false, underline: Bool = false,
-                role: ColorRole = .normal) {
+                role: ColorRole = .normal, foreground: TerminalColor? = nil, background: TerminalColor? = nil) {
         self.bold = bold; self.reverse = reverse; self.dim = dim; self.underline = underline; self.role = role
+        self.foreground = foreground; self.background = background
     }
 
     public static let plain = CellStyle()

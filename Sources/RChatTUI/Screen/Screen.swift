@@ -12,6 +12,10 @@ public struct Screen: Equatable, Sendable {
     public var cursor: (row: Int, column: Int)?
     /// The terminal title, emitted by the backend as an escape sequence, never in the grid.
     public var title = ""
+    /// Graphics the terminal draws over blank cells (photo previews in sixel or kitty), each
+    /// wholly inside the grid; the backend writes each once where it is, and clears it when
+    /// it moves or goes.
+    public var images: [ScreenImage] = []
 
     public init(rows: Int, columns: Int, asciiOnly: Bool = false) {
         self.rows = max(0, rows)
@@ -21,7 +25,7 @@ public struct Screen: Equatable, Sendable {
     }
 
     public static func == (a: Screen, b: Screen) -> Bool {
-        a.rows == b.rows && a.columns == b.columns && a.cells == b.cells && a.title == b.title
+        a.rows == b.rows && a.columns == b.columns && a.cells == b.cells && a.title == b.title && a.images == b.images
             && a.cursor?.row == b.cursor?.row && a.cursor?.column == b.cursor?.column
     }
 
@@ -105,5 +109,24 @@ public struct Screen: Equatable, Sendable {
             }
         }
         return nil
+    }
+}
+
+/// A sixel or kitty image placed on the screen, its top-left cell at (row, column).
+public struct ScreenImage: Equatable, Sendable {
+    public enum Kind: Equatable, Sendable { case sixel, kitty }
+
+    public var row: Int
+    public var column: Int
+    public var rows: Int
+    public var columns: Int
+    public var kind: Kind
+    /// Which picture it is (message and size): the escape is the same for the same key.
+    public var key: String
+    /// What draws it, written with the cursor at its top-left cell.
+    public var escape: String
+
+    public static func == (a: ScreenImage, b: ScreenImage) -> Bool {
+        a.row == b.row && a.column == b.column && a.rows == b.rows && a.columns == b.columns && a.kind == b.kind && a.key == b.key
     }
 }

@@ -77,10 +77,19 @@ final class CursesTerminal {
             last = nil
         }
         var pieces = Pieces()
+        var colored: [ScreenRun] = []
         for run in ScreenDiff.runs(from: last, to: screen) {
+            // ncurses gets the characters of cells in colours of their own (a preview's);
+            // their colours are written around it after its frame.
             attrset(Int32(bitPattern: attributes(run.style)))
             write(run, &pieces)
+            if run.style.hasOwnColors { colored.append(run) }
+            // ncurses never knew those colours, so it cannot tell a cell that changed only
+            // in them: a row that held some is repainted whole when anything in it changes.
+            if let last, Self.hasOwnColors(last, row: run.row) { pieces.rows.insert(run.row) }
         }
+        // A picture that moved or went leaves its cells to be repainted.
+        pieces.rows.formUnion(ImageWrites.rowsToRepaint(from: lastImages, to: screen.images, screenRows: screen.rows))
         // ncurses sends only the changed columns of a cluster it keeps in several cells
         // (the two halves of a flag): repaint such rows whole.
         for row in pieces.rows { wredrawln(stdscr, Int32(row), 1) }
@@ -93,6 +102,10 @@ final class CursesTerminal {
         }
         refresh()
         if unicode { rewriteMarks(screen, pieces) }
+        rewriteColors(screen, colored, repainted: pieces.rows)
+        let pictures = ImageWrites.sequence(from: lastImages, to: screen.images, repainted: pieces.rows, full: full)
+        if !pictures.isEmpty { emit(pictures) }
+        lastImages = screen.images
         last = screen
         if osc && screen.title != lastTitle {
             // Only the badge, never a name or message text: the title is visible to others.
@@ -191,8 +204,41 @@ final class CursesTerminal {
         if style.underline { p.append("4") }
         if style.reverse { p.append("7") }
         if colors, let color = Self.colorMap.first(where: { $0.0 == style.role })?.1 { p.append(String(30 + color)) }
+        if let color = style.foreground { p.append(SGRText.parameters(color, background: false)) }
+        if let color = style.background { p.append(SGRText.parameters(color, background: true)) }
         return p.joined(separator: ";")
     }
+
+    private static func hasOwnColors(_ screen: Screen, row: Int) -> Bool {
+        guard row < screen.rows else { return false }
+        return (0..<screen.columns).contains { screen[row, $0].style.hasOwnColors }
+    }
+
+    /// Writes the cells in colours of their own (a preview's) straight to the terminal after
+    /// ncurses' frame, as `rewriteMarks` does: the runs that changed, and all of them on
+    /// rows ncurses repainted whole.
+    private func rewriteColors(_ screen: Screen, _ runs: [ScreenRun], repainted: Set<Int>) {
+        var pieces: [(row: Int, column: Int, style: CellStyle, text: String)] = runs.map { ($0.row, $0.column, $0.style, form($0.cells)) }
+        for row in repainted where row < screen.rows && !runs.contains(where: { $0.row == row }) {
+            for column in 0..<screen.columns where screen[row, column].style.hasOwnColors && !screen[row, column].isContinuation {
+                pieces.append((row, column, screen[row, column].style, form([screen[row, column]])))
+            }
+        }
+        guard !pieces.isEmpty else { return }
+        var out = "\u{1B}7"
+        for piece in pieces { out += "\u{1B}[\(piece.row + 1);\(piece.column + 1)H\u{1B}[\(sgr(piece.style))m" + piece.text }
+        emit(out + "\u{1B}8")
+    }
+
+    /// Cells as the terminal is sent them (`TextWidth.terminalForm`; `?` in ASCII mode).
+    private func form(_ cells: [Cell]) -> String {
+        cells.map { cell in
+            unicode ? TextWidth.terminalForm(of: cell.character) : (cell.character.isASCII ? String(cell.character) : "?")
+        }.joined()
+    }
+
+    /// The pictures the last frame placed (sixel, kitty).
+    private var lastImages: [ScreenImage] = []
 
     private func attributes(_ style: CellStyle) -> UInt32 {
         var a: UInt32 = 0
@@ -293,6 +339,8 @@ final class CursesTerminal {
     /// The terminal as the shell wants it: cooked mode, cursor, no modes of ours, and no
     /// last frame left over the shell where there is no alternate screen to take it away.
     private func leave() {
+        if lastImages.contains(where: { $0.kind == .kitty }) { emit(ImageWrites.kittyDeleteAll) }
+        lastImages = []
         attrset(0)
         curs_set(1)
         endwin()

@@ -37,6 +37,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     defer { for (sig, handler) in zip(stopSignals, previous) { signal(sig, handler) } }
 
     let environment = terminalEnvironment()
+    if let home = options.draftDirectory { ChatView.removeLeftovers(in: home) }
     let terminal = CursesTerminal(environment: environment)
     defer { terminal.end() }
     let size = terminal.size
@@ -66,15 +67,18 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
 
         var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)]
+        fds.append(pollfd(fd: view.previewDescriptor, events: Int16(POLLIN), revents: 0))
         if model.wakeDescriptor >= 0 { fds.append(pollfd(fd: model.wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
         var timeout: Int32 = -1
         if let deadline = view.nextDeadline {
             timeout = Int32(clamping: max(0, deadline - Int64(time(nil))) * 1000 + 50)
         }
+        if let soon = view.pollMilliseconds, timeout < 0 || soon < timeout { timeout = soon }
         let n = poll(&fds, nfds_t(fds.count), timeout)
         let interrupted = n < 0 && errno == EINTR   // SIGWINCH: curses now has KEY_RESIZE for us
         if fds[1].revents != 0 { break }
-        if fds.count > 2, fds[2].revents & Int16(POLLIN) != 0 {
+        if fds[2].revents & Int16(POLLIN) != 0 { view.previewsRendered() }   // the next frame shows it
+        if fds.count > 3, fds[3].revents & Int16(POLLIN) != 0 {
             view.handle(model.drainEvents())
         }
         if fds[0].revents & Int16(POLLIN) != 0 || interrupted {
@@ -96,6 +100,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         }
         if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }   // the terminal went away
     }
+    view.cancelRecording()   // a recorder never outlives the view
     view.saveDrafts()   // a signal or a closed terminal keeps what was typed, as quitting does
     return 0
 }

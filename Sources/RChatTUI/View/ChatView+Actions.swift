@@ -100,6 +100,12 @@ extension ChatView {
             ])
         case "rename":
             rename(to: line.dropFirst().drop { $0 != " " }.dropFirst())
+        case "file":
+            sendAttachment(line, as: nil)
+        case "photo":
+            sendAttachment(line, as: .photo)
+        case "voice":
+            startRecording()
         case "search":
             showSearch(String(line.dropFirst().drop { $0 != " " }))
         case "help":

@@ -34,6 +34,15 @@ extension ChatView {
 
     /// Tab on a `/command`.
     func complete() {
+        let text = state.composer.text
+        let name = text.dropFirst().prefix { !$0.isWhitespace }.lowercased()
+        if KeyMap.commandsTakingAPath.contains(name), text.dropFirst(1 + name.count).first?.isWhitespace == true {
+            let lead = "/" + text.dropFirst().prefix { !$0.isWhitespace } + text.dropFirst(1 + name.count).prefix { $0.isWhitespace }
+            var field = state.composer
+            completePath(&field, lead: String(lead))
+            state.composer.restore(field.text)
+            return
+        }
         let commands = KeyMap.slashCommandNames + options.demoCommands.map(\.name)
         switch Completion.complete(state.composer.text, commands: commands, takingAName: KeyMap.commandsTakingAName,
                                    names: state.conversations.map(\.name)) {

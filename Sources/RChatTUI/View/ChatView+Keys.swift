@@ -19,8 +19,9 @@ extension ChatView {
         let context = KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty, selection: state.selected != nil,
                                      composerCommand: state.composer.text.hasPrefix("/"))
         // Esc and a key pressed quickly arrive in one read, as Alt with that key: where Alt
-        // gives it no meaning (and in an overlay), they are the two keys the user pressed.
-        if case .alt(let inner) = key, state.overlay != nil || KeyMap.command(for: key, in: context) == .none {
+        // gives it no meaning (and in an overlay), they are the two keys the user pressed. A
+        // prompt decides for itself (Alt edits its path).
+        if case .alt(let inner) = key, state.overlay != nil || state.prompt == nil && KeyMap.command(for: key, in: context) == .none {
             handle(.escape)
             handle(inner)
             return
@@ -29,6 +30,10 @@ extension ChatView {
         state.notice = nil
         if state.overlay != nil {
             overlayKey(key)
+            return
+        }
+        if state.prompt != nil {
+            promptKey(key)
             return
         }
         let before = state.openConversation
@@ -70,6 +75,9 @@ extension ChatView {
         case .firstUnread: jumpToFirstUnread()
         case .resend: resendSelected()
         case .details: showDetails()
+        case .openAttachment: openAttachment()
+        case .saveAttachment: askWhereToSave()
+        case .playAttachment: playAttachment()
         case .help: showHelp()
         case .leave:
             state.selected = nil

@@ -30,10 +30,22 @@ public final class ChatView {
     private(set) var pendingEffects: [TerminalEffect] = []
     /// The UI thread, the one that made the view: the only one that may drive it.
     let thread = ThreadOwner("view")
+    /// Where transfer rates are timed.
+    let clock: MonotonicClock
+    /// When the moving attachments on screen are next read again (`clock` seconds).
+    var nextTransferRead = 0.0
+    /// Photos' previews, rendered off the frame's path.
+    let previewCache = PhotoPreviews()
+    /// `/voice` under way.
+    var recorder: ActiveRecording?
+    /// Voice messages whose length could not be read: not tried again.
+    var unreadableVoice: Set<MessageID> = []
 
     public init(model: ChatModel, options: TUIOptions = TUIOptions(), glyphs: Glyphs = .unicode,
-                rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+                rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+                clock: MonotonicClock = SystemMonotonicClock()) {
         self.model = model
+        self.clock = clock
         self.options = options
         self.now = now
         settings = model.viewSettings()
@@ -91,6 +103,7 @@ public final class ChatView {
         state.now = now()
         if let banner = state.banner, banner.until <= state.now { state.banner = nil }
         saveDueDrafts()
+        readTransfersIfDue()
     }
 
     /// When the view next needs to act on its own (a banner expiring, the next second of
@@ -119,6 +132,8 @@ public final class ChatView {
             window.loadBack(to: window.end - 1 - pane.height, model: model)
         }
         state.window = window
+        refreshPreviews(pane)
+        refreshDurations()
     }
 
     func pane() -> ConversationPane? {
@@ -187,6 +202,7 @@ public final class ChatView {
         var refreshList = false
         var reloadRows = false
         var openRequested = false
+        var transfersMoved = false
         var elsewhere: [(conversation: ConversationID, preview: String)] = []
         for event in events {
             switch event {
@@ -208,7 +224,7 @@ public final class ChatView {
                     reloadRows = reloadRows || state.window?.rowOffersResend(for: id) == true
                 }
             case .transferMoved(let conversation, _):
-                if conversation == state.openConversation { reloadRows = true }
+                if conversation == state.openConversation { reloadRows = true; transfersMoved = true }
             case .rowAdded(let conversation):
                 // A row can come with Resent markers on earlier messages: fetch the range again.
                 if conversation == state.openConversation { state.window?.reload(model: model) }
@@ -222,6 +238,7 @@ public final class ChatView {
             }
         }
         if reloadRows { state.window?.reload(model: model) }
+        if transfersMoved { recordTransfers() }   // each reading feeds the rates
         if refreshList { reloadConversations() }
         // An alert of another process was clicked: its conversation comes to the front.
         if openRequested, let id = model.takeOpenRequest(), state.summary(id) != nil {

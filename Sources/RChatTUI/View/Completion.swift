@@ -1,3 +1,5 @@
+import Foundation
+
 /// Tab completion in the composer: the name of a `/command`, then, for a command that
 /// takes a contact, the contact's name (whole, spaces and all). Pure: the view passes the
 /// commands and names it knows.
@@ -42,6 +44,64 @@ public enum Completion: Equatable, Sendable {
             }
             let extended = common.count > prefix.count ? String(common) : prefix
             return .candidates(lead + extended, matches)
+        }
+    }
+}
+
+/// Paths as typed in `/file`, `/photo` and the save prompt: `~` is the home directory.
+public enum TypedPath {
+    /// `~` and `~/…` with `home` put in; anything else as typed.
+    public static func expanded(_ path: String, home: String?) -> String {
+        guard let home, path == "~" || path.hasPrefix("~/") else { return path }
+        return home + path.dropFirst()
+    }
+
+    /// A directory entry, as completion sees it.
+    public struct Entry: Equatable, Sendable {
+        public var name: String
+        public var isDirectory: Bool
+        public init(name: String, isDirectory: Bool) { self.name = name; self.isDirectory = isDirectory }
+    }
+
+    /// Tab on a path: the entries of its directory that start with its last part (hidden
+    /// ones only when that part starts with a dot). One: the path completed, a directory
+    /// with `/` after it. Several: extended as far as they agree, and their names (a
+    /// directory's with `/`). `list` reads a directory (nil: it cannot be read); `lead` is
+    /// what comes before the path in the line.
+    public static func complete(_ typed: String, lead: String = "", home: String?,
+                                list: (String) -> [Entry]?) -> Completion {
+        let slash = typed.lastIndex(of: "/")
+        let directoryPart = slash.map { String(typed[...$0]) } ?? ""
+        let prefix = slash.map { String(typed[typed.index(after: $0)...]) } ?? typed
+        let directory = directoryPart.isEmpty ? "." : expanded(directoryPart, home: home)
+        guard let entries = list(directory) else { return .none }
+        let matches = entries.filter { $0.name.hasPrefix(prefix) && (prefix.hasPrefix(".") || !$0.name.hasPrefix(".")) }
+            .sorted { $0.name < $1.name }
+        func shown(_ e: Entry) -> String { e.isDirectory ? e.name + "/" : e.name }
+        switch matches.count {
+        case 0: return .none
+        case 1: return .completed(lead + directoryPart + shown(matches[0]))
+        default:
+            var common = Array(matches[0].name.unicodeScalars)
+            for other in matches.dropFirst() {
+                let o = Array(other.name.unicodeScalars)
+                var n = 0
+                while n < common.count, n < o.count, common[n] == o[n] { n += 1 }
+                common = Array(common[..<n])
+            }
+            var extended = String.UnicodeScalarView()
+            extended.append(contentsOf: common)
+            return .candidates(lead + directoryPart + String(extended), matches.map(shown))
+        }
+    }
+
+    /// The entries of a directory on disk, or nil when it cannot be read.
+    public static func entries(of directory: String) -> [Entry]? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        return names.map { name in
+            var isDirectory: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: directory + "/" + name, isDirectory: &isDirectory)
+            return Entry(name: name, isDirectory: isDirectory.boolValue)
         }
     }
 }

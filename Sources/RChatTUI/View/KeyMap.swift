@@ -12,6 +12,9 @@ public enum Command: Equatable, Sendable {
     /// Alt-A: the next conversation with unread messages.
     case nextUnreadConversation
     case resend, details, help
+    /// On a selected photo, voice message or file: open it (`xdg-open`), save a copy
+    /// (asks where), play a voice message.
+    case openAttachment, saveAttachment, playAttachment
     case leave
     case edit(Composer.Edit)
     /// Switch to the composer and type this.
@@ -85,6 +88,9 @@ public enum KeyMap {
         case .alt(.character("i")): return .details
         case .alt(.character("u")): return .firstUnread
         case .alt(.character("a")): return .nextUnreadConversation
+        case .alt(.character("o")): return .openAttachment
+        case .alt(.character("s")): return .saveAttachment
+        case .alt(.character("p")): return .playAttachment
         case .alt(.character(let c)) where c.isASCII && ("1"..."9").contains(c): return .conversationNumber(Int(String(c)) ?? 1)
         default: break
         }
@@ -136,6 +142,9 @@ public enum KeyMap {
         case .character("r") where letters: return .resend
         case .character("i") where letters: return .details
         case .character("u") where letters: return .firstUnread
+        case .character("o") where letters: return .openAttachment
+        case .character("s") where letters: return .saveAttachment
+        case .character("p") where letters: return .playAttachment
         case .character(let c): return .type(c)
         default: return .none
         }
@@ -151,7 +160,7 @@ public enum KeyMap {
         ("Alt-A", "Open the next conversation with unread messages (muted ones last)"),
         ("PgUp / PgDn", "Scroll the conversation by a screen"),
         ("Home / End", "Go to the oldest / newest message (in the composer with text: start / end of the line)"),
-        ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i: only while a message or row is selected and nothing is typed; otherwise they type)"),
+        ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i, o, s, p: only while a message or row is selected and nothing is typed; otherwise they type)"),
         ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
         ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
         ("Esc", "Back to the composer; close an overlay"),
@@ -170,6 +179,9 @@ public enum KeyMap {
         ("Ctrl-Y", "Composer: put back what the last delete-word or delete-line removed"),
         ("Ctrl-R", "Composer: search the sent messages (type to narrow, Ctrl-R older, Enter takes it, Esc / Ctrl-G back)"),
         ("Ctrl-X Ctrl-E", "Composer: write the message in $VISUAL or $EDITOR (else vi); also /edit"),
+        ("Alt-O, or o", "Open the selected photo, voice message or file with its usual program (xdg-open)"),
+        ("Alt-S, or s", "Save a copy of the selected photo, voice message or file (asks where; Tab completes the path)"),
+        ("Alt-P, or p", "Play the selected voice message"),
     ]
 
     /// The slash commands typed in the composer.
@@ -182,6 +194,9 @@ public enum KeyMap {
         ("/mute, /unmute", "Silence or restore banners for this conversation"),
         ("/block, /unblock", "Block or unblock this contact"),
         ("/delete", "Delete this conversation and its messages (asks first)"),
+        ("/file PATH", "Send a file (Tab completes the path)"),
+        ("/photo PATH", "Send a picture as a photo, with its preview"),
+        ("/voice", "Record a voice message: Enter sends it, Esc cancels"),
         ("/search WORDS", "Find messages with every word, in every conversation; Enter opens one there"),
         ("/reconnect", "Try the relay now, not at the next retry"),
         ("/help", "This help"),
@@ -190,6 +205,9 @@ public enum KeyMap {
 
     /// The commands that take a contact's name (Tab completes it after the command).
     public static let commandsTakingAName: Set<String> = ["open", "mute", "unmute", "block", "unblock", "delete"]
+
+    /// The commands that take a path (Tab completes it after the command).
+    public static let commandsTakingAPath: Set<String> = ["file", "photo"]
 
     /// Every command's name as typed after the slash, from `slashHelp`.
     public static var slashCommandNames: [String] {

@@ -24,11 +24,16 @@ public struct TUIOptions {
     /// Where Ctrl-X Ctrl-E writes the draft for the editor: the account's home (nil: no
     /// editor).
     public var draftDirectory: String?
+    /// The environment the view reads: `HOME` for `~`, `PATH` for xdg-open and the audio
+    /// tools, the terminal's type and `NO_COLOR`/`RCHAT_GRAPHICS` for previews.
+    public var environment: [String: String]
 
     public init(demoCommands: [DemoCommand] = [], timeZone: TimeZone = .current,
-                bannerSeconds: Int64 = 5, openAtStart: String? = nil, draftDirectory: String? = nil) {
+                bannerSeconds: Int64 = 5, openAtStart: String? = nil, draftDirectory: String? = nil,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.demoCommands = demoCommands; self.timeZone = timeZone
         self.bannerSeconds = bannerSeconds; self.openAtStart = openAtStart
         self.draftDirectory = draftDirectory
+        self.environment = environment
     }
 }

@@ -27,6 +27,14 @@ public struct ViewState {
     /// Whether the terminal window has focus, as focus reporting last said (a terminal that
     /// never reports counts as focused). While it has not, nothing drawn counts as read.
     public var terminalFocus: TerminalFocus = .focused
+    /// How fast the open conversation's attachments move, as measured here.
+    public var transfers = TransferRates()
+    /// Previews of the photos that may be on screen, rendered off the frame's path.
+    public var previews: [MessageID: ShownPreview] = [:]
+    /// How long voice messages are, in seconds, once read from their files.
+    public var durations: [MessageID: Double] = [:]
+    /// A question on the composer's row (where to save a file) or a recording under way.
+    public var prompt: Prompt?
 
     public static let minimumRows = 10
     public static let minimumColumns = 40
