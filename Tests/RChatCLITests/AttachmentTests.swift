@@ -75,7 +75,7 @@ final class AttachmentTests: RecoveryTestCase {
         }
         XCTAssertTrue(world.syncLog("sam").contains("a file from Alice arrived whole (\(data.count) bytes, 86 chunks, 86 written in this run)"),
                       world.diagnostics())
-        XCTAssertTrue(world.syncLog("sam").contains("Alice: File"), "the alert says File")
+        try world.eventually("Sam's sync alerts", timeout: 10) { self.world.syncLog("sam").contains("Alice: File") }
         XCTAssertFalse(world.syncLog("sam").contains("report"), "never the name")
 
         // `save` copies it out; a path that exists is refused and left alone.
@@ -219,7 +219,7 @@ final class AttachmentTests: RecoveryTestCase {
         XCTAssertEqual(theirs["kind"] as? String, "voice")
         let path = try XCTUnwrap(theirs["path"] as? String)
         XCTAssertEqual(try VoiceNote.duration(ofOggOpus: path), duration, accuracy: 0.001)
-        XCTAssertTrue(world.syncLog("sam").contains("Alice: Voice message"), world.diagnostics())
+        try world.eventually("Sam's sync alerts", timeout: 10) { self.world.syncLog("sam").contains("Alice: Voice message") }
         XCTAssertFalse(world.syncLog("sam").contains("memo"), "never the name in an alert or a log line")
         // Without --as voice, the same file is a file.
         let plain = try sendFile("alice", to: "Sam", ogg)
