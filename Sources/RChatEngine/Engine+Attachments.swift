@@ -38,6 +38,11 @@ extension Engine {
         defer { conversation.chunksInFlight[item.message] = inFlight }
         // While the receiver is online and says how far it is, at most a window ahead of it:
         // the relay then holds little, and nothing grows with the file's size.
+        // Before its first report the receiver counts as having what the relay took before
+        // (held for it, or stored), from the first chunk this session sends.
+        if conversation.peerFileProgress[item.message] == nil {
+            conversation.peerFileProgress[item.message] = (stored.chunks.doneCount, ticks)
+        }
         let progress = conversation.peerFileProgress[item.message]
         let receiverReporting = conversation.linkState.link?.peerGone == false && progress.map { ticks - $0.at < Self.progressStaleSeconds } == true
         func windowFull() -> Bool {

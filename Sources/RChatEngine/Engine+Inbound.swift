@@ -224,6 +224,7 @@ extension Engine {
         conversation.sent.removeAll()
         conversation.chunksInFlight.removeAll()
         conversation.fileReceiptsInFlight.removeAll()
+        conversation.peerFileProgress.removeAll()
         conversation.deliveredInFlight.forgetAll()
         conversation.readReceiptsInFlight.removeAll()
         try persist(conversation, tx)

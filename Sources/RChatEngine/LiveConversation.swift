@@ -105,6 +105,7 @@ final class LiveConversation {
                 sent.removeAll()
                 chunksInFlight.removeAll()
                 fileReceiptsInFlight.removeAll()
+                peerFileProgress.removeAll()
                 deliveredInFlight.forgetAll()
                 readReceiptsInFlight.removeAll()
                 noticeInFlight.removeAll()

@@ -12,7 +12,10 @@ final class AlertPolicyTests: XCTestCase {
             (.message, .photo, "Sam", "Photo"),
             (.message, .voiceMessage, "Sam", "Voice message"),
             (.message, .file, "Sam", "File"),
-            (.name, .photo, "Sam", "New message"),
+            // A file says what it is in every mode, never its name.
+            (.name, .photo, "Sam", "Photo"),
+            (.name, .voiceMessage, "Sam", "Voice message"),
+            (.nothing, .file, "rChat", "File"),
             (.name, .request, "rChat", "New message request"),
             (.message, .request, "rChat", "New message request"),
             (.nothing, .request, "rChat", "New message request"),
