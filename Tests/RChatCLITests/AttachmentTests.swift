@@ -96,19 +96,26 @@ final class AttachmentTests: RecoveryTestCase {
         _ = try world.startRelay(samePort: true, arguments: ["--persist", world.box.path("relay.db"), "--quota", String(items)])
     }
 
-    /// Part of a file is held for Sam (the relay's quota stops the rest); Sam's sync stores
-    /// that part and is SIGKILLed; once the relay takes the rest, the next sync writes only
-    /// the chunks it does not have, and the file is whole and Delivered.
-    func testAReceiverKilledMidwayGoesOnWithoutFetchingWhatItStored() throws {
+    /// Alice and Sam chatting, then Sam away; Alice sends a file of which the relay (with
+    /// `--persist`, quota 100 items) takes only part and refuses the rest, so it stays Sending.
+    func partOfAFileTakenForSam(_ name: String, bytes: Int) throws -> (id: String, data: Data) {
         try restartRelay(quota: 100)
         try chattingPair()
         world.stopSync("sam")
-        let (path, data) = try randomFile("big.bin", bytes: 24 * 1024 * 1024)
-        let chunks = 410
+        let (path, data) = try randomFile(name, bytes: bytes)
         let id = try sendFile("alice", to: "Sam", path)
         try world.eventually("the relay refuses the rest of the file", timeout: 60) {
             self.world.syncLog("alice").contains("the relay refused part of a file")
         }
+        return (id, data)
+    }
+
+    /// Part of a file is held for Sam (the relay's quota stops the rest); Sam's sync stores
+    /// that part and is SIGKILLed; once the relay takes the rest, the next sync writes only
+    /// the chunks it does not have, and the file is whole and Delivered.
+    func testAReceiverKilledMidwayGoesOnWithoutFetchingWhatItStored() throws {
+        let (id, data) = try partOfAFileTakenForSam("big.bin", bytes: 24 * 1024 * 1024)
+        let chunks = 410
         world.stopSync("alice")
         let held = try received("alice", "Sam", id) / (60 * 1024)
         XCTAssertGreaterThan(held, 0)
@@ -137,14 +144,7 @@ final class AttachmentTests: RecoveryTestCase {
     /// The relay takes part of the file (its quota refuses the rest) and Alice's sync is
     /// SIGKILLed: the next one sends only what the relay did not take, and Sam gets it whole.
     func testASenderKilledMidwaySendsOnlyTheRest() throws {
-        try restartRelay(quota: 100)
-        try chattingPair()
-        world.stopSync("sam")
-        let (path, data) = try randomFile("upload.bin", bytes: 24 * 1024 * 1024)
-        let id = try sendFile("alice", to: "Sam", path)
-        try world.eventually("the relay refuses the rest of the file", timeout: 60) {
-            self.world.syncLog("alice").contains("the relay refused part of a file")
-        }
+        let (id, data) = try partOfAFileTakenForSam("upload.bin", bytes: 24 * 1024 * 1024)
         world.crashSync("alice")
         let taken = try received("alice", "Sam", id) / (60 * 1024)
         XCTAssertGreaterThan(taken, 0)
@@ -166,14 +166,7 @@ final class AttachmentTests: RecoveryTestCase {
     /// The relay (with `--persist`) took part of the file and is SIGKILLed; it comes back:
     /// what it had taken is still held, the sender sends the rest, and Sam gets it whole, once.
     func testARelayRestartWithPersistGoesOnWhereItStopped() throws {
-        try restartRelay(quota: 100)
-        try chattingPair()
-        world.stopSync("sam")
-        let (path, data) = try randomFile("through.bin", bytes: 16 * 1024 * 1024)
-        let id = try sendFile("alice", to: "Sam", path)
-        try world.eventually("the relay took part of the file", timeout: 60) {
-            self.world.syncLog("alice").contains("the relay refused part of a file")
-        }
+        let (id, data) = try partOfAFileTakenForSam("through.bin", bytes: 16 * 1024 * 1024)
         world.stopRelay(signal: SIGKILL)
         _ = try world.startRelay(samePort: true, arguments: ["--persist", world.box.path("relay.db")])
         try world.startSync("sam")
