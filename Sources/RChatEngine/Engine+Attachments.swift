@@ -302,7 +302,7 @@ extension Engine {
         }
         log("a file from \(contact.name) was discarded: \(error)")
         try tx.discardReceiving(message: message.rowID, reason: "it did not match what \(contact.name) sent")
-        _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.fileDiscarded,
+        _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded,
                                 text: "\(attachment.name) from \(contact.name) could not be read and was discarded. \(contact.name) has been told, so they can send it again.",
                                 action: nil, messageIDs: [message.id], at: now)
         _ = try tx.recordUndecryptable(contact: contact.id, id: message.id, session: session, at: now)

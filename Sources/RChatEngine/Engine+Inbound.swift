@@ -238,7 +238,7 @@ extension Engine {
                               _ after: inout AfterCommit) throws {
         let contact = conversation.contact
         log("\(contact.name) is using a device whose key is not pinned; nothing is sent to it until their code is entered again")
-        let kind = RowKind.newDevice(deviceKey)
+        let kind = SystemRowKind.newDevice(deviceKey)
         guard try !tx.hasSystemRow(contact: contact.id, kind: kind, since: contact.keysChangedAt) else { return }
         _ = try tx.addSystemRow(contact: contact.id, kind: kind, text: RecoveryRows.newDevice(name: contact.name), action: nil,
                                 messageIDs: [], at: now)
@@ -258,7 +258,7 @@ extension Engine {
         guard contact.state != .keysDontMatch else { return }
         try tx.setState(contact: contact.id, .keysDontMatch)
         conversation.contact.state = .keysDontMatch
-        _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.keysDontMatch, text: RecoveryRows.keysDontMatch(name: contact.name),
+        _ = try tx.addSystemRow(contact: contact.id, kind: .keysDontMatch, text: RecoveryRows.keysDontMatch(name: contact.name),
                                 action: nil, messageIDs: [], at: now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
         after.events.append(.conversationsChanged)

@@ -44,7 +44,7 @@ extension Engine {
         let recent = try tx.outgoingMessages(contact: contact.id, since: t - ResendPolicy.window).filter {
             $0.status == .sending || $0.status == .sent || $0.status == .notConfirmed
         }
-        _ = try tx.addSystemRow(contact: contact.id, kind: "keys-changed",
+        _ = try tx.addSystemRow(contact: contact.id, kind: .keysChanged,
                                 text: RecoveryRows.keysChanged(name: contact.name, count: recent.count),
                                 action: recent.isEmpty ? nil : .resend, messageIDs: recent.map(\.id), at: t)
         after.events.append(.rowAdded(conversation: contact.id.conversation))

@@ -10,18 +10,6 @@ import RChatStore
 /// allows, and otherwise marks them Not delivered with a Resend action.
 extension Engine {
     /// Row kinds, stored with each row.
-    enum RowKind {
-        static let resent = "resent-automatically"
-        static let notDelivered = "could-not-be-read"
-        static let couldNotDecrypt = "could-not-decrypt"
-        static let startedOver = "started-over"
-        /// A received file whose hash did not match, discarded.
-        static let fileDiscarded = "file-discarded"
-        /// Once each time the contact goes into Keys don't match.
-        static let keysDontMatch = "keys-dont-match"
-        /// One kind per device key, so each new device is announced once.
-        static func newDevice(_ deviceKey: [UInt8]) -> String { "new-device \(Hex.encode(deviceKey))" }
-    }
 
     /// Once the contact holds the session, and whenever more held messages turned out
     /// unreadable: tell the contact which ids this side could not read. A side that started
@@ -69,7 +57,7 @@ extension Engine {
         guard !ids.isEmpty else { return }
         try tx.markUndecryptableNotified(contact: contactID, ids: ids)
         let name = conversation.contact.name
-        _ = try tx.addSystemRow(contact: contactID, kind: RowKind.couldNotDecrypt,
+        _ = try tx.addSystemRow(contact: contactID, kind: .couldNotDecrypt,
                                 text: RecoveryRows.couldNotDecrypt(name: name, count: ids.count), action: nil, messageIDs: ids, at: now)
         events.append(.rowAdded(conversation: contactID.conversation))
     }
@@ -152,14 +140,14 @@ extension Engine {
             }
         }
         if !resent.isEmpty {
-            _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.resent,
+            _ = try tx.addSystemRow(contact: contact.id, kind: .resentAutomatically,
                                     text: RecoveryRows.resentAutomatically(name: contact.name, count: resent.count),
                                     action: nil, messageIDs: resent, at: t)
             after.events.append(.rowAdded(conversation: contact.id.conversation))
             after.resendQueued.append(conversation)
         }
         if !notDelivered.isEmpty {
-            _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.notDelivered,
+            _ = try tx.addSystemRow(contact: contact.id, kind: .couldNotBeRead,
                                     text: RecoveryRows.couldNotBeRead(name: contact.name, count: notDelivered.count),
                                     action: offer ? .resend : nil, messageIDs: notDelivered, at: t)
             after.events.append(.rowAdded(conversation: contact.id.conversation))
@@ -193,7 +181,7 @@ extension Engine {
             return took >= t - ResendPolicy.window && took < newSession
         }
         guard !recent.isEmpty else { return }
-        _ = try tx.addSystemRow(contact: contact.id, kind: RowKind.startedOver,
+        _ = try tx.addSystemRow(contact: contact.id, kind: .startedOver,
                                 text: RecoveryRows.startedOver(name: contact.name, count: recent.count),
                                 action: .resend, messageIDs: recent.map(\.id), at: t)
         after.events.append(.rowAdded(conversation: contact.id.conversation))

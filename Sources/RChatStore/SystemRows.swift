@@ -1,14 +1,56 @@
 import RChatCore
 import RChatSQL
 
+/// What a system row reports: the engine asks whether a row of a kind is there already.
+/// Stored as text in `system_rows.kind`. A kind this version does not name (an earlier
+/// rChat's) is kept as it is: the row still shows, and nothing asks for it.
+public enum SystemRowKind: Equatable, Hashable, Sendable {
+    case resentAutomatically
+    case couldNotBeRead
+    case couldNotDecrypt
+    case startedOver
+    /// One per device key, so each new device is announced once.
+    case newDevice([UInt8])
+    case keysChanged
+    case keysDontMatch
+    /// A received file whose hash did not match, discarded.
+    case fileDiscarded
+    /// Written by an earlier rChat under a name this one does not use.
+    case earlier(String)
+
+    public var stored: String {
+        switch self {
+        case .resentAutomatically: "resent-automatically"
+        case .couldNotBeRead: "could-not-be-read"
+        case .couldNotDecrypt: "could-not-decrypt"
+        case .startedOver: "started-over"
+        case .newDevice(let key): "new-device \(Hex.encode(key))"
+        case .keysChanged: "keys-changed"
+        case .keysDontMatch: "keys-dont-match"
+        case .fileDiscarded: "file-discarded"
+        case .earlier(let text): text
+        }
+    }
+
+    public init(stored: String) {
+        if stored.hasPrefix("new-device "), let key = Hex.decode(String(stored.dropFirst("new-device ".count))) {
+            self = .newDevice(key)
+            return
+        }
+        let plain: [SystemRowKind] = [.resentAutomatically, .couldNotBeRead, .couldNotDecrypt, .startedOver, .keysChanged,
+                                      .keysDontMatch, .fileDiscarded]
+        self = plain.first { $0.stored == stored } ?? .earlier(stored)
+    }
+}
+
 /// A row in a conversation that is not a message (recovery notices), with the
 /// messages it is about and, when offered, its Resend action. The stored form of Core's
 /// `SystemRow` read model.
 public struct StoredSystemRow: Equatable, Sendable {
     public let id: Int64
     public let contact: ContactID
-    /// What it reports, for the engine (e.g. "auto-resent", "not-delivered", "new-session").
-    public let kind: String
+    /// What it reports, for the engine.
+    public let kind: SystemRowKind
     /// The row exactly as shown.
     public let text: String
     public let action: SystemRow.Action?
@@ -22,7 +64,7 @@ extension StoreAccess {
 
     /// Adds a row at the end of the conversation.
     @discardableResult
-    public func addSystemRow(contact: ContactID, kind: String, text: String, action: SystemRow.Action?,
+    public func addSystemRow(contact: ContactID, kind: SystemRowKind, text: String, action: SystemRow.Action?,
                              messageIDs: [MessageID], at now: Int64) throws -> StoredSystemRow {
         try atomically {
             let position = try nextPosition(contact: contact)
@@ -31,7 +73,7 @@ extension StoreAccess {
                     INSERT INTO system_rows (contact_id, kind, text, action, message_ids, created_at, position)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
                     RETURNING \(Self.systemRowColumns)
-                    """, [.integer(contact.rawValue), .text(kind), .text(text), SQLValue(action?.rawValue),
+                    """, [.integer(contact.rawValue), .text(kind.stored), .text(text), SQLValue(action?.rawValue),
                           .blob(messageIDs.flatMap(\.bytes)), .integer(now), .integer(position)])
             }
             return try Self.decodeSystemRow(rows[0])
@@ -39,9 +81,9 @@ extension StoreAccess {
     }
 
     /// Whether the conversation has a row of `kind` added at `since` or later.
-    public func hasSystemRow(contact: ContactID, kind: String, since: Int64) throws -> Bool {
+    public func hasSystemRow(contact: ContactID, kind: SystemRowKind, since: Int64) throws -> Bool {
         try database.queryOne("SELECT 1 AS found FROM system_rows WHERE contact_id = ? AND kind = ? AND created_at >= ? LIMIT 1",
-                              [.integer(contact.rawValue), .text(kind), .integer(since)]) != nil
+                              [.integer(contact.rawValue), .text(kind.stored), .integer(since)]) != nil
     }
 
     public func systemRow(id: Int64) throws -> StoredSystemRow? {
@@ -99,8 +141,9 @@ extension StoreAccess {
 
     static func decodeSystemRow(_ row: Row) throws -> StoredSystemRow {
         let action = try row.optionalString("action")
+        let kind = SystemRowKind(stored: try row.string("kind"))
         return StoredSystemRow(id: try row.int64("id"), contact: try row.contactID("contact_id"),
-                         kind: try row.string("kind"), text: try row.string("text"),
+                         kind: kind, text: try row.string("text"),
                          action: try action.map { text in
                              guard let action = SystemRow.Action(rawValue: text) else {
                                  throw StoreError.malformedValue(table: "system_rows", column: "action", detail: "unknown action \(text)")

@@ -17,7 +17,7 @@ final class ConversationTests: StoreTestCase {
         try store.insertOutgoing(contact: sam, id: lost, content: .text("m1"), at: 100)
         // Sam's clock is behind: the incoming message still goes after m1, where it arrived.
         try store.insertIncoming(contact: sam, id: .random(), content: .text("m2"), at: 110, sentAt: 50)
-        try store.addSystemRow(contact: sam, kind: "not-delivered", text: "1 message couldn't be read on Sam's phone.",
+        try store.addSystemRow(contact: sam, kind: .couldNotBeRead, text: "1 message couldn't be read on Sam's phone.",
                                action: .resend, messageIDs: [lost], at: 120)
         try store.insertOutgoing(contact: sam, id: .random(), content: .text("m3"), at: 120)
         // Another conversation does not show up here.
@@ -29,7 +29,7 @@ final class ConversationTests: StoreTestCase {
         guard case .row(let row) = all[2] else { return XCTFail() }
         XCTAssertEqual(row.action, .resend)
         XCTAssertEqual(row.messageIDs, [lost])
-        XCTAssertEqual(row.kind, "not-delivered")
+        XCTAssertEqual(row.kind, .couldNotBeRead)
         XCTAssertEqual(try store.systemRow(id: row.id), row)
         try store.setSystemRowAction(id: row.id, nil)
         XCTAssertNil(try store.systemRow(id: row.id)?.action)
@@ -47,7 +47,7 @@ final class ConversationTests: StoreTestCase {
                 }
                 expected.append(text)
                 if i % 10 == 9 {
-                    try tx.addSystemRow(contact: sam, kind: "note", text: "r\(i)", action: nil, messageIDs: [], at: Int64(i))
+                    try tx.addSystemRow(contact: sam, kind: .startedOver, text: "r\(i)", action: nil, messageIDs: [], at: Int64(i))
                     expected.append("[r\(i)]")
                 }
             }

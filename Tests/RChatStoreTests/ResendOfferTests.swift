@@ -13,7 +13,7 @@ final class ResendOfferTests: StoreTestCase {
     }
 
     private func offer(_ ids: [MessageID], at: Int64) throws -> Int64 {
-        try store.addSystemRow(contact: sam, kind: "keys-changed", text: "Sam's keys changed: \(ids.count) messages may not have arrived.",
+        try store.addSystemRow(contact: sam, kind: .keysChanged, text: "Sam's keys changed: \(ids.count) messages may not have arrived.",
                                action: .resend, messageIDs: ids, at: at).id
     }
 

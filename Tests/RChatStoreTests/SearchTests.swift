@@ -28,7 +28,7 @@ final class SearchTests: StoreTestCase {
     func testSentAndReceivedMessagesAreFoundNewestFirstWithTheirPlaceInTheConversation() throws {
         let asked = MessageID.random(), answered = MessageID.random(), later = MessageID.random()
         try store.insertOutgoing(contact: sam, id: asked, content: .text("Quick question about the café?"), at: 100)
-        _ = try store.addSystemRow(contact: sam, kind: "test", text: "a row between", action: nil, messageIDs: [], at: 101)
+        _ = try store.addSystemRow(contact: sam, kind: .couldNotDecrypt, text: "a row between", action: nil, messageIDs: [], at: 101)
         _ = try store.insertIncoming(contact: sam, [
             IncomingMessage(id: answered, content: .text("quickly:\nthe CAFE opens\tat nine"), sentAt: 102, seq: nil),
             IncomingMessage(id: .random(), content: .text("nothing to see"), sentAt: 103, seq: nil),

@@ -22,7 +22,7 @@ final class ViewQueryTests: StoreTestCase {
     func testConversationLengthIsTheCountOfMessagesAndRows() throws {
         XCTAssertEqual(try store.conversationLength(conversation: sam.conversation), 0)
         for n in 0..<5 { try store.insertIncoming(contact: sam, id: .random(), content: .text("\(n)"), at: Int64(n)) }
-        _ = try store.addSystemRow(contact: sam, kind: "test", text: "a row", action: nil, messageIDs: [], at: 9)
+        _ = try store.addSystemRow(contact: sam, kind: .couldNotDecrypt, text: "a row", action: nil, messageIDs: [], at: 9)
         try store.insertOutgoing(contact: sam, id: .random(), content: .text("after"), at: 10)
         XCTAssertEqual(try store.conversationLength(conversation: sam.conversation), try store.conversationCount(contact: sam))
         XCTAssertEqual(try store.conversationLength(conversation: sam.conversation), 7)
@@ -34,7 +34,7 @@ final class ViewQueryTests: StoreTestCase {
         XCTAssertEqual(try store.lastActivity(conversation: sam.conversation), 0)
         try store.insertIncoming(contact: sam, id: .random(), content: .text("x"), at: 50, sentAt: 40)
         XCTAssertEqual(try store.lastActivity(conversation: sam.conversation), 40)
-        _ = try store.addSystemRow(contact: sam, kind: "test", text: "a row", action: nil, messageIDs: [], at: 70)
+        _ = try store.addSystemRow(contact: sam, kind: .couldNotDecrypt, text: "a row", action: nil, messageIDs: [], at: 70)
         XCTAssertEqual(try store.lastActivity(conversation: sam.conversation), 70)
     }
 }
