@@ -38,6 +38,20 @@ enum ConversationText {
         return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(at)))
     }
 
+    /// How far a file has come, when it is not whole here: "45% taken by the relay" while
+    /// it is sent, "45% here" while it arrives, or why it was discarded.
+    static func transfer(_ transfer: AttachmentTransfer?, size: UInt64, direction: Direction) -> String {
+        switch transfer {
+        case .moving(let done)?:
+            let percent = size == 0 ? 0 : Int(done * 100 / size)
+            return direction == .outgoing ? "  (\(percent)% taken by the relay)" : "  (\(percent)% here)"
+        case .discarded(let reason)?:
+            return "  (discarded: \(TerminalText.sanitized(reason, breaks: .shown)))"
+        case .complete?, nil:
+            return ""
+        }
+    }
+
     static func line(_ item: ConversationItem) -> String {
         switch item {
         case .message(let m) where m.showsAsRow:
@@ -48,6 +62,7 @@ enum ConversationText {
             let arrow = m.direction == .outgoing ? ">" : "<"
             var status = m.status.map { "  [\($0.rawValue)]" } ?? ""
             if m.resent { status += " Resent" }
+            if case .attachment(let a) = m.content { status += Self.transfer(m.transfer, size: a.size, direction: m.direction) }
             // A message of several lines goes on several, each indented under the first.
             let head = "\(when) \(arrow) "
             // A file's line is its kind, name and size: one line, whatever the name holds.

@@ -126,6 +126,10 @@ final class AttachmentTests: RecoveryTestCase {
             try self.world.list("sam", "Alice").contains { $0.id == id } && self.received("sam", "Alice", id) == held * 60 * 1024
         }
         world.crashSync("sam")
+        // The list says how far it came.
+        let percent = held * 60 * 1024 * 100 / data.count
+        let line = try world.box.rchat("sam", ["list", "Alice"]).lines.first { $0.hasSuffix(id) }
+        XCTAssertTrue(line?.contains("File: big.bin (24.0 MB)  (\(percent)% here)  ") == true, line ?? "no line")
 
         try restartRelay(quota: 10_000)
         try world.startSync("alice")
