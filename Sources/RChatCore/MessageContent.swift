@@ -200,6 +200,30 @@ public enum DisappearingTimer: UInt32, Sendable, CaseIterable {
     case oneWeek = 604_800
     case fourWeeks = 2_419_200
 
+    /// The words `rchat timer` and `/timer` take: 30s, 5m, 1h, 8h, 1d, 1w, 4w, off.
+    public var word: String {
+        switch self {
+        case .off: "off"
+        case .thirtySeconds: "30s"
+        case .fiveMinutes: "5m"
+        case .oneHour: "1h"
+        case .eightHours: "8h"
+        case .oneDay: "1d"
+        case .oneWeek: "1w"
+        case .fourWeeks: "4w"
+        }
+    }
+
+    public init?(word: String) {
+        guard let timer = Self.allCases.first(where: { $0.word == word }) else { return nil }
+        self = timer
+    }
+
+    /// The one line for a duration that is not one of them.
+    public static var wordsRefusal: String {
+        "a disappearing-message timer is one of: " + allCases.map(\.word).joined(separator: ", ")
+    }
+
     /// "1 hour", …; nil for off.
     public var phrase: String? {
         switch self {

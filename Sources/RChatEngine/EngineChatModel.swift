@@ -100,6 +100,11 @@ public final class EngineChatModel: ChatModel {
         try wrap { () throws(EngineError) in try account.saveAttachment(account.contact(conversation), id: message, to: path) }
     }
 
+    public func setTimer(_ timer: DisappearingTimer, for conversation: ConversationID) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in _ = try account.setTimer(timer, for: account.contact(conversation)) }
+        wakeEngine()
+    }
+
     public func markShown(in conversation: ConversationID, messages: [MessageID]) {
         guard let marked = try? account.markShown(conversation, ids: messages), !marked.isEmpty else { return }
         wakeEngine()

@@ -119,6 +119,12 @@ final class FakeChatModel: ChatModel {
         if let bytes = FileManager.default.contents(atPath: path) { filesSentBytes.append(bytes) }
         if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int { filesSentModes.append(mode) }
     }
+    var timersSet: [(ConversationID, DisappearingTimer)] = []
+    var failNextTimer: ChatModelError?
+    func setTimer(_ timer: DisappearingTimer, for conversation: ConversationID) throws(ChatModelError) {
+        if let error = failNextTimer { failNextTimer = nil; throw error }
+        timersSet.append((conversation, timer))
+    }
     var saved: [(ConversationID, MessageID, String)] = []
     var failNextSave: ChatModelError?
     func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String {

@@ -32,6 +32,9 @@ public protocol ChatModel: AnyObject {
     /// Copies a complete attachment (sent or received) to `path` (a file that does not exist
     /// yet, or a directory to put it in under its name); returns the path written.
     func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String
+    /// `/timer 1h`: sets the conversation's disappearing-message timer for both sides (it
+    /// travels as a control item, with a row on each side).
+    func setTimer(_ timer: DisappearingTimer, for conversation: ConversationID) throws(ChatModelError)
     /// The messages have been on screen: Read receipts may go.
     func markShown(in conversation: ConversationID, messages: [MessageID])
     /// Returns the conversation the code opened (new, or the contact already known).
@@ -83,6 +86,9 @@ public enum ChatEvent: Equatable, Sendable {
     /// An attachment's file moved (chunks taken by the relay or stored here), or became
     /// whole or was discarded: its `transfer` is read again.
     case transferMoved(conversation: ConversationID, id: MessageID)
+    /// Messages of the conversation were deleted (their disappearing timer ran out): the
+    /// view drops them, keeping its selection and scroll position on what remains.
+    case itemsRemoved(conversation: ConversationID, ids: [MessageID])
     case rowAdded(conversation: ConversationID)
     case connectionChanged(ConnectionState)
     /// A command run beside the view changed the store (`rchat send`, `add`, `block`,

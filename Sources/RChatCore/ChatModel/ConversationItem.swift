@@ -107,9 +107,12 @@ public struct ConversationSummary: Equatable, Sendable {
     public var state: State
     public var unread: Int
     public var lastActivity: Int64
+    /// The conversation's disappearing-message timer (`.off`: none).
+    public var timer: DisappearingTimer
 
-    public init(id: ConversationID, name: String, state: State, unread: Int, lastActivity: Int64) {
+    public init(id: ConversationID, name: String, state: State, unread: Int, lastActivity: Int64, timer: DisappearingTimer = .off) {
         self.id = id; self.name = name; self.state = state; self.unread = unread; self.lastActivity = lastActivity
+        self.timer = timer
     }
 }
 

@@ -225,6 +225,9 @@ public final class ChatView {
                 }
             case .transferMoved(let conversation, _):
                 if conversation == state.openConversation { reloadRows = true; transfersMoved = true }
+            case .itemsRemoved(let conversation, _):
+                refreshList = true
+                if conversation == state.openConversation { reloadRows = true }
             case .rowAdded(let conversation):
                 // A row can come with Resent markers on earlier messages: fetch the range again.
                 if conversation == state.openConversation { state.window?.reload(model: model) }
