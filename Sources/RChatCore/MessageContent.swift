@@ -109,16 +109,16 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
 
     /// The message's text, or for anything else the one line a conversation shows for it.
     /// No key or hash, ever.
-    public func displayText(direction: Direction) -> String {
+    public func displayText(direction: Direction, peer: String = "They") -> String {
         switch self {
         case .text(let text):
             return text
         case .attachment(let a):
             return "\(a.kind.title): \(a.name) (\(ByteCount.display(a.size)))"
         case .control(.timerChanged(let timer)):
-            let who = direction == .outgoing ? "You" : "They"
+            let who = direction == .outgoing ? "You" : peer
             guard let phrase = timer.phrase else { return "\(who) turned off disappearing messages." }
-            return "\(who) set disappearing messages to \(phrase). This version of rChat does not delete messages: they stay on this device."
+            return "\(who) set disappearing messages to \(phrase)."
         }
     }
 

@@ -53,6 +53,7 @@ extension AccountService {
                 try store.transaction { tx in
                     let row = try tx.insertOutgoing(contact: contact.id, id: id, content: .attachment(attachment), at: t,
                                                     keysFingerprint: Self.keysFingerprint(contact))
+                    try tx.setExpiry(message: row, after: tx.conversationTimer(contact: contact.id).timer)
                     try tx.insertOutgoingAttachment(message: row, chunkCount: FileStream.chunkCount(size: read), sentCopy: sentCopy,
                                                     streamHeader: header, streamState: startState)
                     if contact.isBlocked || contact.state == .keysDontMatch {

@@ -53,6 +53,7 @@ extension AccountService {
             try store.transaction { tx in
                 let row = try tx.insertOutgoing(contact: contact.id, id: id, content: content, at: t,
                                                 keysFingerprint: Self.keysFingerprint(contact))
+                try tx.setExpiry(message: row, after: tx.conversationTimer(contact: contact.id).timer)
                 if contact.isBlocked || contact.state == .keysDontMatch {
                     try tx.raiseStatus(message: row, event: .gaveUp, at: t)
                     _ = try tx.removeFromOutbox(message: row)
@@ -79,6 +80,7 @@ extension AccountService {
             try store.transaction { tx -> [MessageID] in
                 let ids = try tx.markRead(contact: contact.id, at: t)
                 if contact.state == .ok { try tx.oweReadReceipts(contact: contact.id, ids: ids) }
+                try tx.startExpiry(contact: contact.id, ids: ids, at: t)
                 return ids
             }
         }
@@ -213,19 +215,22 @@ extension AccountService {
             let files = try store.attachments(messages: stored.compactMap {
                 if case .message(let m) = $0, m.content.isAttachment { return m.rowID } else { return nil }
             })
-            return stored.map { item($0, files) }
+            return stored.map { item($0, files, peer: contact.name) }
         }
     }
 
-    func item(_ stored: StoredConversationItem, _ files: [MessageRowID: StoredAttachment]) -> ConversationItem {
+    func item(_ stored: StoredConversationItem, _ files: [MessageRowID: StoredAttachment], peer: String) -> ConversationItem {
         switch stored {
         case .message(let m):
             var transfer: AttachmentTransfer?
             if case .attachment(let attachment) = m.content, let file = files[m.rowID] {
                 transfer = Self.transfer(file, size: attachment.size, home: attachmentFiles)
             }
-            return .message(MessageItem(id: m.id, direction: m.direction, content: m.content, status: m.status,
-                                        resent: m.isResent, at: m.createdAt, transfer: transfer))
+            var item = MessageItem(id: m.id, direction: m.direction, content: m.content, status: m.status,
+                                   resent: m.isResent, at: m.createdAt, transfer: transfer)
+            item.expiresAt = m.expiresAt
+            item.peerName = peer
+            return .message(item)
         case .row(let r):
             return .row(SystemRow(id: r.id, text: r.text, action: r.action, messageIDs: r.messageIDs, at: r.createdAt))
         }

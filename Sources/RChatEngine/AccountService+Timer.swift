@@ -1,11 +1,58 @@
+import Foundation
 import RChatCore
 import RChatStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Disappearing messages (docs/ARCHITECTURE.md, "Disappearing messages").
 extension AccountService {
-    /// Sets the conversation's timer on both sides: written here at once, and sent as a
-    /// control item with its own id and status. Returns that item's id.
+    /// `rchat timer NAME 1h`, `/timer`: sets the conversation's timer on both sides. Applied
+    /// here at once (`TimerPolicy`), and sent as a control item with its own id and status;
+    /// both sides show a row. Returns that item's id.
     public func setTimer(_ timer: DisappearingTimer, for contact: Contact) throws(EngineError) -> MessageID {
-        throw .usage("disappearing messages are not built yet")
+        guard contact.state != .request else {
+            throw .usage("\(contact.name) is a message request: add their code to accept it first")
+        }
+        let id = MessageID.fresh(clock)
+        let t = clock.now()
+        try Self.wrap {
+            try store.transaction { tx in
+                let row = try tx.insertOutgoing(contact: contact.id, id: id, content: .control(.timerChanged(timer)), at: t,
+                                                keysFingerprint: Self.keysFingerprint(contact))
+                try tx.applyTimer(timer, setBy: id, contact: contact.id)
+                if contact.isBlocked || contact.state == .keysDontMatch {
+                    try tx.raiseStatus(message: row, event: .gaveUp, at: t)
+                    _ = try tx.removeFromOutbox(message: row)
+                }
+            }
+        }
+        WakeSignal.poke(home: locations.home)
+        return id
+    }
+
+    /// Deletes what disappeared by now, with its files, and closes its desktop alerts.
+    /// Every opening of the account does it first, and the engine every second.
+    func deleteExpired() throws(EngineError) -> [ExpiredMessage] {
+        let expired = try Self.wrap { try store.deletingExpired(at: clock.now()) }
+        let files = attachmentFiles
+        for message in expired {
+            for file in message.files { unlink(files.absolute(file)) }
+            for notification in message.notifications { DesktopAlerts.close(notification) }
+        }
+        return expired
+    }
+}
+
+/// The desktop's notification service, beyond posting (`AlertSink`).
+enum DesktopAlerts {
+    /// Closes notification `id` (freedesktop `CloseNotification`, through `gdbus`), when its
+    /// message disappeared. Without `gdbus` or a session bus there is nothing to close.
+    static func close(_ id: Int64, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        guard environment["DBUS_SESSION_BUS_ADDRESS"] != nil,
+              let gdbus = Detached.executable("gdbus", path: environment["PATH"]) else { return }
+        _ = Detached.start([gdbus, "call", "--session", "--dest", "org.freedesktop.Notifications",
+                            "--object-path", "/org/freedesktop/Notifications",
+                            "--method", "org.freedesktop.Notifications.CloseNotification", String(id)])
     }
 }

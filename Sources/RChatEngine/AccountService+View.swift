@@ -19,6 +19,8 @@ extension AccountService {
                 if contact.state == .ok, !marked.isEmpty {
                     try tx.oweReadReceipts(contact: contact.id, ids: marked)
                 }
+                // On screen: the clocks of disappearing messages start.
+                try tx.startExpiry(contact: contact.id, ids: ids, at: t)
                 return marked
             }
         }
@@ -64,7 +66,8 @@ extension AccountService {
             try store.contacts().map { c in
                 ConversationSummary(id: c.id.conversation, name: c.name, state: c.displayState,
                                     unread: try store.unreadCount(contact: c.id),
-                                    lastActivity: max(try store.lastActivity(conversation: c.id.conversation), c.addedAt))
+                                    lastActivity: max(try store.lastActivity(conversation: c.id.conversation), c.addedAt),
+                                    timer: try store.conversationTimer(contact: c.id).timer)
             }
             .sorted { ($0.lastActivity, $1.name, $1.id) > ($1.lastActivity, $0.name, $0.id) }
         }

@@ -39,6 +39,15 @@ public final class AccountService {
             store.close()
             throw error
         }
+        // What disappeared while rChat was closed goes before anything is shown or alerted.
+        do throws(EngineError) {
+            _ = try deleteExpired()
+        } catch {
+            // Refused: nothing written, not even a checkpoint of the log.
+            store.database.leaveAsItIs()
+            store.close()
+            throw error
+        }
     }
 
     deinit { store.close() }

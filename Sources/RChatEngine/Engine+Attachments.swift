@@ -25,7 +25,7 @@ extension Engine {
         let contact = conversation.contact
         if !stored.itemTaken && !conversation.sent.contains(item.message) {
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
-            let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: item.encodedContent,
+            let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
                                          keys: keys, conversation: conversation.secret)
             do { try sendOnLink(conversation, .envelope(envelope), as: .message(contact.id, item.message), flush: false) } catch { return false }
             conversation.sent.insert(item.message)

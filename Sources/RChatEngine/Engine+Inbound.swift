@@ -29,6 +29,8 @@ extension Engine {
         var partialFiles: [String: OpenFile] = [:]
         /// Files no longer needed once the batch committed (a partial file made whole).
         var filesToRemove: [String] = []
+        /// Messages of this batch that came with a disappearing timer.
+        var timers: [(LiveConversation, MessageID, DisappearingTimer)] = []
         /// Files being received that moved in this batch: their progress goes to the sender
         /// once the batch is durable.
         var fileProgress: [MessageRowID: (LiveConversation, MessageID, Int, complete: Bool)] = [:]
@@ -336,17 +338,27 @@ extension Engine {
             return
         }
         switch header.kind {
-        case .message:
+        case .message, .timedMessage:
             guard !contact.isBlocked, !contact.isDeleted else { return }
+            var encoded = body
+            if header.kind == .timedMessage {
+                // The timer it was written with, then its content.
+                var r = ByteReader(body)
+                guard let seconds = try? r.u32(), let timer = DisappearingTimer(rawValue: seconds), timer != .off else {
+                    return rejectForged("a message from \(contact.name) with a timer that is not one")
+                }
+                encoded = Array(body.dropFirst(4))
+                after.timers.append((conversation, header.messageID, timer))
+            }
             let content: MessageContent
-            if let decoded { content = decoded } else {
-                do { content = try MessageContent(decoding: body) } catch {
+            if let decoded, header.kind == .message { content = decoded } else {
+                do { content = try MessageContent(decoding: encoded) } catch {
                     return rejectForged("a message from \(contact.name) whose content does not decode (\(error))")
                 }
             }
-            // What this version cannot show (an attachment, a timer change) is kept as it came
-            // and shown as a row saying so (`MessageContent.displayText`).
-            after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: body,
+            // What this version cannot show (a timer change from a later version) is kept as it
+            // came and shown as a row saying so (`MessageContent.displayText`).
+            after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
                                                                  sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
         case .chunk:
             try receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: conversation, tx, &after)
@@ -406,9 +418,18 @@ extension Engine {
             after.receiptsOwed += stored.count
             after.stored.append((conversation, stored.map(\.owed)))
             for message in messages {
-                if case .attachment(let attachment) = message.content {
+                switch message.content {
+                case .attachment(let attachment):
                     try attachmentItemStored(conversation, id: message.id, attachment, tx)
+                case .control(.timerChanged(let timer)):
+                    // Every side applies every change by the same rule, so both end on the same timer.
+                    if try tx.applyTimer(timer, setBy: message.id, contact: id) { after.events.append(.conversationsChanged) }
+                case .text:
+                    break
                 }
+            }
+            for (c, messageID, timer) in after.timers where c === conversation {
+                try tx.setExpiry(contact: id, ids: [messageID], after: timer)
             }
             let contents = Dictionary(messages.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
             for message in stored {

@@ -48,7 +48,7 @@ extension Engine {
                 // A relay slow to read (or not reading) has a backlog: the rest stays in the
                 // outbox until it took it (`backlogDrained`).
                 guard client.hasRoom(), let sequence = saved.takeSendSequence() else { break }
-                let envelope = Envelope.seal(kind: .message, messageID: item.id, sequence: sequence, body: item.encodedContent,
+                let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
                                              keys: keys, conversation: conversation.secret)
                 do {
                     try sendOnLink(conversation, .envelope(envelope), as: .message(contact.id, item.message), flush: false)
@@ -183,6 +183,8 @@ extension Engine {
                 if !chunksTaken.isEmpty || !attachmentItems.isEmpty {
                     taken += try attachmentsTaken(chunks: chunksTaken, items: attachmentItems, tx, &events)
                 }
+                // A disappearing message's clock starts when it is sent: when the relay took it.
+                try tx.startExpiry(messages: taken, at: t)
                 for change in try tx.raiseStatuses(messages: taken, event: .relayAcknowledged, at: t) where change.changed {
                     if let contactID = takenFor[change.message], conversations[contactID] != nil {
                         events.append(.statusChanged(conversation: contactID.conversation, id: change.id, status: change.current))
@@ -324,6 +326,7 @@ extension Engine {
     func runTimers() throws(EngineError) {
         thread.check()
         if let due = receiptsDue, due <= ticks { try flushReceipts() }
+        try deleteExpiredMessages()
         let retryTime = ticks
         for conversation in conversations.values where conversation.controlRetries.contains(where: { $0.at <= retryTime }) {
             let due = conversation.controlRetries.filter { $0.at <= retryTime }
@@ -373,6 +376,34 @@ extension Engine {
         if nowTicks - lastOutboxSweep > 1 {
             lastOutboxSweep = nowTicks
             for conversation in conversations.values where conversation.backoffPending { try flushOutbox(conversation) }
+        }
+    }
+}
+
+extension OutboxItem {
+    /// A message written with a disappearing timer travels as `timedMessage`, its timer first.
+    var envelopeKind: EnvelopeKind { expiresAfter == nil ? .message : .timedMessage }
+
+    var envelopeBody: [UInt8] {
+        guard let seconds = expiresAfter else { return encodedContent }
+        var w = ByteWriter(capacity: 4 + encodedContent.count)
+        w.u32(seconds)
+        w.raw(encodedContent)
+        return w.bytes
+    }
+}
+
+extension Engine {
+    /// Disappearing messages whose time ran out go, with their files and alerts; a running
+    /// view hears which (`itemsRemoved`).
+    func deleteExpiredMessages() throws(EngineError) {
+        let expired = try account.deleteExpired()
+        guard !expired.isEmpty else { return }
+        log("\(expired.count) disappearing message(s) deleted")
+        var byConversation: [ContactID: [MessageID]] = [:]
+        for message in expired { byConversation[message.contact, default: []].append(message.id) }
+        for (contact, ids) in byConversation.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            emit(.itemsRemoved(conversation: contact.conversation, ids: ids))
         }
     }
 }

@@ -26,6 +26,8 @@ public struct StoredMessage: Equatable, Sendable {
     public let keysFingerprint: [UInt8]?
     /// Its place in the conversation (see `conversation(contact:limit:before:)`).
     public let position: Int64
+    /// When it disappears, unix seconds: its timer's clock started (nil: no timer, or not yet).
+    public var expiresAt: Int64? = nil
 
     public var isOutgoing: Bool { direction == .outgoing }
 }

@@ -9,7 +9,7 @@ extension StoreAccess {
         SELECT m.rowid AS rowid, m.contact_id AS contact_id, m.id AS id, m.direction AS direction, m.content AS content,
                s.status AS status, m.resent AS resent, m.auto_resent_at AS auto_resent_at, m.created_at AS created_at,
                m.received_at AS received_at, m.read_at AS read_at, m.seq AS seq, m.keys_fingerprint AS keys_fingerprint,
-               m.position AS position
+               m.position AS position, m.expires_at AS expires_at
         FROM messages AS m LEFT JOIN message_status AS s ON s.message_rowid = m.rowid
         """
     }
@@ -93,7 +93,7 @@ extension StoreAccess {
     }
 
     static func decodeMessage(_ row: Row) throws -> StoredMessage {
-        StoredMessage(
+        var message = StoredMessage(
             rowID: try row.messageRowID("rowid"), contact: try row.contactID("contact_id"),
             id: try row.messageID("id", table: "messages"),
             direction: try row.enumValue("direction", table: "messages", as: Direction.self),
@@ -102,6 +102,8 @@ extension StoreAccess {
             createdAt: try row.int64("created_at"), receivedAt: try row.optionalInt64("received_at"),
             readAt: try row.optionalInt64("read_at"), seq: try row.optionalInt64("seq"),
             keysFingerprint: try row.optionalBlob("keys_fingerprint"), position: try row.int64("position"))
+        message.expiresAt = try row.optionalInt64("expires_at")
+        return message
     }
 }
 

@@ -55,6 +55,7 @@ enum Migrations {
         Migration(version: 7, sql: SchemaDrafts.sql),
         Migration(version: 8, sql: SchemaSearch.sql),
         Migration(version: 9, sql: SchemaAttachments.sql),
+        Migration(version: 10, sql: SchemaTimers.sql),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

@@ -15,6 +15,8 @@ public struct OutboxItem: Equatable, Sendable {
     public let nextAttemptAt: Int64
     /// The session it was last sent in, if any: a new session sends it again.
     public let sentInSession: [UInt8]?
+    /// The disappearing timer it was written with, in seconds (nil: none): it travels with it.
+    public let expiresAfter: UInt32?
 }
 
 /// The durable send queue. A message enters it with `insertOutgoing` (same transaction) or
@@ -25,7 +27,7 @@ extension StoreAccess {
     private static var outboxSelect: String {
         """
         SELECT o.message_rowid, m.contact_id, m.id, m.content, m.seq, m.created_at,
-               o.attempts, o.next_attempt_at, o.sent_in_session
+               o.attempts, o.next_attempt_at, o.sent_in_session, m.expires_after
         FROM outbox o CROSS JOIN messages m ON m.rowid = o.message_rowid
         """
     }
@@ -70,6 +72,7 @@ extension StoreAccess {
                    id: try row.messageID("id", table: "messages"), content: content, encodedContent: encoded,
                    seq: try row.optionalInt64("seq"), createdAt: try row.int64("created_at"),
                    attempts: try row.int("attempts"), nextAttemptAt: try row.int64("next_attempt_at"),
-                   sentInSession: try row.optionalBlob("sent_in_session"))
+                   sentInSession: try row.optionalBlob("sent_in_session"),
+                   expiresAfter: try row.optionalInt64("expires_after").map { UInt32(clamping: $0) })
     }
 }

@@ -83,6 +83,21 @@ public final class Store: StoreAccess, @unchecked Sendable {
         return result
     }
 
+    /// Deletes the messages whose disappearing timer ran out at `now` (`deleteExpired`), with
+    /// secure delete on, so that the space they leave is zeroed; the search index is merged
+    /// afterwards, so no word of theirs stays in its older segments.
+    public func deletingExpired(at now: Int64) throws -> [ExpiredMessage] {
+        // One indexed probe when nothing is due: every command and the engine's second call this.
+        guard try database.queryOne("SELECT 1 FROM messages WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT 1",
+                                    [.integer(now)]) != nil else { return [] }
+        let previous = try database.queryOne("PRAGMA secure_delete")?.int64(at: 0) ?? 0
+        try database.execute("PRAGMA secure_delete = ON")
+        defer { try? database.execute("PRAGMA secure_delete = \(previous == 2 ? "FAST" : String(previous))") }
+        let expired = try transaction { tx in try tx.deleteExpired(at: now) }
+        if !expired.isEmpty { try database.execute("INSERT INTO message_search (message_search) VALUES ('optimize')") }
+        return expired
+    }
+
     /// Runs `body` in a transaction that overwrites secrets kept in the clear, so that no
     /// copy of them stays in the files: SQLite's secure delete is on for it (the space the
     /// old values leave is zeroed), then VACUUM rewrites the file without the free space

@@ -9,7 +9,7 @@ enum ConversationText {
             var fields: [(String, JSONLine.Value)] = [
                 ("type", .string("message")), ("id", .string(m.id.hex)), ("direction", .string(m.direction.rawValue)),
                 ("text", .string(m.text)), ("status", .optionalString(m.status?.rawValue)), ("resent", .bool(m.resent)),
-                ("at", .int(m.at)),
+                ("at", .int(m.at)), ("expires_at", m.expiresAt.map(JSONLine.Value.int) ?? .null),
             ]
             if case .attachment(let a) = m.content {
                 let transfer = m.transfer ?? .moving(done: 0)

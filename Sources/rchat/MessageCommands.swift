@@ -4,7 +4,29 @@ import RChatCore
 import RChatEngine
 
 enum MessageCommands {
-    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand, saveCommand]
+    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand, saveCommand, timerCommand]
+
+    static let timerCommand = Command(
+        name: "timer", usage: "rchat timer NAME 30s|5m|1h|8h|1d|1w|4w|off",
+        summary: "Set the conversation's disappearing-message timer, for both sides.",
+        details: """
+        Messages written from now on disappear that long after they were sent (yours) or
+        first shown (theirs), on each device. The change travels as a control item with its
+        own id, printed here; both sides show a row. If both sides change it at once, both
+        end with the later change.
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 2)
+        let name = try args.positional(0, "NAME")
+        let word = try args.positional(1, "DURATION")
+        guard let timer = DisappearingTimer(word: word) else { throw Arguments.UsageError(description: DisappearingTimer.wordsRefusal) }
+        let account = try AccountService(locations: locations)
+        let contact = try account.contact(named: name)
+        let id = try account.setTimer(timer, for: contact)
+        let shown = TerminalText.sanitized(contact.name, breaks: .shown)
+        say(timer.phrase.map { "disappearing messages set to \($0) for \(shown)" } ?? "disappearing messages off for \(shown)")
+        say(id.hex)
+    }
 
     static let fileOption = Declared<String?>.text("--file", "PATH", help: "send this file instead of a text")
     static let asOption = Declared<AttachmentKind?>("--as", "KIND", default: nil,

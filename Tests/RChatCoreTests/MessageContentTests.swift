@@ -76,7 +76,9 @@ final class MessageContentTests: XCTestCase {
         let line = MessageContent.attachment(photo).displayText(direction: .incoming)
         XCTAssertEqual(line, "Photo: beach.jpg (120.6 KB)")
         XCTAssertEqual(MessageContent.control(.timerChanged(.oneHour)).displayText(direction: .incoming),
-                       "They set disappearing messages to 1 hour. This version of rChat does not delete messages: they stay on this device.")
+                       "They set disappearing messages to 1 hour.")
+        XCTAssertEqual(MessageContent.control(.timerChanged(.oneHour)).displayText(direction: .incoming, peer: "Sam"),
+                       "Sam set disappearing messages to 1 hour.")
         XCTAssertEqual(MessageContent.control(.timerChanged(.off)).displayText(direction: .outgoing), "You turned off disappearing messages.")
         for content in [MessageContent.attachment(photo), .control(.timerChanged(.fourWeeks))] {
             for direction in [Direction.incoming, .outgoing] {

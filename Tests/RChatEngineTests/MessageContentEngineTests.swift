@@ -48,7 +48,7 @@ final class MessageContentEngineTests: RelayEngineTestCase {
         XCTAssertEqual(shown.map(\.0), [false, true, false])
         XCTAssertEqual(shown.map(\.1), [
             "File: beach.jpg (2.2 MB)",
-            "They set disappearing messages to 1 hour. This version of rChat does not delete messages: they stay on this device.",
+            "Alice set disappearing messages to 1 hour.",
             "and text again",
         ])
         XCTAssertFalse(logLines.all.contains { $0.contains("rejected") }, logLines.all.joined(separator: "\n"))

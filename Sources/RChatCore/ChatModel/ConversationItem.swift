@@ -31,6 +31,10 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     public var at: Int64
     /// For an attachment: how far its file has moved on this device; nil for anything else.
     public var transfer: AttachmentTransfer?
+    /// When it disappears (unix seconds): its disappearing timer's clock started; nil: it does not, or not yet.
+    public var expiresAt: Int64?
+    /// The contact's name, for a row that names them ("Sam set disappearing messages…").
+    public var peerName: String?
 
     public init(id: MessageID, direction: Direction, content: MessageContent, status: MessageStatus?, resent: Bool, at: Int64,
                 transfer: AttachmentTransfer? = nil) {
@@ -45,7 +49,7 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
 
     /// What the view and `rchat list` show: the text, or the one line for an item this
     /// version cannot show (`MessageContent.displayText`).
-    public var text: String { content.displayText(direction: direction) }
+    public var text: String { content.displayText(direction: direction, peer: peerName ?? "They") }
 
     /// Shown as a one-line row rather than as a message someone wrote: what is not text.
     public var showsAsRow: Bool {

@@ -23,6 +23,9 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     /// How far a file being received has come: body u32, the chunks stored there. The
     /// sender keeps at most a window of chunks ahead of it while the receiver is online.
     case fileProgress = 10
+    /// A message item written with a disappearing timer: body u32 seconds, then the content
+    /// as kind 1 carries it. The receiver keeps the message for that long once it was shown.
+    case timedMessage = 11
 }
 
 /// The part of an envelope sealed under the conversation's header key: readable by anyone

@@ -1,0 +1,20 @@
+/// The schema step for disappearing messages. Only adds columns and an index.
+///
+/// contacts.timer_seconds: the conversation's timer (0: off); timer_set_by: the id of the
+/// control item that set it (NULL: never set). Ids begin with their writer's clock in
+/// milliseconds, so comparing them bytewise is "the later change by the sender's clock,
+/// ties broken by id" (`TimerPolicy`).
+/// messages.expires_after: the timer in force when the message was written, in seconds
+/// (NULL: none); expires_at: when it is deleted, unix seconds, set when its clock starts
+/// (own messages: when the relay took them; received ones: when first shown).
+/// alerts.notification_id: the desktop notification's id, to close it when its message goes.
+enum SchemaTimers {
+    static let sql = """
+    ALTER TABLE contacts ADD COLUMN timer_seconds INTEGER NOT NULL DEFAULT 0 CHECK (timer_seconds >= 0);
+    ALTER TABLE contacts ADD COLUMN timer_set_by BLOB CHECK (timer_set_by IS NULL OR length(timer_set_by) = 16);
+    ALTER TABLE messages ADD COLUMN expires_after INTEGER CHECK (expires_after IS NULL OR expires_after > 0);
+    ALTER TABLE messages ADD COLUMN expires_at INTEGER;
+    CREATE INDEX messages_expiring ON messages (expires_at) WHERE expires_at IS NOT NULL;
+    ALTER TABLE alerts ADD COLUMN notification_id INTEGER;
+    """
+}

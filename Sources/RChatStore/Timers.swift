@@ -1,0 +1,120 @@
+import RChatCore
+import RChatSQL
+
+/// A message deleted because its timer ran out: what else must go with it, outside the store.
+public struct ExpiredMessage: Equatable, Sendable {
+    public let contact: ContactID
+    public let id: MessageID
+    /// Attachment files (relative to the home): the sent copy, the received file, partial files.
+    public let files: [String]
+    /// Desktop notifications raised for it, to close.
+    public let notifications: [Int64]
+}
+
+extension StoreAccess {
+    /// The conversation's timer and the control item that set it.
+    public func conversationTimer(contact: ContactID) throws -> (timer: DisappearingTimer, setBy: MessageID?) {
+        guard let row = try database.queryOne("SELECT timer_seconds, timer_set_by FROM contacts WHERE id = ?",
+                                              [.integer(contact.rawValue)]) else { throw StoreError.unknownContact(contact) }
+        let seconds = try row.int64("timer_seconds")
+        guard let timer = DisappearingTimer(rawValue: UInt32(clamping: seconds)), seconds >= 0 else {
+            throw StoreError.malformedValue(table: "contacts", column: "timer_seconds", detail: "\(seconds) is not a timer")
+        }
+        let by = try row.optionalBlob("timer_set_by").map { bytes throws in
+            guard let id = MessageID(bytes: bytes) else {
+                throw StoreError.malformedValue(table: "contacts", column: "timer_set_by", detail: "not a 16-byte id")
+            }
+            return id
+        }
+        return (timer, by)
+    }
+
+    /// Applies a timer change made by control item `id`, if it is the latest
+    /// (`TimerPolicy.replaces`); returns whether it did.
+    @discardableResult
+    public func applyTimer(_ timer: DisappearingTimer, setBy id: MessageID, contact: ContactID) throws -> Bool {
+        try atomically {
+            let current = try conversationTimer(contact: contact)
+            guard TimerPolicy.replaces(id, current.setBy) else { return false }
+            try database.execute("UPDATE contacts SET timer_seconds = ?, timer_set_by = ? WHERE id = ?",
+                                 [.integer(Int64(timer.rawValue)), .blob(id.bytes), .integer(contact.rawValue)])
+            return true
+        }
+    }
+
+    /// The message goes with the timer `timer` (written with it; its clock starts later).
+    public func setExpiry(message: MessageRowID, after timer: DisappearingTimer) throws {
+        guard timer != .off else { return }
+        try database.execute("UPDATE messages SET expires_after = ? WHERE rowid = ?", [.integer(Int64(timer.rawValue)), .integer(message.rawValue)])
+    }
+
+    public func setExpiry(contact: ContactID, ids: [MessageID], after timer: DisappearingTimer) throws {
+        guard timer != .off else { return }
+        var rest = ids[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(BatchSQL.listSize)
+            rest = rest.dropFirst(part.count)
+            try database.execute("""
+                UPDATE messages SET expires_after = ? WHERE contact_id = ? AND id IN \(BatchSQL.inList)
+                """, [.integer(Int64(timer.rawValue)), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
+        }
+    }
+
+    /// Starts the clocks of these messages (those with a timer whose clock has not started).
+    public func startExpiry(messages: [MessageRowID], at now: Int64) throws {
+        var rest = messages[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(BatchSQL.listSize)
+            rest = rest.dropFirst(part.count)
+            try database.execute("""
+                UPDATE messages SET expires_at = ? + expires_after
+                WHERE expires_after IS NOT NULL AND expires_at IS NULL AND rowid IN \(BatchSQL.inList)
+                """, [.integer(now)] + BatchSQL.padded(part.map { .integer($0.rawValue) }))
+        }
+    }
+
+    public func startExpiry(contact: ContactID, ids: [MessageID], at now: Int64) throws {
+        var rest = ids[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(BatchSQL.listSize)
+            rest = rest.dropFirst(part.count)
+            try database.execute("""
+                UPDATE messages SET expires_at = ? + expires_after
+                WHERE expires_after IS NOT NULL AND expires_at IS NULL AND contact_id = ? AND id IN \(BatchSQL.inList)
+                """, [.integer(now), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
+        }
+    }
+
+    /// A message's deletion time, if its clock started.
+    public func expiresAt(contact: ContactID, id: MessageID) throws -> Int64? {
+        try database.queryOne("SELECT expires_at FROM messages WHERE contact_id = ? AND id = ?",
+                              [.integer(contact.rawValue), .blob(id.bytes)])?.optionalInt64("expires_at")
+    }
+
+    /// Deletes every message whose time ran out at `now`, with what goes with it in the
+    /// store (status and timeline, outbox, attachment record, search entry, alerts), and
+    /// returns what must go outside it. Call it with secure delete on (`Store.deletingExpired`).
+    public func deleteExpired(at now: Int64, limit: Int = 1000) throws -> [ExpiredMessage] {
+        try atomically {
+            let rows = try database.query("""
+                SELECT m.rowid, m.contact_id, m.id, a.file, a.work_file, a.direction
+                FROM messages m LEFT JOIN attachments a ON a.message_rowid = m.rowid
+                WHERE m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at LIMIT ?
+                """, [.integer(now), SQLValue(limit)])
+            var expired: [ExpiredMessage] = []
+            for row in rows {
+                let message = try row.int64("rowid")
+                var files: [String] = []
+                if let file = try row.optionalString("file") { files.append(file) }
+                if let work = try row.optionalString("work_file") { files += [work, work + ".ahead"] }
+                let notifications = try database.query("SELECT notification_id FROM alerts WHERE message_rowid = ? AND notification_id IS NOT NULL",
+                                                       [.integer(message)]).map { try $0.int64("notification_id") }
+                try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message)])
+                try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
+                expired.append(ExpiredMessage(contact: ContactID(try row.int64("contact_id")), id: try row.messageID("id", table: "messages"),
+                                              files: files, notifications: notifications))
+            }
+            return expired
+        }
+    }
+}
