@@ -183,4 +183,52 @@ final class ShrinkingConversationTests: XCTestCase {
         screen = view.frame()
         XCTAssertEqual(screen.position(of: " New ").map { $0.row + 1 }, row(of: "message 81", in: screen), screen.dump)
     }
+
+    /// Many places (scrolled by pages, a selection or none) and many ways of deleting
+    /// (scattered, a block, the oldest, the newest, around the screen): each time the window
+    /// holds what the model holds there, the selected message stays selected (else the one
+    /// that took its place, else the newest), and the pane's bottom line stays on its message.
+    func testEveryPlaceAndEveryPatternAgreeWithTheModel() {
+        let patterns: [(String, (Int) -> Bool)] = [
+            ("every third", { $0 % 3 == 0 }), ("the oldest half", { $0 < 200 }), ("the newest", { $0 >= 330 }),
+            ("stripes", { ($0 / 7) % 2 == 0 }), ("a block", { (150..<300).contains($0) }), ("all but two", { $0 != 5 && $0 != 390 }),
+        ]
+        for pages in [0, 2, 7, 15] {
+            for selecting in [false, true] {
+                for (name, pattern) in patterns {
+                    let place = "\(pages) pages up, \(selecting ? "selecting" : "no selection"), \(name)"
+                    let model = long(400)
+                    let view = makeView(model, open: "Sam")
+                    _ = view.frame()
+                    for _ in 0..<pages { view.press(.pageUp) }
+                    if selecting { view.press(.tab, .up, .up) }
+                    _ = view.frame()
+                    let old = model.items[model.id("Sam")] ?? []
+                    let selectedID = view.state.selected.map { old[$0].key }
+                    let anchorID = view.state.anchor.map { old[$0.item].key }
+                    let gone = Set(old.indices.filter(pattern).compactMap { old[$0].message?.id })
+                    model.expire("Sam", Array(gone))
+                    view.handle(model.drainEvents())
+                    let now = model.items[model.id("Sam")] ?? []
+                    guard let window = view.state.window else { return XCTFail(place) }
+                    XCTAssertEqual(window.total, now.count, place)
+                    XCTAssertEqual(window.items, Array(now[window.start..<window.end]), place)
+                    if let selectedID, let was = old.firstIndex(where: { $0.key == selectedID }) {
+                        let next = old[was...].first { !($0.message.map { gone.contains($0.id) } ?? false) }
+                        let expected = next.map(\.key) ?? now.last?.key
+                        XCTAssertEqual(view.state.selected.map { now[$0].key }, expected, place)
+                    }
+                    if let anchorID, let at = now.firstIndex(where: { $0.key == anchorID }) {
+                        XCTAssertTrue(view.state.anchor?.item == at || (view.state.anchor == nil && at == now.count - 1), place)
+                    }
+                    let shown = view.frame().text.compactMap { line -> Int? in
+                        let words = line.split(separator: " ")
+                        return words.firstIndex(of: "message").flatMap { words.index(after: $0) < words.endIndex ? Int(words[$0 + 1]) : nil }
+                    }
+                    XCTAssertFalse(shown.isEmpty, place)
+                    XCTAssertTrue(shown.allSatisfy { !pattern($0) }, "\(place): \(shown)")
+                }
+            }
+        }
+    }
 }

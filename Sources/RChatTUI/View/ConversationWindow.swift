@@ -89,8 +89,8 @@ public struct ConversationWindow: Sendable {
     /// the loaded ones and moves the window by the number deleted above it, found by where
     /// its first remaining item is now, so the same items stay loaded under their new
     /// indices. Returns where every old index went, for the selection, anchor and marks.
-    /// When none of the loaded items remains, what was deleted outside the window is counted
-    /// as above it (the older messages, whose clocks started first).
+    /// When none of the loaded items remains, the window goes where the first of them was by
+    /// time: before the first remaining item that happened at its time or later.
     mutating func remove(_ ids: Set<MessageID>, model: ChatModel) -> IndexShift {
         let old = (start: start, end: end, total: total)
         let wasAtNewest = reachesNewest
@@ -102,6 +102,8 @@ public struct ConversationWindow: Sendable {
            let found = Self.locate(items[first].key, atOrBefore: min(old.start, newTotal - 1), in: conversation,
                                    total: newTotal, model: model, pageSize: pageSize) {
             newStart = found
+        } else if let first = items.first {
+            newStart = Self.firstIndex(notBefore: first.at, in: conversation, total: newTotal, model: model)
         }
         total = newTotal
         let count = wasAtNewest ? newTotal - newStart : min(keptOffsets.count, newTotal - newStart)
@@ -109,6 +111,18 @@ public struct ConversationWindow: Sendable {
         start = newStart
         return IndexShift(oldStart: old.start, oldEnd: old.end, oldTotal: old.total,
                           kept: keptOffsets.map { old.start + $0 }, newStart: newStart, newTotal: newTotal)
+    }
+
+    /// The first index whose item happened at `at` or later (items are stored in the order
+    /// they happened), by bisection: one-item reads, about log2(total) of them.
+    private static func firstIndex(notBefore at: Int64, in conversation: ConversationID, total: Int, model: ChatModel) -> Int {
+        var low = 0, high = total
+        while low < high {
+            let middle = (low + high) / 2
+            guard let item = model.page(of: conversation, before: total - 1 - middle, limit: 1).first else { return low }
+            if item.at < at { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// The index of the item `key` names, searched from `index` towards the oldest a page at
