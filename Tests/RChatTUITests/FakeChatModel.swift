@@ -124,6 +124,8 @@ final class FakeChatModel: ChatModel {
     func setTimer(_ timer: DisappearingTimer, for conversation: ConversationID) throws(ChatModelError) {
         if let error = failNextTimer { failNextTimer = nil; throw error }
         timersSet.append((conversation, timer))
+        guard let i = summaries.firstIndex(where: { $0.id == conversation }) else { return }
+        summaries[i].timer = timer
     }
     var saved: [(ConversationID, MessageID, String)] = []
     var failNextSave: ChatModelError?
@@ -253,6 +255,21 @@ final class FakeChatModel: ChatModel {
     /// How far an attachment's file has moved, as the engine would report it now.
     func setTransfer(_ contact: String, _ id: MessageID, _ transfer: AttachmentTransfer) {
         change(contact, id) { $0.transfer = transfer }
+    }
+
+    /// The ids of the messages at `indexes` of the conversation, oldest first.
+    func messageIDs(_ contact: String, _ indexes: some Sequence<Int>) -> [MessageID] {
+        let list = items[id(contact)] ?? []
+        return indexes.compactMap { list[$0].message?.id }
+    }
+
+    /// As the engine deletes messages whose timer ran out: gone from the store (pages and
+    /// counts no longer have them), then the event says which.
+    func expire(_ contact: String, _ ids: [MessageID]) {
+        let conversation = id(contact)
+        let gone = Set(ids)
+        items[conversation]?.removeAll { $0.message.map { gone.contains($0.id) } ?? false }
+        events.append(.itemsRemoved(conversation: conversation, ids: ids))
     }
 
     /// A long conversation built cheaply: n short messages alternating direction.

@@ -31,6 +31,8 @@ public struct Glyphs: Sendable {
     public var selection: String { isUnicode ? "▶" : ">" }
     public var prompt: String { isUnicode ? "› " : "> " }
     public var separator: String { isUnicode ? " · " : " | " }
+    /// Before the disappearing-message timer in the header: "⏱ 1 hour".
+    public var timer: String { isUnicode ? "⏱" : "timer" }
     public var moreAbove: String { isUnicode ? "▲" : "^" }
     public var moreBelow: String { isUnicode ? "▼" : "v" }
     /// A progress bar's done and remaining cells.

@@ -1,6 +1,7 @@
 import RChatCore
 
-/// The top bar: the open conversation and its state, always — what Enter sends goes there.
+/// The top bar: the open conversation, its state and its disappearing-message timer when
+/// there is one, always — what Enter sends goes there.
 /// (A banner for a message elsewhere is in the status bar.)
 enum HeaderBar {
     static func draw(_ state: ViewState, _ layout: Layout, _ screen: inout Screen) {
@@ -12,7 +13,11 @@ enum HeaderBar {
         col = screen.put(summary.name, row: row, column: col, style: CellStyle(bold: true, reverse: true))
         if let tag = StateTag.text(summary.state) {
             col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
-            screen.put(tag, row: row, column: col, style: CellStyle(bold: true, reverse: true, underline: true, role: .warning))
+            col = screen.put(tag, row: row, column: col, style: CellStyle(bold: true, reverse: true, underline: true, role: .warning))
+        }
+        if let phrase = summary.timer.phrase {
+            col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
+            screen.put(state.glyphs.timer + " " + phrase, row: row, column: col, style: .reverse)
         }
     }
 }

@@ -100,6 +100,8 @@ extension ChatView {
             ])
         case "rename":
             rename(to: line.dropFirst().drop { $0 != " " }.dropFirst())
+        case "timer":
+            setTimer(args)
         case "file":
             sendAttachment(line, as: nil)
         case "photo":
@@ -142,6 +144,29 @@ extension ChatView {
             try model.rename(open.id, to: String(new))
             reloadConversations()
             say("Renamed \(open.name) to \(state.summary(open.id)?.name ?? String(new)).")
+        } catch {
+            say(error.description, error: true)
+        }
+    }
+
+    /// `/timer 1h`: the open conversation's disappearing-message timer, for both sides;
+    /// `/timer` alone: what it is now.
+    func setTimer(_ args: [String]) {
+        guard let open = state.openSummary else {
+            return say("Open a conversation first: /timer DURATION sets its disappearing messages.", error: true)
+        }
+        guard let word = args.first else {
+            return say(open.timer.phrase.map { "Messages here disappear after \($0); /timer off turns that off." }
+                       ?? "Disappearing messages are off here; /timer 1h (or 30s, 5m, 8h, 1d, 1w, 4w) turns them on.")
+        }
+        guard args.count == 1, let timer = DisappearingTimer(word: word.lowercased()) else {
+            return say(DisappearingTimer.wordsRefusal, error: true)
+        }
+        do {
+            try model.setTimer(timer, for: open.id)
+            reloadConversations()
+            say(timer.phrase.map { "Disappearing messages set to \($0) for you and \(open.name)." }
+                ?? "Disappearing messages turned off for you and \(open.name).")
         } catch {
             say(error.description, error: true)
         }

@@ -45,7 +45,7 @@ extension ChatView {
         }
         let commands = KeyMap.slashCommandNames + options.demoCommands.map(\.name)
         switch Completion.complete(state.composer.text, commands: commands, takingAName: KeyMap.commandsTakingAName,
-                                   names: state.conversations.map(\.name)) {
+                                   names: state.conversations.map(\.name), words: KeyMap.commandWords) {
         case .completed(let text):
             state.composer.restore(text)
         case .candidates(let text, let all):

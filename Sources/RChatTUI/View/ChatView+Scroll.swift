@@ -117,6 +117,18 @@ extension ChatView {
         keepSelectionVisible()
     }
 
+    /// Messages of the open conversation were deleted: the window drops them, and the
+    /// selection, the pane's bottom line and the unread marks stay on what remains.
+    func dropRemoved(_ ids: [MessageID]) {
+        guard var window = state.window else { return }
+        let shift = window.remove(Set(ids), model: model)
+        state.window = window
+        state.selected = state.selected.flatMap(shift.nearest)
+        state.anchor = state.anchor.flatMap(shift.moved)
+        state.unread = state.unread.shifted(shift)
+        reportedShown.subtract(ids)
+    }
+
     func keepSelectionVisible() {
         guard state.focus == .conversation, let selected = state.selected else { return }
         let visible = visibleItems()

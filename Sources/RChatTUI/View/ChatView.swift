@@ -225,9 +225,9 @@ public final class ChatView {
                 }
             case .transferMoved(let conversation, _):
                 if conversation == state.openConversation { reloadRows = true; transfersMoved = true }
-            case .itemsRemoved(let conversation, _):
+            case .itemsRemoved(let conversation, let ids):
                 refreshList = true
-                if conversation == state.openConversation { reloadRows = true }
+                if conversation == state.openConversation { dropRemoved(ids) }
             case .rowAdded(let conversation):
                 // A row can come with Resent markers on earlier messages: fetch the range again.
                 if conversation == state.openConversation { state.window?.reload(model: model) }

@@ -1,8 +1,9 @@
 import Foundation
 
 /// Tab completion in the composer: the name of a `/command`, then, for a command that
-/// takes a contact, the contact's name (whole, spaces and all). Pure: the view passes the
-/// commands and names it knows.
+/// takes a contact, the contact's name (whole, spaces and all), or for a command that takes
+/// one of a few words (`/timer 1h`), the word. Pure: the view passes the commands, names and
+/// words it knows.
 public enum Completion: Equatable, Sendable {
     /// The composer's new text: the only candidate, with a space after a command that
     /// takes an argument's place.
@@ -14,17 +15,20 @@ public enum Completion: Equatable, Sendable {
     case none
 
     /// Completes `text` (the whole composer, which starts with `/`). Matching ignores case;
-    /// a completion is written as the candidate is.
-    public static func complete(_ text: String, commands: [String], takingAName: Set<String>, names: [String]) -> Completion {
+    /// a completion is written as the candidate is. `words`: each command that takes one of
+    /// a fixed set of words, with them.
+    public static func complete(_ text: String, commands: [String], takingAName: Set<String>, names: [String],
+                                words: [String: [String]] = [:]) -> Completion {
         guard text.hasPrefix("/") else { return .none }
         let body = text.dropFirst()
         guard let space = body.firstIndex(of: " ") else {
             return pick(prefix: String(body), from: commands, lead: "/", tail: " ")
         }
         let command = body[..<space].lowercased()
-        guard takingAName.contains(command) else { return .none }
+        let choices: [String]
+        if let fixed = words[command] { choices = fixed } else if takingAName.contains(command) { choices = names } else { return .none }
         let typed = body[body.index(after: space)...].drop { $0 == " " }
-        return pick(prefix: String(typed), from: names, lead: "/" + command + " ", tail: "")
+        return pick(prefix: String(typed), from: choices, lead: "/" + command + " ", tail: "")
     }
 
     private static func pick(prefix: String, from all: [String], lead: String, tail: String) -> Completion {

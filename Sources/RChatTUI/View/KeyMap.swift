@@ -1,3 +1,5 @@
+import RChatCore
+
 /// What a key does where: a pure table, so tests check it without a terminal and the help
 /// overlay is written from the same place.
 public enum Command: Equatable, Sendable {
@@ -194,6 +196,8 @@ public enum KeyMap {
         ("/mute, /unmute", "Silence or restore banners for this conversation"),
         ("/block, /unblock", "Block or unblock this contact"),
         ("/delete", "Delete this conversation and its messages (asks first)"),
+        ("/timer DURATION", "Disappearing messages here, for both of you: 30s, 5m, 1h, 8h, 1d, 1w, 4w or off "
+                            + "(Tab completes); /timer alone says the current one"),
         ("/file PATH", "Send a file (Tab completes the path)"),
         ("/photo PATH", "Send a picture as a photo, with its preview"),
         ("/voice", "Record a voice message: Enter sends it, Esc cancels"),
@@ -205,6 +209,9 @@ public enum KeyMap {
 
     /// The commands that take a contact's name (Tab completes it after the command).
     public static let commandsTakingAName: Set<String> = ["open", "mute", "unmute", "block", "unblock", "delete"]
+
+    /// The commands that take one of a few words, with them (Tab completes them after the command).
+    public static let commandWords: [String: [String]] = ["timer": DisappearingTimer.allCases.map(\.word)]
 
     /// The commands that take a path (Tab completes it after the command).
     public static let commandsTakingAPath: Set<String> = ["file", "photo"]

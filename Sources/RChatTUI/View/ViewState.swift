@@ -135,6 +135,19 @@ public struct UnreadMarks: Equatable, Sendable {
         }
     }
 
+    /// Items were deleted: the New line stays above the same message (the next remaining one
+    /// when it was deleted; none when none follows), and "N new" counts what remains of what
+    /// arrived below.
+    func shifted(_ shift: IndexShift) -> UnreadMarks {
+        var marks = UnreadMarks(newLine: newLine.map(shift.place).flatMap { $0 < shift.newTotal ? $0 : nil })
+        if case .arrived(let first, let count) = below {
+            let gone = (first..<max(first, shift.oldTotal)).filter(shift.removed).count
+            let place = shift.place(of: first)
+            if count > gone, place < shift.newTotal { marks.below = .arrived(first: place, count: count - gone) }
+        }
+        return marks
+    }
+
     /// Where `u` goes: the first message that arrived below and was not scrolled to, else
     /// the New line.
     var firstUnread: Int? {
