@@ -115,6 +115,18 @@ public struct AlertCenter: Sendable {
     }
 }
 
+extension AlertCenter {
+    /// The desktop notification just shown for `conversation`: kept with the alerts recorded
+    /// for it in the last minute, so it is closed when their messages disappear.
+    public func recordNotification(_ id: Int64, conversation: ConversationID) throws(EngineError) {
+        try AccountService.wrap {
+            try store.database.execute("""
+                UPDATE alerts SET notification_id = ? WHERE contact_id = ? AND notification_id IS NULL AND created_at >= ?
+                """, [.integer(id), .integer(ContactID(conversation).rawValue), .integer(clock.now() - 60)])
+        }
+    }
+}
+
 /// Where alerts appear: the desktop's notification service when one is reachable (never
 /// blocking: a hard time limit per alert), else the terminal; `--print` writes each as
 /// TITLE<TAB>TEXT to standard output.
@@ -141,9 +153,10 @@ public enum AlertSink: Sendable {
     }
 
     /// The arguments of `notify-send` for an alert: the app name, an optional default action
-    /// (clicking the alert), then the title and the body as markup-escaped text.
+    /// (clicking the alert) with `--print-id` (so the alert can be closed when its message
+    /// disappears), then the title and the body as markup-escaped text.
     public static func notifySendArguments(title: String, text: String, clickable: Bool) -> [String] {
-        ["--app-name=rChat"] + (clickable ? ["--action=default=Open"] : []) + ["--", title, AlertPolicy.desktopBody(text)]
+        ["--app-name=rChat"] + (clickable ? ["--action=default=Open", "--print-id"] : []) + ["--", title, AlertPolicy.desktopBody(text)]
     }
 
     /// Shows the alert; false when it could not be shown anywhere (a terminal device that is

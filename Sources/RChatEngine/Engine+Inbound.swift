@@ -461,6 +461,8 @@ extension Engine {
         }
         var contact = try tx.contact(accountKey: code.accountKey)
         if let known = contact, known.isBlocked || known.isDeleted { return }
+        // A timer change from someone who is not a contact yet is ignored: no request, no row.
+        if case .control = request.content, contact == nil || contact?.state == .request { return }
         // A contact sends requests only while it holds no session with us: it started over.
         // A receipt sent in the session we hold would never be read, and receipts are not
         // recovered: they wait for a session it holds.
@@ -480,6 +482,10 @@ extension Engine {
         guard let contact else { return }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
+        if case .control(.timerChanged(let timer)) = request.content,
+           try tx.applyTimer(timer, setBy: request.messageID, contact: contact.id) {
+            after.events.append(.conversationsChanged)
+        }
         conversations[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming
         after.receiptsOwed += 1
         after.events.append(.newMessage(conversation: contact.id.conversation, id: request.messageID,

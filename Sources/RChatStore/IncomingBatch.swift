@@ -46,6 +46,10 @@ extension StoreAccess {
     /// in again without it, after a lookup 64 ids to a query (`insertAssumingNew`).
     public func insertIncoming(contact: ContactID, _ messages: [IncomingMessage], at now: Int64) throws -> [StoredIncoming] {
         guard !messages.isEmpty else { return [] }
+        // A message deleted when its time ran out never comes back (a resend, a replay).
+        let expired = try expiredIDs(contact: contact, among: messages.map(\.id))
+        let messages = expired.isEmpty ? messages : messages.filter { !expired.contains($0.id) }
+        guard !messages.isEmpty else { return [] }
         return try atomically {
             // Almost always every message of a batch is new: they go in at once, and the ids
             // already stored are looked up only when the unique index refuses one (a replay,

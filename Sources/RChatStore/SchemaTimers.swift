@@ -8,6 +8,8 @@
 /// (NULL: none); expires_at: when it is deleted, unix seconds, set when its clock starts
 /// (own messages: when the relay took them; received ones: when first shown).
 /// alerts.notification_id: the desktop notification's id, to close it when its message goes.
+/// expired_messages: the ids of messages deleted when their time ran out (nothing else of
+/// them), so that no copy of one (a resend, a relay's replay) is ever stored again.
 enum SchemaTimers {
     static let sql = """
     ALTER TABLE contacts ADD COLUMN timer_seconds INTEGER NOT NULL DEFAULT 0 CHECK (timer_seconds >= 0);
@@ -16,5 +18,10 @@ enum SchemaTimers {
     ALTER TABLE messages ADD COLUMN expires_at INTEGER;
     CREATE INDEX messages_expiring ON messages (expires_at) WHERE expires_at IS NOT NULL;
     ALTER TABLE alerts ADD COLUMN notification_id INTEGER;
+    CREATE TABLE expired_messages (
+        contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+        id BLOB NOT NULL CHECK (length(id) = 16),
+        PRIMARY KEY (contact_id, id)
+    ) STRICT, WITHOUT ROWID;
     """
 }

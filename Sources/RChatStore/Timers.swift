@@ -85,6 +85,23 @@ extension StoreAccess {
         }
     }
 
+    /// Of `ids`, those of `contact`'s messages deleted when their time ran out.
+    public func expiredIDs(contact: ContactID, among ids: [MessageID]) throws -> Set<MessageID> {
+        guard try database.queryOne("SELECT 1 FROM expired_messages WHERE contact_id = ? LIMIT 1", [.integer(contact.rawValue)]) != nil
+        else { return [] }
+        var out = Set<MessageID>()
+        var rest = ids[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(BatchSQL.listSize)
+            rest = rest.dropFirst(part.count)
+            for row in try database.query("SELECT id FROM expired_messages WHERE contact_id = ? AND id IN \(BatchSQL.inList)",
+                                          [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })) {
+                out.insert(try row.messageID("id", table: "expired_messages"))
+            }
+        }
+        return out
+    }
+
     /// A message's deletion time, if its clock started.
     public func expiresAt(contact: ContactID, id: MessageID) throws -> Int64? {
         try database.queryOne("SELECT expires_at FROM messages WHERE contact_id = ? AND id = ?",
@@ -111,6 +128,8 @@ extension StoreAccess {
                                                        [.integer(message)]).map { try $0.int64("notification_id") }
                 try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message)])
                 try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
+                try database.execute("INSERT OR IGNORE INTO expired_messages (contact_id, id) VALUES (?, ?)",
+                                     [.integer(try row.int64("contact_id")), .blob(try row.blob("id"))])
                 expired.append(ExpiredMessage(contact: ContactID(try row.int64("contact_id")), id: try row.messageID("id", table: "messages"),
                                               files: files, notifications: notifications))
             }

@@ -42,12 +42,19 @@ enum NotifyCommand {
         guard let notifySend = args.value("--notify-send") else { throw Arguments.UsageError(description: "give --notify-send PATH") }
         let title = try args.positional(0, "TITLE"), text = try args.positional(1, "TEXT")
         let conversation = args[Self.conversationOption].map(ConversationID.init)
-        guard try clicked(notifySend, AlertSink.notifySendArguments(title: title, text: text, clickable: true)) else { return }
+        let shown = { (id: Int64) in
+            // Kept, so the alert is closed when its message disappears; an account that cannot
+            // be opened now only means it is not closed.
+            guard let conversation, let account = try? AccountService(locations: locations) else { return }
+            try? AlertCenter(account: account).recordNotification(id, conversation: conversation)
+        }
+        guard try clicked(notifySend, AlertSink.notifySendArguments(title: title, text: text, clickable: true), shown: shown) else { return }
         try open(conversation, locations)
     }
 
-    /// Runs notify-send and reads what it prints: the action's name once the alert is clicked.
-    static func clicked(_ notifySend: String, _ arguments: [String]) throws -> Bool {
+    /// Runs notify-send and reads what it prints: the notification's id first (`shown`),
+    /// then the action's name once the alert is clicked.
+    static func clicked(_ notifySend: String, _ arguments: [String], shown: (Int64) -> Void = { _ in }) throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: notifySend)
         process.arguments = arguments
@@ -60,7 +67,17 @@ enum NotifyCommand {
         timer.schedule(deadline: .now() + longestWait)
         timer.setEventHandler { if process.isRunning { kill(process.processIdentifier, SIGTERM) } }
         timer.resume()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        var printed = Data()
+        var idSeen = false
+        while true {
+            let part = output.fileHandleForReading.availableData
+            if part.isEmpty { break }
+            printed.append(part)
+            if !idSeen, let newline = printed.firstIndex(of: 10) {
+                idSeen = true
+                if let id = Int64(String(decoding: printed[..<newline], as: UTF8.self).trimmingCharacters(in: .whitespaces)) { shown(id) }
+            }
+        }
         process.waitUntilExit()
         timer.cancel()
         return String(decoding: printed, as: UTF8.self).split(separator: "\n").contains("default")

@@ -84,4 +84,53 @@ final class DisappearingTests: EngineTestCase {
         }
         XCTAssertEqual(try world.list("alice", "Sam"), [], "nothing stored")
     }
+
+    /// In a chat with a timer, the desktop alert goes when its message does: the id
+    /// `notify-send --print-id` gave is closed through the notification service (a fake
+    /// `notify-send` and `gdbus` on PATH record it).
+    func testTheAlertIsClosedWhenItsMessageDisappears() throws {
+        let saved: [(String, String?)] = ["PATH", "DBUS_SESSION_BUS_ADDRESS"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
+        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
+        let bin = world.box.path("fake-desktop")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let notify = """
+        #!/bin/sh
+        printf '%s\\n' "$@" >> "\(bin)/notify-args"
+        case "$*" in *--print-id*) echo 4242 ;; esac
+        exit 0
+        """
+        let gdbus = """
+        #!/bin/sh
+        printf '%s\\n' "$@" > "\(bin)/part" && mv "\(bin)/part" "\(bin)/gdbus-args"
+        """
+        for (name, text) in [("notify-send", notify), ("gdbus", gdbus)] {
+            try text.write(toFile: "\(bin)/\(name)", atomically: true, encoding: .utf8)
+            chmod("\(bin)/\(name)", 0o755)
+        }
+        setenv("PATH", bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), 1)
+        setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent", 1)
+
+        try world.makePair()
+        try world.expectSuccess(world.box.rchat("sam", ["settings", "desktop-alerts", "on"]))
+        try world.startSync("sam")
+        try world.startSync("alice")
+        let control = try XCTUnwrap(try world.box.rchat("alice", ["timer", "Sam", "30s"]).lines.last)
+        try world.waitForStatus("alice", "Sam", control, "Delivered", timeout: 20)
+        let id = try world.send("alice", to: "Sam", "gone soon")
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 20)
+        try world.eventually("the alert was shown and its id kept", timeout: 10) {
+            let db = try Database(path: self.world.box.path("sam-home") + "/rchat.db", readOnly: true)
+            defer { db.close() }
+            return try db.queryOne("SELECT 1 FROM alerts WHERE notification_id = 4242") != nil
+        }
+        try world.expectSuccess(world.box.rchat("sam", ["read", "Alice"]))
+        let shown = try XCTUnwrap(try expiresAt("sam", "Alice", id))
+        world.stopSync("sam")
+        world.stopSync("alice")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(bin)/gdbus-args"), "nothing closed before its time")
+        _ = try listed("sam", "Alice", env: ["RCHAT_FAKE_NOW": String(shown + 1)])
+        try world.eventually("the alert closed", timeout: 10) { FileManager.default.fileExists(atPath: "\(bin)/gdbus-args") }
+        let args = try String(contentsOfFile: "\(bin)/gdbus-args", encoding: .utf8).split(separator: "\n").map(String.init)
+        XCTAssertEqual(Array(args.suffix(3)), ["--method", "org.freedesktop.Notifications.CloseNotification", "4242"])
+    }
 }

@@ -115,13 +115,13 @@ final class HostileTextTests: EngineTestCase {
         XCTAssertEqual(check.status, 0, check.stderr)
         // Shown by `rchat notify`, started in the background by the check.
         try world.eventually("the alert shown", timeout: 10) {
-            (try? String(contentsOfFile: recorded, encoding: .utf8))?.split(separator: "\0").count == 5
+            (try? String(contentsOfFile: recorded, encoding: .utf8))?.split(separator: "\0").count == 6
         }
         let args = try String(contentsOfFile: recorded, encoding: .utf8).split(separator: "\0").map(String.init)
-        XCTAssertEqual(Array(args.prefix(3)), ["--app-name=rChat", "--action=default=Open", "--"])
-        XCTAssertEqual(args[3], "Mallory")
-        XCTAssertTrue(args[4].hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), args[4])
-        XCTAssertTrue(args[4].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[4])
+        XCTAssertEqual(Array(args.prefix(4)), ["--app-name=rChat", "--action=default=Open", "--print-id", "--"])
+        XCTAssertEqual(args[4], "Mallory")
+        XCTAssertTrue(args[5].hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), args[5])
+        XCTAssertTrue(args[5].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[5])
         XCTAssertEqual(terminalControls(in: args.joined(), allowing: []), [], "\(args)")
         world.stopSync("mallory")
     }

@@ -142,6 +142,7 @@ extension TUIEndToEndTests {
         #!/bin/sh
         n=$(ls "\(bin)" | grep -c '^alert-')
         printf '%s\\n' "$@" > "\(bin)/part-$n" && mv "\(bin)/part-$n" "\(bin)/alert-$n"
+        case "$*" in *--print-id*) echo "7$n" ;; esac
         case "$*" in *--action=default=*) ;; *) exit 0 ;; esac
         i=0
         while [ ! -e "\(bin)/click" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
@@ -184,7 +185,7 @@ extension TUIEndToEndTests {
         try world.waitForStatus("alice", "Sam", first, "Delivered", timeout: 20)
         try world.eventually("the alert shown", timeout: 10) { self.alerts(in: bin).count == 1 }
         let alert = alerts(in: bin)[0]
-        XCTAssertEqual(alert, ["--app-name=rChat", "--action=default=Open", "--", "Alice", "New message"])
+        XCTAssertEqual(alert, ["--app-name=rChat", "--action=default=Open", "--print-id", "--", "Alice", "New message"])
         XCTAssertFalse(alert.joined().contains("secret"))
 
         // No view runs: the click opens a terminal with the view on Alice.
