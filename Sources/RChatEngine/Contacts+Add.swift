@@ -27,6 +27,8 @@ public struct ContactSummary: Equatable {
     public let name: String
     public let state: String
     public let unread: Int
+    /// The conversation's disappearing-message timer.
+    public let timer: DisappearingTimer
 }
 
 extension AccountService {
@@ -103,7 +105,8 @@ extension AccountService {
     public func contactSummaries() throws(EngineError) -> [ContactSummary] {
         try Self.wrap {
             try store.contacts().map { c in
-                ContactSummary(name: c.name, state: c.displayState.rawValue, unread: try store.unreadCount(contact: c.id))
+                ContactSummary(name: c.name, state: c.displayState.rawValue, unread: try store.unreadCount(contact: c.id),
+                               timer: try store.conversationTimer(contact: c.id).timer)
             }
         }
     }

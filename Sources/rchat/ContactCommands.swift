@@ -39,14 +39,17 @@ enum ContactCommands {
         summary: "List contacts and their states.",
         details: """
         --json prints one object per line:
-        {"name":"…","state":"ok"|"keys-dont-match"|"blocked"|"muted"|"request","unread":N}
+        {"name":"…","state":"ok"|"keys-dont-match"|"blocked"|"muted"|"request","unread":N,"timer":"off"|"30s"|…|"4w"}
         """,
         options: [.flag("--json", help: "one JSON object per line")]
     ) { args, locations in
         try args.expectPositionals(max: 0)
         let contacts = try AccountService(locations: locations).contactSummaries()
         if args.has("--json") {
-            for c in contacts { say(JSONLine.object([("name", .string(c.name)), ("state", .string(c.state)), ("unread", .int(c.unread))])) }
+            for c in contacts {
+                say(JSONLine.object([("name", .string(c.name)), ("state", .string(c.state)), ("unread", .int(c.unread)),
+                                     ("timer", .string(c.timer.word))]))
+            }
         } else if contacts.isEmpty {
             say("no contacts yet: add one with `rchat add CODE`")
         } else {
@@ -56,7 +59,8 @@ enum ContactCommands {
             let width = names.map { TextWidth.columns(of: $0) }.max() ?? 0
             for (c, name) in zip(contacts, names) {
                 let unread = c.unread > 0 ? "  \(c.unread) unread" : ""
-                say(TextWidth.padded(name, to: width + 2) + c.state + unread)
+                let timer = c.timer.phrase.map { "  disappearing after \($0)" } ?? ""
+                say(TextWidth.padded(name, to: width + 2) + c.state + unread + timer)
             }
         }
     }

@@ -93,7 +93,7 @@ final class AccountCommandTests: XCTestCase {
         XCTAssertEqual(restoredCode.deviceKey, aliceCode.deviceKey)
         XCTAssertEqual(restoredCode.inviteToken, aliceCode.inviteToken)
         let contacts = try box.rchat("restored", ["contacts", "--json"], device: "alice-device")
-        XCTAssertEqual(contacts.lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+        XCTAssertEqual(contacts.lines, [#"{"name":"Sam","state":"ok","unread":0,"timer":"off"}"#])
 
         // New phone: new home, new device directory — same account, new device key.
         let moved = try box.rchat("newphone", ["init", "--import", file], env: ["RCHAT_PASSPHRASE": "pass phrase"])

@@ -17,7 +17,7 @@ extension ContactCommandTests {
         let rchat = Binaries.path("rchat")
         let after = try box.run(rchat, ["contacts", "--json", "--home", aliceHome, "--device-dir", aliceDevice])
         XCTAssertEqual(after.status, 0, after.stderr)
-        XCTAssertEqual(after.lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+        XCTAssertEqual(after.lines, [#"{"name":"Sam","state":"ok","unread":0,"timer":"off"}"#])
         for words in [["--home", aliceHome, "--device-dir", aliceDevice, "contacts", "--json"],
                       ["--home", aliceHome, "contacts", "--device-dir", aliceDevice, "--json"],
                       ["--home=\(aliceHome)", "--device-dir=\(aliceDevice)", "contacts", "--json"]] {

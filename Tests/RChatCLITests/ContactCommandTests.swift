@@ -28,7 +28,7 @@ final class ContactCommandTests: XCTestCase {
         let back = try box.rchat("sam", ["add", try code("alice")])
         XCTAssertEqual(back.lines.last, add.lines.last)
 
-        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0,"timer":"off"}"#])
         XCTAssertTrue(try box.rchat("alice", ["contacts"]).stdout.contains("Sam"))
         // Adding the same code again is harmless.
         let again = try box.rchat("alice", ["add", try code("sam")])
@@ -102,7 +102,7 @@ final class ContactCommandTests: XCTestCase {
         let add = try box.rchat("alice", ["add", pasted])
         XCTAssertEqual(add.status, 0, add.stderr)
         XCTAssertEqual(add.lines.first, "added Sam")
-        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0,"timer":"off"}"#])
     }
 
     func testBellSettingIsOffUntilTurnedOn() throws {
@@ -172,6 +172,6 @@ final class ContactCommandTests: XCTestCase {
         let add = try box.rchat("alice", ["add", newCode])
         XCTAssertEqual(add.status, 0, add.stderr)
         XCTAssertEqual(add.lines.first, "Sam verified again: new keys pinned")
-        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0}"#])
+        XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines, [#"{"name":"Sam","state":"ok","unread":0,"timer":"off"}"#])
     }
 }

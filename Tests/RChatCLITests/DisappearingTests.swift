@@ -133,4 +133,39 @@ final class DisappearingTests: EngineTestCase {
         let args = try String(contentsOfFile: "\(bin)/gdbus-args", encoding: .utf8).split(separator: "\n").map(String.init)
         XCTAssertEqual(Array(args.suffix(3)), ["--method", "org.freedesktop.Notifications.CloseNotification", "4242"])
     }
+
+    func timers(_ person: String) throws -> [String] {
+        let run = try world.box.rchat(person, ["contacts", "--json"])
+        try world.expectSuccess(run)
+        return try run.lines.map { try XCTUnwrap((try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["timer"] as? String) }
+    }
+
+    /// Both sides change the timer while apart: once they meet, both end on the later change
+    /// (by its writer's clock), and each shows both rows.
+    func testBothChangingAtOnceEndOnTheSameTimer() throws {
+        try world.pairWithSession()
+        world.stopSync("alice")
+        world.stopSync("sam")
+        try world.expectSuccess(world.box.rchat("alice", ["timer", "Sam", "1h"]))
+        // Later by Sam's clock (ids carry their milliseconds): Sam's change wins on both sides.
+        try world.eventually("a millisecond later", timeout: 1) { true }
+        try world.expectSuccess(world.box.rchat("sam", ["timer", "Alice", "5m"]))
+        XCTAssertEqual(try timers("alice"), ["1h"])
+        XCTAssertEqual(try timers("sam"), ["5m"])
+        try world.startSync("alice")
+        try world.startSync("sam")
+        try world.eventually("both end on the later change", timeout: 30) {
+            try self.timers("alice") == ["5m"] && self.timers("sam") == ["5m"]
+        }
+        for (person, name, them) in [("alice", "Sam", "Sam"), ("sam", "Alice", "Alice")] {
+            try world.eventually("\(person) shows both rows", timeout: 20) {
+                let texts = try self.world.list(person, name).map(\.text)
+                return texts.contains { $0.hasSuffix("set disappearing messages to 1 hour.") }
+                    && texts.contains { $0.hasSuffix("set disappearing messages to 5 minutes.") }
+                    && texts.contains { $0.hasPrefix(them) }
+            }
+        }
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
 }

@@ -30,7 +30,7 @@ final class RenameCommandTests: XCTestCase {
         XCTAssertEqual(try list("Samuel"), before, "the same messages, statuses and ids")
         XCTAssertFailsCleanly(try box.rchat("alice", ["list", "Sam"]), status: 2, mentions: "no contact named Sam")
         XCTAssertEqual(try box.rchat("alice", ["contacts", "--json"]).lines,
-                       [#"{"name":"Carol","state":"ok","unread":0}"#, #"{"name":"Samuel","state":"ok","unread":0}"#])
+                       [#"{"name":"Carol","state":"ok","unread":0,"timer":"off"}"#, #"{"name":"Samuel","state":"ok","unread":0,"timer":"off"}"#])
         XCTAssertEqual(try box.rchat("alice", ["send", "Samuel", "three"]).status, 0)
         XCTAssertEqual(try list("Samuel").count, 3)
         // Its own name in another case is not another contact's.
