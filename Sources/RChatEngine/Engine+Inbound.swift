@@ -328,7 +328,7 @@ extension Engine {
         }
         guard let body else {
             // Its id is readable, its body is not: this side lost the session it was sent in.
-            if header.kind == .message {
+            if header.kind == .message || header.kind == .timedMessage {
                 _ = try tx.recordUndecryptable(contact: contact.id, id: header.messageID, session: header.sessionID, at: now)
                 log("a message from \(contact.name) cannot be decrypted on this device")
             } else if header.kind == .chunk, try !fileIsWhole(contact.id, header.messageID, tx) {

@@ -18,6 +18,9 @@ enum Action: CustomStringConvertible {
     case allOffline(hours: Double)
     case reinstall(Int, newPhone: Bool)
     case verify(who: Int, contact: Int)
+    /// Sets the conversation's disappearing timer (to values no run outlives: what these
+    /// runs prove is that both sides end on the same timer).
+    case timer(who: Int, contact: Int, DisappearingTimer)
 
     var description: String {
         switch self {
@@ -35,6 +38,7 @@ enum Action: CustomStringConvertible {
         case let .allOffline(hours): return "everyone offline \(String(format: "%.1f", hours)) h"
         case let .reinstall(who, newPhone): return newPhone ? "new phone \(who)" : "reinstall \(who)"
         case let .verify(who, contact): return "verify \(who) enters \(contact)'s code"
+        case let .timer(who, contact, timer): return "timer \(who)→\(contact) \(timer.word)"
         }
     }
 }
@@ -67,6 +71,7 @@ extension SimulatedWorld {
         case ..<0.91: return .allOffline(hours: random.uniform(0.5...30))
         case ..<0.916: return .reinstall(who, newPhone: random.chance(0.4))
         case ..<0.93: return .verify(who: who, contact: other)
+        case ..<0.95: return .timer(who: who, contact: other, random.chance(0.5) ? .fourWeeks : .off)
         default: return .wait
         }
     }
@@ -136,6 +141,16 @@ extension SimulatedWorld {
             guard invariants.needsVerification(of: b, by: a) else { return }
             try introduce(b, to: a)
             invariants.verified(b, by: a)
+        case let .timer(who, contact, timer):
+            let a = accounts[who], b = accounts[contact]
+            let service = try a.commands(clock)
+            let contact = try service.contact(named: b.name)
+            guard contact.state == .ok else { return }
+            let id = try service.setTimer(timer, for: contact)
+            invariants.sent(id, from: a, to: b)
+            invariants.timerSet(timer, by: id, between: a, and: b)
+            trace.note("\(a.name) set the timer with \(b.name) to \(timer.word) (\(id.hex))")
+            a.engine?.wake()
         }
     }
 
@@ -199,5 +214,6 @@ extension SimulatedWorld {
         try runFor(120)
         try invariants.check(after: "healed", thorough: true)
         if failures.isEmpty { failures += invariants.undelivered() }
+        if failures.isEmpty { failures += try invariants.timersDisagree() }
     }
 }

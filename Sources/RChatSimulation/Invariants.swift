@@ -48,6 +48,37 @@ final class Invariants {
 
     var messageCount: Int { order.count }
 
+    /// Per pair of accounts (names sorted), the timer change with the greatest id, and the
+    /// installs of both when it was made.
+    private var latestTimer: [[String]: (id: MessageID, timer: DisappearingTimer, installs: [Int])] = [:]
+
+    func timerSet(_ timer: DisappearingTimer, by id: MessageID, between a: SimulatedAccount, and b: SimulatedAccount) {
+        let (first, second) = a.name < b.name ? (a, b) : (b, a)
+        let key = [first.name, second.name]
+        if TimerPolicy.replaces(id, latestTimer[key]?.id) {
+            latestTimer[key] = (id, timer, [first.installs, second.installs])
+        }
+    }
+
+    /// After healing: both sides of every pair that changed its timer show the latest change
+    /// (a side reinstalled since starts over, and is not judged).
+    func timersDisagree() throws -> [String] {
+        var wrong: [String] = []
+        for (key, latest) in latestTimer.sorted(by: { $0.key.joined() < $1.key.joined() }) {
+            let sides = key.compactMap { name in world.accounts.first { $0.name == name } }
+            guard sides.count == 2, sides.map(\.installs) == latest.installs else { continue }
+            for (me, them) in [(sides[0], sides[1]), (sides[1], sides[0])] {
+                let service = try me.commands(world.clock)
+                let (timer, setBy) = try service.store.conversationTimer(contact: service.contact(named: them.name).id)
+                if timer != latest.timer || setBy != latest.id {
+                    wrong.append("after healing, \(me.name)'s timer with \(them.name) is \(timer.word) (set by \(setBy?.hex ?? "none")), "
+                                 + "not \(latest.timer.word) (set by \(latest.id.hex))")
+                }
+            }
+        }
+        return wrong
+    }
+
     func sent(_ id: MessageID, from: SimulatedAccount, to: SimulatedAccount) {
         sent[id] = Sent(id: id, from: from.name, to: to.name, install: from.installs, createdAt: world.clock.now())
         order.append(id)
