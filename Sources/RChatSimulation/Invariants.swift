@@ -48,6 +48,26 @@ final class Invariants {
 
     var messageCount: Int { order.count }
 
+    /// Per account install, the messages it ever showed, and those that disappeared since
+    /// (their timer ran out): one of those shown again is a failure.
+    private var everPresent: [String: Set<MessageID>] = [:]
+    private var vanished: [String: Set<MessageID>] = [:]
+    private var vanishedAnywhere: Set<MessageID> = []
+
+    private func disappeared(_ present: Set<MessageID>, at account: SimulatedAccount, after what: String) {
+        let key = "\(account.name)/\(account.installs)"
+        for id in present where vanished[key]?.contains(id) == true {
+            fail("\(what): \(account.name) shows \(id.hex) again after it disappeared")
+        }
+        let gone = everPresent[key, default: []].subtracting(present)
+        if !gone.isEmpty {
+            vanished[key, default: []].formUnion(gone)
+            vanishedAnywhere.formUnion(gone)
+            world.trace.note("\(account.name): \(gone.count) message(s) disappeared")
+        }
+        everPresent[key, default: []].formUnion(present)
+    }
+
     /// Per pair of accounts (names sorted), the timer change with the greatest id, and the
     /// installs of both when it was made.
     private var latestTimer: [[String]: (id: MessageID, timer: DisappearingTimer, installs: [Int])] = [:]
@@ -126,12 +146,14 @@ final class Invariants {
         var outgoing: [(account: SimulatedAccount, message: StoredMessage)] = []
         for account in world.accounts {
             let service = try account.commands(world.clock)
+            var present: Set<MessageID> = []
             for contact in try service.store.contacts() {
                 if whole {
                     var shown: Set<MessageID> = []
                     for item in try service.conversation(contact.name) {
                         guard case .message(let m) = item else { continue }
                         if !shown.insert(m.id).inserted { fail("\(what): \(account.name) shows \(m.id.hex) twice") }
+                        present.insert(m.id)
                     }
                 }
                 let key = "\(account.name)/\(account.installs)/\(contact.id.rawValue)"
@@ -150,6 +172,7 @@ final class Invariants {
                     outgoing.append((account, message))
                 }
             }
+            if whole { disappeared(present, at: account, after: what) }
         }
         for (account, message) in outgoing {
             let id = message.id
@@ -207,6 +230,8 @@ final class Invariants {
         for id in order {
             guard let record = sent[id], let account = world.accounts.first(where: { $0.name == record.from }),
                   record.install == account.installs, let status = lastStatus[id], !status.isFinal else { continue }
+            // Its timer ran out on one side before it got through: gone, as it should be.
+            if vanishedAnywhere.contains(id) { continue }
             if mayStaySent.contains(id), status == .sent || status == .notConfirmed { continue }
             if mayStayForChangedKeys.contains(id) { continue }
             let stored = everStored[record.to]?.contains(id) ?? false
