@@ -59,7 +59,7 @@ final class Invariants {
         for id in present where vanished[key]?.contains(id) == true {
             fail("\(what): \(account.name) shows \(id.hex) again after it disappeared")
         }
-        let gone = everPresent[key, default: []].subtracting(present)
+        let gone = everPresent[key, default: []].subtracting(present).subtracting(vanished[key] ?? [])
         if !gone.isEmpty {
             vanished[key, default: []].formUnion(gone)
             vanishedAnywhere.formUnion(gone)
@@ -161,6 +161,11 @@ final class Invariants {
                     incomingRead[key] = position
                     guard everStored[account.name, default: []].insert(id).inserted else { continue }
                     world.trace.note("\(account.name) stored \(id.hex)")
+                }
+                // Stored, then gone before this check saw it (its timer ran out): its id is kept.
+                for id in try service.store.database.query("SELECT id FROM expired_messages WHERE contact_id = ? AND incoming = 1",
+                                                           [.integer(contact.id.rawValue)]).map({ try $0.blob("id") }).compactMap(MessageID.init(bytes:)) {
+                    if everStored[account.name, default: []].insert(id).inserted { world.trace.note("\(account.name) stored \(id.hex) (gone since)") }
                 }
                 // Only what can still change: from the oldest message not yet final.
                 let open = order.lazy.compactMap { self.sent[$0] }.filter {

@@ -69,7 +69,8 @@ extension StoreAccess {
     func nextPosition(contact: ContactID) throws -> Int64 {
         let last = try database.queryOne("""
             SELECT max(coalesce((SELECT position FROM messages WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0),
-                       coalesce((SELECT position FROM system_rows WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0))
+                       coalesce((SELECT position FROM system_rows WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0),
+                       coalesce((SELECT position FROM expired_messages WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0))
             """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
         return last + 1
     }

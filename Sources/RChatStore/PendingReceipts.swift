@@ -23,9 +23,15 @@ extension StoreAccess {
     /// Delivered receipts owed to `contact`, oldest first: incoming messages after its mark
     /// and after `position` (what this run already sent, nil: nothing).
     public func deliveredReceiptsOwed(contact: ContactID, after position: Int64?, limit: Int) throws -> [OwedDelivered] {
+        // A message that disappeared before its receipt went still owes it (expired_messages).
         try database.query("""
             SELECT id, position FROM messages
             WHERE contact_id = ?1 AND direction = 'in'
+              AND position > max(?2, (SELECT delivered_receipted_through FROM contacts WHERE id = ?1))
+              AND position <= (SELECT last_incoming_position FROM contacts WHERE id = ?1)
+            UNION ALL
+            SELECT id, position FROM expired_messages
+            WHERE contact_id = ?1 AND incoming = 1
               AND position > max(?2, (SELECT delivered_receipted_through FROM contacts WHERE id = ?1))
               AND position <= (SELECT last_incoming_position FROM contacts WHERE id = ?1)
             ORDER BY position LIMIT ?3
@@ -58,7 +64,10 @@ extension StoreAccess {
     /// The Read receipts owed to `contact`, oldest first.
     public func readReceiptsOwed(contact: ContactID, limit: Int) throws -> [MessageID] {
         try database.query("""
-            SELECT id FROM messages WHERE contact_id = ? AND read_owed = 1 ORDER BY position LIMIT ?
+            SELECT id, position FROM messages WHERE contact_id = ?1 AND read_owed = 1
+            UNION ALL
+            SELECT id, position FROM expired_messages WHERE contact_id = ?1 AND read_owed = 1
+            ORDER BY position LIMIT ?2
             """, [.integer(contact.rawValue), .integer(Int64(limit))]).map { try $0.messageID("id", table: "messages") }
     }
 
@@ -73,10 +82,16 @@ extension StoreAccess {
         while !rest.isEmpty {
             let part = rest.prefix(BatchSQL.listSize)
             rest = rest.dropFirst(part.count)
+            let args = [SQLValue(owed), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })
             try database.execute("""
                 UPDATE messages SET read_owed = ?1 WHERE contact_id = ?2 AND direction = 'in' AND id IN \(BatchSQL.inList)
                   AND (?1 = 0 OR NOT EXISTS (SELECT 1 FROM attachments a WHERE a.message_rowid = messages.rowid AND a.state <> 'complete'))
-                """, [SQLValue(owed), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
+                """, args)
+            // Settled: also for messages that disappeared meanwhile.
+            if !owed {
+                try database.execute("UPDATE expired_messages SET read_owed = 0 WHERE ?1 = 0 AND read_owed = 1 AND contact_id = ?2 AND id IN \(BatchSQL.inList)",
+                                     args)
+            }
         }
     }
 
@@ -86,6 +101,7 @@ extension StoreAccess {
             SELECT id FROM contacts AS c
             WHERE last_incoming_position > delivered_receipted_through
                OR EXISTS (SELECT 1 FROM messages WHERE contact_id = c.id AND read_owed = 1)
+               OR EXISTS (SELECT 1 FROM expired_messages WHERE contact_id = c.id AND read_owed = 1)
             """).map { ContactID(try $0.int64("id")) }
     }
 }

@@ -9,7 +9,9 @@
 /// (own messages: when the relay took them; received ones: when first shown).
 /// alerts.notification_id: the desktop notification's id, to close it when its message goes.
 /// expired_messages: the ids of messages deleted when their time ran out (nothing else of
-/// them), so that no copy of one (a resend, a relay's replay) is ever stored again.
+/// them), so that no copy of one (a resend, a relay's replay) is ever stored again; its place,
+/// which no later message takes (a Delivered receipt is owed by place), and for one received
+/// whether its Read receipt is still owed: receipts owed when it went still go.
 enum SchemaTimers {
     static let sql = """
     ALTER TABLE contacts ADD COLUMN timer_seconds INTEGER NOT NULL DEFAULT 0 CHECK (timer_seconds >= 0);
@@ -21,7 +23,11 @@ enum SchemaTimers {
     CREATE TABLE expired_messages (
         contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
         id BLOB NOT NULL CHECK (length(id) = 16),
+        position INTEGER NOT NULL,
+        incoming INTEGER NOT NULL CHECK (incoming IN (0, 1)),
+        read_owed INTEGER NOT NULL DEFAULT 0 CHECK (read_owed IN (0, 1)),
         PRIMARY KEY (contact_id, id)
     ) STRICT, WITHOUT ROWID;
+    CREATE INDEX expired_messages_by_position ON expired_messages (contact_id, position);
     """
 }

@@ -114,7 +114,8 @@ extension StoreAccess {
     public func deleteExpired(at now: Int64, limit: Int = 1000) throws -> [ExpiredMessage] {
         try atomically {
             let rows = try database.query("""
-                SELECT m.rowid, m.contact_id, m.id, a.file, a.work_file, a.direction
+                SELECT m.rowid, m.contact_id, m.id, m.direction AS message_direction, m.position, m.read_owed,
+                       a.file, a.work_file, a.direction
                 FROM messages m LEFT JOIN attachments a ON a.message_rowid = m.rowid
                 WHERE m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at LIMIT ?
                 """, [.integer(now), SQLValue(limit)])
@@ -128,8 +129,11 @@ extension StoreAccess {
                                                        [.integer(message)]).map { try $0.int64("notification_id") }
                 try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message)])
                 try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
-                try database.execute("INSERT OR IGNORE INTO expired_messages (contact_id, id) VALUES (?, ?)",
-                                     [.integer(try row.int64("contact_id")), .blob(try row.blob("id"))])
+                let incoming = try row.string("message_direction") == Direction.incoming.rawValue
+                try database.execute("""
+                    INSERT OR IGNORE INTO expired_messages (contact_id, id, position, incoming, read_owed) VALUES (?, ?, ?, ?, ?)
+                    """, [.integer(try row.int64("contact_id")), .blob(try row.blob("id")), .integer(try row.int64("position")),
+                          SQLValue(incoming), .integer(incoming ? try row.int64("read_owed") : 0)])
                 expired.append(ExpiredMessage(contact: ContactID(try row.int64("contact_id")), id: try row.messageID("id", table: "messages"),
                                               files: files, notifications: notifications))
             }
