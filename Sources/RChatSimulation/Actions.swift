@@ -72,10 +72,8 @@ extension SimulatedWorld {
         case ..<0.916: return .reinstall(who, newPhone: random.chance(0.4))
         case ..<0.93: return .verify(who: who, contact: other)
         case ..<0.95:
-            // No run outlives 4 weeks. With 30-second timers the simulation still finds messages
-            // that stay Sent after their receiver stored them and they disappeared
-            // (docs/ARCHITECTURE.md, "Disappearing messages"): open.
-            let timers: [DisappearingTimer] = [.off, .fourWeeks]
+            // 30 seconds runs out inside a run; 4 weeks never does.
+            let timers: [DisappearingTimer] = [.off, .thirtySeconds, .fourWeeks]
             return .timer(who: who, contact: other, timers[Int.random(in: 0..<timers.count, using: &random)])
         default: return .wait
         }

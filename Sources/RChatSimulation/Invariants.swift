@@ -49,7 +49,8 @@ final class Invariants {
     var messageCount: Int { order.count }
 
     /// Per account install, the messages it ever showed, and those that disappeared since
-    /// (their timer ran out): one of those shown again is a failure.
+    /// (their timer ran out; seen gone, or in its tombstones): one of those shown again is a
+    /// failure, and one that disappeared before it got through is not owed delivery.
     private var everPresent: [String: Set<MessageID>] = [:]
     private var vanished: [String: Set<MessageID>] = [:]
     private var vanishedAnywhere: Set<MessageID> = []
@@ -162,10 +163,15 @@ final class Invariants {
                     guard everStored[account.name, default: []].insert(id).inserted else { continue }
                     world.trace.note("\(account.name) stored \(id.hex)")
                 }
-                // Stored, then gone before this check saw it (its timer ran out): its id is kept.
-                for id in try service.store.database.query("SELECT id FROM expired_messages WHERE contact_id = ? AND incoming = 1",
-                                                           [.integer(contact.id.rawValue)]).map({ try $0.blob("id") }).compactMap(MessageID.init(bytes:)) {
-                    if everStored[account.name, default: []].insert(id).inserted { world.trace.note("\(account.name) stored \(id.hex) (gone since)") }
+                // Gone since (its timer ran out), perhaps before a check saw it: its id is kept.
+                for row in try service.store.database.query("SELECT id, incoming FROM expired_messages WHERE contact_id = ?",
+                                                            [.integer(contact.id.rawValue)]) {
+                    guard let id = MessageID(bytes: try row.blob("id")) else { continue }
+                    if try row.int64("incoming") == 1, everStored[account.name, default: []].insert(id).inserted {
+                        world.trace.note("\(account.name) stored \(id.hex) (gone since)")
+                    }
+                    vanished["\(account.name)/\(account.installs)", default: []].insert(id)
+                    vanishedAnywhere.insert(id)
                 }
                 // Only what can still change: from the oldest message not yet final.
                 let open = order.lazy.compactMap { self.sent[$0] }.filter {
