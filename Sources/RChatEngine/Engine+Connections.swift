@@ -69,7 +69,10 @@ extension Engine {
         if policy.pairs, address == identity.relay {
             do { try client.registerInvites(salts: [identity.inviteSalt]) } catch { log("cannot register the invite: \(error)") }
         }
-        for conversation in conversations.values where conversation.relay == address { present(conversation) }
+        for conversation in conversations.values where conversation.relay == address {
+            conversation.recoveryCode = .notYet
+            present(conversation)
+        }
         let early = connection.early
         connection.early.removeAll()
         for event in early {
@@ -189,7 +192,9 @@ extension Engine {
         // readable with the keys it saved.
         let side: ConversationLink.Side = conversation.role == .initiator ? .initiator : .responder
         let peerLink = PeerLink(id: link, generation: connection.generation, code: code)
-        guard case .success = conversation.apply(.linked(peerLink, as: side), at: now), side == .initiator else { return }
+        guard case .success = conversation.apply(.linked(peerLink, as: side), at: now) else { return }
+        conversation.recoveryCode = .notYet
+        guard side == .initiator else { return }
         do {
             let initiator = try Handshake.Initiator(
                 me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),

@@ -293,6 +293,10 @@ extension Engine {
     /// Seconds between presentations of the codes of conversations without a link, under
     /// the relay's pairing timeout (300 s by default).
     static let presentAgainSeconds: Double = 240
+    /// Seconds an established side presents its counter codes alone before it adds today's
+    /// recovery code: long enough for a contact online at the same moment to meet it on the
+    /// counter code, short enough that a contact who started over is found soon.
+    static let recoveryCodeAfterSeconds: Double = 10
     static let receiptsPerFrame = 1024
 
     func receiptEnvelope(_ kind: EnvelopeKind, _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
@@ -312,6 +316,7 @@ extension Engine {
         if let due = receiptsDue { next = min(next, due) }
         for conversation in conversations.values {
             for retry in conversation.controlRetries { next = min(next, retry.at) }
+            if case .due(let at) = conversation.recoveryCode { next = min(next, at) }
         }
         for connection in connections.values {
             if connection.client == nil {
@@ -365,6 +370,15 @@ extension Engine {
             for conversation in conversations.values
             where conversation.relay == connection.address && (conversation.linkState.link?.peerGone ?? true) {
                 present(conversation)
+            }
+        }
+        for conversation in conversations.values {
+            guard case .due(let at) = conversation.recoveryCode, at <= nowTicks else { continue }
+            if conversation.linkState.link?.peerGone ?? true {
+                conversation.recoveryCode = .listening
+                present(conversation)
+            } else {
+                conversation.recoveryCode = .notYet
             }
         }
         for connection in connections.values where connection.keepaliveAt <= nowTicks {

@@ -435,7 +435,19 @@ public final class Engine: @unchecked Sendable {
     /// Offers this conversation's rendezvous codes at its relay.
     func present(_ conversation: LiveConversation) {
         guard policy.pairs, conversation.isReachable, let connection = connections[conversation.relay], let client = connection.client else { return }
-        let codes = RendezvousCode.presented(for: conversation.secret, at: now, reconnectCounter: conversation.saved?.reconnectCounter)
+        let presentation: RendezvousCode.Presentation
+        switch (conversation.saved?.reconnectCounter, conversation.recoveryCode) {
+        case (nil, _):
+            presentation = .startedOver
+        case (let c?, .listening):
+            presentation = .counterAndRecovery(c)
+        case (let c?, .due):
+            presentation = .counter(c)
+        case (let c?, .notYet):
+            presentation = .counter(c)
+            conversation.recoveryCode = .due(at: ticks + Self.recoveryCodeAfterSeconds)
+        }
+        let codes = RendezvousCode.presented(for: conversation.secret, at: now, presentation)
         for code in codes { codeIndex[HashedBytes(code.bytes)] = conversation.contact.id }
         keyringDirty = true
         do { try client.present(codes.map(\.bytes)) } catch { log("cannot present codes: \(error)") }

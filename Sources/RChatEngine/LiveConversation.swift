@@ -21,6 +21,9 @@ final class LiveConversation {
     let relay: RelayAddress
     /// nil: no saved state — a new conversation, or this side started over.
     var saved: SavedSessionState?
+    /// Whether this side also presents today's recovery code (`RendezvousCode.Presentation`):
+    /// only once its counter codes found nobody for a while on this connection.
+    var recoveryCode: RecoveryCodeListening = .notYet
     /// The link of this run and how far its session got (`LinkState`): changed only through
     /// `apply`, so that every event has one answer in every state.
     private(set) var linkState: ConversationLink = .unlinked
@@ -125,3 +128,14 @@ final class LiveConversation {
 /// A conversation's link state: the session it carries is known by the peer its handshake
 /// proved.
 typealias ConversationLink = LinkState<Handshake.Initiator, VerifiedPeer>
+
+/// When an established side adds today's recovery code to its counter codes (docs/PROTOCOL.md,
+/// "What a relay can link"): not while the counter code may be enough.
+enum RecoveryCodeListening {
+    /// Counter codes not presented yet on this connection, or a link was made.
+    case notYet
+    /// Counter codes presented; recovery too if no link by then (engine ticks).
+    case due(at: Double)
+    /// The counter codes found nobody: the recovery code is presented with them.
+    case listening
+}

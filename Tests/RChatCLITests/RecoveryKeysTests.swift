@@ -278,7 +278,7 @@ final class RecoveryKeysTests: RecoveryTestCase {
             .first { Handshake.Role.of(myAccountKey: $0.account.publicKey, peerAccountKey: aliceCode.accountKey) == .initiator })
         let client = try RelayClient.connect(to: try RelayAddress(parsing: world.relayAddress), mailboxKey: .generate())
         defer { client.close() }
-        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: nil).map(\.bytes))
+        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .startedOver).map(\.bytes))
         var linked: (LinkID, [UInt8])?
         try world.eventually("the relay links the attacker with Alice", timeout: 20) {
             if case .linked(let link, let code)? = client.nextEvent(timeout: 0.2) { linked = (link, code) }

@@ -24,17 +24,15 @@ final class ConversationRendezvousTests: XCTestCase {
         XCTAssertEqual(RendezvousCode.day(at: -5), 0)
     }
 
-    /// Two sides with saved state, by counter and clock: reconnect codes alone (recovery
-    /// listening off) must meet exactly when the counters are within one and clocks within a day.
+    /// Two sides with saved state, by counter and clock: counter codes alone meet exactly when
+    /// the counters are equal and the clocks within two days.
     func testEstablishedSidesMeetByCounter() {
         let cases: [(name: String, a: UInt64, b: UInt64, bClockOffset: Int64, meet: Bool)] = [
             ("same counter", 5, 5, 0, true),
-            ("b one ahead", 5, 6, 0, true),
-            ("a one ahead", 6, 5, 0, true),
-            ("two apart", 5, 7, 0, false),
+            ("b one ahead", 5, 6, 0, false),
+            ("a one ahead", 6, 5, 0, false),
             ("b's clock a day ahead", 5, 5, 86_400, true),
             ("b's clock a day behind", 5, 5, -86_400, true),
-            ("a day apart and one counter apart", 5, 6, 86_400, true),
             ("just across midnight", 5, 5, 43_201, true),
             // Both windows are ±1 day, so up to two days of skew still meet.
             ("two days apart", 5, 5, 2 * 86_400, true),
@@ -43,10 +41,14 @@ final class ConversationRendezvousTests: XCTestCase {
             ("counter at the top", UInt64.max, UInt64.max, 0, true),
         ]
         for c in cases {
-            let a = RendezvousCode.presented(for: alice, at: noon, reconnectCounter: c.a, listenForRecovery: false)
-            let b = RendezvousCode.presented(for: bob, at: noon + c.bClockOffset, reconnectCounter: c.b, listenForRecovery: false)
+            let a = RendezvousCode.presented(for: alice, at: noon, .counter(c.a))
+            let b = RendezvousCode.presented(for: bob, at: noon + c.bClockOffset, .counter(c.b))
             XCTAssertEqual(meet(a, b), c.meet, c.name)
+            XCTAssertFalse(a.contains { $0.kind == .recovery }, "counter codes alone: no recovery code")
         }
+        // Counters apart (one side failed to save): they meet once both add the recovery code.
+        XCTAssertTrue(meet(RendezvousCode.presented(for: alice, at: noon, .counterAndRecovery(5)),
+                           RendezvousCode.presented(for: bob, at: noon, .counterAndRecovery(6))))
     }
 
     func testSideWithoutStateMeetsEstablishedSideByRecoveryCode() {
@@ -57,17 +59,19 @@ final class ConversationRendezvousTests: XCTestCase {
             ("two days apart", 2 * 86_400, false),
         ]
         for c in cases {
-            let established = RendezvousCode.presented(for: alice, at: noon, reconnectCounter: 42)
-            let fresh = RendezvousCode.presented(for: bob, at: noon + c.freshClockOffset, reconnectCounter: nil)
+            let established = RendezvousCode.presented(for: alice, at: noon, .counterAndRecovery(42))
+            let fresh = RendezvousCode.presented(for: bob, at: noon + c.freshClockOffset, .startedOver)
             XCTAssertEqual(meet(established, fresh), c.meet, c.name)
             XCTAssertTrue(fresh.allSatisfy { $0.kind == .recovery })
         }
-        // Without listening for recovery, a side that started over is not found.
-        XCTAssertFalse(meet(RendezvousCode.presented(for: alice, at: noon, reconnectCounter: 42, listenForRecovery: false),
-                            RendezvousCode.presented(for: bob, at: noon, reconnectCounter: nil)))
+        // Before the established side adds its recovery code, a side that started over is not found.
+        XCTAssertFalse(meet(RendezvousCode.presented(for: alice, at: noon, .counter(42)),
+                            RendezvousCode.presented(for: bob, at: noon, .startedOver)))
         // Both started over (a brand-new contact on both sides, or both reinstalled).
-        XCTAssertTrue(meet(RendezvousCode.presented(for: alice, at: noon, reconnectCounter: nil),
-                           RendezvousCode.presented(for: bob, at: noon, reconnectCounter: nil)))
+        XCTAssertTrue(meet(RendezvousCode.presented(for: alice, at: noon, .startedOver),
+                           RendezvousCode.presented(for: bob, at: noon, .startedOver)))
+        XCTAssertEqual(RendezvousCode.Presentation.first(reconnectCounter: nil), .startedOver)
+        XCTAssertEqual(RendezvousCode.Presentation.first(reconnectCounter: 3), .counter(3))
     }
 
     func testDifferentConversationsNeverCollide() {
@@ -79,7 +83,8 @@ final class ConversationRendezvousTests: XCTestCase {
         for (i, conversation) in [alice, carol, aliceAndCarol].enumerated() {
             for d in Int64(0)..<10 {
                 for counter: UInt64? in [nil, 0, 1, 2, 3, 100] {
-                    for code in RendezvousCode.presented(for: conversation, at: noon + d * 86_400, reconnectCounter: counter) {
+                    let presentation = counter.map(RendezvousCode.Presentation.counterAndRecovery) ?? .startedOver
+                    for code in RendezvousCode.presented(for: conversation, at: noon + d * 86_400, presentation) {
                         codes[i].insert(code.bytes)
                     }
                 }
@@ -91,23 +96,24 @@ final class ConversationRendezvousTests: XCTestCase {
     }
 
     func testPresentedSetIsSmallDistinctAndChangesDaily() {
-        for counter: UInt64? in [nil, 0, 9] {
-            let today = RendezvousCode.presented(for: alice, at: noon, reconnectCounter: counter)
+        for presentation: RendezvousCode.Presentation in [.startedOver, .counter(0), .counterAndRecovery(9)] {
+            let today = RendezvousCode.presented(for: alice, at: noon, presentation)
             XCTAssertLessThanOrEqual(today.count, 16)
             XCTAssertEqual(Set(today.map(\.bytes)).count, today.count, "no duplicates")
             XCTAssertTrue(today.allSatisfy { $0.bytes.count == RendezvousCode.byteCount })
             // Three days on, nothing repeats: links on different days look unrelated.
-            let later = RendezvousCode.presented(for: alice, at: noon + 3 * 86_400, reconnectCounter: counter)
+            let later = RendezvousCode.presented(for: alice, at: noon + 3 * 86_400, presentation)
             XCTAssertTrue(Set(today.map(\.bytes)).isDisjoint(with: Set(later.map(\.bytes))))
         }
-        XCTAssertEqual(RendezvousCode.presented(for: alice, at: noon, reconnectCounter: 3).count, 7)
-        XCTAssertEqual(RendezvousCode.presented(for: alice, at: noon, reconnectCounter: nil).count, 3)
-        XCTAssertEqual(RendezvousCode.presented(for: alice, at: 100, reconnectCounter: nil).count, 2, "day 0 has no day before")
+        XCTAssertEqual(RendezvousCode.presented(for: alice, at: noon, .counter(3)).count, 3)
+        XCTAssertEqual(RendezvousCode.presented(for: alice, at: noon, .counterAndRecovery(3)).count, 4)
+        XCTAssertEqual(RendezvousCode.presented(for: alice, at: noon, .startedOver).count, 3)
+        XCTAssertEqual(RendezvousCode.presented(for: alice, at: 100, .startedOver).count, 2, "day 0 has no day before")
     }
 
     func testNextCounterRule() {
         let cases: [(mine: UInt64?, peers: UInt64?, next: UInt64)] = [
-            (0, 0, 1), (5, 5, 6), (5, 6, 6), (6, 5, 6), (nil, 7, 8), (7, nil, 8), (nil, nil, 1),
+            (0, 0, 1), (5, 5, 6), (5, 6, 7), (6, 5, 7), (nil, 7, 8), (7, nil, 8), (nil, nil, 1),
         ]
         for c in cases {
             XCTAssertEqual(ReconnectCounter.next(mine: c.mine, peers: c.peers), c.next, "\(String(describing: c.mine)), \(String(describing: c.peers))")
@@ -115,19 +121,35 @@ final class ConversationRendezvousTests: XCTestCase {
         }
     }
 
-    /// Sessions in a row where either side may crash before saving the new counter: the two
-    /// sides must always still meet by reconnect codes alone.
-    func testCountersStayWithinOneWhateverSideFailsToSave() {
+    /// Sessions in a row where either side may crash before saving the new counter. Every
+    /// time the two sides meet: on counter codes alone when both saved the last session,
+    /// else once both add today's recovery code. And a side that saved never presents a
+    /// counter code it presented at an earlier reconnect, so a relay cannot link two
+    /// reconnects of the pair by a code they share.
+    func testSidesAlwaysMeetAndNoCounterCodeIsPresentedOnTwoReconnects() {
         // Each step: (alice saves, bob saves). Every pattern of length 5.
         for pattern in 0..<(1 << 10) {
             var a: UInt64 = 0, b: UInt64 = 0
+            var aSaved = true, bSaved = true
+            var presentedByA: Set<[UInt8]> = [], presentedByB: Set<[UInt8]> = []
             for step in 0..<5 {
-                let codesA = RendezvousCode.presented(for: alice, at: noon, reconnectCounter: a, listenForRecovery: false)
-                let codesB = RendezvousCode.presented(for: bob, at: noon, reconnectCounter: b, listenForRecovery: false)
-                guard meet(codesA, codesB) else { return XCTFail("pattern \(pattern) step \(step): \(a) vs \(b) do not meet") }
+                let codesA = RendezvousCode.presented(for: alice, at: noon, .counter(a))
+                let codesB = RendezvousCode.presented(for: bob, at: noon, .counter(b))
+                if aSaved { XCTAssertTrue(presentedByA.isDisjoint(with: codesA.map(\.bytes)), "pattern \(pattern) step \(step): Alice repeats a code") }
+                if bSaved { XCTAssertTrue(presentedByB.isDisjoint(with: codesB.map(\.bytes)), "pattern \(pattern) step \(step): Bob repeats a code") }
+                presentedByA.formUnion(codesA.map(\.bytes)); presentedByB.formUnion(codesB.map(\.bytes))
+                if aSaved && bSaved {
+                    guard meet(codesA, codesB) else { return XCTFail("pattern \(pattern) step \(step): \(a) vs \(b) do not meet by counter") }
+                } else if !meet(codesA, codesB) {
+                    let withRecoveryA = RendezvousCode.presented(for: alice, at: noon, .counterAndRecovery(a))
+                    let withRecoveryB = RendezvousCode.presented(for: bob, at: noon, .counterAndRecovery(b))
+                    guard meet(withRecoveryA, withRecoveryB) else { return XCTFail("pattern \(pattern) step \(step): \(a) vs \(b) never meet") }
+                }
                 let next = ReconnectCounter.next(mine: a, peers: b)
-                if pattern >> (2 * step) & 1 == 1 { a = next }
-                if pattern >> (2 * step + 1) & 1 == 1 { b = next }
+                aSaved = pattern >> (2 * step) & 1 == 1
+                bSaved = pattern >> (2 * step + 1) & 1 == 1
+                if aSaved { a = next }
+                if bSaved { b = next }
             }
         }
     }

@@ -8,7 +8,7 @@ final class HandshakeTests: XCTestCase {
     func testBothSidesDeriveMatchingKeys() throws {
         let cases: [(name: String, i: UInt64?, r: UInt64?, iExt: [UInt8], rExt: [UInt8], prologue: [UInt8], next: UInt64)] = [
             ("first session", 0, 0, [], [], [], 1),
-            ("counters one apart", 5, 6, Array("hello".utf8), [], Array("link 7".utf8), 6),
+            ("counters one apart", 5, 6, Array("hello".utf8), [], Array("link 7".utf8), 7),
             ("initiator started over", nil, 3, [UInt8](repeating: 0xaa, count: 1000), [1], [], 4),
             ("responder started over, largest extension", 9, nil, [], [UInt8](repeating: 0x55, count: 65_535), [], 10),
             ("both started over", nil, nil, [], [], [], 1),

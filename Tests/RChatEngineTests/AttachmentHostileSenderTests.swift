@@ -23,7 +23,7 @@ final class AttachmentHostileSenderTests: RelayEngineTestCase {
         let secret = try ConversationSecret(myAccount: samIdentity.accountKey, peerAccountKey: aliceIdentity.accountKey.publicKey)
         let client = try RelayClient.connect(to: address, mailboxKey: SigningKey.generate(), timeout: 10)
         rawClients.append(client)
-        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: nil).map(\.bytes))
+        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .startedOver).map(\.bytes))
         let (link, code) = try nextLink(client)
         let me = Handshake.LocalIdentity(account: samIdentity.accountKey, device: sam.device)
         let pinnedAlice = Handshake.PinnedKeys(accountKey: aliceIdentity.accountKey.publicKey, deviceKey: alice.device.publicKey)

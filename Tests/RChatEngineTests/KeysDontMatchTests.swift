@@ -25,7 +25,7 @@ final class KeysDontMatchTests: RelayEngineTestCase {
             .first { Handshake.Role.of(myAccountKey: $0.account.publicKey, peerAccountKey: aliceKey) == .initiator }!
         let client = try RelayClient.connect(to: address, mailboxKey: .generate(), timeout: 10)
         rawClients.append(client)
-        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: nil).map(\.bytes))
+        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .startedOver).map(\.bytes))
         let (link, code) = try nextLink(client)
         let pinnedAlice = Handshake.PinnedKeys(accountKey: aliceKey, deviceKey: alice.device.publicKey)
         let first = try Handshake.Initiator(me: attacker, peer: pinnedAlice, reconnectCounter: nil,

@@ -42,7 +42,7 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         let secret = try ConversationSecret(myAccount: stolen, peerAccountKey: aliceIdentity.accountKey.publicKey)
         let client = try RelayClient.connect(to: address, mailboxKey: SigningKey.generate(), timeout: 10)
         rawClients.append(client)
-        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: nil).map(\.bytes))
+        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .startedOver).map(\.bytes))
         let (link, code) = try nextLink(client)
 
         let me = Handshake.LocalIdentity(account: stolen, device: attackerDevice)

@@ -35,7 +35,7 @@ final class ReplayTests: RelayEngineTestCase {
         // First link: Sam has no saved state, a handshake, then his notice: Alice resends both.
         let first = try RelayClient.connect(to: address, mailboxKey: SigningKey.generate(), timeout: 10)
         rawClients.append(first)
-        try first.present(RendezvousCode.presented(for: secret, at: now(), reconnectCounter: nil).map(\.bytes))
+        try first.present(RendezvousCode.presented(for: secret, at: now(), .startedOver).map(\.bytes))
         let (link1, code1) = try nextLink(first)
         let initiator1 = try Handshake.Initiator(me: me, peer: pinnedAlice, reconnectCounter: nil, prologue: Handshake.linkPrologue(code: code1))
         let capturedFirst = LinkFrame.handshakeFirst(initiator1.firstMessage()).encoded
@@ -72,8 +72,7 @@ final class ReplayTests: RelayEngineTestCase {
         first.close()
         let second = try RelayClient.connect(to: address, mailboxKey: SigningKey.generate(), timeout: 10)
         rawClients.append(second)
-        try second.present(RendezvousCode.presented(for: secret, at: now(), reconnectCounter: session1.nextReconnectCounter,
-                                                    listenForRecovery: false).map(\.bytes))
+        try second.present(RendezvousCode.presented(for: secret, at: now(), .counter(session1.nextReconnectCounter)).map(\.bytes))
         let (link2, code2) = try nextLink(second)
         XCTAssertNotEqual(code2, code1)
 

@@ -28,7 +28,7 @@ final class SessionConfirmationTests: RelayEngineTestCase {
         let secret = try ConversationSecret(myAccount: samIdentity.accountKey, peerAccountKey: aliceKey)
         let client = try RelayClient.connect(to: address, mailboxKey: samIdentity.mailboxKey, timeout: 10)
         rawClients.append(client)
-        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), reconnectCounter: counter).map(\.bytes))
+        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .first(reconnectCounter: counter)).map(\.bytes))
         let (link, code) = try nextLink(client)
         let initiator = try Handshake.Initiator(
             me: Handshake.LocalIdentity(account: samIdentity.accountKey, device: sam.device),

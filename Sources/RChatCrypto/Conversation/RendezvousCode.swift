@@ -5,7 +5,7 @@ import RChatCore
 /// conversation secret it cannot compute codes, and codes of different days look unrelated.
 ///
 /// - Reconnect code: `keyed-BLAKE2b(secret, "rv" ‖ day ‖ counter)`, changes every day and
-///   every reconnect (see `ReconnectCounter` for how counters stay within one of each other).
+///   every session (see `ReconnectCounter` for how counters move on).
 /// - Recovery code: `keyed-BLAKE2b(secret, "rv-recovery" ‖ day)`, counter-free, so a side
 ///   that lost its saved state (and with it the counter) can still meet its contact.
 ///
@@ -45,32 +45,50 @@ public struct RendezvousCode: Hashable, Sendable, CustomStringConvertible {
                               day: day, kind: .recovery)
     }
 
-    /// The codes one side presents for one conversation at `now` (at most 9).
+    /// What one side presents for one conversation (docs/PROTOCOL.md, "What a relay can
+    /// link").
+    public enum Presentation: Hashable, Sendable {
+        /// Saved state with counter c: reconnect codes for c only. Never today's recovery
+        /// code while the counter code may be enough (the contact is online, or comes online
+        /// and presents it), so reconnects that meet by counter cannot be linked to one
+        /// another by a code they share.
+        case counter(UInt64)
+        /// The counter codes found nobody for a while: the contact may have started over, or
+        /// one side failed to save the counter of the last session. Also today's recovery code.
+        case counterAndRecovery(UInt64)
+        /// No saved state (reinstalled, restored, new machine): recovery codes only.
+        case startedOver
+
+        /// What a side presents first: its counter codes alone, or recovery codes when it has
+        /// no counter.
+        public static func first(reconnectCounter: UInt64?) -> Presentation {
+            reconnectCounter.map(Presentation.counter) ?? .startedOver
+        }
+    }
+
+    /// The codes one side presents for one conversation at `now` (at most 4).
     ///
-    /// - With saved state (`reconnectCounter` = the stored counter c): reconnect codes for
-    ///   days d-1, d, d+1 × counters c, c+1 — clocks up to two days apart (each side's
-    ///   window reaches one day), and a peer one reconnect ahead because one side crashed
-    ///   before saving (see `ReconnectCounter`) — plus today's recovery
-    ///   code when `listenForRecovery`, so a contact that started over can find this side.
-    /// - Without saved state (`reconnectCounter == nil`: reinstalled, restored, new machine):
-    ///   recovery codes for days d-1, d, d+1 (the established side presents only its own
-    ///   today, so the skew window — one day — lives here).
+    /// - `.counter(c)`: reconnect codes for days d-1, d, d+1 with counter c: clocks up to two
+    ///   days apart meet (each side's window reaches one day). Counters move on after every
+    ///   session to a value neither side presented before (`ReconnectCounter`).
+    /// - `.counterAndRecovery(c)`: the same and today's recovery code, so a contact that
+    ///   started over, or whose counter is not this side's (a crash before saving), meets it.
+    /// - `.startedOver`: recovery codes for days d-1, d, d+1 (the established side presents
+    ///   only its own today, so the skew window — one day — lives here).
     ///
-    /// Trade-off of `listenForRecovery`: the recovery code is the same for every reconnect of
-    /// the day, so a relay can link one pair's links within a day (never across days). Turn
-    /// it off only if the engine can accept that a contact who started over is not found.
+    /// Trade-off of the recovery code: it is the same for every reconnect of the day, so a
+    /// relay can link the links of one pair that presented it within a day (never across days).
     public static func presented(for conversation: ConversationSecret, at now: Int64,
-                                 reconnectCounter: UInt64?, listenForRecovery: Bool = true) -> [RendezvousCode] {
+                                 _ presentation: Presentation) -> [RendezvousCode] {
         let today = day(at: now)
         let days = (today == 0 ? [0, 1] : [today - 1, today, today + 1])
-        guard let c = reconnectCounter else {
+        switch presentation {
+        case .startedOver:
             return days.map { recovery(conversation, day: $0) }
+        case .counter(let c):
+            return days.map { reconnect(conversation, day: $0, counter: c) }
+        case .counterAndRecovery(let c):
+            return days.map { reconnect(conversation, day: $0, counter: c) } + [recovery(conversation, day: today)]
         }
-        var codes: [RendezvousCode] = []
-        for d in days {
-            for counter in [c, c &+ 1] { codes.append(reconnect(conversation, day: d, counter: counter)) }
-        }
-        if listenForRecovery { codes.append(recovery(conversation, day: today)) }
-        return codes
     }
 }
