@@ -55,9 +55,9 @@ public struct RelayConfiguration: Sendable {
     /// share never stops a pair elsewhere from linking.
     public var maxPendingCodesPerConnection = 1_024
     public var maxPendingCodesPerMailbox = 2_048
-    /// Links made for one mailbox: a burst, refilled per second. Two engines make up to 7
+    /// Links made for one mailbox: a burst, refilled per second. Two engines make up to 4
     /// links per conversation when they meet (every code both present matches), so 2,048 is
-    /// two reconnects of a client with 146 contacts; 8 a second refills one in 2 minutes.
+    /// two reconnects of a client with 256 contacts; 8 a second refills one in 2 minutes.
     public var linkBurst = 2_048
     public var linksPerSecond = 8.0
     /// Links one connection keeps (a link costs about 700 bytes, both ends); at the bound,
