@@ -4,6 +4,8 @@
 /// to someone whose code we hold, readable only with their account key. Who sent it is
 /// proven inside, by a signature, not by the box.
 public enum SealedBox {
+    /// What sealing adds: an ephemeral public key and a tag.
+    public static let overheadBytes = 48
     public static func seal(_ plaintext: [UInt8], to recipient: [UInt8]) throws(CryptoError) -> [UInt8] {
         Sodium.ensureInitialized()
         guard recipient.count == AgreementKey.keyBytes else { throw .badKeyLength(expected: AgreementKey.keyBytes, got: recipient.count) }

@@ -56,6 +56,21 @@ extension Engine {
     /// drain. What cannot wait, and a batch with nothing queued behind it, is synced here.
     func handleDeliveries(_ batch: [Arrival]) throws(EngineError) {
         thread.check()
+        // Cover and dummies leave no trace: acknowledged, never stored. A batch of nothing
+        // else opens no transaction.
+        var batch = batch
+        if batch.contains(where: { isTraceless($0.inbound) }) {
+            var dropped: [Arrival] = []
+            batch.removeAll { arrival in
+                guard isTraceless(arrival.inbound) else { return false }
+                dropped.append(arrival)
+                return true
+            }
+            for (connection, inbound) in dropped where connections[connection.address] === connection {
+                try? connection.client?.acknowledge([inbound.delivery.id], flush: true)
+            }
+            guard !batch.isEmpty else { return }
+        }
         var after = AfterCommit()
         try AccountService.wrap {
             try store.transactionSyncedLater { tx in
@@ -128,10 +143,36 @@ extension Engine {
         }
     }
 
+    /// Whether a delivery is dropped without a trace: this mailbox's own cover, or a dummy
+    /// (an empty cover envelope) in a session it does not confirm. A session's first frame
+    /// from the peer confirms it, whatever its kind, and goes the way of every frame.
+    func isTraceless(_ inbound: Inbound) -> Bool {
+        switch inbound.delivery.origin {
+        case .own:
+            return true
+        case .invite:
+            return false
+        case .link(let code):
+            guard let opened = inbound.opened, opened.header.kind == .cover, opened.body.isEmpty,
+                  let (conversation, header, _, _) = usable(opened, known: codeIndex[HashedBytes(code)].flatMap { conversations[$0] })
+            else { return false }
+            return !confirms(header, in: conversation)
+        }
+    }
+
+    /// Whether a frame that opened in `conversation` shows that the peer holds the session
+    /// this side sends in until it is confirmed.
+    private func confirms(_ header: EnvelopeHeader, in conversation: LiveConversation) -> Bool {
+        guard let saved = conversation.saved else { return false }
+        return (saved.sendingUntilConfirmed != nil || !saved.peerHoldsCurrent) && header.sessionID == saved.current?.keys.sessionID
+    }
+
     private func receive(_ inbound: Inbound, on connection: RelayConnection, _ tx: StoreTransaction,
                          _ after: inout AfterCommit) throws {
         let delivery = inbound.delivery
         switch delivery.origin {
+        case .own:
+            return
         case .invite:
             try receiveRequest(delivery.payload, tx, &after)
         case .link(let code):
@@ -320,8 +361,7 @@ extension Engine {
     private func receiveEnvelope(_ opening: Opening, at heldAt: Int64, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let (conversation, header, body, decoded) = opening
         let contact = conversation.contact
-        if body != nil, let saved = conversation.saved, saved.sendingUntilConfirmed != nil || !saved.peerHoldsCurrent,
-           header.sessionID == saved.current?.keys.sessionID {
+        if body != nil, confirms(header, in: conversation) {
             // The peer holds the new session: send in it from now on.
             conversation.saved?.confirm()
             after.sessionsConfirmed = true

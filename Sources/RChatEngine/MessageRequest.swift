@@ -9,11 +9,13 @@ import RChatCrypto
 /// code and an account-key signature over everything, bound to the recipient — so nobody
 /// else can write in the sender's name, and a request cannot be redirected to another person.
 ///
-/// Layout before sealing: u8 version (2) ‖ u16-long contact code ‖ 16 message id ‖
-/// u64 created at ‖ u32-long `MessageContent` encoding ‖ 64 signature. (Version 1 carried
-/// text in place of the content; it is refused, not misread.)
+/// Layout before sealing: `Padding` of (u8 version (3) ‖ u16-long contact code ‖ 16 message
+/// id ‖ u64 created at ‖ u32-long `MessageContent` encoding ‖ 64 signature), as long as
+/// makes the sealed payload with its own padding trailer one of `Padding.payloadSizes`:
+/// the relay sees the size class, never the content's length. (Version 1 carried text in
+/// place of the content, version 2 was not padded; both are refused, not misread.)
 public struct MessageRequest: Equatable {
-    static let version: UInt8 = 2
+    static let version: UInt8 = 3
     static let label = Array("rchat message request v1".utf8)
 
     public var senderCode: String
@@ -28,6 +30,7 @@ public struct MessageRequest: Equatable {
         self.content = content
     }
 
+    /// The payload handed to the relay: the sealed box, padded.
     public func sealed(from account: SigningKey, to recipientAccountKey: [UInt8]) throws(EngineError) -> [UInt8] {
         let body = content.encoded()
         var w = ByteWriter(capacity: 512 + body.count)
@@ -39,16 +42,17 @@ public struct MessageRequest: Equatable {
         let signature = account.sign(Self.label + recipientAccountKey + w.bytes)
         w.raw(signature)
         guard let recipient = Signature.agreementPublicKey(fromSigningKey: recipientAccountKey),
-              let box = try? SealedBox.seal(w.bytes, to: recipient)
+              let box = try? SealedBox.seal(Padding.padded(w.bytes, sizes: Padding.payloadSizes,
+                                                           outside: SealedBox.overheadBytes + Padding.trailerBytes), to: recipient)
         else { throw .crypto("the contact's account key cannot receive a request") }
-        return box
+        return Padding.padded(box, sizes: Padding.payloadSizes)
     }
 
-    /// Opens a request sent to this account; nil for anything not genuinely from the code
+    /// Opens a request (the padded payload) sent to this account; nil for anything not genuinely from the code
     /// it carries.
-    static func open(_ box: [UInt8], account: SigningKey) -> (request: MessageRequest, code: ContactCode)? {
-        guard let plain = try? SealedBox.open(box, with: account.agreementKey()),
-              plain.count > SigningKey.signatureBytes else { return nil }
+    static func open(_ payload: [UInt8], account: SigningKey) -> (request: MessageRequest, code: ContactCode)? {
+        guard let box = try? Padding.unpadded(payload), let padded = try? SealedBox.open(box, with: account.agreementKey()),
+              let plain = try? Padding.unpadded(padded), plain.count > SigningKey.signatureBytes else { return nil }
         let signed = Array(plain.dropLast(SigningKey.signatureBytes))
         let signature = Array(plain.suffix(SigningKey.signatureBytes))
         var r = ByteReader(signed)

@@ -19,7 +19,8 @@ struct PersistedItem {
 /// for a whole burst, and nothing acknowledged that is not on disk. Origin and payload are
 /// sealed with a key derived from the relay's static key, bound to the row's id, mailbox
 /// and time, so rows cannot be read, altered or swapped without that key. Sealed content:
-/// origin kind u8 ‖ (kind 3: rendezvous code 32 | kind 2: invite token 16) ‖ payload; kind 1
+/// origin kind u8 ‖ (kind 3: rendezvous code 32 | kind 2: invite token 16 | kind 4: the
+/// mailbox's own cover, nothing) ‖ payload; kind 1
 /// (code 32 ‖ sender mailbox 32) is still read, from files written before the relay stopped
 /// recording who sent what.
 final class HeldPersistence {
@@ -73,6 +74,7 @@ final class HeldPersistence {
         switch origin {
         case .link(let code): w.u8(3); w.raw(code)
         case .invite(let token): w.u8(2); w.raw(token.bytes)
+        case .own: w.u8(4)
         }
         w.raw(payload)
         return w.bytes
@@ -92,6 +94,8 @@ final class HeldPersistence {
         case 2:
             guard let token = (try? r.raw(16)).flatMap(InviteToken.init(bytes:)) else { return nil }
             return (.invite(token), r.rest())
+        case 4:
+            return (.own, r.rest())
         default:
             return nil
         }

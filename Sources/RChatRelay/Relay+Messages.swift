@@ -108,6 +108,9 @@ extension Relay {
                     log.warning("\(session.name): invite registry full (\(configuration.maxInvites)); ignored")
                 }
             }
+        case .send(let seq, 0, let payload):
+            // Cover traffic: held for this mailbox itself, like a frame for an offline peer.
+            hold(payload, for: mailbox, origin: origins.retain(.own), seq: seq, from: session)
         case .send(let seq, let link, let payload), .sendAhead(let seq, let link, let payload):
             guard let end = session.links[link] else {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownLink.rawValue), kind: .refused)
@@ -209,7 +212,8 @@ extension Relay {
             persistence.recordHeld(id: id, mailbox: mailbox, heldAt: heldAt, origin: o, payload: payload)
         }
         let online = sessionsByMailbox[mailbox] != nil
-        sender.send(.sent(seq: seq, forwarded: online), kind: .sent)
+        // Cover to the sender's own mailbox is answered as held, as for an offline peer.
+        sender.send(.sent(seq: seq, forwarded: online && origins.origin(origin) != .own), kind: .sent)
         if online { pump(queue) }
     }
 

@@ -77,11 +77,13 @@ final class Session: StreamConnectionDelegate {
         sendEncoded(message.encoded(), kind: kind)
     }
 
-    /// Seals and queues an already encoded body (the delivery fast path).
+    /// Seals and queues an already encoded body (the delivery fast path). A `deliver` is
+    /// padded to a wire size, as clients pad theirs; the small control frames carry only the
+    /// padding's trailer (`TransportCipher.Fill`).
     func sendEncoded(_ body: [UInt8], kind: FrameCounters.Outbound) {
         guard let channel else { return }
         counters.count(kind)
-        connection.send(channel.cipher.seal(body))
+        connection.send(channel.cipher.seal(body, fill: kind == .deliver ? .toWireSize : .trailerOnly))
     }
 
     // MARK: StreamConnectionDelegate

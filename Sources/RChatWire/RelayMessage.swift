@@ -7,6 +7,8 @@ public enum DeliveryOrigin: Hashable, Sendable {
     case link(code: [UInt8])
     /// A message request sent to one of this mailbox's invite tokens.
     case invite(InviteToken)
+    /// Cover traffic this mailbox sent itself (a `send` on link 0).
+    case own
 }
 
 /// One item handed to a mailbox; acknowledge `id` once it is stored.
@@ -87,6 +89,7 @@ public enum RelayMessage: Equatable, Sendable {
         switch origin {
         case .link(let code): w.u8(1); w.raw(code)
         case .invite(let token): w.u8(2); w.raw(token.bytes)
+        case .own: w.u8(3)
         }
     }
 
@@ -114,6 +117,7 @@ public enum RelayMessage: Equatable, Sendable {
                 switch try r.u8() {
                 case 1: origin = .link(code: try r.raw(rendezvousCodeBytes))
                 case 2: origin = .invite(InviteToken(bytes: try r.raw(16))!)
+                case 3: origin = .own
                 default: return nil
                 }
                 return .deliver(Delivery(id: id, heldAt: heldAt, link: link == 0 ? nil : link, origin: origin, payloadBytes: r.restInPlace()))

@@ -1,4 +1,4 @@
-/// The relay protocol, version 2 — shared by `rchat-relay` and its clients.
+/// The relay protocol, version 3 — shared by `rchat-relay` and its clients.
 ///
 /// **Framing.** TCP; every frame is a 4-byte big-endian length and a body of at most
 /// `RelayProtocol.maximumFrameBytes`. A larger announced length closes the connection
@@ -16,6 +16,15 @@
 /// nonce made of a per-direction counter starting at 0; a replayed, reordered, dropped or
 /// altered frame fails to open, and the relay answers with an `error` and closes.
 ///
+/// **Padding.** Every sealed body is `Padding`: message ‖ zero bytes ‖ u32 message length
+/// (`TransportCipher`). A client pads every frame, and the relay every `deliver`, so that
+/// its length on the wire (length prefix, body, tag) is one of 256 B, 1 KiB, 4 KiB, 16 KiB
+/// and 64 KiB + 80 B (`Padding.wireSizes`); the relay's other frames carry the trailer only.
+/// Inside, every `send`/`sendAhead`/`request` payload is itself padded end to end to one of
+/// 176 B, 944 B, 4,016 B, 16,304 B and 64 KiB (`Padding.payloadSizes`; a payload of size S
+/// then travels in wire size S + 80), envelopes and requests inside their encryption, so
+/// the relay sees a payload's size class, not its kind or length.
+///
 /// **Identity.** The relay's first sealed frame is `challenge` (32 fresh random bytes).
 /// The client answers `auth` = mailbox public key ‖ Ed25519 signature over
 /// "rchat relay auth v1" ‖ h ‖ challenge — bound to this connection's transcript, so it
@@ -29,7 +38,7 @@
 /// | 0x01 auth | mailbox key 32, signature 64 |
 /// | 0x02 present | n u8 (1…16), n × rendezvous code 32 |
 /// | 0x03 registerInvites | n u8 (1…16), n × invite salt 16: the relay registers, for this mailbox, token = BLAKE2b-128("rchat invite v1" ‖ mailbox id ‖ salt) (`InviteToken.derived`) |
-/// | 0x04 send | seq u64, link u32, payload |
+/// | 0x04 send | seq u64, link u32, payload; link 0: cover traffic, held for this connection's own mailbox (answered `sent` outcome 1, counted in its quotas, handed back as `deliver` with origin kind 3) |
 /// | 0x05 request | seq u64, invite token 16, payload |
 /// | 0x06 acknowledge | n u16 (1…1024), n × held item id u64 |
 /// | 0x07 ping | value u64 |
@@ -45,7 +54,7 @@
 /// | 0x84 peerGone | link u32 (later sends on it are held for the peer) |
 /// | 0x85 sent | seq u64, outcome u8 (0 forwarded live, 1 held) — this is "Sent" |
 /// | 0x86 refused | seq u64, reason u8 (`RefusalReason`); nothing was held |
-/// | 0x87 deliver | item id u64, held at i64, link u32 (0: not live here), origin kind u8, origin (kind 1: rendezvous code 32; kind 2: invite token 16), payload |
+/// | 0x87 deliver | item id u64, held at i64, link u32 (0: not live here), origin kind u8, origin (kind 1: rendezvous code 32; kind 2: invite token 16; kind 3: this mailbox's own cover, nothing), payload |
 /// | 0x88 drained | — (nothing more is waiting for this mailbox right now) |
 /// | 0x89 pong | value u64 |
 /// | 0xEE error | code u8 (`RelayErrorCode`); the relay closes after it |
@@ -78,7 +87,7 @@
 /// nothing for the relay's idle timeout (300 s by default) is closed with `timeout`; a
 /// client pings every `keepaliveSeconds` to stay.
 public enum RelayProtocol {
-    public static let version: UInt8 = 2
+    public static let version: UInt8 = 3
     public static let magic: [UInt8] = [0x52, 0x43, 0x52] // "RCR"
     /// Largest payload a client may send in one frame.
     public static let maximumPayloadBytes = 64 * 1024

@@ -30,7 +30,47 @@ final class EnvelopeTests: XCTestCase {
             let toAlice = Envelope.seal(kind: c.kind, messageID: messageID, sequence: c.sequence, body: c.body, keys: b.keys, conversation: bob)
             let h2 = try Envelope.openHeader(toAlice, conversation: alice)
             XCTAssertEqual(try Envelope.openBody(toAlice, header: h2, key: a.keys.receiving), c.body)
-            XCTAssertEqual(toBob.count, Envelope.minimumBytes + c.body.count)
+            // Padded inside: with its link frame's type byte and trailer, the smallest payload size
+            // that holds the body and the padding's own trailer.
+            let needed = Envelope.framingBytes + Envelope.minimumBytes + c.body.count + Padding.trailerBytes
+            XCTAssertEqual(toBob.count + Envelope.framingBytes, Padding.payloadSizes.first { $0 >= needed })
+            XCTAssertEqual(toAlice.count, toBob.count)
+        }
+    }
+
+    func testAMessageAReceiptAndADummyOfOneSizeClassAreTheSameLength() throws {
+        let (a, _) = try pair.handshake()
+        let message = Envelope.seal(kind: .message, messageID: id(1), sequence: 1, body: MessageContent.text("see you at eight").encoded(),
+                                    keys: a.keys, conversation: alice)
+        var receipt = ByteWriter(capacity: 18)
+        receipt.u16(1); receipt.raw(id(1))
+        let delivered = Envelope.seal(kind: .receiptDelivered, messageID: id(2), sequence: 2, body: receipt.bytes, keys: a.keys, conversation: alice)
+        let dummy = Envelope.seal(kind: .cover, messageID: id(3), sequence: 3, body: [], keys: a.keys, conversation: alice)
+        XCTAssertEqual(message.count, dummy.count)
+        XCTAssertEqual(delivered.count, dummy.count)
+        XCTAssertEqual(dummy.count + Envelope.framingBytes, Padding.payloadSizes[0])
+    }
+
+    func testTheLargestChunkFitsTheLargestSize() throws {
+        let (a, _) = try pair.handshake()
+        // A chunk's body: u32 index, the stream header (first chunk), a whole sealed chunk.
+        let body = [UInt8](repeating: 7, count: 4 + FileStream.headerBytes + FileStream.cipherChunkBytes)
+        let chunk = Envelope.seal(kind: .chunk, messageID: id(5), sequence: 1, body: body, keys: a.keys, conversation: alice)
+        XCTAssertEqual(chunk.count + Envelope.framingBytes, Padding.payloadSizes.last)
+    }
+
+    func testABodyWhosePaddingDoesNotUnpadIsRefused() throws {
+        // Sealed with the session's key (so only the padding is wrong): an inner length that lies.
+        let (a, b) = try pair.handshake()
+        let header = EnvelopeHeader(kind: .message, messageID: id(4), sequence: 9, sessionID: a.id)
+        let lying: [UInt8] = [1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 40]
+        let headerBox = AEAD.sealWithRandomNonce(header.encoded(), additionalData: [Envelope.version], key: alice.sendHeaderKey)
+        let bodyBox = AEAD.seal(lying, additionalData: header.bodyAssociatedData(frameVersion: Envelope.version),
+                                nonce: AEAD.counterNonce(9, direction: a.keys.role.rawValue), key: a.keys.sendKey)
+        let frame = [Envelope.version] + headerBox + bodyBox
+        let opened = try Envelope.openHeader(frame, conversation: bob)
+        XCTAssertThrowsError(try Envelope.openBody(frame, header: opened, key: b.keys.receiving)) {
+            XCTAssertEqual($0 as? EnvelopeError, .malformed)
         }
     }
 
@@ -84,7 +124,7 @@ final class EnvelopeTests: XCTestCase {
         let cut: [(String, [UInt8], EnvelopeError)] = [
             ("empty", [], .malformed),
             ("version only", [Envelope.version], .malformed),
-            ("future version", [2] + frame.dropFirst(), .unsupportedVersion(2)),
+            ("future version", [3] + frame.dropFirst(), .unsupportedVersion(3)),
             ("header cut", Array(frame.prefix(40)), .malformed),
         ]
         for (name, bytes, error) in cut {

@@ -139,9 +139,9 @@ class RelayEngineTestCase: XCTestCase {
     /// The payload of the next frame of `type` (1: handshake first, 2: reply) on `link`.
     func linkPayload(_ client: RelayClient, _ link: LinkID, _ type: UInt8) throws -> [UInt8] {
         guard case let .delivery(d) = try nextEvent(client, "a link frame of type \(type)", {
-            if case let .delivery(d) = $0, d.link == link, d.payload.first == type { return true } else { return false }
+            if case let .delivery(d) = $0, d.link == link, (try? Padding.unpadded(d.payloadBytes))?.first == type { return true } else { return false }
         }) else { throw NSError(domain: "no frame of type \(type)", code: 1) }
-        return Array(d.payload.dropFirst())
+        return Array(try Padding.unpadded(d.payloadBytes).dropFirst())
     }
 
     /// A raw client's next link, with the rendezvous code it was made on.

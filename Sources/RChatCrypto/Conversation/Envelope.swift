@@ -4,18 +4,27 @@ import RChatCore
 ///
 /// Frame layout:
 ///
-///     u8  envelope version (1)
+///     u8  envelope version (2)
 ///     81  header box: 24-byte random nonce ‖ XChaCha20-Poly1305(header, ad = version)
 ///         under the header key for the sender (from the conversation secret)
 ///         header = u8 kind ‖ 16 message id ‖ u64 sequence ‖ 16 session id
 ///     ..  body box: XChaCha20-Poly1305(body) under the session's send key,
 ///         nonce = counterNonce(sequence, sender's role),
 ///         ad = "rchat envelope body v1" ‖ version ‖ header
+///         body = `Padding`: content ‖ zeros ‖ u32 content length, as long as makes the
+///         link frame that carries the envelope (a type byte in front, the padding trailer
+///         behind: `framingBytes`) one of `Padding.payloadSizes`. The padding is inside
+///         the encryption: the relay sees the size class, never the content's length.
 ///
 /// Replaying a whole frame opens again (same id): the receiver keeps message ids unique.
 public enum Envelope {
-    public static let version: UInt8 = 1
+    public static let version: UInt8 = 2
     static let headerBoxBytes = AEAD.nonceBytes + EnvelopeHeader.encodedBytes + AEAD.tagBytes
+    /// What the link frame carrying an envelope adds around it: its type byte and the
+    /// padding trailer of the payload.
+    public static let framingBytes = 1 + Padding.trailerBytes
+    /// Everything in the padded payload besides the padded body.
+    static let outsideBody = framingBytes + 1 + headerBoxBytes + AEAD.tagBytes
     /// The smallest possible frame (empty body).
     public static let minimumBytes = 1 + headerBoxBytes + AEAD.tagBytes
 
@@ -24,7 +33,7 @@ public enum Envelope {
         let header = EnvelopeHeader(kind: kind, messageID: messageID, sequence: sequence, sessionID: keys.sessionID)
         let headerKey = conversation.sendHeaderKey
         let headerBox = AEAD.sealWithRandomNonce(header.encoded(), additionalData: [version], key: headerKey)
-        let bodyBox = AEAD.seal(body, additionalData: header.bodyAssociatedData(frameVersion: version),
+        let bodyBox = AEAD.seal(Padding.padded(body, sizes: Padding.payloadSizes, outside: outsideBody), additionalData: header.bodyAssociatedData(frameVersion: version),
                                 nonce: AEAD.counterNonce(sequence, direction: keys.role.rawValue), key: keys.sendKey)
         return [version] + headerBox + bodyBox
     }
@@ -52,12 +61,17 @@ public enum Envelope {
     public static func openBody(_ frame: ArraySlice<UInt8>, header: EnvelopeHeader, key: ReceiveKey) throws(EnvelopeError) -> [UInt8] {
         guard constantTimeEqual(header.sessionID, key.sessionID) else { throw .wrongSession }
         let bodyBox = try split(frame).bodyBox
+        var body: [UInt8]
         do {
-            return try AEAD.open(bodyBox, additionalData: header.bodyAssociatedData(frameVersion: version)[...],
+            body = try AEAD.open(bodyBox, additionalData: header.bodyAssociatedData(frameVersion: version)[...],
                                  counter: header.sequence, direction: key.senderRole.rawValue, key: key.key)
         } catch {
             throw .bodyUnreadable
         }
+        // Sealed by the holder of the session key with padding that does not unpad: malformed.
+        guard let content = try? Padding.unpadded(body[...]) else { throw .malformed }
+        body.removeSubrange(content.endIndex...)
+        return body
     }
 
     /// Opens the body with whichever of `keys` belongs to the header's session
