@@ -170,6 +170,7 @@ extension Engine {
 
     func connectionClosed(_ connection: RelayConnection, _ error: RelayClientError?) {
         connection.client = nil
+        connection.coverAt = .infinity
         connection.inFlight.removeAll()
         connection.acknowledgementsOverdue = false
         connection.scheduleRetry(now: ticks, reconnects: policy.reconnects)
@@ -218,6 +219,8 @@ extension Engine {
         // session, and with it every receipt, would wait for the whole backlog.
         let seq = try client.send(on: link.id, frame.encoded, ahead: frame.isHandshake, flush: flush)
         connection.inFlight[seq] = what
+        // A real frame fills the steady pace's slot: no dummy in it.
+        if case .dummy = what {} else { conversation.pace.used() }
         return seq
     }
 }

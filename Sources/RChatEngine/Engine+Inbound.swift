@@ -69,6 +69,8 @@ extension Engine {
             for (connection, inbound) in dropped where connections[connection.address] === connection {
                 try? connection.client?.acknowledge([inbound.delivery.id], flush: true)
             }
+            let own = dropped.filter { if case .own = $0.inbound.delivery.origin { true } else { false } }.count
+            log.debug("dropped \(dropped.count - own) dummy frame(s) and \(own) cover frame(s) of its own without a trace")
             guard !batch.isEmpty else { return }
         }
         var after = AfterCommit()

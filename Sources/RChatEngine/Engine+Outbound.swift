@@ -81,9 +81,21 @@ extension Engine {
 
     /// The relay's answers to what we sent: `sent` is "Sent" (and the outbox row goes),
     /// `refused` keeps the message Sending and retries later.
-    func handleAnswers(_ answers: [(RelayConnection, RelayEvent)]) throws(EngineError) {
+    func handleAnswers(_ all: [(RelayConnection, RelayEvent)]) throws(EngineError) {
         thread.check()
-        for (connection, _) in answers { answersFlow(on: connection) }
+        for (connection, _) in all { answersFlow(on: connection) }
+        // Answers to dummies and cover record nothing: alone, they open no transaction.
+        let answers = all.filter { connection, event in
+            switch event {
+            case .sent(let seq, _), .refused(let seq, _):
+                guard case .dummy = connection.inFlight[seq] else { return true }
+                connection.inFlight[seq] = nil
+                return false
+            default:
+                return true
+            }
+        }
+        guard !answers.isEmpty else { return }
         let t = now
         var events: [ChatEvent] = []
         var receiptsSettled = false
@@ -131,6 +143,8 @@ extension Engine {
                                case .success = c.apply(.replyAccepted, at: t) {
                                 ready.append(c)
                             }
+                        case .dummy:
+                            break  // answered above
                         }
                     case let .refused(seq, reason):
                         guard let what = connection.inFlight.removeValue(forKey: seq) else { continue }
@@ -175,6 +189,8 @@ extension Engine {
                                 c.controlRetries.append((frame, link.id, link.generation, ticks + 1))
                                 log("the relay refused a frame to \(c.contact.name): \(reason); trying again in 1 s")
                             }
+                        case .dummy:
+                            break  // a dummy is never sent again
                         }
                     default:
                         break
@@ -202,16 +218,7 @@ extension Engine {
     /// responder the handshake completed here, so the responder moves its sending to the
     /// new session (`SavedSessionState.confirm`).
     func sendConfirmation(_ conversation: LiveConversation) {
-        guard var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
-        let envelope = Envelope.seal(kind: .cover, messageID: .fresh(clock), sequence: sequence, body: [], keys: keys,
-                                     conversation: conversation.secret)
-        let frame = LinkFrame.envelope(envelope)
-        conversation.saved = saved  // the sequence is used, whatever happens to the frame
-        do {
-            try sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))
-        } catch {
-            log("cannot confirm the session with \(conversation.contact.name): \(error)")
-        }
+        sendEmptyCover(conversation, as: .confirmation)
     }
 
     // MARK: receipts
@@ -325,12 +332,13 @@ extension Engine {
                 next = min(next, connection.keepaliveAt, connection.presentAgainAt)
             }
         }
-        return next
+        return min(next, nextSteadyTraffic)
     }
 
     func runTimers() throws(EngineError) {
         thread.check()
         if let due = receiptsDue, due <= ticks { try flushReceipts() }
+        keepSteadyTraffic()
         try deleteExpiredMessages()
         let retryTime = ticks
         for conversation in conversations.values where conversation.controlRetries.contains(where: { $0.at <= retryTime }) {

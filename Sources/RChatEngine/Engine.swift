@@ -78,6 +78,8 @@ public final class Engine: @unchecked Sendable {
     /// Seconds a relay may take none of the bytes queued for it before its connection is
     /// given up and made again (`RelayClient`'s `stallTimeout`).
     var relayStallSeconds: Double = 20
+    /// Slot lengths and cover intervals are drawn from libsodium (seeded in the simulation).
+    var random = SodiumRandomNumberGenerator()
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
     /// Called on the engine thread at the end of every turn (at least once a second while

@@ -62,9 +62,11 @@ public struct EnginePolicy: Equatable, Sendable {
     public var followsStore: Bool
     /// Batches that can wait for the disk do (group commit); else each is synced at once.
     public var groupsCommits: Bool
+    /// Keeps the `steady-traffic` pace: dummies in open sessions, cover to the own mailbox.
+    public var sendsCover: Bool
 
     public static let full = EnginePolicy(pairs: true, sends: true, sendsReceipts: true, reconnects: true,
-                                          followsStore: true, groupsCommits: true)
+                                          followsStore: true, groupsCommits: true, sendsCover: true)
     public static let check = EnginePolicy(pairs: false, sends: false, sendsReceipts: false, reconnects: false,
-                                           followsStore: false, groupsCommits: false)
+                                           followsStore: false, groupsCommits: false, sendsCover: false)
 }

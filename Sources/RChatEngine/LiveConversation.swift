@@ -56,6 +56,8 @@ final class LiveConversation {
     /// When a message's relay acknowledgement is overdue (Not confirmed), on the engine's
     /// monotonic clock (`Engine.ticks`), like `controlRetries`' times.
     var acknowledgementDeadlines: [MessageRowID: Double] = [:]
+    /// The steady-traffic slot clock while the session is open (`Engine.keepSteadyTraffic`).
+    var pace = SteadyPace.stopped
 
     /// Who this side is in this conversation: the account key it speaks with (the previous
     /// one until the contact accepts a rotation) and this device.

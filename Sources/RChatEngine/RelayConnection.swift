@@ -20,6 +20,8 @@ final class RelayConnection {
         case chunk(ContactID, MessageRowID, index: Int)
         /// Delivered receipts for whole files.
         case fileReceipts(ContactID, [MessageID])
+        /// A dummy in a session, or cover to the own mailbox: nothing to do when answered.
+        case dummy
     }
 
     let address: RelayAddress
@@ -44,6 +46,8 @@ final class RelayConnection {
     /// code after its pairing timeout (300 s by default), and a day's codes change at
     /// midnight, so a contact who comes later would otherwise find none.
     var presentAgainAt = Double.infinity
+    /// When to send the next cover frame to the own mailbox (infinity: none scheduled).
+    var coverAt = Double.infinity
 
     init(address: RelayAddress) { self.address = address }
 

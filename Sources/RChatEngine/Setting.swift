@@ -11,6 +11,7 @@ public enum Setting: String, CaseIterable, Sendable {
     case receiptBatch = "receipt-batch"
     case acknowledgementTimeout = "ack-timeout-s"
     case maxAttachment = "max-attachment-mb"
+    case steadyTraffic = "steady-traffic"
 
     /// Its key in the store's settings table.
     public var storeKey: String {
@@ -18,7 +19,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: SettingKey.showInAlerts
         case .desktopAlerts: SettingKey.alertsPermission
         case .bell: SettingKey.bell
-        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment: rawValue
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic: rawValue
         }
     }
 
@@ -29,7 +30,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: (1...1_000, 64)
         case .acknowledgementTimeout: (1...3_600, 15)
         case .maxAttachment: (1...1_048_576, 100)
-        case .showInAlerts, .desktopAlerts, .bell: nil
+        case .showInAlerts, .desktopAlerts, .bell, .steadyTraffic: nil
         }
     }
 
@@ -43,6 +44,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: "how many owed receipts send a batch at once (default 64)"
         case .acknowledgementTimeout: "seconds without a relay acknowledgement before Not confirmed (default 15)"
         case .maxAttachment: "the largest file sent, in MB of 1,048,576 bytes (default 100)"
+        case .steadyTraffic: "off, low or normal (default): while a conversation is open, a frame every 10 s (low) or 2 s (normal), a dummy when there is nothing to send, and cover frames to your own mailbox, so the relay cannot tell chatting from quiet"
         }
     }
 
@@ -58,6 +60,11 @@ public enum Setting: String, CaseIterable, Sendable {
         case .desktopAlerts, .bell:
             guard value == "on" || value == "off" else { throw .usage("\(rawValue) is on or off") }
             return self == .desktopAlerts ? (value == "on" ? "allowed" : "denied") : value
+        case .steadyTraffic:
+            guard SteadyTraffic(rawValue: value) != nil else {
+                throw .usage("steady-traffic is one of: \(SteadyTraffic.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return value
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment:
             let range = numbers!.range
             guard let n = Int(value), range.contains(n) else {
@@ -73,6 +80,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: stored ?? AlertPolicy.Content.name.rawValue
         case .desktopAlerts: stored.map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
         case .bell: stored == "on" ? "on" : "off"
+        case .steadyTraffic: stored ?? SteadyTraffic.default.rawValue
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment: stored ?? String(numbers!.default)
         }
     }

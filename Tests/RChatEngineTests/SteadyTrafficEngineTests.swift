@@ -1,0 +1,173 @@
+import Foundation
+import XCTest
+import RChatCore
+import RChatCrypto
+import RChatRelayClient
+import RChatWire
+@testable import RChatEngine
+
+/// Steady traffic end to end: Alice's engine, with `steady-traffic normal`, in a session
+/// with Sam played by a raw client of the relay protocol (his own keys) at a real relay, which
+/// reads every frame Alice's engine sends on the link as the relay hands it over.
+final class SteadyTrafficEngineTests: RelayEngineTestCase {
+    /// One frame Alice's engine sent on the link, as Sam's raw client took it.
+    struct Seen {
+        let at: Date
+        let payloadBytes: Int
+        let kind: EnvelopeKind
+        let body: [UInt8]
+        var isDummy: Bool { kind == .cover && body.isEmpty }
+    }
+
+    /// Sam in a raw client: the link, the session, and his send sequence.
+    final class RawSam {
+        let client: RelayClient
+        let link: LinkID
+        let session: Session
+        let secret: ConversationSecret
+        var sequence: UInt64 = 0
+        var seen: [Seen] = []
+
+        init(client: RelayClient, link: LinkID, session: Session, secret: ConversationSecret) {
+            self.client = client
+            self.link = link
+            self.session = session
+            self.secret = secret
+        }
+
+        func send(_ kind: EnvelopeKind, _ body: [UInt8]) throws {
+            let envelope = Envelope.seal(kind: kind, messageID: .random(), sequence: sequence, body: body, keys: session.keys, conversation: secret)
+            sequence += 1
+            _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
+        }
+    }
+
+    /// Alice's engine (logging at debug) and Sam's raw client in a session with it.
+    func aliceWithRawSam() throws -> (alice: AccountService, engine: EngineThread, sam: RawSam) {
+        let address = try startRelay()
+        let alice = try account("Alice", relay: address)
+        let samAccount = try account("Sam", relay: address)
+        let samIdentity = try samAccount.identity(), aliceIdentity = try alice.identity()
+        _ = try alice.addContact(samIdentity.contactCode(device: samAccount.device), name: nil)
+        try alice.setSetting("steady-traffic", "normal")
+        let lines = logLines
+        let engine = try Engine(account: AccountService(locations: alice.locations),
+                                log: Logger(threshold: .debug, sink: { lines.append("Alice: \($0)") }))
+        let thread = EngineThread(engine: engine)
+        thread.start(name: "engine-Alice")
+        engines.append(thread)
+
+        let secret = try ConversationSecret(myAccount: samIdentity.accountKey, peerAccountKey: aliceIdentity.accountKey.publicKey)
+        let client = try RelayClient.connect(to: address, mailboxKey: samIdentity.mailboxKey, timeout: 10)
+        rawClients.append(client)
+        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .startedOver).map(\.bytes))
+        let (link, code) = try nextLink(client)
+        let me = Handshake.LocalIdentity(account: samIdentity.accountKey, device: samAccount.device)
+        let pinnedAlice = Handshake.PinnedKeys(accountKey: aliceIdentity.accountKey.publicKey, deviceKey: alice.device.publicKey)
+        let session: Session
+        if Handshake.Role.of(myAccountKey: samIdentity.accountKey.publicKey, peerAccountKey: pinnedAlice.accountKey) == .initiator {
+            let initiator = try Handshake.Initiator(me: me, peer: pinnedAlice, reconnectCounter: nil, prologue: Handshake.linkPrologue(code: code))
+            _ = try client.send(on: link, LinkFrame.handshakeFirst(initiator.firstMessage()).encoded, ahead: true)
+            session = try initiator.finish(try linkPayload(client, link, 2))
+        } else {
+            let responder = try Handshake.Responder(me: me, peer: pinnedAlice, reconnectCounter: nil, prologue: Handshake.linkPrologue(code: code))
+            let (reply, s) = try responder.respond(to: try linkPayload(client, link, 1))
+            _ = try client.send(on: link, LinkFrame.handshakeReply(reply).encoded, ahead: true)
+            session = s
+        }
+        return (alice, thread, RawSam(client: client, link: link, session: session, secret: secret))
+    }
+
+    /// Reads what Alice's engine sends on the link (acknowledging each) until `done` holds.
+    func read(_ sam: RawSam, _ what: String, seconds: Double, until done: ([Seen]) -> Bool) throws {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !done(sam.seen) {
+            guard Date() < deadline else {
+                throw NSError(domain: "timed out waiting for: \(what); seen \(sam.seen.map { "\($0.kind)" })\n"
+                              + logLines.all.joined(separator: "\n"), code: 1)
+            }
+            guard let event = sam.client.nextEvent(timeout: min(0.5, deadline.timeIntervalSinceNow)) else { continue }
+            if case .closed = event { throw NSError(domain: "the relay closed Sam's connection: \(event)", code: 1) }
+            guard case .delivery(let d) = event else { continue }
+            try sam.client.acknowledge([d.id])
+            guard d.link == sam.link, let frame = LinkFrame(d.payloadBytes), case .envelope(let bytes) = frame else { continue }
+            let header = try Envelope.openHeader(bytes, conversation: sam.secret)
+            let body = try Envelope.openBody(bytes, header: header, key: sam.session.keys.receiving)
+            sam.seen.append(Seen(at: Date(), payloadBytes: d.payloadBytes.count, kind: header.kind, body: body))
+        }
+    }
+
+    func testAnIdleSessionSendsOneDummyPerSlotWithinItsJitterAndABurstGoesAtOnce() throws {
+        let (alice, engine, sam) = try aliceWithRawSam()
+        // Sam writes first (his first frame confirms the session); Alice's Delivered comes back.
+        var text = ByteWriter()
+        text.raw(MessageContent.text("hi").encoded())
+        try sam.send(.message, text.bytes)
+        try read(sam, "Alice's Delivered receipt", seconds: 20) { $0.contains { $0.kind == .receiptDelivered } }
+
+        // Idle: a dummy in every slot, 2 s ± 30 %.
+        let start = sam.seen.count
+        try read(sam, "eight dummies", seconds: 40) { $0[start...].filter(\.isDummy).count >= 8 }
+        let idle = sam.seen[start...]
+        XCTAssertTrue(idle.allSatisfy(\.isDummy), "\(idle.map(\.kind))")
+        let times = idle.map(\.at)
+        let gaps = zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
+        // 1.4 to 2.6 s, with room for the relay's and the scheduler's delays on a busy machine.
+        for gap in gaps { XCTAssertTrue((1.2...2.9).contains(gap), "a slot of \(gap) s: \(gaps)") }
+        let mean = gaps.reduce(0, +) / Double(gaps.count)
+        XCTAssertTrue((1.5...2.5).contains(mean), "mean slot \(mean) s: \(gaps)")
+
+        // A burst of real frames goes at once, not one per slot.
+        let sent = Date()
+        for n in 1...5 { _ = try alice.send(to: "Sam", content: .text("burst \(n)")) }
+        engine.engine.wake()
+        let before = sam.seen.count
+        try read(sam, "the burst", seconds: 20) { $0[before...].filter { $0.kind == .message }.count == 5 }
+        let burst = sam.seen[before...].filter { $0.kind == .message }
+        XCTAssertLessThan(burst.last!.at.timeIntervalSince(sent), 1.5, "five frames paced one per slot would take over 7 s")
+        // The slot they went in sent no dummy: the dummies around the burst are two slots apart.
+        try read(sam, "dummies after the burst", seconds: 20) { $0[before...].filter(\.isDummy).count >= 2 }
+        let lastBefore = idle.last!.at
+        let firstAfter = sam.seen[before...].first(where: \.isDummy)!.at
+        if firstAfter > burst.last!.at {
+            XCTAssertGreaterThan(firstAfter.timeIntervalSince(lastBefore), 2.6, "no dummy in the slot that carried the burst")
+        }
+
+        // To the relay, a text message, a receipt and a dummy are one length.
+        let receipt = sam.seen.first { $0.kind == .receiptDelivered }!
+        XCTAssertEqual(Set([receipt.payloadBytes, burst[0].payloadBytes, idle.first!.payloadBytes]), [Padding.payloadSizes[0]])
+    }
+
+    func testDummiesFromThePeerAndOwnCoverLeaveNoTrace() throws {
+        let (alice, _, sam) = try aliceWithRawSam()
+        var text = ByteWriter()
+        text.raw(MessageContent.text("hi").encoded())
+        try sam.send(.message, text.bytes)
+        try read(sam, "Alice's Delivered receipt", seconds: 20) { $0.contains { $0.kind == .receiptDelivered } }
+        // The receipt's settling is the last write: wait until nothing is written for 3 s.
+        var version = try alice.store.otherWritersVersion()
+        var stableSince = Date()
+        try untilDeadline("Alice's store is quiet", seconds: 30) {
+            let now = try alice.store.otherWritersVersion()
+            if now != version { version = now; stableSince = Date() }
+            return Date().timeIntervalSince(stableSince) > 3
+        }
+        func dropped(_ kind: String) -> Int {
+            logLines.all.compactMap { line -> Int? in
+                guard line.contains("without a trace") else { return nil }
+                let words = line.split(separator: " ")
+                guard let i = words.firstIndex(where: { $0.hasPrefix(kind) }), i >= 1 else { return nil }
+                return Int(words[i - 1])
+            }.reduce(0, +)
+        }
+        let dummiesBefore = dropped("dummy"), ownBefore = dropped("cover")
+        for _ in 1...6 { try sam.send(.cover, []) }
+        try untilDeadline("Alice drops Sam's six dummies and two of her own cover frames", seconds: 30) {
+            dropped("dummy") >= dummiesBefore + 6 && dropped("cover") >= ownBefore + 2
+        }
+        XCTAssertEqual(try alice.store.otherWritersVersion(), version, "no transaction committed for dummies or cover")
+        XCTAssertEqual(try messages(alice, "Sam").map(\.text), ["hi"])
+        XCTAssertEqual(try alice.conversationSummaries().map(\.unread), [1], "only Sam's message is unread")
+        XCTAssertEqual(try rows(alice, "Sam").count, 0)
+    }
+}
