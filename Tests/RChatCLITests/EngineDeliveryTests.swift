@@ -200,6 +200,7 @@ final class EngineDeliveryTests: EngineTestCase {
     func testQuotaRefusalKeepsSendingAndRetries() throws {
         world.stopRelay(signal: SIGKILL)
         try world.startRelay(arguments: ["--quota", "3"])
+        world.steadyTraffic = "off"  // a quota of a few frames: no dummies or cover in it
         let warmUp = try world.pairWithSession()
         world.stopSync("sam")
 
@@ -228,6 +229,7 @@ final class EngineDeliveryTests: EngineTestCase {
     func testQuotaOfOneStillGetsEverythingThrough() throws {
         world.stopRelay(signal: SIGKILL)
         try world.startRelay(arguments: ["--quota", "1"])
+        world.steadyTraffic = "off"  // a quota of a few frames: no dummies or cover in it
         try world.makePair()
         try world.startSync("sam")
         try world.startSync("alice")

@@ -150,7 +150,13 @@ final class EngineWorld {
     func makeAccount(_ person: String, name: String? = nil, relay: String? = nil, receiptWindowMilliseconds: Int = 0) throws {
         try expectSuccess(box.rchat(person, ["init", "--name", name ?? Self.display(person), "--relay", relay ?? relayAddress]))
         try expectSuccess(box.rchat(person, ["settings", "receipt-window-ms", String(receiptWindowMilliseconds)]))
+        if let steadyTraffic { try expectSuccess(box.rchat(person, ["settings", "steady-traffic", steadyTraffic])) }
     }
+
+    /// `steady-traffic` for the accounts made from now on (nil: the default). Tests that count
+    /// what the relay holds, or give it a quota of a few frames, turn it off, as a user would:
+    /// dummies and cover are frames the relay holds and counts too.
+    var steadyTraffic: String?
 
     func code(_ person: String) throws -> String {
         let run = try box.rchat(person, ["code"])

@@ -1,4 +1,5 @@
 import Foundation
+import RChatCore
 @testable import RChatRelay
 import RChatRelayClient
 import RChatSQL
@@ -34,8 +35,13 @@ final class HostileRelayOperatorTests: EngineTestCase {
 
     private static func altered(_ payload: [UInt8]) -> [UInt8] {
         var copy = payload
-        copy[copy.count - 1] ^= 0x40  // in the body's authentication tag
+        copy[copy.count - 1 - Padding.trailerBytes] ^= 0x40  // in the body's authentication tag, before the padding's trailer
         return copy
+    }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        world.steadyTraffic = "off"  // it counts what the relay holds
     }
 
     func testReplayedDuplicatedAndAlteredFramesShowEachMessageOnce() throws {
