@@ -67,20 +67,22 @@ final class ContactCommandTests: XCTestCase {
     func testSettingsListTakeAndRefuse() throws {
         let listed = try box.rchat("alice", ["settings"]).lines
         XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "bell off",
-                                "receipt-window-ms 200", "receipt-batch 64", "ack-timeout-s 15", "max-attachment-mb 100"])
+                                "receipt-window-ms 200", "receipt-batch 64", "ack-timeout-s 15", "max-attachment-mb 100",
+                                "steady-traffic normal"])
         for (key, good, bad, says) in [("show-in-alerts", "message", "everything", "one of: name, nothing, message"),
                                        ("desktop-alerts", "on", "yes", "on or off"), ("bell", "on", "loud", "on or off"),
                                        ("receipt-window-ms", "0", "60001", "from 0 to 60000"),
                                        ("receipt-batch", "1000", "1001", "from 1 to 1000"),
                                        ("ack-timeout-s", "30", "zero", "from 1 to 3600"),
-                                       ("max-attachment-mb", "250", "0", "from 1 to 1048576")] {
+                                       ("max-attachment-mb", "250", "0", "from 1 to 1048576"),
+                                       ("steady-traffic", "low", "high", "one of: off, low, normal")] {
             XCTAssertFailsCleanly(try box.rchat("alice", ["settings", key, bad]), status: 2, mentions: says)
             XCTAssertEqual(try box.rchat("alice", ["settings", key, good]).lines, ["\(key) \(good)"])
         }
         XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "volume", "11"]), status: 2, mentions: "unknown setting volume")
         XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "bell on",
                                                                     "receipt-window-ms 0", "receipt-batch 1000", "ack-timeout-s 30",
-                                                                    "max-attachment-mb 250"])
+                                                                    "max-attachment-mb 250", "steady-traffic low"])
     }
 
     func testACodePastedWithSpacesAndLineBreaksIsAdded() throws {

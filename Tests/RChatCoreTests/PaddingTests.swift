@@ -46,6 +46,10 @@ final class PaddingTests: XCTestCase {
         padded[100] = 1
         XCTAssertThrowsError(try Padding.unpadded(padded)) { XCTAssertEqual($0 as? PaddingError, .paddingNotZero) }
         XCTAssertThrowsError(try Padding.unpadded([0, 0, 0])) { XCTAssertEqual($0 as? PaddingError, .tooShort) }
+        // Where every byte is authenticated already, only the length is checked.
+        XCTAssertEqual(try Padding.unpadded(padded[...], checkingZeros: false), [1, 2, 3])
+        padded[padded.count - 1] = 200
+        XCTAssertThrowsError(try Padding.unpadded(padded[...], checkingZeros: false)) { XCTAssertEqual($0 as? PaddingError, .lengthLies) }
     }
 
     func testAnUnpaddedSliceIsAPrefixInPlace() throws {
