@@ -68,8 +68,9 @@
 ///
 /// **What the relay learns.** Per connection: its address and a mailbox id (a hash of a key
 /// that names no account); which rendezvous codes it presents (random-looking, new every
-/// day and every session; docs/PROTOCOL.md "What a relay can link") and which links it is in; per frame: its size, time and the
-/// mailbox it is held for. It never sees a peer's mailbox id in `linked` or `deliver`
+/// day and every session; docs/PROTOCOL.md "What a relay can link") and which links it is in; per frame: its size class
+/// (see Padding), time and the mailbox it is held for — not its kind: a message, a receipt
+/// and a dummy of one size class are alike; cover it knows by link 0, as it must hold it. It never sees a peer's mailbox id in `linked` or `deliver`
 /// (nothing a client is told names another mailbox), and it logs links by number only,
 /// never the two connections or mailboxes a link joins. An operator watching a live relay
 /// can still see that two connections were linked at one moment; what it does not get is a
