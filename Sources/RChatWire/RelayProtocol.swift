@@ -148,6 +148,9 @@ public enum RefusalReason: UInt8, Sendable, CustomStringConvertible {
     /// The payload would take the recipient's held conversation frames past the relay's byte
     /// quota per mailbox (`--quota-bytes`); room comes back as the recipient acknowledges.
     case byteQuotaExceeded = 7
+    /// A cluster node cannot reach the storage it holds frames in (NATS JetStream): nothing
+    /// was held; the node takes frames again by itself once its storage answers.
+    case clusterUnavailable = 8
 
     public var description: String {
         switch self {
@@ -158,6 +161,7 @@ public enum RefusalReason: UInt8, Sendable, CustomStringConvertible {
         case .relayFull: return "the relay is full"
         case .requestQuotaExceeded: return "the recipient has too many message requests waiting"
         case .byteQuotaExceeded: return "the recipient's mailbox holds its quota of bytes"
+        case .clusterUnavailable: return "the relay cannot reach its storage right now"
         }
     }
 }

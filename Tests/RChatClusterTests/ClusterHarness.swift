@@ -1,0 +1,204 @@
+import Foundation
+import Glibc
+import RChatCore
+import RChatCrypto
+import RChatNet
+import RChatRelayClient
+import RChatWire
+import XCTest
+
+/// A child process of a test: its output in files under the test's folder, stopped by its PID.
+final class Child {
+    let name: String
+    let executable: String
+    let arguments: [String]
+    let stdoutURL: URL
+    let stderrURL: URL
+    private(set) var process: Process?
+
+    init(name: String, executable: String, arguments: [String], directory: URL) {
+        self.name = name
+        self.executable = executable
+        self.arguments = arguments
+        stdoutURL = directory.appendingPathComponent("\(name).out")
+        stderrURL = directory.appendingPathComponent("\(name).err")
+    }
+
+    func start() throws {
+        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        p.standardOutput = try FileHandle(forWritingTo: stdoutURL)
+        p.standardError = try FileHandle(forWritingTo: stderrURL)
+        try p.run()
+        process = p
+    }
+
+    var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+    var isRunning: Bool { process?.isRunning == true }
+
+    /// Stops it by its PID and waits for it; nothing if it is not running.
+    func stop(signal: Int32 = SIGTERM) {
+        guard let p = process else { return }
+        if p.isRunning { kill(p.processIdentifier, signal) }
+        p.waitUntilExit()
+        process = nil
+    }
+
+    /// Waits for it to exit by itself; its status, or nil after `timeout`.
+    func exitStatus(timeout: Double) -> Int32? {
+        guard let p = process else { return nil }
+        guard poll(timeout: timeout, { p.isRunning ? nil : true }) != nil else { return nil }
+        return p.terminationStatus
+    }
+}
+
+/// Polls `body` until it gives a value or `timeout` passes.
+func poll<T>(timeout: Double, interval: Double = 0.02, _ body: () -> T?) -> T? {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while Date() < deadline {
+        if let value = body() { return value }
+        Thread.sleep(until: min(deadline, Date(timeIntervalSinceNow: interval)))
+    }
+    return body()
+}
+
+/// A test's cluster: three `nats-server -js` processes routed to each other on loopback
+/// (their JetStream stores in the test's folder), and relay nodes sharing one key file.
+final class ClusterFixture {
+    static let natsServer = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+    nonisolated(unsafe) private static var skipNoted = false
+
+    /// Skips the test when `nats-server` is not installed (one line printed for the run).
+    static func requireNatsServer() throws -> String {
+        guard let path = natsServer else {
+            if !skipNoted {
+                skipNoted = true
+                print("RChatClusterTests: nats-server is not installed; cluster tests skipped")
+            }
+            throw XCTSkip("nats-server is not installed")
+        }
+        return path
+    }
+
+    let directory: URL
+    let keyFile: String
+    let clientPorts: [UInt16]
+    private(set) var servers: [Child] = []
+    private(set) var nodes: [Child] = []
+    private let natsServer: String
+
+    init(servers count: Int = 3) throws {
+        natsServer = try Self.requireNatsServer()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-cluster-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        keyFile = directory.appendingPathComponent("relay.key").path
+        clientPorts = (0..<count).map { _ in LoopbackPort.free() }
+        let routePorts = (0..<count).map { _ in LoopbackPort.free() }
+        for i in 0..<count {
+            var arguments = ["-js", "-a", "127.0.0.1", "-p", "\(clientPorts[i])", "-n", "nats-\(i)",
+                             "-sd", directory.appendingPathComponent("store-\(i)").path]
+            if count > 1 {
+                arguments += ["--cluster_name", "rchat-test", "--cluster", "nats://127.0.0.1:\(routePorts[i])",
+                              "--routes", routePorts.enumerated().filter { $0.offset != i }.map { "nats://127.0.0.1:\($0.element)" }.joined(separator: ",")]
+            }
+            servers.append(Child(name: "nats-\(i)", executable: natsServer, arguments: arguments, directory: directory))
+        }
+        for server in servers { try server.start() }
+        for (i, server) in servers.enumerated() {
+            guard poll(timeout: 10, { server.stderr.contains("Server is ready") ? true : nil }) != nil else {
+                throw Failure("nats-\(i) did not start: \(server.stderr.suffix(500))")
+            }
+        }
+    }
+
+    struct Failure: Error, CustomStringConvertible { let description: String; init(_ d: String) { description = d } }
+
+    var urls: String { clientPorts.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",") }
+
+    /// Starts a relay node; waits for its address (JetStream elects its leaders first, so a
+    /// node that found it not ready yet is started again, within a deadline).
+    func startNode(_ extra: [String] = []) throws -> (Child, RelayAddress) {
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while true {
+            let child = Child(name: "node-\(nodes.count)", executable: Self.relayBinary,
+                              arguments: ["--listen", "127.0.0.1:0", "--key-file", keyFile, "--cluster", urls] + extra, directory: directory)
+            nodes.append(child)
+            try child.start()
+            let line = poll(timeout: 10) { () -> String? in
+                if let first = child.stdout.split(separator: "\n").first, child.stdout.hasSuffix("\n") { return String(first) }
+                return child.isRunning ? nil : ""
+            }
+            if let line, line.hasPrefix("relay ") {
+                return (child, try RelayAddress(parsing: String(line.dropFirst("relay ".count))))
+            }
+            child.stop(signal: SIGKILL)
+            if Date() > deadline { throw Failure("no relay node started: \(child.stderr)") }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+    }
+
+    /// The built `rchat-relay` beside the test bundle, else the package's .build/debug.
+    static var relayBinary: String {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("rchat-relay").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/rchat-relay").path
+    }
+
+    deinit {
+        if ProcessInfo.processInfo.environment["RCHAT_CLUSTER_LOGS"] != nil {
+            for node in nodes { print("\(node.name):\n\(node.stderr)") }
+        }
+        for node in nodes { node.stop(signal: SIGKILL) }
+        for server in servers { server.stop(signal: SIGKILL) }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A client of the cluster with the events it has not consumed yet.
+final class Member {
+    let key: SigningKey
+    private(set) var client: RelayClient
+    init(_ address: RelayAddress, key: SigningKey = .generate()) throws {
+        self.key = key
+        client = try RelayClient.connect(to: address, mailboxKey: key)
+    }
+
+    func reconnect(to address: RelayAddress) throws {
+        client.close()
+        client = try RelayClient.connect(to: address, mailboxKey: key)
+    }
+
+    /// The next event other than a pong, within `timeout`.
+    func next(timeout: Double = 10) -> RelayEvent? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while let event = client.nextEvent(timeout: max(0, deadline.timeIntervalSinceNow)) {
+            if case .pong = event { continue }
+            return event
+        }
+        return nil
+    }
+}
+
+/// Links two members (on any nodes) with a fresh code; their link numbers.
+func link(_ a: Member, _ b: Member, file: StaticString = #filePath, line: UInt = #line) throws -> (LinkID, LinkID, [UInt8]) {
+    let code = Random.bytes(32)
+    try a.client.present([code])
+    try b.client.present([Random.bytes(32), code])
+    guard case .linked(let la, let ca)? = a.next(), case .linked(let lb, let cb)? = b.next() else {
+        XCTFail("not linked", file: file, line: line)
+        throw RelayClientError.closed
+    }
+    XCTAssertEqual(ca, code, file: file, line: line)
+    XCTAssertEqual(cb, code, file: file, line: line)
+    return (la, lb, code)
+}

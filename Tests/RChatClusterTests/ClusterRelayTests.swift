@@ -1,0 +1,146 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatNet
+import RChatRelayClient
+import RChatWire
+import XCTest
+
+/// Two relay nodes over three NATS servers: a conversation between clients on different
+/// nodes, held frames handed over on another node, the quota, and the start-up failure.
+final class ClusterRelayTests: XCTestCase {
+    func testConversationAcrossNodesBothWaysWithReceipts() throws {
+        let cluster = try ClusterFixture()
+        let (_, first) = try cluster.startNode()
+        let (_, second) = try cluster.startNode()
+        let alice = try Member(first), bob = try Member(second)
+        XCTAssertEqual(alice.next(), .drained)
+        XCTAssertEqual(bob.next(), .drained)
+        let (la, lb, code) = try link(alice, bob)
+
+        var seqs: [UInt64] = []
+        for i in 0..<3 { seqs.append(try alice.client.send(on: la, Array("hello \(i)".utf8))) }
+        for seq in seqs { XCTAssertEqual(alice.next(), .sent(seq: seq, forwarded: true)) }
+        var ids: [HeldItemID] = []
+        for i in 0..<3 {
+            guard case .delivery(let d)? = bob.next() else { return XCTFail("bob got no delivery \(i)") }
+            XCTAssertEqual(d.payload, Array("hello \(i)".utf8), "in order")
+            XCTAssertEqual(d.link, lb, "labelled with bob's end of the link")
+            XCTAssertEqual(d.origin, .link(code: code))
+            ids.append(d.id)
+        }
+        try bob.client.acknowledge(ids)
+        // The receipt goes back the other way, on the other node.
+        let receipt = try bob.client.send(on: lb, Array("delivered 0-2".utf8))
+        XCTAssertEqual(bob.next(), .sent(seq: receipt, forwarded: true))
+        guard case .delivery(let back)? = alice.next() else { return XCTFail("alice got no receipt") }
+        XCTAssertEqual(back.payload, Array("delivered 0-2".utf8))
+        XCTAssertEqual(back.link, la)
+        try alice.client.acknowledge([back.id])
+
+        // Acknowledged frames are gone: a new connection of bob's is handed nothing.
+        try bob.reconnect(to: first)
+        XCTAssertEqual(bob.client.heldAtConnect, 0)
+        XCTAssertEqual(bob.next(), .drained)
+    }
+
+    func testHeldWhileOfflineHandedOverOnTheOtherNodeAheadFirst() throws {
+        let cluster = try ClusterFixture()
+        let (_, first) = try cluster.startNode()
+        let (_, second) = try cluster.startNode()
+        let alice = try Member(first), bob = try Member(second)
+        _ = alice.next(); _ = bob.next()
+        let (la, _, code) = try link(alice, bob)
+
+        bob.client.close()
+        XCTAssertEqual(alice.next(), .peerGone(link: la), "bob's node tells alice's that he left")
+        var seqs: [UInt64] = []
+        for i in 0..<5 { seqs.append(try alice.client.send(on: la, Array("held \(i)".utf8))) }
+        let handshake = try alice.client.send(on: la, Array("handshake".utf8), ahead: true)
+        for seq in seqs + [handshake] { XCTAssertEqual(alice.next(), .sent(seq: seq, forwarded: false)) }
+
+        // Bob comes back on the other node: the handshake first, then the rest in order.
+        try bob.reconnect(to: first)
+        XCTAssertEqual(bob.client.heldAtConnect, 6)
+        var payloads: [String] = []
+        var ids: [HeldItemID] = []
+        while payloads.count < 6, case .delivery(let d)? = bob.next() {
+            XCTAssertEqual(d.origin, .link(code: code))
+            XCTAssertNil(d.link, "not live on this connection")
+            payloads.append(String(decoding: d.payload, as: UTF8.self))
+            ids.append(d.id)
+        }
+        XCTAssertEqual(payloads, ["handshake"] + (0..<5).map { "held \($0)" })
+        try bob.client.acknowledge(Array(ids.prefix(3)))
+        try bob.client.ping(7)
+        XCTAssertEqual(bob.client.nextEvent(timeout: 5), .pong(7), "no drained while three are not acknowledged")
+
+        // What was not acknowledged is handed over again, on either node; nothing else.
+        // (Deleting is asynchronous: a connection made at once may still be handed them.)
+        XCTAssertNotNil(poll(timeout: 5) { () -> Bool? in
+            try? bob.reconnect(to: second)
+            return bob.client.heldAtConnect == 3 ? true : nil
+        }, "the three acknowledged frames were deleted")
+        var again: [String] = []
+        var againIDs: [HeldItemID] = []
+        while again.count < 3, case .delivery(let d)? = bob.next() {
+            again.append(String(decoding: d.payload, as: UTF8.self))
+            againIDs.append(d.id)
+        }
+        XCTAssertEqual(again, ["held 2", "held 3", "held 4"])
+        try bob.client.acknowledge(againIDs)
+        XCTAssertEqual(bob.next(), .drained, "once all is acknowledged")
+    }
+
+    func testMailboxQuotaRefusesAndRoomComesBackWithAcknowledgements() throws {
+        let cluster = try ClusterFixture()
+        let (_, first) = try cluster.startNode(["--quota", "3"])
+        let (_, second) = try cluster.startNode(["--quota", "3"])
+        let alice = try Member(first), bob = try Member(second)
+        _ = alice.next(); _ = bob.next()
+        let (la, _, _) = try link(alice, bob)
+        bob.client.close()
+        XCTAssertEqual(alice.next(), .peerGone(link: la))
+
+        var seqs: [UInt64] = []
+        for i in 0..<4 { seqs.append(try alice.client.send(on: la, Array("frame \(i)".utf8))) }
+        for seq in seqs.prefix(3) { XCTAssertEqual(alice.next(), .sent(seq: seq, forwarded: false)) }
+        XCTAssertEqual(alice.next(), .refused(seq: seqs[3], reason: .quotaExceeded), "JetStream's per-subject limit is the quota")
+
+        try bob.reconnect(to: first)
+        var ids: [HeldItemID] = []
+        while ids.count < 3, case .delivery(let d)? = bob.next() { ids.append(d.id) }
+        XCTAssertEqual(ids.count, 3, "only what was taken is held")
+        try bob.client.acknowledge(ids)
+        XCTAssertEqual(bob.next(), .drained)
+        // Deleting is asynchronous: the room comes back within moments.
+        let retried = poll(timeout: 5) { () -> RelayEvent? in
+            guard let seq = try? alice.client.send(on: la, Array("frame 3".utf8)) else { return nil }
+            let answer = alice.next()
+            if case .sent(seq, _)? = answer { return answer }
+            XCTAssertEqual(answer, .refused(seq: seq, reason: .quotaExceeded))
+            return nil
+        }
+        XCTAssertNotNil(retried, "taken once bob acknowledged")
+        guard case .delivery(let d)? = bob.next() else { return XCTFail("bob got no frame 3") }
+        XCTAssertEqual(d.payload, Array("frame 3".utf8))
+    }
+
+    func testUnreachableNatsAtStartIsOneLineAndExitOne() throws {
+        _ = try ClusterFixture.requireNatsServer()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-cluster-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = LoopbackPort.free()
+        let node = Child(name: "node", executable: ClusterFixture.relayBinary,
+                         arguments: ["--listen", "127.0.0.1:0", "--key-file", directory.appendingPathComponent("k").path,
+                                     "--cluster", "nats://127.0.0.1:\(port)"], directory: directory)
+        try node.start()
+        defer { node.stop(signal: SIGKILL) }
+        XCTAssertEqual(node.exitStatus(timeout: 10), 1)
+        let lines = node.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, node.stderr)
+        XCTAssertTrue(lines.first?.contains("cannot reach the cluster at nats://127.0.0.1:\(port)") == true, node.stderr)
+        XCTAssertEqual(node.stdout, "", "no address printed")
+    }
+}
