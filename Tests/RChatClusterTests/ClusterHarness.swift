@@ -118,15 +118,19 @@ final class ClusterFixture {
 
     struct Failure: Error, CustomStringConvertible { let description: String; init(_ d: String) { description = d } }
 
-    var urls: String { clientPorts.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",") }
+    /// The servers' URLs, `first` first (a node connects to the first it reaches).
+    func urls(from first: Int) -> String {
+        (0..<clientPorts.count).map { "nats://127.0.0.1:\(clientPorts[(first + $0) % clientPorts.count])" }.joined(separator: ",")
+    }
 
     /// Starts a relay node; waits for its address (JetStream elects its leaders first, so a
     /// node that found it not ready yet is started again, within a deadline).
-    func startNode(_ extra: [String] = []) throws -> (Child, RelayAddress) {
+    func startNode(_ extra: [String] = [], firstServer: Int = 0) throws -> (Child, RelayAddress) {
         let deadline = Date(timeIntervalSinceNow: 20)
         while true {
             let child = Child(name: "node-\(nodes.count)", executable: Self.relayBinary,
-                              arguments: ["--listen", "127.0.0.1:0", "--key-file", keyFile, "--cluster", urls] + extra, directory: directory)
+                              arguments: ["--listen", "127.0.0.1:0", "--key-file", keyFile, "--cluster", urls(from: firstServer)] + extra,
+                              directory: directory)
             nodes.append(child)
             try child.start()
             let line = poll(timeout: 10) { () -> String? in

@@ -68,6 +68,8 @@ struct HeldCount: Sendable {
 enum PublishOutcome: Sendable {
     case stored(sequence: UInt64)
     case refused(RefusalReason)
+    /// No answer in time: it may be stored or not, so the sender is told neither.
+    case unanswered
 }
 
 /// One held frame as a mailbox reader got it.
@@ -167,6 +169,9 @@ final class ClusterLink: @unchecked Sendable {
         s = pointers.withUnsafeMutableBufferPointer { natsOptions_SetServers(options, $0.baseAddress, Int32($0.count)) }
         guard s == NATS_OK else { throw NatsError("--cluster \(servers.joined(separator: ","))", s) }
         _ = natsOptions_SetName(options, "rchat-relay \(node)")
+        // The servers in the order given: an operator spreads nodes by listing a different
+        // server first for each.
+        _ = natsOptions_SetNoRandomize(options, true)
         _ = natsOptions_SetTimeout(options, 2000)
         _ = natsOptions_SetMaxReconnect(options, -1)
         _ = natsOptions_SetReconnectWait(options, 250)
@@ -303,7 +308,10 @@ final class ClusterLink: @unchecked Sendable {
         guard s == NATS_OK, let created = msg else { return .refused(.clusterUnavailable) }
         let key = UInt(bitPattern: created)
         ledger.pending.withLock { $0[key] = token }
-        s = js_PublishMsgAsync(jetStream, &msg, nil)
+        var options = jsPubOptions()
+        jsPubOptions_Init(&options)
+        options.MaxWait = Self.publishWait
+        s = js_PublishMsgAsync(jetStream, &msg, &options)
         guard s == NATS_OK else {
             ledger.pending.withLock { $0[key] = nil }
             if let msg { natsMsg_Destroy(msg) }
@@ -311,6 +319,10 @@ final class ClusterLink: @unchecked Sendable {
         }
         return nil
     }
+
+    /// How long a publish waits for JetStream's answer (milliseconds); without one the
+    /// sender hears nothing (it may have been stored), and sends again after its own timeout.
+    static let publishWait: Int64 = 10_000
 
     /// JetStream's refusal as the protocol's reason: a full mailbox (the per-subject limit),
     /// the stream's byte budget, or anything else (no quorum, no leader) as unavailable.
@@ -539,6 +551,8 @@ private final class PublishLedger: Sendable {
         guard let msg, let token = pending.withLock({ $0.removeValue(forKey: UInt(bitPattern: msg)) }) else { return }
         if let ack {
             inbox.post(.published(token: token, .stored(sequence: ack.pointee.Sequence)))
+        } else if failure?.pointee.Err == NATS_TIMEOUT {
+            inbox.post(.published(token: token, .unanswered))
         } else {
             let text = failure?.pointee.ErrText.map { String(cString: $0) } ?? ""
             inbox.post(.published(token: token, .refused(ClusterLink.refusal(for: text))))

@@ -42,6 +42,8 @@ extension Relay {
                 session.send(.sent(seq: waiting.seq, forwarded: waiting.forwarded), kind: .sent)
             case .refused(let reason):
                 session.send(.refused(seq: waiting.seq, reason: reason.rawValue), kind: .refused)
+            case .unanswered:
+                log.warning("\(session.name): JetStream did not answer a publish within \(ClusterLink.publishWait / 1000) s; the sender will send it again")
             }
         case .readerOpened(let number, let role, let held):
             guard let handover = cluster.handovers[number], let session = sessions[number], let mailbox = session.mailbox else { return }
