@@ -87,19 +87,16 @@ final class FrameStream {
 
 final class ClusterFaultTests: XCTestCase {
     func testNatsServerKilledMidStreamLosesNothingTaken() throws {
-        let cluster = try ClusterFixture()
         // Alice's node is connected to the server that is killed; bob's to another.
-        let (firstNode, first) = try cluster.startNode(firstServer: 0)
-        let (_, second) = try cluster.startNode(firstServer: 1)
-        let alice = try Member(first), bob = try Member(second)
-        _ = alice.next(); _ = bob.next()
+        let fixture = try TwoNodes()
+        let alice = fixture.alice, bob = fixture.bob, firstNode = fixture.first.node
         let (la, _, _) = try link(alice, bob)
         let stream = FrameStream(from: alice, on: la, count: 300)
 
         let deadline = Date(timeIntervalSinceNow: 45)
         while stream.taken.count < 60, Date() < deadline { stream.step(receiver: bob) }
         XCTAssertGreaterThanOrEqual(stream.taken.count, 60)
-        cluster.servers[0].stop(signal: SIGKILL)
+        fixture.cluster.servers[0].stop(signal: SIGKILL)
         stream.mark()
         while !stream.isDone, Date() < deadline { stream.step(receiver: bob) }
 
@@ -114,11 +111,8 @@ final class ClusterFaultTests: XCTestCase {
     }
 
     func testRelayNodeKilledMidStreamItsClientsReconnectElsewhereLosingNothing() throws {
-        let cluster = try ClusterFixture()
-        let (_, first) = try cluster.startNode()
-        let (secondNode, second) = try cluster.startNode()
-        let alice = try Member(first), bob = try Member(second)
-        _ = alice.next(); _ = bob.next()
+        let fixture = try TwoNodes()
+        let alice = fixture.alice, bob = fixture.bob, first = fixture.first.address, secondNode = fixture.second.node
         let (la, _, code) = try link(alice, bob)
         let stream = FrameStream(from: alice, on: la, count: 300)
 
@@ -178,14 +172,9 @@ final class ClusterFaultTests: XCTestCase {
     }
 
     func testMessageRequestToAnInviteRegisteredOnTheOtherNode() throws {
-        let cluster = try ClusterFixture()
-        let (_, first) = try cluster.startNode()
-        let (_, second) = try cluster.startNode()
-        let bob = try Member(first)
-        _ = bob.next()
+        let fixture = try TwoNodes()
+        let bob = fixture.alice, stranger = fixture.bob
         let tokens = try bob.client.registerInvites(salts: [Random.bytes(16)])
-        let stranger = try Member(second)
-        _ = stranger.next()
         // The registration reaches the bucket in a moment.
         let answer = poll(timeout: 5) { () -> RelayEvent? in
             guard let seq = try? stranger.client.sendRequest(to: tokens[0], Array("hi, it's me".utf8)) else { return nil }

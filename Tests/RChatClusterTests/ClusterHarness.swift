@@ -168,6 +168,26 @@ final class ClusterFixture {
     }
 }
 
+/// The usual fixture: a cluster, two nodes, alice on the first and bob on the second
+/// (both handed their empty mailboxes).
+struct TwoNodes {
+    let cluster: ClusterFixture
+    let first: (node: Child, address: RelayAddress)
+    let second: (node: Child, address: RelayAddress)
+    let alice: Member, bob: Member
+
+    init(_ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+        cluster = try ClusterFixture()
+        // Each node connects to a different server first.
+        first = try cluster.startNode(extra, firstServer: 0)
+        second = try cluster.startNode(extra, firstServer: 1)
+        alice = try Member(first.address)
+        bob = try Member(second.address)
+        XCTAssertEqual(alice.next(), .drained, file: file, line: line)
+        XCTAssertEqual(bob.next(), .drained, file: file, line: line)
+    }
+}
+
 /// A client of the cluster with the events it has not consumed yet.
 final class Member {
     let key: SigningKey

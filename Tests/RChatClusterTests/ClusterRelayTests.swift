@@ -10,12 +10,8 @@ import XCTest
 /// nodes, held frames handed over on another node, the quota, and the start-up failure.
 final class ClusterRelayTests: XCTestCase {
     func testConversationAcrossNodesBothWaysWithReceipts() throws {
-        let cluster = try ClusterFixture()
-        let (_, first) = try cluster.startNode()
-        let (_, second) = try cluster.startNode()
-        let alice = try Member(first), bob = try Member(second)
-        XCTAssertEqual(alice.next(), .drained)
-        XCTAssertEqual(bob.next(), .drained)
+        let fixture = try TwoNodes()
+        let alice = fixture.alice, bob = fixture.bob
         let (la, lb, code) = try link(alice, bob)
 
         var seqs: [UInt64] = []
@@ -39,17 +35,14 @@ final class ClusterRelayTests: XCTestCase {
         try alice.client.acknowledge([back.id])
 
         // Acknowledged frames are gone: a new connection of bob's is handed nothing.
-        try bob.reconnect(to: first)
+        try bob.reconnect(to: fixture.first.address)
         XCTAssertEqual(bob.client.heldAtConnect, 0)
         XCTAssertEqual(bob.next(), .drained)
     }
 
     func testHeldWhileOfflineHandedOverOnTheOtherNodeAheadFirst() throws {
-        let cluster = try ClusterFixture()
-        let (_, first) = try cluster.startNode()
-        let (_, second) = try cluster.startNode()
-        let alice = try Member(first), bob = try Member(second)
-        _ = alice.next(); _ = bob.next()
+        let fixture = try TwoNodes()
+        let alice = fixture.alice, bob = fixture.bob, first = fixture.first.address, second = fixture.second.address
         let (la, _, code) = try link(alice, bob)
 
         bob.client.close()
@@ -93,11 +86,8 @@ final class ClusterRelayTests: XCTestCase {
     }
 
     func testMailboxQuotaRefusesAndRoomComesBackWithAcknowledgements() throws {
-        let cluster = try ClusterFixture()
-        let (_, first) = try cluster.startNode(["--quota", "3"])
-        let (_, second) = try cluster.startNode(["--quota", "3"])
-        let alice = try Member(first), bob = try Member(second)
-        _ = alice.next(); _ = bob.next()
+        let fixture = try TwoNodes(["--quota", "3"])
+        let alice = fixture.alice, bob = fixture.bob
         let (la, _, _) = try link(alice, bob)
         bob.client.close()
         XCTAssertEqual(alice.next(), .peerGone(link: la))
@@ -107,7 +97,7 @@ final class ClusterRelayTests: XCTestCase {
         for seq in seqs.prefix(3) { XCTAssertEqual(alice.next(), .sent(seq: seq, forwarded: false)) }
         XCTAssertEqual(alice.next(), .refused(seq: seqs[3], reason: .quotaExceeded), "JetStream's per-subject limit is the quota")
 
-        try bob.reconnect(to: first)
+        try bob.reconnect(to: fixture.first.address)
         var ids: [HeldItemID] = []
         while ids.count < 3, case .delivery(let d)? = bob.next() { ids.append(d.id) }
         XCTAssertEqual(ids.count, 3, "only what was taken is held")
@@ -124,6 +114,36 @@ final class ClusterRelayTests: XCTestCase {
         XCTAssertNotNil(retried, "taken once bob acknowledged")
         guard case .delivery(let d)? = bob.next() else { return XCTFail("bob got no frame 3") }
         XCTAssertEqual(d.payload, Array("frame 3".utf8))
+    }
+
+    func testMailboxMoveBringsWhatWasHeldToTheNewMailbox() throws {
+        let fixture = try TwoNodes()
+        let alice = fixture.alice, bob = fixture.bob
+        let (la, _, _) = try link(alice, bob)
+        bob.client.close()
+        XCTAssertEqual(alice.next(), .peerGone(link: la))
+        for i in 0..<2 {
+            let seq = try alice.client.send(on: la, Array("before the move \(i)".utf8))
+            XCTAssertEqual(alice.next(), .sent(seq: seq, forwarded: false))
+        }
+
+        // Bob's new mailbox key, on the other node, asks for what the old one holds.
+        let moved = try Member(fixture.first.address)
+        XCTAssertEqual(moved.next(), .drained)
+        try moved.client.moveMailbox(from: bob.key)
+        var payloads: [String] = []
+        var ids: [HeldItemID] = []
+        while payloads.count < 2, case .delivery(let d)? = moved.next() {
+            payloads.append(String(decoding: d.payload, as: UTF8.self))
+            ids.append(d.id)
+        }
+        XCTAssertEqual(payloads, ["before the move 0", "before the move 1"])
+        try moved.client.acknowledge(ids)
+        // The old mailbox keeps nothing.
+        XCTAssertNotNil(poll(timeout: 5) { () -> Bool? in
+            try? bob.reconnect(to: fixture.second.address)
+            return bob.client.heldAtConnect == 0 ? true : nil
+        })
     }
 
     func testUnreachableNatsAtStartIsOneLineAndExitOne() throws {
