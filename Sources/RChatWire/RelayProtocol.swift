@@ -82,7 +82,9 @@
 /// against `--request-quota` and an hourly rate, never against the other two. A frame that
 /// would go beyond a quota is `refused` (reason 1, 7 or 6) and nothing is held; the sender
 /// keeps it and tries again later. Counts fall with acknowledgements and expiry, move with a
-/// mailbox move, and are recomputed from what `--persist` loads at start.
+/// mailbox move, and are recomputed from what `--persist` loads at start. A node of a
+/// cluster (`--cluster`) that cannot reach the storage it holds frames in refuses with
+/// reason 8 (`clusterUnavailable`) until it can again.
 ///
 /// **Keepalive.** An authenticated connection with no code waiting and no link that sends
 /// nothing for the relay's idle timeout (300 s by default) is closed with `timeout`; a
