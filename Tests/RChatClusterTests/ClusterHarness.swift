@@ -40,6 +40,15 @@ final class Child {
     var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
     var isRunning: Bool { process?.isRunning == true }
 
+    /// Its resident memory, from /proc.
+    var residentBytes: Int? {
+        guard let pid = process?.processIdentifier,
+              let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        return kib * 1024
+    }
+
     /// Stops it by its PID and waits for it; nothing if it is not running.
     func stop(signal: Int32 = SIGTERM) {
         guard let p = process else { return }

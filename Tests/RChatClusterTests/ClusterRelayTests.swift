@@ -116,6 +116,36 @@ final class ClusterRelayTests: XCTestCase {
         XCTAssertEqual(d.payload, Array("frame 3".utf8))
     }
 
+    func testNodeMemoryIsFlatInTheNumberOfHeldFrames() throws {
+        let fixture = try TwoNodes()
+        let alice = fixture.alice, bob = fixture.bob
+        let (la, _, _) = try link(alice, bob)
+        bob.client.close()
+        XCTAssertEqual(alice.next(), .peerGone(link: la))
+        let payload = [UInt8](repeating: 0x5a, count: 4096)
+        func hold(_ count: Int) throws {
+            var answered = 0
+            for _ in 0..<count {
+                // As an engine does: no more than the client's room queued at once.
+                while !alice.client.hasRoom(), case .sent? = alice.next() { answered += 1 }
+                _ = try alice.client.send(on: la, payload, flush: false)
+                while case .sent? = alice.client.nextEvent(timeout: 0) { answered += 1 }
+            }
+            try alice.client.flush()
+            while answered < count, case .sent? = alice.next() { answered += 1 }
+            XCTAssertEqual(answered, count, "every frame was taken")
+        }
+        // Rounds of 4 MiB each: the first warms the node's buffers up (a burst's worth of
+        // publishes in flight); the ones after must not stay in it.
+        var resident: [Int] = []
+        for _ in 0..<4 {
+            try hold(1024)
+            resident.append(try XCTUnwrap(fixture.first.node.residentBytes))
+        }
+        print("node RSS after each 4 MiB held: \(resident.map { "\($0 >> 10) KiB" })")
+        XCTAssertLessThan(resident[3] - resident[1], 2 << 20, "8 MiB more held grew the node: \(resident.map { $0 >> 10 }) KiB")
+    }
+
     func testMailboxMoveBringsWhatWasHeldToTheNewMailbox() throws {
         let fixture = try TwoNodes()
         let alice = fixture.alice, bob = fixture.bob

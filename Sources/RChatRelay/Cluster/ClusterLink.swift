@@ -547,8 +547,11 @@ private final class PublishLedger: Sendable {
 
     init(inbox: ClusterInbox) { self.inbox = inbox }
 
+    /// libnats hands the published message back with its answer; this side destroys it.
     func answered(_ msg: OpaquePointer?, ack: UnsafeMutablePointer<jsPubAck>?, failure: UnsafeMutablePointer<jsPubAckErr>?) {
-        guard let msg, let token = pending.withLock({ $0.removeValue(forKey: UInt(bitPattern: msg)) }) else { return }
+        guard let msg else { return }
+        defer { natsMsg_Destroy(msg) }
+        guard let token = pending.withLock({ $0.removeValue(forKey: UInt(bitPattern: msg)) }) else { return }
         if let ack {
             inbox.post(.published(token: token, .stored(sequence: ack.pointee.Sequence)))
         } else if failure?.pointee.Err == NATS_TIMEOUT {
