@@ -149,7 +149,19 @@ public final class Relay: @unchecked Sendable {
     /// Thread-safe.
     public func stop() { network?.loop.stop() }
 
-    /// Routes SIGTERM and SIGINT into the loop as a clean stop. Call before any thread starts.
+    /// Blocks SIGTERM and SIGINT in this thread and every thread started after it (a cluster
+    /// node's NATS client starts threads while the relay is made), so that they wait for
+    /// `stopOnSignals()`. Call first thing.
+    public static func blockStopSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Routes SIGTERM and SIGINT into the loop as a clean stop. Call before any thread starts
+    /// (or after `blockStopSignals()`).
     public func stopOnSignals() {
         guard let network else { return }
         let fd = rchat_stop_signalfd()
@@ -170,7 +182,11 @@ public final class Relay: @unchecked Sendable {
         commitPersistence()
         persistence?.close()
         cluster?.link.close()
-        log.note("stopped; holding \(totalHeldItems) items (\(totalHeldBytes) bytes) for \(queues.count) mailboxes; totals \(totals.summary)")
+        if let cluster {
+            log.note("stopped; held frames stay in the cluster's JetStream (node \(cluster.link.node)); totals \(totals.summary)")
+        } else {
+            log.note("stopped; holding \(totalHeldItems) items (\(totalHeldBytes) bytes) for \(queues.count) mailboxes; totals \(totals.summary)")
+        }
     }
 
     // MARK: persistence

@@ -22,6 +22,7 @@ do {
 let log = Logger.standardError(prefix: "rchat-relay: ", threshold: configuration.logLevel)
 
 let relay: Relay
+Relay.blockStopSignals()
 do {
     relay = try Relay(configuration: configuration, log: log)
 } catch {

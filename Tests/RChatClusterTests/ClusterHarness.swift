@@ -57,6 +57,10 @@ final class Child {
         process = nil
     }
 
+    func send(_ signal: Int32) {
+        if let p = process, p.isRunning { kill(p.processIdentifier, signal) }
+    }
+
     /// Waits for it to exit by itself; its status, or nil after `timeout`.
     func exitStatus(timeout: Double) -> Int32? {
         guard let p = process else { return nil }

@@ -176,6 +176,16 @@ final class ClusterRelayTests: XCTestCase {
         })
     }
 
+    func testNodeStopsCleanlyOnSigterm() throws {
+        let cluster = try ClusterFixture(servers: 1)
+        let (node, address) = try cluster.startNode()
+        let member = try Member(address)
+        XCTAssertEqual(member.next(), .drained)
+        node.send(SIGTERM)
+        XCTAssertEqual(node.exitStatus(timeout: 10), 0, node.stderr)
+        XCTAssertTrue(node.stderr.contains("signal 15: stopping"), node.stderr)
+    }
+
     func testUnreachableNatsAtStartIsOneLineAndExitOne() throws {
         _ = try ClusterFixture.requireNatsServer()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-cluster-test-\(UUID().uuidString)")

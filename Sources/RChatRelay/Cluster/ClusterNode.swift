@@ -18,6 +18,9 @@ final class ClusterNode {
     var matches: [MatchKey: PendingMatch] = [:]
     /// When each other node's heartbeat was last heard (loop time).
     var lastHeard: [ClusterNodeID: Double] = [:]
+    /// Deletes JetStream refused, as last logged (such a frame is handed over again, and
+    /// its receiver keeps it once by its id).
+    var failedDeletesLogged = 0
     let sealing: HeldSealing
 
     /// A node that sends no heartbeat for this long is gone: its links are given up.

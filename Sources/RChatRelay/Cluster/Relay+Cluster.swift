@@ -29,6 +29,11 @@ extension Relay {
         loop.schedule(after: ClusterNode.heartbeatInterval, repeating: true) { [unowned self] in
             cluster.link.heartbeat(NodeMessage.heartbeat(cluster.link.node).encoded())
             noticeSilence(cluster)
+            let failed = cluster.link.failedDeletes
+            if failed > cluster.failedDeletesLogged {
+                log.warning("JetStream did not delete \(failed - cluster.failedDeletesLogged) acknowledged frames; they will be handed over again")
+                cluster.failedDeletesLogged = failed
+            }
         }
         log.note("cluster node \(cluster.link.node): mailboxes in JetStream stream \(ClusterLink.stream), \(cluster.link.replicas) replicas")
     }
