@@ -169,7 +169,10 @@ extension Relay {
     }
 
     private func pump(_ handover: ClusterHandover, on session: Session, _ cluster: ClusterNode) {
+        // Frames can come before the news that their reader was made: they wait for the
+        // welcome, which goes first.
         guard session.isOpen else { return }
+        if case .opening = handover.phase { return }
         while handover.inFlightBytes < configuration.handoverWindowBytes, let (arrival, role) = handover.next() {
             guard let (kind, mailbox) = ClusterNode.parse(subject: arrival.subject), mailbox == handover.mailbox,
                   let (heldAt, origin, payload) = cluster.sealing.open(arrival.data, kind: kind, mailbox: mailbox) else {
