@@ -127,6 +127,10 @@ final class ClusterFixture {
                 throw Failure("nats-\(i) did not start: \(server.stderr.suffix(500))")
             }
         }
+        // JetStream takes streams once the servers elected their metadata leader.
+        if count > 1, poll(timeout: 15, { servers.allSatisfy { $0.stderr.contains("metadata leader") } ? true : nil }) == nil {
+            throw Failure("the NATS servers elected no JetStream leader")
+        }
     }
 
     struct Failure: Error, CustomStringConvertible { let description: String; init(_ d: String) { description = d } }
