@@ -135,15 +135,16 @@ final class ClusterRelayTests: XCTestCase {
             while answered < count, case .sent? = alice.next() { answered += 1 }
             XCTAssertEqual(answered, count, "every frame was taken")
         }
-        // Rounds of 4 MiB each: the first warms the node's buffers up (a burst's worth of
-        // publishes in flight); the ones after must not stay in it.
+        // Rounds of 4 MiB each (9 of them stay under the quota of 10,000 frames): the first
+        // warms the node's buffers up; the 32 MiB held after it must not stay in the node
+        // (its heap moves by a step now and then, a megabyte or two, never by what is held).
         var resident: [Int] = []
-        for _ in 0..<4 {
+        for _ in 0..<9 {
             try hold(1024)
             resident.append(try XCTUnwrap(fixture.first.node.residentBytes))
         }
         print("node RSS after each 4 MiB held: \(resident.map { "\($0 >> 10) KiB" })")
-        XCTAssertLessThan(resident[3] - resident[1], 2 << 20, "8 MiB more held grew the node: \(resident.map { $0 >> 10 }) KiB")
+        XCTAssertLessThan(resident[8] - resident[0], 8 << 20, "32 MiB more held grew the node: \(resident.map { $0 >> 10 }) KiB")
     }
 
     func testMailboxMoveBringsWhatWasHeldToTheNewMailbox() throws {
