@@ -9,8 +9,11 @@ import Synchronization
 /// A libnats failure, with the library's own text (and JetStream's error code when there is one).
 struct NatsError: Error, CustomStringConvertible {
     let description: String
+    /// JetStream is still electing its leaders (servers just started): worth a retry.
+    let isStarting: Bool
 
     init(_ what: String, _ status: natsStatus, code: jsErrCode = jsErrCode(0)) {
+        isStarting = status == NATS_TIMEOUT || status == NATS_NO_RESPONDERS || code == JSClusterNotAvailErr
         var last = NATS_OK
         let detail = nats_GetLastError(&last).map { String(cString: $0) } ?? ""
         let text = String(cString: natsStatus_GetText(status))
@@ -154,7 +157,8 @@ final class ClusterLink: @unchecked Sendable {
         self.inbox = inbox
         let node = ClusterNodeID(bytes: Random.bytes(ClusterNodeID.byteCount))
         self.node = node
-        replicas = min(3, servers.count)
+        let replicas = min(3, servers.count)
+        self.replicas = replicas
         let ledger = PublishLedger(inbox: inbox)
         self.ledger = ledger
         let box = Unmanaged.passUnretained(inbox).toOpaque()
@@ -204,7 +208,7 @@ final class ClusterLink: @unchecked Sendable {
         }
         jetStream = js
         do {
-            try Self.ensureStream(js, configuration: configuration, replicas: replicas)
+            try Self.whileJetStreamStarts { () throws(NatsError) in try Self.ensureStream(js, configuration: configuration, replicas: replicas) }
             pairing = try Self.bucket(js, name: Self.pairingBucket, ttlSeconds: configuration.pairingTimeout, replicas: replicas)
             invites = try Self.bucket(js, name: Self.inviteBucket, ttlSeconds: nil, replicas: replicas)
         } catch {
@@ -241,6 +245,21 @@ final class ClusterLink: @unchecked Sendable {
 
     private var deleteReplies: String { "_INBOX.rchat.\(node).deleted" }
 
+    /// Servers started together take a few seconds to elect JetStream's leaders: until then
+    /// its answers time out or say it is not available, and `body` is tried again, for up
+    /// to 15 s. Any other failure is final at once.
+    private static func whileJetStreamStarts(_ body: () throws(NatsError) -> Void) throws(NatsError) {
+        let deadline = nats_Now() + 15_000
+        while true {
+            do {
+                return try body()
+            } catch {
+                guard error.isStarting, nats_Now() < deadline else { throw error }
+                nats_Sleep(250)
+            }
+        }
+    }
+
     /// The stream of held frames: file storage, `replicas` copies, MaxAge the hold, a
     /// per-subject limit with discard-new as the quota, and the relay's byte budget.
     private static func ensureStream(_ js: OpaquePointer, configuration: RelayConfiguration, replicas: Int) throws(NatsError) {
@@ -268,11 +287,15 @@ final class ClusterLink: @unchecked Sendable {
             config.Discard = js_DiscardNew
             config.DiscardNewPerSubject = true
             config.AllowDirect = true
-            status = js_AddStream(nil, js, &config, nil, &code)
+            // A short wait: while JetStream elects its leaders the request goes unanswered.
+            var options = jsOptions()
+            jsOptions_Init(&options)
+            options.Wait = 1000
+            status = js_AddStream(nil, js, &config, &options, &code)
             if status != NATS_OK, code == JSStreamNameExistErr {
                 // Made by another node, or before: take this node's limits.
                 code = jsErrCode(0)
-                status = js_UpdateStream(nil, js, &config, nil, &code)
+                status = js_UpdateStream(nil, js, &config, &options, &code)
             }
         }
         guard status == NATS_OK else { throw NatsError("cannot keep the JetStream stream \(stream)", status, code: code) }
