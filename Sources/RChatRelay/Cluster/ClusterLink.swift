@@ -9,11 +9,12 @@ import Synchronization
 /// A libnats failure, with the library's own text (and JetStream's error code when there is one).
 struct NatsError: Error, CustomStringConvertible {
     let description: String
-    /// JetStream is still electing its leaders (servers just started): worth a retry.
+    /// JetStream is still electing its leaders or meeting its peers (servers just started):
+    /// worth a retry.
     let isStarting: Bool
 
     init(_ what: String, _ status: natsStatus, code: jsErrCode = jsErrCode(0)) {
-        isStarting = status == NATS_TIMEOUT || status == NATS_NO_RESPONDERS || code == JSClusterNotAvailErr
+        isStarting = status == NATS_TIMEOUT || status == NATS_NO_RESPONDERS || code == JSClusterNotAvailErr || code == JSClusterNoPeersErr
         var last = NATS_OK
         let detail = nats_GetLastError(&last).map { String(cString: $0) } ?? ""
         let text = String(cString: natsStatus_GetText(status))
@@ -245,9 +246,10 @@ final class ClusterLink: @unchecked Sendable {
 
     private var deleteReplies: String { "_INBOX.rchat.\(node).deleted" }
 
-    /// Servers started together take a few seconds to elect JetStream's leaders: until then
-    /// its answers time out or say it is not available, and `body` is tried again, for up
-    /// to 15 s. Any other failure is final at once.
+    /// Servers started together take a few seconds to elect JetStream's leaders and meet
+    /// their peers: until then its answers time out or say it is not available (or that no
+    /// peers can hold the replicas), and `body` is tried again, for up to 15 s. Any other
+    /// failure is final at once.
     private static func whileJetStreamStarts(_ body: () throws(NatsError) -> Void) throws(NatsError) {
         let deadline = nats_Now() + 15_000
         while true {
