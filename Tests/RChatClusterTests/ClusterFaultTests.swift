@@ -141,6 +141,40 @@ final class ClusterFaultTests: XCTestCase {
               + "\(stream.sends.values.filter { $0 > 1 }.count) frames sent again, \(stream.received.values.filter { $0 > 1 }.count) handed over twice")
     }
 
+    func testACodeWaitingOnAKilledNodeIsTakenOverWhereItsClientReconnects() throws {
+        let cluster = try ClusterFixture()
+        let (doomed, doomedAddress) = try cluster.startNode(firstServer: 0)
+        let (_, second) = try cluster.startNode(firstServer: 1)
+        let (_, third) = try cluster.startNode(firstServer: 2)
+        let alice = try Member(doomedAddress)
+        XCTAssertEqual(alice.next(), .drained)
+        let code = Random.bytes(32)
+        try alice.client.present([code])
+        // Alice's code waits in the pairing bucket under her node, which dies.
+        try alice.client.ping(1)
+        XCTAssertEqual(alice.client.nextEvent(timeout: 5), .pong(1))
+        doomed.stop(signal: SIGKILL)
+
+        try alice.reconnect(to: second)
+        XCTAssertEqual(alice.next(), .drained)
+        try alice.client.present([code])
+        let bob = try Member(third)
+        XCTAssertEqual(bob.next(), .drained)
+        // Bob's node asks the dead node, hears nothing, and Alice's new node takes the entry
+        // over; presenting again (as engines do) meets her.
+        let linked = poll(timeout: 15) { () -> RelayEvent? in
+            try? bob.client.present([code])
+            if case .linked? = bob.client.nextEvent(timeout: 1) { return alice.next(timeout: 5) }
+            return nil
+        }
+        guard case .linked(let la, let c)? = linked else { return XCTFail("alice and bob never met: \(String(describing: linked))") }
+        XCTAssertEqual(c, code)
+        let seq = try alice.client.send(on: la, Array("found you".utf8))
+        XCTAssertEqual(alice.next(), .sent(seq: seq, forwarded: true))
+        guard case .delivery(let d)? = bob.next() else { return XCTFail("no frame") }
+        XCTAssertEqual(d.payload, Array("found you".utf8))
+    }
+
     func testNatsLostWhileRunningRefusesThenRecoversByItself() throws {
         let cluster = try ClusterFixture(servers: 1)
         let (_, address) = try cluster.startNode()

@@ -34,6 +34,10 @@ final class ClusterRelayTests: XCTestCase {
         XCTAssertEqual(back.link, la)
         try alice.client.acknowledge([back.id])
 
+        // Leaving the link reaches the other node.
+        try alice.client.leave(la)
+        XCTAssertEqual(bob.next(), .peerGone(link: lb))
+
         // Acknowledged frames are gone: a new connection of bob's is handed nothing.
         try bob.reconnect(to: fixture.first.address)
         XCTAssertEqual(bob.client.heldAtConnect, 0)
