@@ -149,7 +149,11 @@ final class ClusterLink: @unchecked Sendable {
     private let pairing: OpaquePointer
     private let invites: OpaquePointer
     private let ledger: PublishLedger
-    private let requests = DispatchQueue(label: "rchat-relay cluster requests")
+    /// Where calls that wait for a server's answer run: a few serial queues, a session's
+    /// always on the same one (its readers open and close in order), so that many
+    /// connections arriving at once (a node died) do not wait in one line.
+    private let requestQueues = (0..<8).map { DispatchQueue(label: "rchat-relay cluster requests \($0)") }
+    private func requests(_ key: Int) -> DispatchQueue { requestQueues[abs(key % requestQueues.count)] }
     private var ownSubscriptions: [OpaquePointer] = []
 
     /// The servers as `nats://HOST:PORT`. Fails (one line) when none answers or JetStream
@@ -374,7 +378,7 @@ final class ClusterLink: @unchecked Sendable {
     func openReader(for mailbox: MailboxID, role: ReaderRole, session: Int, window: Int) -> MailboxReader {
         let reader = MailboxReader(session: session, role: role, window: window, inbox: inbox)
         let subject = "rchat.held.\(role == .ahead ? "a" : "*").\(mailbox.hex)"
-        requests.async { [self] in
+        requests(session).async { [self] in
             let pending = heldCount(mailbox)
             var options = jsSubOptions()
             jsSubOptions_Init(&options)
@@ -436,7 +440,7 @@ final class ClusterLink: @unchecked Sendable {
     func closeReader(_ reader: MailboxReader) {
         guard let sub = reader.close() else { return }
         let box = SubscriptionBox(raw: sub)
-        requests.async {
+        requests(reader.session).async {
             _ = natsSubscription_Unsubscribe(box.raw)
             natsSubscription_Destroy(box.raw)
         }
@@ -457,7 +461,7 @@ final class ClusterLink: @unchecked Sendable {
     func presentCode(_ code: [UInt8], session: Int, takingOverRevision revision: UInt64? = nil) {
         let key = Hex.encode(code)
         let value = "\(node):\(session)"
-        requests.async { [self] in
+        requests(session).async { [self] in
             for _ in 0..<3 {
                 var rev: UInt64 = 0
                 let s: natsStatus
@@ -490,19 +494,19 @@ final class ClusterLink: @unchecked Sendable {
     /// Removes a matched code's entry.
     func forgetCode(_ code: [UInt8]) {
         let key = Hex.encode(code)
-        requests.async { [self] in _ = kvStore_Delete(pairing, key) }
+        requests(key.hashValue).async { [self] in _ = kvStore_Delete(pairing, key) }
     }
 
     func registerInvite(_ token: InviteToken, for mailbox: MailboxID?) {
         let key = Hex.encode(token.bytes)
-        requests.async { [self] in
+        requests(key.hashValue).async { [self] in
             if let mailbox { _ = kvStore_PutString(nil, invites, key, mailbox.hex) } else { _ = kvStore_Delete(invites, key) }
         }
     }
 
     func lookUpInvite(_ token: InviteToken, session: Int, seq: UInt64, payload: [UInt8]) {
         let key = Hex.encode(token.bytes)
-        requests.async { [self] in
+        requests(session).async { [self] in
             var entry: OpaquePointer?
             var owner: MailboxID?
             if kvStore_Get(&entry, invites, key) == NATS_OK, let entry {
@@ -516,7 +520,7 @@ final class ClusterLink: @unchecked Sendable {
     /// Publishes again, for `new`, every frame held for `old` (each re-sealed by `reseal`),
     /// and deletes the old ones once JetStream took the new; off the loop's thread.
     func move(from old: MailboxID, reseal: @escaping @Sendable (_ subject: String, _ data: [UInt8]) -> (subject: String, data: [UInt8])?) {
-        requests.async { [self] in
+        requests(old.hashValue).async { [self] in
             var options = jsSubOptions()
             jsSubOptions_Init(&options)
             options.Ordered = true
@@ -552,7 +556,7 @@ final class ClusterLink: @unchecked Sendable {
 
     func close() {
         for sub in ownSubscriptions { natsSubscription_Destroy(sub) }
-        requests.sync {}
+        for queue in requestQueues { queue.sync {} }
         natsConnection_Close(connection)
         kvStore_Destroy(pairing)
         kvStore_Destroy(invites)
