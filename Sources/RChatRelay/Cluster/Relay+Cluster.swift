@@ -176,9 +176,10 @@ extension Relay {
         while handover.inFlightBytes < configuration.handoverWindowBytes, let (arrival, role) = handover.next() {
             guard let (kind, mailbox) = ClusterNode.parse(subject: arrival.subject), mailbox == handover.mailbox,
                   let (heldAt, origin, payload) = cluster.sealing.open(arrival.data, kind: kind, mailbox: mailbox) else {
-                // Not a frame this cluster sealed for this mailbox: dropped, never handed on.
-                log.warning("held frame \(arrival.sequence) does not open; deleted")
-                cluster.link.delete(sequence: arrival.sequence)
+                // Not sealed with this node's key for this mailbox (a node started with another
+                // key file?): never handed on, and not deleted either — it may be another's
+                // to read; it expires with the hold.
+                log.warning("held frame \(arrival.sequence) does not open with this node's key; skipped")
                 handover.reader(role)?.release()
                 continue
             }
