@@ -151,6 +151,34 @@ final class ClusterRelayTests: XCTestCase {
         XCTAssertLessThan(resident[8] - resident[0], 8 << 20, "32 MiB more held grew the node: \(resident.map { $0 >> 10 }) KiB")
     }
 
+    func testABacklogOfLargeFramesIsHandedOverWithinTheNodesBudget() throws {
+        let fixture = try TwoNodes()
+        let alice = fixture.alice, bob = fixture.bob
+        let (la, _, _) = try link(alice, bob)
+        bob.client.close()
+        XCTAssertEqual(alice.next(), .peerGone(link: la))
+        // 300 file chunks of 60 KiB: more than a reader may bring before acknowledgements
+        // (about 10 MiB), so the handover goes on only as bob acknowledges.
+        var answered = 0
+        for i in 0..<300 {
+            while !alice.client.hasRoom(), case .sent? = alice.next() { answered += 1 }
+            _ = try alice.client.send(on: la, [UInt8](repeating: UInt8(i % 251), count: 60 << 10) + Array("\(i)".utf8), flush: false)
+        }
+        try alice.client.flush()
+        while answered < 300, case .sent? = alice.next() { answered += 1 }
+        XCTAssertEqual(answered, 300)
+
+        try bob.reconnect(to: fixture.first.address)
+        XCTAssertEqual(bob.client.heldAtConnect, 300)
+        var order: [Int] = []
+        while order.count < 300, case .delivery(let d)? = bob.next() {
+            order.append(Int(String(decoding: d.payload.suffix(from: 60 << 10), as: UTF8.self)) ?? -1)
+            try bob.client.acknowledge([d.id])
+        }
+        XCTAssertEqual(order, Array(0..<300), "all of it, in order")
+        XCTAssertEqual(bob.next(), .drained)
+    }
+
     func testMailboxMoveBringsWhatWasHeldToTheNewMailbox() throws {
         let fixture = try TwoNodes()
         let alice = fixture.alice, bob = fixture.bob

@@ -83,6 +83,8 @@ struct HeldArrival: Sendable {
     let data: [UInt8]
     /// Frames of the mailbox after this one, when it was delivered.
     let pendingAfter: UInt64
+    /// What it takes of its reader's budget until it is released.
+    let units: Int
 }
 
 /// The outcome of presenting a code to the cluster's pairing bucket.
@@ -374,9 +376,9 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Starts an ordered consumer over `mailbox`'s subjects of `role`, oldest first, for
     /// `session`: `.readerOpened` (with what they held then), then `.arrived` for each
-    /// frame, at most `window` ahead of `release`.
-    func openReader(for mailbox: MailboxID, role: ReaderRole, session: Int, window: Int) -> MailboxReader {
-        let reader = MailboxReader(session: session, role: role, window: window, inbox: inbox)
+    /// frame, at most `budget` units (`MailboxReader.cost`) ahead of `release`.
+    func openReader(for mailbox: MailboxID, role: ReaderRole, session: Int, budget: Int) -> MailboxReader {
+        let reader = MailboxReader(session: session, role: role, budget: budget, inbox: inbox)
         let subject = "rchat.held.\(role == .ahead ? "a" : "*").\(mailbox.hex)"
         requests(session).async { [self] in
             let pending = heldCount(mailbox)
@@ -593,44 +595,53 @@ private final class PublishLedger: Sendable {
 }
 
 /// One mailbox being handed over: an ordered consumer whose frames go to the loop, never
-/// more than `window` of them not yet released (the callback waits on libnats' delivery
-/// thread for room, and JetStream's flow control holds the rest back on the servers), so
-/// a node's memory does not grow with what a mailbox holds.
+/// more of them not yet released than its budget allows — a frame costs one unit and one
+/// per KiB of it (`cost`), so a backlog of large file chunks is held back as well as one of
+/// small messages. The callback waits on libnats' delivery thread for room, and
+/// JetStream's flow control holds the rest back on the servers, so a node's memory does
+/// not grow with what a mailbox holds.
 final class MailboxReader: @unchecked Sendable {
     let session: Int
     let role: ReaderRole
-    /// Made at 0 and raised to `window`: libdispatch refuses to dispose of a semaphore
+    /// Made at 0 and raised to the budget: libdispatch refuses to dispose of a semaphore
     /// below the value it was made with.
     private let room = DispatchSemaphore(value: 0)
     private let closed = Atomic<Bool>(false)
     private let subscription = Mutex<SubscriptionBox?>(nil)
     private let inbox: ClusterInbox
 
-    init(session: Int, role: ReaderRole, window: Int, inbox: ClusterInbox) {
+    init(session: Int, role: ReaderRole, budget: Int, inbox: ClusterInbox) {
         self.session = session
         self.role = role
         self.inbox = inbox
-        for _ in 0..<window { room.signal() }
+        for _ in 0..<budget { room.signal() }
     }
+
+    /// What a frame of `bytes` takes of a reader's budget.
+    static func cost(bytes: Int) -> Int { 1 + bytes / 1024 }
 
     fileprivate func arrived(_ message: NatsMessage) {
         defer { message.destroy() }
-        guard !closed.load(ordering: .acquiring) else { return }
-        room.wait()
+        let data = message.data
+        let units = Self.cost(bytes: data.count)
+        for _ in 0..<units {
+            guard !closed.load(ordering: .acquiring) else { return }
+            room.wait()
+        }
         guard !closed.load(ordering: .acquiring) else { return }
         var meta: UnsafeMutablePointer<jsMsgMetaData>?
         guard natsMsg_GetMetaData(&meta, message.raw) == NATS_OK, let meta else {
-            room.signal()
+            release(units)
             return
         }
-        let arrival = HeldArrival(sequence: meta.pointee.Sequence.Stream, subject: message.subject, data: message.data,
-                                  pendingAfter: meta.pointee.NumPending)
+        let arrival = HeldArrival(sequence: meta.pointee.Sequence.Stream, subject: message.subject, data: data,
+                                  pendingAfter: meta.pointee.NumPending, units: units)
         jsMsgMetaData_Destroy(meta)
         inbox.post(.arrived(session: session, role: role, arrival))
     }
 
-    /// A frame left the node's hands (acknowledged, or dropped as unreadable): room for one more.
-    func release() { room.signal() }
+    /// A frame left the node's hands (acknowledged, or skipped): its units are free again.
+    func release(_ units: Int) { for _ in 0..<units { room.signal() } }
 
     fileprivate func attach(_ sub: OpaquePointer) -> Bool {
         subscription.withLock { current in

@@ -135,8 +135,9 @@ final class ClusterHandover {
     var queuedAhead: [HeldArrival] = []
     var queued: [HeldArrival] = []
     var queuedHead = 0
-    /// Handed over, not yet acknowledged: stream sequence → payload bytes, and the reader.
-    var inFlight: [UInt64: (bytes: Int, role: ReaderRole)] = [:]
+    /// Handed over, not yet acknowledged: stream sequence → payload bytes, the reader, and
+    /// what it takes of that reader's budget.
+    var inFlight: [UInt64: (bytes: Int, role: ReaderRole, units: Int)] = [:]
     var inFlightBytes = 0
 
     init(ahead: MailboxReader, mailbox: MailboxID, welcomeOwed: Bool) {

@@ -85,7 +85,7 @@ extension Relay {
             case .all:
                 if arrival.pendingAfter == 0, case .reading = handover.phase { handover.phase = .reading(caughtUp: true) }
                 if ClusterNode.parse(subject: arrival.subject)?.0 == .ahead {
-                    handover.all?.release()   // handed over by the other reader
+                    handover.all?.release(arrival.units)   // handed over by the other reader
                 } else {
                     handover.queued.append(arrival)
                 }
@@ -141,14 +141,18 @@ extension Relay {
     /// The first session of a mailbox on this node is handed its frames: a reader starts.
     func openHandover(for session: Session, mailbox: MailboxID, welcomeOwed: Bool) {
         guard let cluster else { return }
-        let ahead = cluster.link.openReader(for: mailbox, role: .ahead, session: session.number, window: configuration.handoverWindow)
+        let ahead = cluster.link.openReader(for: mailbox, role: .ahead, session: session.number, budget: readerBudget)
         cluster.handovers[session.number] = ClusterHandover(ahead: ahead, mailbox: mailbox, welcomeOwed: welcomeOwed)
     }
+
+    /// What a reader may bring before the client acknowledges: the handover window in
+    /// frames and in KiB (`MailboxReader.cost`), so a few MiB at most.
+    private var readerBudget: Int { configuration.handoverWindow + configuration.handoverWindowBytes / 1024 }
 
     /// What was sent ahead is handed over: the reader of everything starts.
     private func readEverything(_ handover: ClusterHandover, _ session: Session, _ cluster: ClusterNode) {
         handover.phase = .reading(caughtUp: false)
-        handover.all = cluster.link.openReader(for: handover.mailbox, role: .all, session: session.number, window: configuration.handoverWindow)
+        handover.all = cluster.link.openReader(for: handover.mailbox, role: .all, session: session.number, budget: readerBudget)
     }
 
     func closeHandover(of session: Session) {
@@ -160,10 +164,10 @@ extension Relay {
     func clusterAcknowledge(_ ids: [HeldItemID], on session: Session) {
         guard let cluster, let handover = cluster.handovers[session.number] else { return }
         for id in ids {
-            guard let (bytes, role) = handover.inFlight.removeValue(forKey: id) else { continue }
+            guard let (bytes, role, units) = handover.inFlight.removeValue(forKey: id) else { continue }
             handover.inFlightBytes -= bytes
             cluster.link.delete(sequence: id)
-            handover.reader(role)?.release()
+            handover.reader(role)?.release(units)
         }
         pump(handover, on: session, cluster)
     }
@@ -180,14 +184,14 @@ extension Relay {
                 // key file?): never handed on, and not deleted either — it may be another's
                 // to read; it expires with the hold.
                 log.warning("held frame \(arrival.sequence) does not open with this node's key; skipped")
-                handover.reader(role)?.release()
+                handover.reader(role)?.release(arrival.units)
                 continue
             }
             if handover.inFlight[arrival.sequence] != nil {
-                handover.reader(role)?.release()
+                handover.reader(role)?.release(arrival.units)
                 continue
             }
-            handover.inFlight[arrival.sequence] = (payload.count, role)
+            handover.inFlight[arrival.sequence] = (payload.count, role, arrival.units)
             handover.inFlightBytes += payload.count
             let number = origins.retain(origin)
             var w = ByteWriter(capacity: 86 + payload.count)
