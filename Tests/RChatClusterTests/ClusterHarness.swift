@@ -219,6 +219,31 @@ final class Member {
     }
 }
 
+extension Member {
+    /// Alice and bob linked, then bob gone: what alice sends is held for him.
+    /// Alice's end of the link, and its code.
+    static func linkedThenOffline(_ fixture: TwoNodes, file: StaticString = #filePath, line: UInt = #line) throws -> (LinkID, [UInt8]) {
+        let (la, _, code) = try link(fixture.alice, fixture.bob, file: file, line: line)
+        fixture.bob.client.close()
+        XCTAssertEqual(fixture.alice.next(), .peerGone(link: la), "bob's node tells alice's that he left", file: file, line: line)
+        return (la, code)
+    }
+
+    /// Sends `count` payloads on `link` as an engine does (never more queued than the
+    /// client's room) and waits until the relay took them all; how many it took.
+    func sendAll(_ count: Int, on link: LinkID, _ payload: (Int) -> [UInt8]) throws -> Int {
+        var taken = 0
+        for i in 0..<count {
+            while !client.hasRoom(), case .sent? = next() { taken += 1 }
+            _ = try client.send(on: link, payload(i), flush: false)
+            while case .sent? = client.nextEvent(timeout: 0) { taken += 1 }
+        }
+        try client.flush()
+        while taken < count, case .sent? = next() { taken += 1 }
+        return taken
+    }
+}
+
 /// Links two members (on any nodes) with a fresh code; their link numbers.
 func link(_ a: Member, _ b: Member, file: StaticString = #filePath, line: UInt = #line) throws -> (LinkID, LinkID, [UInt8]) {
     let code = Random.bytes(32)

@@ -47,10 +47,7 @@ final class ClusterRelayTests: XCTestCase {
     func testHeldWhileOfflineHandedOverOnTheOtherNodeAheadFirst() throws {
         let fixture = try TwoNodes()
         let alice = fixture.alice, bob = fixture.bob, first = fixture.first.address, second = fixture.second.address
-        let (la, _, code) = try link(alice, bob)
-
-        bob.client.close()
-        XCTAssertEqual(alice.next(), .peerGone(link: la), "bob's node tells alice's that he left")
+        let (la, code) = try Member.linkedThenOffline(fixture)
         var seqs: [UInt64] = []
         for i in 0..<5 { seqs.append(try alice.client.send(on: la, Array("held \(i)".utf8))) }
         let handshake = try alice.client.send(on: la, Array("handshake".utf8), ahead: true)
@@ -92,9 +89,7 @@ final class ClusterRelayTests: XCTestCase {
     func testMailboxQuotaRefusesAndRoomComesBackWithAcknowledgements() throws {
         let fixture = try TwoNodes(["--quota", "3"])
         let alice = fixture.alice, bob = fixture.bob
-        let (la, _, _) = try link(alice, bob)
-        bob.client.close()
-        XCTAssertEqual(alice.next(), .peerGone(link: la))
+        let (la, _) = try Member.linkedThenOffline(fixture)
 
         var seqs: [UInt64] = []
         for i in 0..<4 { seqs.append(try alice.client.send(on: la, Array("frame \(i)".utf8))) }
@@ -122,22 +117,10 @@ final class ClusterRelayTests: XCTestCase {
 
     func testNodeMemoryIsFlatInTheNumberOfHeldFrames() throws {
         let fixture = try TwoNodes()
-        let alice = fixture.alice, bob = fixture.bob
-        let (la, _, _) = try link(alice, bob)
-        bob.client.close()
-        XCTAssertEqual(alice.next(), .peerGone(link: la))
+        let (la, _) = try Member.linkedThenOffline(fixture)
         let payload = [UInt8](repeating: 0x5a, count: 4096)
         func hold(_ count: Int) throws {
-            var answered = 0
-            for _ in 0..<count {
-                // As an engine does: no more than the client's room queued at once.
-                while !alice.client.hasRoom(), case .sent? = alice.next() { answered += 1 }
-                _ = try alice.client.send(on: la, payload, flush: false)
-                while case .sent? = alice.client.nextEvent(timeout: 0) { answered += 1 }
-            }
-            try alice.client.flush()
-            while answered < count, case .sent? = alice.next() { answered += 1 }
-            XCTAssertEqual(answered, count, "every frame was taken")
+            XCTAssertEqual(try fixture.alice.sendAll(count, on: la) { _ in payload }, count, "every frame was taken")
         }
         // Rounds of 4 MiB each (9 of them stay under the quota of 10,000 frames): the first
         // warms the node's buffers up; the 32 MiB held after it must not stay in the node
@@ -153,20 +136,12 @@ final class ClusterRelayTests: XCTestCase {
 
     func testABacklogOfLargeFramesIsHandedOverWithinTheNodesBudget() throws {
         let fixture = try TwoNodes()
-        let alice = fixture.alice, bob = fixture.bob
-        let (la, _, _) = try link(alice, bob)
-        bob.client.close()
-        XCTAssertEqual(alice.next(), .peerGone(link: la))
+        let bob = fixture.bob
+        let (la, _) = try Member.linkedThenOffline(fixture)
         // 300 file chunks of 60 KiB: more than a reader may bring before acknowledgements
         // (about 10 MiB), so the handover goes on only as bob acknowledges.
-        var answered = 0
-        for i in 0..<300 {
-            while !alice.client.hasRoom(), case .sent? = alice.next() { answered += 1 }
-            _ = try alice.client.send(on: la, [UInt8](repeating: UInt8(i % 251), count: 60 << 10) + Array("\(i)".utf8), flush: false)
-        }
-        try alice.client.flush()
-        while answered < 300, case .sent? = alice.next() { answered += 1 }
-        XCTAssertEqual(answered, 300)
+        let taken = try fixture.alice.sendAll(300, on: la) { [UInt8](repeating: UInt8($0 % 251), count: 60 << 10) + Array("\($0)".utf8) }
+        XCTAssertEqual(taken, 300)
 
         try bob.reconnect(to: fixture.first.address)
         XCTAssertEqual(bob.client.heldAtConnect, 300)
@@ -182,9 +157,7 @@ final class ClusterRelayTests: XCTestCase {
     func testMailboxMoveBringsWhatWasHeldToTheNewMailbox() throws {
         let fixture = try TwoNodes()
         let alice = fixture.alice, bob = fixture.bob
-        let (la, _, _) = try link(alice, bob)
-        bob.client.close()
-        XCTAssertEqual(alice.next(), .peerGone(link: la))
+        let (la, _) = try Member.linkedThenOffline(fixture)
         for i in 0..<2 {
             let seq = try alice.client.send(on: la, Array("before the move \(i)".utf8))
             XCTAssertEqual(alice.next(), .sent(seq: seq, forwarded: false))
