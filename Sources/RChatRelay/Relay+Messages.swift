@@ -120,6 +120,9 @@ extension Relay {
             }
         case .send(let seq, 0, let payload):
             // Cover traffic: held for this mailbox itself, like a frame for an offline peer.
+            if cluster != nil {
+                return clusterHold(payload, for: mailbox, origin: .own, kind: .conversation, seq: seq, from: session, forwarded: false)
+            }
             hold(payload, for: mailbox, origin: origins.retain(.own), seq: seq, from: session)
         case .send(let seq, let link, let payload), .sendAhead(let seq, let link, let payload):
             guard let end = session.links[link] else {
