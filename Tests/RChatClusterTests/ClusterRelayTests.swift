@@ -204,8 +204,29 @@ final class ClusterRelayTests: XCTestCase {
         XCTAssertTrue(node.stderr.contains("signal 15: stopping"), node.stderr)
     }
 
+    func testClusterOptionMistakesAreOneLineAndExitTwo() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-cluster-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let key = directory.appendingPathComponent("k").path
+        let cases: [([String], String)] = [
+            (["--cluster", "http://127.0.0.1:4222"], "--cluster takes nats://HOST:PORT"),
+            (["--cluster", "nats://127.0.0.1:4222,nats://127.0.0.1"], "not \"nats://127.0.0.1\""),
+            (["--cluster", "nats://127.0.0.1:4222", "--persist", directory.appendingPathComponent("held").path], "exclude each other"),
+        ]
+        for (i, (arguments, expected)) in cases.enumerated() {
+            let node = Child(name: "node-\(i)", executable: ClusterFixture.relayBinary,
+                             arguments: ["--listen", "127.0.0.1:0", "--key-file", key] + arguments, directory: directory)
+            try node.start()
+            XCTAssertEqual(node.exitStatus(timeout: 10), 2, "\(arguments)")
+            let lines = node.stderr.split(separator: "\n")
+            XCTAssertEqual(lines.count, 1, node.stderr)
+            XCTAssertTrue(node.stderr.contains(expected), node.stderr)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("held").path), "nothing made")
+    }
+
     func testUnreachableNatsAtStartIsOneLineAndExitOne() throws {
-        _ = try ClusterFixture.requireNatsServer()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-cluster-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
