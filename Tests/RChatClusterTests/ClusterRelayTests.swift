@@ -40,8 +40,14 @@ final class ClusterRelayTests: XCTestCase {
 
         // Cover (link 0) is held in JetStream for the sender's own mailbox, not in her node:
         // it is handed back on the other node too.
+        // (Her own reader may hand it to her before JetStream's answer reaches her node.)
         let cover = try alice.client.send(on: 0, Array("cover".utf8))
-        XCTAssertEqual(alice.next(), .sent(seq: cover, forwarded: false), "answered as held")
+        XCTAssertNotNil(poll(timeout: 5) { () -> Bool? in
+            guard let event = alice.next(timeout: 0.5) else { return nil }
+            if case .delivery = event { return nil }
+            XCTAssertEqual(event, .sent(seq: cover, forwarded: false), "answered as held")
+            return true
+        })
         try alice.reconnect(to: fixture.second.address)
         guard case .delivery(let own)? = alice.next() else { return XCTFail("alice's cover did not come back on the other node") }
         XCTAssertEqual(own.origin, .own)
@@ -76,6 +82,12 @@ final class ClusterRelayTests: XCTestCase {
             ids.append(d.id)
         }
         XCTAssertEqual(payloads, ["handshake"] + (0..<5).map { "held \($0)" })
+        // Sent ahead while bob is here: handed over once (the first reader has stopped).
+        let live = try alice.client.send(on: la, Array("handshake again".utf8), ahead: true)
+        XCTAssertEqual(alice.next(), .sent(seq: live, forwarded: false))
+        guard case .delivery(let liveDelivery)? = bob.next() else { return XCTFail("no live frame sent ahead") }
+        XCTAssertEqual(liveDelivery.payload, Array("handshake again".utf8))
+        try bob.client.acknowledge([liveDelivery.id])
         try bob.client.acknowledge(Array(ids.prefix(3)))
         try bob.client.ping(7)
         XCTAssertEqual(bob.client.nextEvent(timeout: 5), .pong(7), "no drained while three are not acknowledged")

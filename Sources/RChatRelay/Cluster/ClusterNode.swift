@@ -116,11 +116,15 @@ struct HeldSealing: Sendable {
 }
 
 /// One session being handed its mailbox on this node: first what was sent ahead (its own
-/// reader), then everything in order (a second reader, opened once the first caught up;
-/// what was sent ahead is skipped there), each frame in flight until acknowledged.
+/// reader, closed once it caught up), then everything in order (a second reader, where
+/// what the first handed over is skipped and later frames sent ahead go first), each
+/// frame in flight until acknowledged. In the long run one consumer per mailbox.
 final class ClusterHandover {
     let mailbox: MailboxID
-    let ahead: MailboxReader
+    /// Until it caught up with what was sent ahead.
+    var ahead: MailboxReader?
+    /// The last frame the reader of what was sent ahead brought (stream sequence).
+    var aheadThrough: UInt64 = 0
     var all: MailboxReader?
     enum Phase {
         /// The first reader is being made; `welcomeOwed` when the session was not welcomed
@@ -132,7 +136,7 @@ final class ClusterHandover {
         case reading(caughtUp: Bool)
     }
     var phase: Phase
-    var queuedAhead: [HeldArrival] = []
+    var queuedAhead: [(HeldArrival, ReaderRole)] = []
     var queued: [HeldArrival] = []
     var queuedHead = 0
     /// Handed over, not yet acknowledged: stream sequence → payload bytes, the reader, and
@@ -151,7 +155,7 @@ final class ClusterHandover {
     func reader(_ role: ReaderRole) -> MailboxReader? { role == .ahead ? ahead : all }
 
     func next() -> (HeldArrival, ReaderRole)? {
-        if !queuedAhead.isEmpty { return (queuedAhead.removeFirst(), .ahead) }
+        if !queuedAhead.isEmpty { return queuedAhead.removeFirst() }
         guard queuedHead < queued.count else { return nil }
         let arrival = queued[queuedHead]
         queuedHead += 1

@@ -74,7 +74,10 @@ extension Relay {
             guard let handover = cluster.handovers[number], let session = sessions[number] else { return }
             switch role {
             case .ahead:
-                handover.queuedAhead.append(arrival)
+                // Once that reader is closed, what it still brought comes again in order.
+                guard handover.ahead != nil else { return }
+                handover.queuedAhead.append((arrival, .ahead))
+                handover.aheadThrough = max(handover.aheadThrough, arrival.sequence)
                 if arrival.pendingAfter == 0 {
                     switch handover.phase {
                     case .opening(let welcomeOwed, _): handover.phase = .opening(welcomeOwed: welcomeOwed, aheadArrived: true)
@@ -85,7 +88,11 @@ extension Relay {
             case .all:
                 if arrival.pendingAfter == 0, case .reading = handover.phase { handover.phase = .reading(caughtUp: true) }
                 if ClusterNode.parse(subject: arrival.subject)?.0 == .ahead {
-                    handover.all?.release(arrival.units)   // handed over by the other reader
+                    if arrival.sequence <= handover.aheadThrough {
+                        handover.all?.release(arrival.units)   // handed over by the other reader
+                    } else {
+                        handover.queuedAhead.append((arrival, .all))
+                    }
                 } else {
                     handover.queued.append(arrival)
                 }
@@ -149,15 +156,19 @@ extension Relay {
     /// frames and in KiB (`MailboxReader.cost`), so a few MiB at most.
     private var readerBudget: Int { configuration.handoverWindow + configuration.handoverWindowBytes / 1024 }
 
-    /// What was sent ahead is handed over: the reader of everything starts.
+    /// What was sent ahead is handed over: its reader stops, the reader of everything starts.
     private func readEverything(_ handover: ClusterHandover, _ session: Session, _ cluster: ClusterNode) {
+        if let ahead = handover.ahead {
+            cluster.link.closeReader(ahead)
+            handover.ahead = nil
+        }
         handover.phase = .reading(caughtUp: false)
         handover.all = cluster.link.openReader(for: handover.mailbox, role: .all, session: session.number, budget: readerBudget)
     }
 
     func closeHandover(of session: Session) {
         guard let cluster, let handover = cluster.handovers.removeValue(forKey: session.number) else { return }
-        cluster.link.closeReader(handover.ahead)
+        if let ahead = handover.ahead { cluster.link.closeReader(ahead) }
         if let all = handover.all { cluster.link.closeReader(all) }
     }
 
