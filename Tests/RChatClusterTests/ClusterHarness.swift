@@ -49,11 +49,16 @@ final class Child {
         return kib * 1024
     }
 
-    /// Stops it by its PID and waits for it; nothing if it is not running.
+    /// Stops it by its PID and waits for it, within a deadline (`waitUntilExit` once waited
+    /// forever for a node that had exited by itself, keeping a test run and its NATS
+    /// servers alive); nothing if it is not running.
     func stop(signal: Int32 = SIGTERM) {
         guard let p = process else { return }
         if p.isRunning { kill(p.processIdentifier, signal) }
-        p.waitUntilExit()
+        if poll(timeout: 10, { p.isRunning ? nil : true }) == nil {
+            kill(p.processIdentifier, SIGKILL)
+            _ = poll(timeout: 5) { p.isRunning ? nil : true }
+        }
         process = nil
     }
 
