@@ -1,6 +1,7 @@
 # rChat: two commands on a fresh machine — `make demo` and `make test`.
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
-            libjpeg62-turbo-dev libpng-dev libchafa-dev libglib2.0-dev libopus-dev libopusenc-dev libopusfile-dev
+            libjpeg62-turbo-dev libpng-dev libchafa-dev libglib2.0-dev libopus-dev libopusenc-dev libopusfile-dev \
+            nats-server libnats-dev
 # What the relay benchmark's reference needs: the broker, and the library its client
 # (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev

@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CChafa", pkgConfig: "chafa", providers: [.apt(["libchafa-dev", "libglib2.0-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opusfile", providers: [.apt(["libopus-dev", "libopusenc-dev", "libopusfile-dev"])]),
+        // The NATS C client: the relay's cluster mode keeps mailboxes in JetStream.
+        .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
 
         // Pure logic: no I/O.
         .target(name: "RChatCore", dependencies: ["CWidth"]),
@@ -42,7 +44,7 @@ let package = Package(
         // handshake's key schedule and the transport cipher. No I/O.
         .target(name: "RChatWire", dependencies: ["RChatCore", "RChatCrypto"]),
         // The relay as a library.
-        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet", "RChatWire", "RChatCommandLine", "CEpoll"]),
+        .target(name: "RChatRelay", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatNet", "RChatWire", "RChatCommandLine", "CEpoll", "CNats"]),
         // The client side of the relay protocol: a connection's threads and events.
         .target(name: "RChatRelayClient", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire"]),
 
@@ -77,6 +79,8 @@ let package = Package(
         .testTarget(name: "RChatEngineTests", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatWire", "RChatRelayClient", "RChatEngine"]),
         .testTarget(name: "RChatTUITests", dependencies: ["RChatCore", "RChatTUI", "RChatMedia", "CNcursesw"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "RChatSQL", "CEpoll"]),
+        // Three nats-server processes, relay nodes in cluster mode and clients on different nodes.
+        .testTarget(name: "RChatClusterTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelayClient"]),
         .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto"]),
         // Runs the built executables: the scripting interface as a user sees it.
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",

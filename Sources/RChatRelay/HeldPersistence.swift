@@ -69,7 +69,7 @@ final class HeldPersistence {
         return (items, expired, unreadable, invites)
     }
 
-    private static func encodeContent(origin: DeliveryOrigin, payload: [UInt8]) -> [UInt8] {
+    static func encodeContent(origin: DeliveryOrigin, payload: [UInt8]) -> [UInt8] {
         var w = ByteWriter(capacity: 66 + payload.count)
         switch origin {
         case .link(let code): w.u8(3); w.raw(code)
@@ -80,7 +80,7 @@ final class HeldPersistence {
         return w.bytes
     }
 
-    private static func decodeContent(_ bytes: [UInt8]) -> (DeliveryOrigin, [UInt8])? {
+    static func decodeContent(_ bytes: [UInt8]) -> (DeliveryOrigin, [UInt8])? {
         var r = ByteReader(bytes)
         guard let kind = try? r.u8() else { return nil }
         switch kind {

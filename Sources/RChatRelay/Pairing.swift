@@ -72,6 +72,16 @@ struct Pairing {
         return .waiting
     }
 
+    /// Whether `session` waits with `code` (on a cluster node, the other node's session may
+    /// be its match).
+    func isWaiting(_ code: [UInt8], _ session: Session) -> Bool { pending[code]?.party.session === session }
+
+    /// Takes a waiting code out of the table: it matched a session on another node.
+    mutating func withdraw(_ code: [UInt8], of party: Party) {
+        guard isWaiting(code, party.session) else { return }
+        remove(code, of: party)
+    }
+
     private mutating func remove(_ code: [UInt8], of party: Party) {
         pending[code] = nil
         party.session.pendingCodes.remove(code)

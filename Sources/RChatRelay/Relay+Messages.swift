@@ -70,6 +70,12 @@ extension Relay {
         var list = sessionsByMailbox[mailbox, default: []]
         list.append(session)
         sessionsByMailbox[mailbox] = list
+        if cluster != nil {
+            // The first connection of the mailbox here is welcomed once its reader knows how
+            // much is held; another is welcomed now and handed nothing while the first stays.
+            if list.count == 1 { return openHandover(for: session, mailbox: mailbox, welcomeOwed: true) }
+            return session.send(.welcome(mailbox: mailbox, relayTime: clock.now(), held: 0), kind: .welcome)
+        }
         let queue = queues[mailbox]
         session.send(.welcome(mailbox: mailbox, relayTime: clock.now(), held: UInt32(clamping: queue?.liveCount ?? 0)), kind: .welcome)
         if list.count == 1 {
@@ -98,7 +104,11 @@ extension Relay {
                 switch invites.register(token, for: mailbox, limits: configuration) {
                 case .registered(let dropped):
                     persistence?.recordInvite(token, mailbox: mailbox)
-                    if let dropped { persistence?.recordInvite(dropped, mailbox: nil) }
+                    cluster?.link.registerInvite(token, for: mailbox)
+                    if let dropped {
+                        persistence?.recordInvite(dropped, mailbox: nil)
+                        cluster?.link.registerInvite(dropped, for: nil)
+                    }
                 case .alreadyRegistered:
                     break
                 case .takenByAnother:
@@ -110,19 +120,34 @@ extension Relay {
             }
         case .send(let seq, 0, let payload):
             // Cover traffic: held for this mailbox itself, like a frame for an offline peer.
+            if cluster != nil {
+                return clusterHold(payload, for: mailbox, origin: .own, kind: .conversation, seq: seq, from: session, forwarded: false)
+            }
             hold(payload, for: mailbox, origin: origins.retain(.own), seq: seq, from: session)
         case .send(let seq, let link, let payload), .sendAhead(let seq, let link, let payload):
             guard let end = session.links[link] else {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownLink.rawValue), kind: .refused)
             }
+            if cluster != nil {
+                return clusterHold(payload, for: end.peerMailbox, origin: .link(code: end.code), kind: message.isAhead ? .ahead : .conversation,
+                                   seq: seq, from: session, forwarded: end.peer.isLive)
+            }
             origins.retain(number: end.outgoingOrigin)
             hold(payload, for: end.peerMailbox, origin: end.outgoingOrigin, seq: seq, from: session, ahead: message.isAhead)
         case .request(let seq, let token, let payload):
+            if let cluster {
+                // Registered on any node: the bucket knows the owner.
+                guard let owner = invites.owner(of: token) else {
+                    return cluster.link.lookUpInvite(token, session: session.number, seq: seq, payload: payload)
+                }
+                return clusterHold(payload, for: owner, origin: .invite(token), kind: .request, seq: seq, from: session, forwarded: false)
+            }
             guard let owner = invites.owner(of: token) else {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownInvite.rawValue), kind: .refused)
             }
             hold(payload, for: owner, origin: origins.retain(.invite(token)), seq: seq, from: session, request: true)
         case .acknowledge(let ids):
+            if cluster != nil { return clusterAcknowledge(ids, on: session) }
             guard let mailbox = session.mailbox, sessionsByMailbox[mailbox]?.first === session, let queue = queues[mailbox] else { return }
             for id in ids {
                 guard let record = queue.acknowledge(id) else { continue }
@@ -154,7 +179,11 @@ extension Relay {
     /// from the front, so one moved behind newer items can outlive 72 h by at most their
     /// difference — they are handed over at once to the connection that asked for the move.
     private func move(_ old: MailboxID, to new: MailboxID) {
-        for token in invites.removeAll(of: old) { persistence?.recordInvite(token, mailbox: nil) }
+        for token in invites.removeAll(of: old) {
+            persistence?.recordInvite(token, mailbox: nil)
+            cluster?.link.registerInvite(token, for: nil)
+        }
+        if cluster != nil { return clusterMove(old, to: new) }
         var moved = 0
         if let from = queues.removeValue(forKey: old) {
             from.restartHandover()
@@ -251,9 +280,10 @@ extension Relay {
 
     private func present(_ code: [UInt8], by party: Pairing.Party) {
         let session = party.session
+        let fresh = !session.pendingCodes.contains(code)
         switch pairing.present(code, by: party, now: loop.now, mayLink: { mayLink($0, party) }) {
         case .waiting:
-            break
+            if fresh, cluster != nil { clusterPresented(code, by: session) }
         case .matched(let other):
             link(other, party, code: code)
         case .ignored(let why):
@@ -265,25 +295,27 @@ extension Relay {
     /// mailboxes have a link to spend (taken only when both have).
     private func mayLink(_ a: Pairing.Party, _ b: Pairing.Party) -> Bool {
         guard makeRoomForLink(on: a.session), makeRoomForLink(on: b.session) else { return false }
-        let now = loop.now
-        func take(_ mailbox: MailboxID) -> Bool {
-            var bucket = linkBudgets[mailbox] ?? TokenBucket(capacity: configuration.linkBurst, perSecond: configuration.linksPerSecond, now: now)
-            defer { linkBudgets[mailbox] = bucket }
-            return bucket.take(now: now)
-        }
-        guard take(a.mailbox) else { return false }
-        guard take(b.mailbox) else {
+        guard takeLinkToken(for: a.mailbox) else { return false }
+        guard takeLinkToken(for: b.mailbox) else {
             linkBudgets[a.mailbox]?.refund()
             return false
         }
         return true
     }
 
+    /// One link from `mailbox`'s budget, if it has one.
+    func takeLinkToken(for mailbox: MailboxID) -> Bool {
+        let now = loop.now
+        var bucket = linkBudgets[mailbox] ?? TokenBucket(capacity: configuration.linkBurst, perSecond: configuration.linksPerSecond, now: now)
+        defer { linkBudgets[mailbox] = bucket }
+        return bucket.take(now: now)
+    }
+
     /// At its bound of links, a connection forgets those whose peer has left (sends on them
     /// are then refused as an unknown link rather than held); false if that frees nothing.
-    private func makeRoomForLink(on session: Session) -> Bool {
+    func makeRoomForLink(on session: Session) -> Bool {
         guard session.links.count >= configuration.maxLinksPerConnection else { return true }
-        for (id, end) in session.links where end.peer?.isOpen != true {
+        for (id, end) in session.links where !end.peer.isLive {
             session.links[id] = nil
             if session.linkForOrigin[end.incomingOrigin] == id { session.linkForOrigin[end.incomingOrigin] = nil }
             origins.release(end.outgoingOrigin)
@@ -292,7 +324,7 @@ extension Relay {
         return session.links.count < configuration.maxLinksPerConnection
     }
 
-    private func takeRequestToken(for mailbox: MailboxID) -> Bool {
+    func takeRequestToken(for mailbox: MailboxID) -> Bool {
         let now = loop.now
         // As many as the quota in a burst, refilled at that many per hour.
         var bucket = requestBudgets[mailbox] ?? TokenBucket(capacity: configuration.requestQuota,
@@ -312,8 +344,8 @@ extension Relay {
         let fromB = origins.retain(.link(code: code))
         origins.retain(number: fromA)
         origins.retain(number: fromB)
-        a.links[id] = Session.LinkEnd(code: code, peerMailbox: partyB.mailbox, peer: b, outgoingOrigin: fromA, incomingOrigin: fromB)
-        b.links[id] = Session.LinkEnd(code: code, peerMailbox: partyA.mailbox, peer: a, outgoingOrigin: fromB, incomingOrigin: fromA)
+        a.links[id] = Session.LinkEnd(code: code, peerMailbox: partyB.mailbox, peer: .here(b), outgoingOrigin: fromA, incomingOrigin: fromB)
+        b.links[id] = Session.LinkEnd(code: code, peerMailbox: partyA.mailbox, peer: .here(a), outgoingOrigin: fromB, incomingOrigin: fromA)
         a.linkForOrigin[fromB] = id
         b.linkForOrigin[fromA] = id
         a.send(.linked(link: id, code: code), kind: .linked)

@@ -24,6 +24,8 @@ public final class Relay: @unchecked Sendable {
     let thread = ThreadOwner("relay")
     let staticKey: AgreementKey
     let persistence: HeldPersistence?
+    /// Cluster mode (`--cluster`): held frames live in NATS JetStream, not here.
+    let cluster: ClusterNode?
 
     var sessions: [Int: Session] = [:]
     private var nextSessionNumber = 1
@@ -102,9 +104,16 @@ public final class Relay: @unchecked Sendable {
         } else {
             persistence = nil
         }
+        if configuration.clusterServers.isEmpty {
+            cluster = nil
+        } else {
+            guard let network else { throw StartError(description: "a cluster node serves on the network only") }
+            cluster = try Self.startCluster(configuration, relayKey: staticKey, loop: network.loop)
+        }
         if clock is SystemClock, (clock as! SystemClock).isFake { log.note("RCHAT_FAKE_NOW is set: relay time is fixed at \(clock.now()) (tests only)") }
         try loadPersisted()
         loop.addBeforeFlush { [unowned self] in commitPersistence() }
+        if let cluster { attachCluster(cluster) }
         let sweep = max(0.05, min(1.0, min(configuration.handshakeTimeout, configuration.frameTimeout, configuration.idleTimeout) / 4))
         loop.schedule(after: sweep, repeating: true) { [unowned self] in sweepConnections() }
         loop.schedule(after: 60, repeating: true) { [unowned self] in expireHeld() }
@@ -140,7 +149,19 @@ public final class Relay: @unchecked Sendable {
     /// Thread-safe.
     public func stop() { network?.loop.stop() }
 
-    /// Routes SIGTERM and SIGINT into the loop as a clean stop. Call before any thread starts.
+    /// Blocks SIGTERM and SIGINT in this thread and every thread started after it (a cluster
+    /// node's NATS client starts threads while the relay is made), so that they wait for
+    /// `stopOnSignals()`. Call first thing.
+    public static func blockStopSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Routes SIGTERM and SIGINT into the loop as a clean stop. Call before any thread starts
+    /// (or after `blockStopSignals()`).
     public func stopOnSignals() {
         guard let network else { return }
         let fd = rchat_stop_signalfd()
@@ -160,7 +181,12 @@ public final class Relay: @unchecked Sendable {
         network?.listener.close()
         commitPersistence()
         persistence?.close()
-        log.note("stopped; holding \(totalHeldItems) items (\(totalHeldBytes) bytes) for \(queues.count) mailboxes; totals \(totals.summary)")
+        cluster?.link.close()
+        if let cluster {
+            log.note("stopped; held frames stay in the cluster's JetStream (node \(cluster.link.node)); totals \(totals.summary)")
+        } else {
+            log.note("stopped; holding \(totalHeldItems) items (\(totalHeldBytes) bytes) for \(queues.count) mailboxes; totals \(totals.summary)")
+        }
     }
 
     // MARK: persistence
@@ -277,9 +303,11 @@ public final class Relay: @unchecked Sendable {
     func leave(_ link: LinkID, by session: Session) {
         guard let end = session.links.removeValue(forKey: link) else { return }
         session.linkForOrigin[end.incomingOrigin] = nil   // what it receives now is held, not live
-        if let peer = end.peer, peer.isOpen {
-            peer.links[link]?.peer = nil
+        if let peer = end.peer.openSession {
+            peer.links[link]?.peer = .gone
             peer.send(.peerGone(link: link), kind: .peerGone)
+        } else if case .elsewhere(let node, let other) = end.peer {
+            cluster?.peerLeft(code: end.code, node: node, session: other, from: session)
         }
         origins.release(end.outgoingOrigin)
         origins.release(end.incomingOrigin)
@@ -299,6 +327,10 @@ public final class Relay: @unchecked Sendable {
             let wasTarget = list.first === session
             list.removeAll { $0 === session }
             sessionsByMailbox[mailbox] = list.isEmpty ? nil : list
+            if wasTarget, cluster != nil {
+                closeHandover(of: session)
+                if let next = list.first { openHandover(for: next, mailbox: mailbox, welcomeOwed: false) }
+            }
             if wasTarget, let queue = queues[mailbox] {
                 queue.restartHandover()
                 if list.isEmpty {

@@ -11,6 +11,9 @@ public struct RelayConfiguration: Sendable {
     public var port: UInt16 = 0
     public var keyFile: String
     public var persistPath: String?
+    /// NATS servers (`nats://HOST:PORT`) whose JetStream holds the mailboxes: a stateless
+    /// node of a cluster (empty: one process, in memory or `persistPath`).
+    public var clusterServers: [String] = []
     public var holdHours = 72
     /// Held items per mailbox.
     public var quota = 10_000
@@ -84,6 +87,7 @@ public struct RelayConfiguration: Sendable {
         static let listen = Declared<String?>.text("--listen", "HOST:PORT", help: "where to accept connections (port 0 picks a free one)")
         static let keyFile = Declared<String?>.text("--key-file", "FILE", help: "the relay's key (default $XDG_STATE_HOME/rchat-relay/relay.key)")
         static let persist = Declared<String?>.text("--persist", "FILE", help: "keep held items in this SQLite file across restarts (default: in memory)")
+        static let cluster = Declared<String?>.text("--cluster", "nats://HOST:PORT[,...]", help: "a node of a cluster: mailboxes held in these NATS servers' JetStream, nothing kept here")
         static let holdHours = Declared<String?>.text("--hold-hours", "H", help: "hours an item is held, 1 to \(maximumHoldHours) (default \(defaults.holdHours))")
         static let logLevel = Declared.choice("--log-level", "LEVEL", default: defaults.logLevel, help: "the least a line must matter to be logged")
         static let help = Option.flag("--help", aliases: ["-h"], help: "print this help")
@@ -123,7 +127,7 @@ public struct RelayConfiguration: Sendable {
         ]
 
         /// Everything but --listen and --help, in the order the usage shows them.
-        static let optional = [keyFile.option, persist.option, holdHours.option] + settings.map(\.option) + [logLevel.option]
+        static let optional = [keyFile.option, persist.option, cluster.option, holdHours.option] + settings.map(\.option) + [logLevel.option]
         static let parser = OptionParser([listen.option] + optional + [help], helpHint: "rchat-relay --help")
     }
 
@@ -145,6 +149,12 @@ public struct RelayConfiguration: Sendable {
         try given.expectPositionals(max: 0)
         var config = RelayConfiguration(keyFile: given[Options.keyFile] ?? defaultKeyFile(environment: environment))
         config.persistPath = given[Options.persist]
+        if let text = given[Options.cluster] {
+            config.clusterServers = try parseCluster(text)
+            if config.persistPath != nil {
+                throw UsageError(description: "--cluster and --persist exclude each other: a cluster node keeps nothing of its own")
+            }
+        }
         if let text = given[Options.holdHours] {
             guard let h = Int(text), h >= 1 else { throw UsageError(description: "--hold-hours must be a whole number of hours from 1 to \(maximumHoldHours), not \"\(text)\"") }
             guard h <= maximumHoldHours else {
@@ -164,6 +174,19 @@ public struct RelayConfiguration: Sendable {
         config.host = host
         config.port = port
         return config
+    }
+
+    /// `nats://HOST:PORT[,…]`: each server a URL with a host and a port.
+    static func parseCluster(_ text: String) throws(UsageError) -> [String] {
+        let servers = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        for server in servers {
+            let rest = server.hasPrefix("nats://") ? server.dropFirst("nats://".count) : nil
+            guard let rest, let colon = rest.lastIndex(of: ":"), colon != rest.startIndex,
+                  UInt16(rest[rest.index(after: colon)...]) != nil else {
+                throw UsageError(description: "--cluster takes nats://HOST:PORT[,nats://HOST:PORT...], not \"\(server)\"")
+            }
+        }
+        return servers
     }
 
     var holdSeconds: Int64 { Int64(holdHours) * 3600 }

@@ -27,10 +27,41 @@ final class Session: StreamConnectionDelegate {
     struct LinkEnd {
         let code: [UInt8]
         let peerMailbox: MailboxID
-        weak var peer: Session?
+        var peer: LinkPeer
         /// Origin of frames this side sends on the link, and of frames it receives.
         let outgoingOrigin: UInt32
         let incomingOrigin: UInt32
+    }
+
+    /// Who is at the other end of a link.
+    enum LinkPeer {
+        /// A connection of this relay (held weakly: it may close first).
+        case here(WeakSession)
+        /// A connection of another node of the cluster.
+        case elsewhere(node: ClusterNodeID, session: Int)
+        /// It left: what this end sends is held for the peer's mailbox.
+        case gone
+
+        static func here(_ session: Session) -> LinkPeer { .here(WeakSession(session: session)) }
+
+        /// The peer's connection when it is one of this relay's and still open.
+        var openSession: Session? {
+            if case .here(let weak) = self, let session = weak.session, session.isOpen { return session }
+            return nil
+        }
+
+        /// Whether a frame sent on the link reaches a connected peer now.
+        var isLive: Bool {
+            switch self {
+            case .here: return openSession != nil
+            case .elsewhere: return true
+            case .gone: return false
+            }
+        }
+    }
+
+    struct WeakSession {
+        weak var session: Session?
     }
 
     let number: Int

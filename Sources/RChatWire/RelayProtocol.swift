@@ -82,7 +82,9 @@
 /// against `--request-quota` and an hourly rate, never against the other two. A frame that
 /// would go beyond a quota is `refused` (reason 1, 7 or 6) and nothing is held; the sender
 /// keeps it and tries again later. Counts fall with acknowledgements and expiry, move with a
-/// mailbox move, and are recomputed from what `--persist` loads at start.
+/// mailbox move, and are recomputed from what `--persist` loads at start. A node of a
+/// cluster (`--cluster`) that cannot reach the storage it holds frames in refuses with
+/// reason 8 (`clusterUnavailable`) until it can again.
 ///
 /// **Keepalive.** An authenticated connection with no code waiting and no link that sends
 /// nothing for the relay's idle timeout (300 s by default) is closed with `timeout`; a
@@ -148,6 +150,9 @@ public enum RefusalReason: UInt8, Sendable, CustomStringConvertible {
     /// The payload would take the recipient's held conversation frames past the relay's byte
     /// quota per mailbox (`--quota-bytes`); room comes back as the recipient acknowledges.
     case byteQuotaExceeded = 7
+    /// A cluster node cannot reach the storage it holds frames in (NATS JetStream): nothing
+    /// was held; the node takes frames again by itself once its storage answers.
+    case clusterUnavailable = 8
 
     public var description: String {
         switch self {
@@ -158,6 +163,7 @@ public enum RefusalReason: UInt8, Sendable, CustomStringConvertible {
         case .relayFull: return "the relay is full"
         case .requestQuotaExceeded: return "the recipient has too many message requests waiting"
         case .byteQuotaExceeded: return "the recipient's mailbox holds its quota of bytes"
+        case .clusterUnavailable: return "the relay cannot reach its storage right now"
         }
     }
 }

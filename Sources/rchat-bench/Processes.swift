@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RChatNet
 import Synchronization
 
 /// A child process whose stdout is read line by line.
@@ -54,18 +55,7 @@ func residentBytes(_ pid: Int32) -> Int {
 }
 
 /// A TCP port nobody is listening on right now.
-func freePort() -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = 0
-    _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-    return UInt16(bigEndian: addr.sin_port)
-}
+func freePort() -> UInt16 { LoopbackPort.free() }
 
 func which(_ name: String) -> String? {
     // Strings, not the split's substrings: with those, `+ ["/usr/sbin"]` made an array of

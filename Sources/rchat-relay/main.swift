@@ -22,6 +22,7 @@ do {
 let log = Logger.standardError(prefix: "rchat-relay: ", threshold: configuration.logLevel)
 
 let relay: Relay
+Relay.blockStopSignals()
 do {
     relay = try Relay(configuration: configuration, log: log)
 } catch {
@@ -29,7 +30,7 @@ do {
     exit(1)
 }
 relay.stopOnSignals()
-relay.log.note("listening on \(configuration.host):\(relay.address.port); holding up to \(configuration.holdHours) h, quota \(configuration.quota) items and \(configuration.quotaBytes) bytes per mailbox, at most \(configuration.maxConnections) connections (\(configuration.maxConnectionsPerAddress) per address)" + (configuration.persistPath.map { ", persisting to \($0)" } ?? ", in memory"))
+relay.log.note("listening on \(configuration.host):\(relay.address.port); holding up to \(configuration.holdHours) h, quota \(configuration.quota) items and \(configuration.quotaBytes) bytes per mailbox, at most \(configuration.maxConnections) connections (\(configuration.maxConnectionsPerAddress) per address)" + (configuration.persistPath.map { ", persisting to \($0)" } ?? (configuration.clusterServers.isEmpty ? ", in memory" : ", held in the cluster's JetStream")))
 // Written straight to the descriptor: one line, flushed, whatever stdout is connected to.
 FileHandle.standardOutput.write(Data("relay \(relay.address)\n".utf8))
 do {
