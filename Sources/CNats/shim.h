@@ -1,2 +1,2 @@
 // The NATS C client (libnats): the relay's cluster mode keeps mailboxes in JetStream.
-#include <nats.h>
+#include <nats/nats.h>
