@@ -45,44 +45,12 @@ struct MosquittoReference {
         return MosquittoReference(bench: bench, broker: broker, port: port, directory: directory)
     }
 
-    /// `.build/mq-bench/mq_bench` in the package (the first folder above this binary that
-    /// has `Benchmarks/mq_bench.c`; .build/release is a link to .build/<triple>/release),
-    /// built again when the source is newer. Written under a name of this process's and
-    /// renamed into place, so two runs never execute a half-written file.
     private static func buildClient() -> String? {
-        let above = sequence(first: URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()) {
-            $0.path == "/" ? nil : $0.deletingLastPathComponent()
-        }
-        guard let package = above.first(where: { FileManager.default.fileExists(atPath: $0.appendingPathComponent("Benchmarks/mq_bench.c").path) }) else {
-            print("note: Benchmarks/mq_bench.c not found above \(CommandLine.arguments[0]): comparison skipped")
-            return nil
-        }
-        let source = package.appendingPathComponent("Benchmarks/mq_bench.c").path
-        let directory = package.appendingPathComponent(".build/mq-bench").path
-        let bench = directory + "/mq_bench"
-        func modified(_ path: String) -> Date? { (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date }
-        if let built = modified(bench), let written = modified(source), built >= written { return bench }
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let partial = bench + ".\(getpid())"
-        guard let compiler = which("cc") ?? which("gcc") ?? which("clang"),
-              let cc = try? Child(compiler, ["-O2", "-o", partial, source, "-lmosquitto", "-lpthread"]) else {
-            print("note: no C compiler to build the mosquitto reference client (mq_bench.c): comparison skipped")
-            return nil
-        }
-        cc.process.waitUntilExit()
-        guard cc.process.terminationStatus == 0, rename(partial, bench) == 0 else {
-            try? FileManager.default.removeItem(atPath: partial)
-            print("note: mq_bench.c did not build (is libmosquitto-dev installed? make bench-relay installs it): comparison skipped")
-            return nil
-        }
-        return bench
+        referenceClient("mq_bench", linking: ["-lmosquitto", "-lpthread"],
+                        missing: "is libmosquitto-dev installed? make bench-relay installs it", reference: "mosquitto")
     }
 
-    private func field(_ line: String?, _ name: String) -> Double {
-        guard let line else { return 0 }
-        for part in line.split(separator: " ") where part.hasPrefix(name + "=") { return Double(part.dropFirst(name.count + 1)) ?? 0 }
-        return 0
-    }
+    private func field(_ line: String?, _ name: String) -> Double { resultField(line, name) }
 
     func online(frames: Int, rate: Int) -> (rate: Double, p50: Double, p99: Double) {
         let topic = "t\(rate)"

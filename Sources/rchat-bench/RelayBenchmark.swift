@@ -44,19 +44,19 @@ struct RelayBenchmark {
         defer { mq?.stop() }
 
         print("rchat-bench relay: 256-byte frames on loopback, window \(Self.window); reference mosquitto 2.0 QoS 1 (mq_bench.c), same run")
-        let ours = online(address, frames: frames, rate: 0)
+        let ours = Self.online(from: address, to: address, frames: frames, rate: 0)
         let theirs = mq?.online(frames: frames, rate: 0)
         report("online forward throughput (msg/s)", ours.rate, theirs?.rate, higherIsBetter: true, target: "≥ 1.5×")
 
-        let oursPaced = online(address, frames: paced, rate: 10_000)
+        let oursPaced = Self.online(from: address, to: address, frames: paced, rate: 10_000)
         let theirsPaced = mq?.online(frames: paced, rate: 10_000)
         report("latency p50 at 10k msg/s (µs)", oursPaced.p50, theirsPaced?.p50, higherIsBetter: false, target: "")
         report("latency p99 at 10k msg/s (µs)", oursPaced.p99, theirsPaced?.p99, higherIsBetter: false, target: "p99 ≤ 1×")
 
-        let drain = offlineDrain(address, relayPID: relay.pid, frames: held)
+        let drain = Self.offlineDrain(from: address, to: address, frames: held, watching: [relay.pid], samples: 1)
         let theirsDrain = mq?.drain(frames: held)
         report("offline drain of \(held) held (msg/s)", drain.rate, theirsDrain?.rate, higherIsBetter: true, target: "≥ 1.25×")
-        report("relay RSS per held 256 B frame (B)", drain.bytesPerHeld, theirsDrain?.bytesPerHeld, higherIsBetter: false, target: "≤ 320 B")
+        report("relay RSS per held 256 B frame (B)", drain.bytesPerHeld(0), theirsDrain?.bytesPerHeld, higherIsBetter: false, target: "≤ 320 B")
     }
 
     private func report(_ name: String, _ ours: Double, _ theirs: Double?, higherIsBetter: Bool, target: String) {
@@ -71,12 +71,13 @@ struct RelayBenchmark {
 
     private func format(_ v: Double) -> String { v >= 1000 ? String(format: "%.0f", v) : String(format: "%.1f", v) }
 
-    /// A linked pair; B's deliveries are counted (and timed) on its reader thread.
-    private func online(_ address: RelayAddress, frames: Int, rate: Int) -> (rate: Double, p50: Double, p99: Double) {
+    /// A linked pair, A at `sender` and B at `receiver` (one relay, or two nodes of a
+    /// cluster); B's deliveries are counted (and timed) on its reader thread. Latencies in µs.
+    static func online(from sender: RelayAddress, to receiverAddress: RelayAddress, frames: Int, rate: Int) -> (rate: Double, p50: Double, p99: Double) {
         let receiver = Receiver(expected: frames)
         let keyA = SigningKey.generate(), keyB = SigningKey.generate()
-        guard let a = try? RelayClient.connect(to: address, mailboxKey: keyA),
-              let b = try? RelayClient.connect(to: address, mailboxKey: keyB, eventHandler: { receiver.handle($0) }) else { return (0, 0, 0) }
+        guard let a = try? RelayClient.connect(to: sender, mailboxKey: keyA),
+              let b = try? RelayClient.connect(to: receiverAddress, mailboxKey: keyB, eventHandler: { receiver.handle($0) }) else { return (0, 0, 0) }
         receiver.client = b
         defer { a.close(); b.close() }
         let code = Random.bytes(32)
@@ -112,11 +113,27 @@ struct RelayBenchmark {
         return (Double(receiver.count) / seconds, percentile(lat, 0.5), percentile(lat, 0.99))
     }
 
-    /// Holds `frames` for an offline mailbox, measures RSS, then times the handover.
-    private func offlineDrain(_ address: RelayAddress, relayPID: Int32, frames: Int) -> (rate: Double, bytesPerHeld: Double) {
+    /// What `offlineDrain` measured: the handover's rate, and the resident memory of each
+    /// watched process before the first frame was held and after each `frames / samples`.
+    struct Drain {
+        var rate = 0.0
+        /// (frames held, VmRSS of each watched process in bytes), the first at 0 held.
+        var resident: [(held: Int, bytes: [Int])] = []
+
+        /// Resident bytes the `index`th watched process grew per held frame, first to last sample.
+        func bytesPerHeld(_ index: Int) -> Double {
+            guard let first = resident.first, let last = resident.last, last.held > first.held else { return 0 }
+            return Double(last.bytes[index] - first.bytes[index]) / Double(last.held - first.held)
+        }
+    }
+
+    /// Holds `frames` for an offline mailbox (A sends at `sender`), sampling the RSS of
+    /// `pids` as they grow, then times the handover to B coming back at `receiver`.
+    static func offlineDrain(from sender: RelayAddress, to receiverAddress: RelayAddress, frames: Int, watching pids: [Int32], samples: Int) -> Drain {
         let keyA = SigningKey.generate(), keyB = SigningKey.generate()
-        guard let a = try? RelayClient.connect(to: address, mailboxKey: keyA),
-              let b = try? RelayClient.connect(to: address, mailboxKey: keyB) else { return (0, 0) }
+        var result = Drain()
+        guard let a = try? RelayClient.connect(to: sender, mailboxKey: keyA),
+              let b = try? RelayClient.connect(to: receiverAddress, mailboxKey: keyB) else { return result }
         let code = Random.bytes(32)
         try? a.present([code]); try? b.present([code])
         var link: LinkID = 0
@@ -126,32 +143,36 @@ struct RelayBenchmark {
         let drainer = Thread { while let e = a.nextEvent(timeout: 30), e != .closed(nil) { _ = e } }
         drainer.start()
         usleep(200_000)
-        let before = residentBytes(relayPID)
+        result.resident.append((0, pids.map(residentBytes)))
         var payload = [UInt8](repeating: 0x33, count: Self.payloadBytes)
         var sent = 0
-        while sent < frames {
-            guard a.waitForOutstandingSends(atMost: Self.window - 1, timeout: 30) else { break }
-            for _ in 0..<min(frames - sent, Self.window - a.outstandingSends) {
-                stamp(&payload, seq: sent)
-                _ = try? a.send(on: link, payload, flush: false)
-                sent += 1
+        for sample in 1...max(samples, 1) {
+            let until = frames * sample / max(samples, 1)
+            while sent < until {
+                guard a.waitForOutstandingSends(atMost: Self.window - 1, timeout: 30) else { break }
+                for _ in 0..<min(until - sent, Self.window - a.outstandingSends) {
+                    stamp(&payload, seq: sent)
+                    _ = try? a.send(on: link, payload, flush: false)
+                    sent += 1
+                }
+                try? a.flush()
             }
-            try? a.flush()
+            _ = a.waitForOutstandingSends(atMost: 0, timeout: 30)
+            result.resident.append((sent, pids.map(residentBytes)))
         }
-        _ = a.waitForOutstandingSends(atMost: 0, timeout: 30)
-        let after = residentBytes(relayPID)
         a.close()
 
         let receiver = Receiver(expected: frames)
         let start = monotonicNanoseconds()
-        guard let b2 = try? RelayClient.connect(to: address, mailboxKey: keyB, eventHandler: { receiver.handle($0) }) else { return (0, 0) }
+        guard let b2 = try? RelayClient.connect(to: receiverAddress, mailboxKey: keyB, eventHandler: { receiver.handle($0) }) else { return result }
         receiver.client = b2
         defer { b2.close() }
-        guard receiver.waitDone(timeout: 120) else { return (0, Double(after - before) / Double(frames)) }
-        return (Double(receiver.count) / (Double(receiver.lastNanos - start) / 1e9), Double(after - before) / Double(frames))
+        guard receiver.waitDone(timeout: 120) else { return result }
+        result.rate = Double(receiver.count) / (Double(receiver.lastNanos - start) / 1e9)
+        return result
     }
 
-    private func stamp(_ payload: inout [UInt8], seq: Int) {
+    private static func stamp(_ payload: inout [UInt8], seq: Int) {
         let ts = monotonicNanoseconds()
         for i in 0..<8 {
             payload[i] = UInt8(truncatingIfNeeded: UInt64(seq) >> UInt64(8 * i))
