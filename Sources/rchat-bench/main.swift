@@ -14,12 +14,14 @@ case "requests":
     RequestBenchmark(arguments: Array(arguments.dropFirst())).run()
 case "files":
     FileBenchmark(arguments: Array(arguments.dropFirst())).run()
+case "cluster":
+    ClusterBenchmark(arguments: Array(arguments.dropFirst())).run()
 case "tui":
     TUIBenchmark(arguments: Array(arguments.dropFirst())).run()
 case "tui-child":
     TUIBenchmark.child(Array(arguments.dropFirst()))
 default:
-    let usage = [RelayBenchmark.command, EngineBenchmark.command, TUIBenchmark.command, CheckBenchmark.command, RequestBenchmark.command, FileBenchmark.command]
+    let usage = [RelayBenchmark.command, EngineBenchmark.command, TUIBenchmark.command, CheckBenchmark.command, RequestBenchmark.command, FileBenchmark.command, ClusterBenchmark.command]
         .map(\.usage).joined(separator: "\n")
     let help = arguments.first == "--help" || arguments.first == "-h"
     FileHandle(fileDescriptor: help ? 1 : 2).write(Data((usage + "\n").utf8))
