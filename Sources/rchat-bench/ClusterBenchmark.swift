@@ -48,7 +48,9 @@ struct ClusterBenchmark {
         let nats: NATSCluster
         do { nats = try NATSCluster.start(in: directory) } catch { fail(error.description) }
         defer { nats.stop() }
-        let limits = ["--quota", String(held + 1000), "--max-held-bytes", String(1 << 34), "--quota-bytes", String(1 << 40)]
+        // Room for every held frame, and no more: the cluster gives its byte budget to
+        // JetStream's stream, which the servers must be able to reserve.
+        let limits = ["--quota", String(held + 1000), "--max-held-bytes", String(max(1 << 30, held * 1024)), "--quota-bytes", String(1 << 40)]
         let keyFile = directory + "/relay.key"
         // One after the other: the first node writes the key file the second one reads.
         let node1 = startRelay(relayBinary, ["--key-file", keyFile, "--cluster", nats.urls] + limits)
