@@ -93,11 +93,24 @@ for i in 1 2 3; do
 done
 
 # Two relay nodes, one after the other: the first writes the key file the second reads.
+# A node that exits at start (JetStream, just elected, may not take its stream yet) is
+# started again, for up to 20 s.
 declare -a node
 for i in 1 2; do
-    start "relay-$i" "$relay" --listen 127.0.0.1:0 --key-file "$dir/relay.key" --cluster "$urls" \
-        --max-connections-per-address 10000
-    await "relay node $i printed no ADDRESS" grep -q '^relay ' "$dir/relay-$i.out"
+    for attempt in $(seq 40); do
+        start "relay-$i" "$relay" --listen 127.0.0.1:0 --key-file "$dir/relay.key" --cluster "$urls" \
+            --max-connections-per-address 10000
+        for _ in $(seq 300); do
+            grep -q '^relay ' "$dir/relay-$i.out" && break 2
+            kill -0 "${pids[-1]}" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -TERM "${pids[-1]}" 2>/dev/null || true
+        wait "${pids[-1]}" || true
+        unset 'pids[-1]' 'names[-1]'
+        ((attempt < 40)) || { say "relay node $i did not start:"; tail -n 5 "$dir/relay-$i.log" >&2; exit 1; }
+        sleep 0.5
+    done
     line=$(grep -m 1 '^relay ' "$dir/relay-$i.out")
     hostport=${line#relay }
     node[i]=${hostport%%/*}

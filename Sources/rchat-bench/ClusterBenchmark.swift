@@ -127,16 +127,23 @@ struct ClusterBenchmark {
         print("\(pad) cluster \(format(cluster))   JetStream \(jetStream > 0 ? format(jetStream) : "(none)")   single-process \(format(single))")
     }
 
-    /// An `rchat-relay` on a free loopback port, and the address it printed.
+    /// An `rchat-relay` on a free loopback port, and the address it printed. A cluster node
+    /// that exits at start (JetStream, just elected, may not take its stream yet) is started
+    /// again for up to 20 s.
     private func startRelay(_ binary: String, _ arguments: [String]) -> (child: Child, address: RelayAddress) {
-        guard let child = try? Child(binary, ["--listen", "127.0.0.1:0", "--log-level", "warning"] + arguments, quietStderr: false) else {
-            fail("cannot start \(binary)")
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while true {
+            guard let child = try? Child(binary, ["--listen", "127.0.0.1:0", "--log-level", "warning"] + arguments, quietStderr: false) else {
+                fail("cannot start \(binary)")
+            }
+            startedChildren.withLock { $0.pids.append(child.pid) }
+            if let line = child.line(startingWith: "relay "), let address = try? RelayAddress(parsing: String(line.dropFirst(6))) {
+                return (child, address)
+            }
+            child.stop()
+            if Date() > deadline { fail("rchat-relay \(arguments.joined(separator: " ")) printed no address within 20 s") }
+            usleep(500_000)
         }
-        startedChildren.withLock { $0.pids.append(child.pid) }
-        guard let line = child.line(startingWith: "relay "), let address = try? RelayAddress(parsing: String(line.dropFirst(6))) else {
-            fail("rchat-relay \(arguments.joined(separator: " ")) printed no address")
-        }
-        return (child, address)
     }
 
     /// The compiler flags of libnats, from pkg-config (its usual ones when pkg-config is missing).
