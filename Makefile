@@ -5,10 +5,9 @@ PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
 # What the relay benchmark's reference needs: the broker, and the library its client
 # (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
-# What the relay cluster needs: the NATS servers, the C client its nodes and the JetStream
-# reference client (Benchmarks/js_bench.c, built into .build/js-bench/) link, and the
-# balancer of `make cluster-demo`.
-CLUSTER_PACKAGES := nats-server libnats-dev haproxy
+# The balancer of `make cluster-demo` (its NATS servers, and the libnats that the relay and
+# the cluster benchmark's reference client, Benchmarks/js_bench.c, link, are in PACKAGES).
+CLUSTER_DEMO_PACKAGES := haproxy
 SWIFT    ?= swift
 
 .PHONY: deps build demo test simulate bench-relay bench-cluster cluster-demo bench-engine bench-check bench-requests bench-tui bench-files clean
@@ -62,14 +61,13 @@ bench-relay: deps
 # The relay cluster (3 nats-servers, 2 relay nodes) beside the single-process relay with
 # --persist and beside JetStream itself (a benchmark, not a test; see README "Cluster benchmark").
 bench-cluster: deps
-	$(call install-missing,$(CLUSTER_PACKAGES))
 	$(SWIFT) build -c release
 	.build/release/rchat-bench cluster
 
 # A relay cluster on loopback: 3 nats-servers, 2 relay nodes, haproxy in front; prints the
 # ADDRESS, Ctrl-C stops it all (see README "Running a relay cluster").
 cluster-demo: deps
-	$(call install-missing,$(CLUSTER_PACKAGES))
+	$(call install-missing,$(CLUSTER_DEMO_PACKAGES))
 	$(SWIFT) build -c release --product rchat-relay
 	Deploy/cluster-demo.sh .build/release/rchat-relay
 
