@@ -89,7 +89,7 @@ for i in 1 2 3; do
     urls+="${urls:+,}nats://127.0.0.1:${client[i]}"
 done
 for i in 1 2 3; do
-    await "nats-$i saw no JetStream leader elected" grep -q "metadata leader" "$dir/nats-$i.log"
+    await "nats-$i saw no JetStream leader elected" grep -qs "metadata leader" "$dir/nats-$i.log"
 done
 
 # Two relay nodes, one after the other: the first writes the key file the second reads.
@@ -101,7 +101,7 @@ for i in 1 2; do
         start "relay-$i" "$relay" --listen 127.0.0.1:0 --key-file "$dir/relay.key" --cluster "$urls" \
             --max-connections-per-address 10000
         for _ in $(seq 300); do
-            grep -q '^relay ' "$dir/relay-$i.out" && break 2
+            grep -qs '^relay ' "$dir/relay-$i.out" && break 2
             kill -0 "${pids[-1]}" 2>/dev/null || break
             sleep 0.1
         done
