@@ -28,8 +28,13 @@ stop() {
     ((stopping)) && return
     stopping=1
     local i
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    # Last started first, each waited for: the balancer, then the nodes while NATS is still
+    # there for them to leave cleanly (a node cut off from NATS takes seconds to stop), then
+    # the NATS servers.
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+        kill -TERM "${pids[i]}" 2>/dev/null || true
+        wait "${pids[i]}" 2>/dev/null || true
+    done
     rm -rf "$dir"
 }
 trap 'stop; exit 130' INT
