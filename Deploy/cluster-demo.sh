@@ -62,12 +62,16 @@ await() {
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# A loopback port nothing listens on, not handed out before by this script.
+# A loopback port nothing listens on, not handed out before by this script, and below the
+# kernel's range for outgoing connections' own ports (one of those, or a port 0 that another
+# program bound meanwhile, would take it between this check and the bind).
 used=" "
+read -r ephemeral _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || ephemeral=32768
+((ephemeral > 12000)) || ephemeral=61000
 free_port() {  # VARIABLE
     local candidate
     while :; do
-        candidate=$((30000 + (RANDOM * 32768 + RANDOM) % 30000))
+        candidate=$((10000 + (RANDOM * 32768 + RANDOM) % (ephemeral - 10000)))
         [[ $used == *" $candidate "* ]] && continue
         if ! listening "$candidate"; then used+="$candidate "; printf -v "$1" %s "$candidate"; return; fi
     done
