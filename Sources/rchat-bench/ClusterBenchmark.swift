@@ -65,6 +65,10 @@ struct ClusterBenchmark {
         print("rchat-bench cluster: 256-byte frames on loopback, window \(RelayBenchmark.window); 3 nats-servers (JetStream, file storage, 3 replicas),")
         print("  2 relay nodes with --cluster (sender on node 1, receiver on node 2), the single-process relay with --persist,")
         print("  and the same load straight to JetStream by js_bench.c (libnats: publish with acks, a consumer that acknowledges), same run")
+        // Eight processes share the machine's cores here: what else runs moves every figure.
+        if let load = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) {
+            print("  load average at the start: \(load.split(separator: " ").prefix(3).joined(separator: " ")) on \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        }
 
         func ceiling(_ arguments: [String]) -> String? {
             guard let jetStream, let child = try? Child(jetStream, arguments) else { return nil }
