@@ -62,7 +62,7 @@ struct ClusterBenchmark {
         let jetStream = referenceClient("js_bench", linking: libnatsFlags() + ["-lpthread"],
                                         missing: "is libnats-dev installed? make bench-cluster installs it", reference: "JetStream")
 
-        print("rchat-bench cluster: 256-byte frames on loopback, window \(RelayBenchmark.window); 3 nats-servers (JetStream, file storage, 3 replicas),")
+        print("rchat-bench cluster: 256-byte payloads on loopback, window \(RelayBenchmark.window); 3 nats-servers (JetStream, file storage, 3 replicas),")
         print("  2 relay nodes with --cluster (sender on node 1, receiver on node 2), the single-process relay with --persist,")
         print("  and the same load straight to JetStream by js_bench.c (libnats: publish with acks, a consumer that acknowledges), same run")
         // Eight processes share the machine's cores here: what else runs moves every figure.
