@@ -8,7 +8,7 @@ import RChatWire
 
 /// `rchat-bench cluster`: the relay cluster (three `nats-server`s with JetStream, two
 /// `rchat-relay --cluster` nodes; the sender on node 1, the receiver on node 2) beside the
-/// single-process relay with `--persist`, same clients and 256-byte frames as `rchat-bench
+/// single-process relay with `--persist`, same clients and payloads as `rchat-bench
 /// relay`, and beside the same load sent straight to JetStream by `Benchmarks/js_bench.c`
 /// (the engine's own ceiling). All on loopback; every process it starts is stopped by PID.
 struct ClusterBenchmark {
@@ -62,7 +62,7 @@ struct ClusterBenchmark {
         let jetStream = referenceClient("js_bench", linking: libnatsFlags() + ["-lpthread"],
                                         missing: "is libnats-dev installed? make bench-cluster installs it", reference: "JetStream")
 
-        print("rchat-bench cluster: 256-byte payloads on loopback, window \(RelayBenchmark.window); 3 nats-servers (JetStream, file storage, 3 replicas),")
+        print("rchat-bench cluster: \(RelayBenchmark.payloadBytes)-byte payloads on loopback, window \(RelayBenchmark.window); 3 nats-servers (JetStream, file storage, 3 replicas),")
         print("  2 relay nodes with --cluster (sender on node 1, receiver on node 2), the single-process relay with --persist,")
         print("  and the same load straight to JetStream by js_bench.c (libnats: publish with acks, a consumer that acknowledges), same run")
         // Eight processes share the machine's cores here: what else runs moves every figure.

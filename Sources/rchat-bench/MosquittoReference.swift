@@ -56,7 +56,7 @@ struct MosquittoReference {
         let topic = "t\(rate)"
         guard let sub = try? Child(bench, ["sub", String(port), topic, String(frames), "c\(rate)", "online", "60"]) else { return (0, 0, 0) }
         _ = sub.line(startingWith: "READY")
-        guard let pub = try? Child(bench, ["pub", String(port), topic, String(frames), "256", "100", String(rate), "60"]) else { return (0, 0, 0) }
+        guard let pub = try? Child(bench, ["pub", String(port), topic, String(frames), String(RelayBenchmark.payloadBytes), "100", String(rate), "60"]) else { return (0, 0, 0) }
         let pubLine = pub.line(startingWith: "RESULT")
         let subLine = sub.line(startingWith: "RESULT")
         pub.process.waitUntilExit(); sub.process.waitUntilExit()
@@ -68,7 +68,7 @@ struct MosquittoReference {
         guard let subonly = try? Child(bench, ["sub", String(port), "q", String(frames), "drainer", "subonly", "10"]) else { return (0, 0) }
         subonly.process.waitUntilExit()
         let before = residentBytes(broker.pid)
-        guard let pub = try? Child(bench, ["pub", String(port), "q", String(frames), "256", "100", "0", "120"]) else { return (0, 0) }
+        guard let pub = try? Child(bench, ["pub", String(port), "q", String(frames), String(RelayBenchmark.payloadBytes), "100", "0", "120"]) else { return (0, 0) }
         _ = pub.line(startingWith: "RESULT")
         pub.process.waitUntilExit()
         let after = residentBytes(broker.pid)
