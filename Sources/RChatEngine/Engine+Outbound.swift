@@ -302,8 +302,9 @@ extension Engine {
     static let presentAgainSeconds: Double = 240
     /// Seconds an established side presents its counter codes alone before it adds today's
     /// recovery code: long enough for a contact online at the same moment to meet it on the
-    /// counter code, short enough that a contact who started over is found soon.
-    static let recoveryCodeAfterSeconds: Double = 10
+    /// counter code (after a relay restart both sides reconnect on the same backoff steps,
+    /// 1, 2, 4… s), short enough that a contact who started over is found soon.
+    static let recoveryCodeAfterSeconds: Double = 5
     static let receiptsPerFrame = 1024
 
     func receiptEnvelope(_ kind: EnvelopeKind, _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,

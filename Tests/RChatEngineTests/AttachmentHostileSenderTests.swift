@@ -20,24 +20,7 @@ final class AttachmentHostileSenderTests: RelayEngineTestCase {
         let aliceEngine = try sessionThenSamAway(alice: alice, sam: sam, samLogged: false)
 
         // Sam, as a raw client with his own keys, starting over.
-        let secret = try ConversationSecret(myAccount: samIdentity.accountKey, peerAccountKey: aliceIdentity.accountKey.publicKey)
-        let client = try RelayClient.connect(to: address, mailboxKey: SigningKey.generate(), timeout: 10)
-        rawClients.append(client)
-        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .startedOver).map(\.bytes))
-        let (link, code) = try nextLink(client)
-        let me = Handshake.LocalIdentity(account: samIdentity.accountKey, device: sam.device)
-        let pinnedAlice = Handshake.PinnedKeys(accountKey: aliceIdentity.accountKey.publicKey, deviceKey: alice.device.publicKey)
-        let session: Session
-        if Handshake.Role.of(myAccountKey: samIdentity.accountKey.publicKey, peerAccountKey: pinnedAlice.accountKey) == .initiator {
-            let initiator = try Handshake.Initiator(me: me, peer: pinnedAlice, reconnectCounter: nil, prologue: Handshake.linkPrologue(code: code))
-            _ = try client.send(on: link, LinkFrame.handshakeFirst(initiator.firstMessage()).encoded)
-            session = try initiator.finish(try linkPayload(client, link, 2))
-        } else {
-            let responder = try Handshake.Responder(me: me, peer: pinnedAlice, reconnectCounter: nil, prologue: Handshake.linkPrologue(code: code))
-            let (reply, s) = try responder.respond(to: try linkPayload(client, link, 1))
-            _ = try client.send(on: link, LinkFrame.handshakeReply(reply).encoded)
-            session = s
-        }
+        let (client, link, session, secret) = try rawSessionStartingOver(as: sam, mailboxKey: SigningKey.generate(), with: alice, relay: address)
         var sequence: UInt64 = 0
         func send(_ kind: EnvelopeKind, _ id: MessageID, _ body: [UInt8]) throws {
             let envelope = Envelope.seal(kind: kind, messageID: id, sequence: sequence, body: body, keys: session.keys, conversation: secret)

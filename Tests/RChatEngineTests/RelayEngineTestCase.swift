@@ -180,4 +180,29 @@ class RelayEngineTestCase: XCTestCase {
         XCTAssertTrue(samEngine.stop())
         return aliceEngine
     }
+
+    /// `peer`'s keys in a raw client of the relay protocol that started over (it presents
+    /// recovery codes), in a fresh session with `engineSide`'s running engine: linked, and the
+    /// handshake done in whichever role its account key gives it.
+    func rawSessionStartingOver(as peer: AccountService, mailboxKey: SigningKey, with engineSide: AccountService,
+                                relay address: RelayAddress) throws -> (client: RelayClient, link: LinkID, session: Session, secret: ConversationSecret) {
+        let peerIdentity = try peer.identity(), engineIdentity = try engineSide.identity()
+        let secret = try ConversationSecret(myAccount: peerIdentity.accountKey, peerAccountKey: engineIdentity.accountKey.publicKey)
+        let client = try RelayClient.connect(to: address, mailboxKey: mailboxKey, timeout: 10)
+        rawClients.append(client)
+        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .startedOver).map(\.bytes))
+        let (link, code) = try nextLink(client)
+        let me = Handshake.LocalIdentity(account: peerIdentity.accountKey, device: peer.device)
+        let pinned = Handshake.PinnedKeys(accountKey: engineIdentity.accountKey.publicKey, deviceKey: engineSide.device.publicKey)
+        let prologue = Handshake.linkPrologue(code: code)
+        if Handshake.Role.of(myAccountKey: peerIdentity.accountKey.publicKey, peerAccountKey: pinned.accountKey) == .initiator {
+            let initiator = try Handshake.Initiator(me: me, peer: pinned, reconnectCounter: nil, prologue: prologue)
+            _ = try client.send(on: link, LinkFrame.handshakeFirst(initiator.firstMessage()).encoded, ahead: true)
+            return (client, link, try initiator.finish(try linkPayload(client, link, 2)), secret)
+        }
+        let responder = try Handshake.Responder(me: me, peer: pinned, reconnectCounter: nil, prologue: prologue)
+        let (reply, session) = try responder.respond(to: try linkPayload(client, link, 1))
+        _ = try client.send(on: link, LinkFrame.handshakeReply(reply).encoded, ahead: true)
+        return (client, link, session, secret)
+    }
 }

@@ -47,7 +47,7 @@ final class SteadyTrafficEngineTests: RelayEngineTestCase {
         let address = try startRelay()
         let alice = try account("Alice", relay: address)
         let samAccount = try account("Sam", relay: address)
-        let samIdentity = try samAccount.identity(), aliceIdentity = try alice.identity()
+        let samIdentity = try samAccount.identity()
         _ = try alice.addContact(samIdentity.contactCode(device: samAccount.device), name: nil)
         try alice.setSetting("steady-traffic", "normal")
         let lines = logLines
@@ -57,25 +57,8 @@ final class SteadyTrafficEngineTests: RelayEngineTestCase {
         thread.start(name: "engine-Alice")
         engines.append(thread)
 
-        let secret = try ConversationSecret(myAccount: samIdentity.accountKey, peerAccountKey: aliceIdentity.accountKey.publicKey)
-        let client = try RelayClient.connect(to: address, mailboxKey: samIdentity.mailboxKey, timeout: 10)
-        rawClients.append(client)
-        try client.present(RendezvousCode.presented(for: secret, at: Int64(Date().timeIntervalSince1970), .startedOver).map(\.bytes))
-        let (link, code) = try nextLink(client)
-        let me = Handshake.LocalIdentity(account: samIdentity.accountKey, device: samAccount.device)
-        let pinnedAlice = Handshake.PinnedKeys(accountKey: aliceIdentity.accountKey.publicKey, deviceKey: alice.device.publicKey)
-        let session: Session
-        if Handshake.Role.of(myAccountKey: samIdentity.accountKey.publicKey, peerAccountKey: pinnedAlice.accountKey) == .initiator {
-            let initiator = try Handshake.Initiator(me: me, peer: pinnedAlice, reconnectCounter: nil, prologue: Handshake.linkPrologue(code: code))
-            _ = try client.send(on: link, LinkFrame.handshakeFirst(initiator.firstMessage()).encoded, ahead: true)
-            session = try initiator.finish(try linkPayload(client, link, 2))
-        } else {
-            let responder = try Handshake.Responder(me: me, peer: pinnedAlice, reconnectCounter: nil, prologue: Handshake.linkPrologue(code: code))
-            let (reply, s) = try responder.respond(to: try linkPayload(client, link, 1))
-            _ = try client.send(on: link, LinkFrame.handshakeReply(reply).encoded, ahead: true)
-            session = s
-        }
-        return (alice, thread, RawSam(client: client, link: link, session: session, secret: secret))
+        let raw = try rawSessionStartingOver(as: samAccount, mailboxKey: samIdentity.mailboxKey, with: alice, relay: address)
+        return (alice, thread, RawSam(client: raw.client, link: raw.link, session: raw.session, secret: raw.secret))
     }
 
     /// Reads what Alice's engine sends on the link (acknowledging each) until `done` holds.
