@@ -31,7 +31,9 @@ extension Engine {
             conversation.sent.insert(item.message)
             conversation.acknowledgementDeadlines[item.message] = conversation.acknowledgementDeadlines[item.message] ?? deadline
         }
-        if stored.chunks.doneCount > 0, attachmentsResumed.insert(item.message).inserted {
+        // Said at the first flush of this run, before any chunk of it went: what the relay
+        // took in an earlier run (later, the count would include this run's).
+        if attachmentsResumed.insert(item.message).inserted, stored.chunks.doneCount > 0 {
             log("sending the rest of a file to \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were taken before")
         }
         var inFlight = conversation.chunksInFlight[item.message] ?? []

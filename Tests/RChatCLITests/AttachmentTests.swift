@@ -108,6 +108,11 @@ final class AttachmentTests: RecoveryTestCase {
         try world.eventually("the relay refuses the rest of the file", timeout: 60) {
             self.world.syncLog("alice").contains("the relay refused part of a file")
         }
+        // The refusal is logged as the answers come; what the relay took is stored with the
+        // batch's commit, a moment later.
+        try world.eventually("Alice stored that the relay took part of it", timeout: 30) {
+            try self.received("alice", "Sam", id) > 0
+        }
         return (id, data)
     }
 
