@@ -64,10 +64,7 @@ extension StoreAccess {
     /// The attachments among `messages`, by message.
     public func attachments(messages: [MessageRowID]) throws -> [MessageRowID: StoredAttachment] {
         var out: [MessageRowID: StoredAttachment] = [:]
-        var rest = messages[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(messages) { part in
             for row in try database.query("\(Self.attachmentSelect) WHERE message_rowid IN " + BatchSQL.inList,
                                           BatchSQL.padded(part.map { .integer($0.rawValue) })) {
                 let a = try Self.decodeAttachment(row)
@@ -147,10 +144,7 @@ extension StoreAccess {
     }
 
     public func settleFileReceipts(contact: ContactID, ids: [MessageID]) throws {
-        var rest = ids[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(ids) { part in
             try database.execute("""
                 UPDATE attachments SET delivered_owed = 0 WHERE message_rowid IN
                     (SELECT rowid FROM messages WHERE contact_id = ? AND id IN \(BatchSQL.inList))
@@ -178,10 +172,7 @@ extension StoreAccess {
     /// with the whole file, not with the message item.
     public func outgoingAttachmentIDs(contact: ContactID, among ids: [MessageID]) throws -> Set<MessageID> {
         var out = Set<MessageID>()
-        var rest = ids[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(ids) { part in
             for row in try database.query("""
                 SELECT m.id FROM messages m JOIN attachments a ON a.message_rowid = m.rowid
                 WHERE m.contact_id = ? AND m.direction = 'out' AND m.id IN \(BatchSQL.inList)

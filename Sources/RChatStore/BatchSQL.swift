@@ -17,6 +17,16 @@ enum BatchSQL {
         Dictionary(uniqueKeysWithValues: [1, 4, 16, 64].map { ($0, head + " VALUES " + Array(repeating: row, count: $0).joined(separator: ", ")) })
     }
 
+    /// `values` in parts of at most `listSize`, in order: one IN list each (`padded`).
+    static func forEachList<C: Collection>(_ values: C, _ body: (C.SubSequence) throws -> Void) rethrows {
+        var rest = values[...]
+        while !rest.isEmpty {
+            let part = rest.prefix(listSize)
+            rest = rest.dropFirst(part.count)
+            try body(part)
+        }
+    }
+
     /// "?, ?, …" for an IN list of `listSize`.
     static let inList = "(" + Array(repeating: "?", count: listSize).joined(separator: ", ") + ")"
 

@@ -108,10 +108,7 @@ extension StoreAccess {
     /// Which of `ids` `contact`'s messages already hold.
     private func storedIDs(contact: ContactID, among ids: [MessageID]) throws -> Set<MessageID> {
         var found: Set<MessageID> = []
-        var rest = ids[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(ids) { part in
             let args = [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })
             for row in try database.query(IncomingSQL.storedIDs, args) { found.insert(try row.messageID("id", table: "messages")) }
         }

@@ -78,10 +78,7 @@ extension StoreAccess {
 
     /// 64 ids to a statement (a frame settles up to 1,024).
     private func setReadOwed(_ owed: Bool, contact: ContactID, ids: [MessageID]) throws {
-        var rest = ids[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(ids) { part in
             let args = [SQLValue(owed), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })
             try database.execute("""
                 UPDATE messages SET read_owed = ?1 WHERE contact_id = ?2 AND direction = 'in' AND id IN \(BatchSQL.inList)

@@ -31,10 +31,7 @@ extension StoreAccess {
             var changes: [StatusChange] = []
             changes.reserveCapacity(keys.count)
             var seen: Set<MessageRowID> = []  // listed twice: raised once
-            var rest = keys[...]
-            while !rest.isEmpty {
-                let part = rest.prefix(BatchSQL.listSize)
-                rest = rest.dropFirst(part.count)
+            try BatchSQL.forEachList(keys) { part in
                 for row in try database.query(lookup, prefix + BatchSQL.padded(part.map(value))) {
                     let message = try row.messageRowID("rowid")
                     guard seen.insert(message).inserted else { continue }
@@ -47,10 +44,7 @@ extension StoreAccess {
             }
             try write(changes.filter(\.changed), at: now)
             // Proof it arrived, or the relay took it: nothing of these is left to send.
-            var rows = changes[...]
-            while !rows.isEmpty {
-                let part = rows.prefix(BatchSQL.listSize)
-                rows = rows.dropFirst(part.count)
+            try BatchSQL.forEachList(changes) { part in
                 try database.execute(StatusBatchSQL.removeFromOutbox, BatchSQL.padded(part.map { .integer($0.message.rawValue) }))
             }
             return changes
@@ -63,10 +57,7 @@ extension StoreAccess {
         var groups: [StatusStep: [StatusChange]] = [:]
         for change in changes { groups[StatusStep(from: change.previous, to: change.current), default: []].append(change) }
         for (step, group) in groups {
-            var rest = group[...]
-            while !rest.isEmpty {
-                let part = rest.prefix(BatchSQL.listSize)
-                rest = rest.dropFirst(part.count)
+            try BatchSQL.forEachList(group) { part in
                 let args = [.text(step.to.rawValue), .text(step.from.rawValue)] + BatchSQL.padded(part.map { .integer($0.message.rawValue) })
                 try database.execute(StatusBatchSQL.update, args)
                 guard database.changes == part.count else { throw StoreError.unknownMessage(part.first!.message) }

@@ -50,10 +50,7 @@ extension StoreAccess {
 
     public func setExpiry(contact: ContactID, ids: [MessageID], after timer: DisappearingTimer) throws {
         guard timer != .off else { return }
-        var rest = ids[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(ids) { part in
             try database.execute("""
                 UPDATE messages SET expires_after = ? WHERE contact_id = ? AND id IN \(BatchSQL.inList)
                 """, [.integer(Int64(timer.rawValue)), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
@@ -62,10 +59,7 @@ extension StoreAccess {
 
     /// Starts the clocks of these messages (those with a timer whose clock has not started).
     public func startExpiry(messages: [MessageRowID], at now: Int64) throws {
-        var rest = messages[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(messages) { part in
             try database.execute("""
                 UPDATE messages SET expires_at = ? + expires_after
                 WHERE expires_after IS NOT NULL AND expires_at IS NULL AND rowid IN \(BatchSQL.inList)
@@ -74,10 +68,7 @@ extension StoreAccess {
     }
 
     public func startExpiry(contact: ContactID, ids: [MessageID], at now: Int64) throws {
-        var rest = ids[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(ids) { part in
             try database.execute("""
                 UPDATE messages SET expires_at = ? + expires_after
                 WHERE expires_after IS NOT NULL AND expires_at IS NULL AND contact_id = ? AND id IN \(BatchSQL.inList)
@@ -90,10 +81,7 @@ extension StoreAccess {
         guard try database.queryOne("SELECT 1 FROM expired_messages WHERE contact_id = ? LIMIT 1", [.integer(contact.rawValue)]) != nil
         else { return [] }
         var out = Set<MessageID>()
-        var rest = ids[...]
-        while !rest.isEmpty {
-            let part = rest.prefix(BatchSQL.listSize)
-            rest = rest.dropFirst(part.count)
+        try BatchSQL.forEachList(ids) { part in
             for row in try database.query("SELECT id FROM expired_messages WHERE contact_id = ? AND id IN \(BatchSQL.inList)",
                                           [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })) {
                 out.insert(try row.messageID("id", table: "expired_messages"))
