@@ -1,7 +1,7 @@
 # rChat: two commands on a fresh machine — `make demo` and `make test`.
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
             libjpeg62-turbo-dev libpng-dev libchafa-dev libglib2.0-dev libopus-dev libopusenc-dev libopusfile-dev \
-            nats-server libnats-dev
+            nats-server libnats-dev zsh
 # What the relay benchmark's reference needs: the broker, and the library its client
 # (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
@@ -10,7 +10,7 @@ BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
 CLUSTER_DEMO_PACKAGES := haproxy
 SWIFT    ?= swift
 
-.PHONY: deps build demo test simulate bench-relay bench-cluster cluster-demo bench-engine bench-check bench-requests bench-tui bench-files clean
+.PHONY: deps build release install install-files uninstall demo test simulate bench-relay bench-cluster cluster-demo bench-engine bench-check bench-requests bench-tui bench-files clean
 
 # Installs the system packages among $(1) that are missing: as root, through sudo, or else
 # says how.
@@ -98,6 +98,50 @@ bench-files: deps
 bench-tui: deps
 	$(SWIFT) build -c release
 	.build/release/rchat-bench tui
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the release binaries, the man pages, the
+# relay's systemd units (pointed at $(BINDIR)), sample relay configurations, and bash and
+# zsh completions made by the built `rchat completion`; `make uninstall` removes exactly
+# those files. `install-files` installs what BUILT holds without building.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DOCDIR     ?= $(PREFIX)/share/doc/rchat
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+BUILT      ?= .build/release
+INSTALLED  := $(BINDIR)/rchat $(BINDIR)/rchat-relay $(MANDIR)/man1/rchat.1 $(MANDIR)/man8/rchat-relay.8 \
+              $(UNITDIR)/rchat-relay.service $(UNITDIR)/rchat-relay@.service \
+              $(DOCDIR)/rchat-relay.conf $(DOCDIR)/rchat-relay-node.conf \
+              $(BASHCOMPDIR)/rchat $(BASHCOMPDIR)/rchat-relay $(ZSHCOMPDIR)/_rchat
+
+release: deps
+	$(SWIFT) build -c release --product rchat
+	$(SWIFT) build -c release --product rchat-relay
+
+install: release
+	$(MAKE) install-files BUILT=.build/release
+
+install-files:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0755 $(BUILT)/rchat $(BUILT)/rchat-relay $(DESTDIR)$(BINDIR)/
+	install -m 0644 Resources/rchat.1 $(DESTDIR)$(MANDIR)/man1/rchat.1
+	install -m 0644 Resources/rchat-relay.8 $(DESTDIR)$(MANDIR)/man8/rchat-relay.8
+	sed 's|/usr/local/bin|$(BINDIR)|g' Resources/rchat-relay.service > $(DESTDIR)$(UNITDIR)/rchat-relay.service
+	sed 's|/usr/local/bin|$(BINDIR)|g' Deploy/systemd/rchat-relay@.service > $(DESTDIR)$(UNITDIR)/rchat-relay@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/rchat-relay.service $(DESTDIR)$(UNITDIR)/rchat-relay@.service
+	install -m 0644 Resources/rchat-relay.conf $(DESTDIR)$(DOCDIR)/rchat-relay.conf
+	install -m 0644 Deploy/rchat-relay-node.conf $(DESTDIR)$(DOCDIR)/rchat-relay-node.conf
+	$(BUILT)/rchat completion bash > $(DESTDIR)$(BASHCOMPDIR)/rchat
+	install -m 0644 $(DESTDIR)$(BASHCOMPDIR)/rchat $(DESTDIR)$(BASHCOMPDIR)/rchat-relay
+	$(BUILT)/rchat completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_rchat
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/rchat $(DESTDIR)$(ZSHCOMPDIR)/_rchat
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf .build

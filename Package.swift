@@ -59,8 +59,8 @@ let package = Package(
         // It sees the engine only through Core's ChatModel.
         .target(name: "RChatTUI", dependencies: ["RChatCore", "RChatMedia", "CNcursesw"]),
 
-        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI", "RChatRelay", "RChatCommandLine"]),
-        .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay"]),
+        .executableTarget(name: "rchat", dependencies: ["RChatCore", "RChatEngine", "RChatTUI", "RChatRelay", "RChatCommandLine", "RChatWire"]),
+        .executableTarget(name: "rchat-relay", dependencies: ["RChatCore", "RChatRelay", "RChatWire"]),
         // The deterministic simulation: accounts and the relay's logic in one process on
         // virtual time, over an in-memory network (docs/ARCHITECTURE.md).
         .target(name: "RChatSimulation", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatStore", "RChatWire", "RChatEngine",

@@ -18,12 +18,16 @@ public struct Option: Sendable {
     public let kind: Kind
     /// One line (or several, separated by line breaks) shown beside the name in the help.
     public let help: String
+    /// Every value it accepts, when they are few (a choice's cases): what shell completion
+    /// offers. Empty for free text, numbers and paths.
+    public let values: [String]
 
-    public init(_ name: String, aliases: [String] = [], kind: Kind, help: String) {
+    public init(_ name: String, aliases: [String] = [], kind: Kind, help: String, values: [String] = []) {
         self.name = name
         self.aliases = aliases
         self.kind = kind
         self.help = help
+        self.values = values
     }
 
     /// A bare switch: `--json`.
@@ -36,7 +40,7 @@ public struct Option: Sendable {
         Option(name, kind: .value(placeholder: placeholder, refusal: { _ in nil }), help: help)
     }
 
-    var placeholder: String? {
+    public var placeholder: String? {
         if case .value(let placeholder, _) = kind { return placeholder }
         return nil
     }
@@ -55,8 +59,9 @@ public struct Declared<Value: Sendable>: Sendable {
 
     /// `expected` completes "--x must be …": "a whole number from 1 to 10".
     public init(_ name: String, _ placeholder: String, default defaultValue: Value, help: String,
-                expected: String, convert: @escaping @Sendable (String) -> Value?) {
-        self.option = Option(name, kind: .value(placeholder: placeholder, refusal: { convert($0) == nil ? expected : nil }), help: help)
+                expected: String, values: [String] = [], convert: @escaping @Sendable (String) -> Value?) {
+        self.option = Option(name, kind: .value(placeholder: placeholder, refusal: { convert($0) == nil ? expected : nil }),
+                             help: help, values: values)
         self.defaultValue = defaultValue
         self.convert = convert
     }
@@ -107,7 +112,7 @@ extension Declared where Value: RawRepresentable & CaseIterable, Value.RawValue 
     public static func choice(_ name: String, _ placeholder: String, default value: Value, help: String) -> Declared {
         let names = Value.allCases.map(\.rawValue).joined(separator: ", ")
         return Declared(name, placeholder, default: value, help: help + " (\(names); default \(value.rawValue))",
-                        expected: "one of \(names)") { Value(rawValue: $0) }
+                        expected: "one of \(names)", values: Value.allCases.map(\.rawValue)) { Value(rawValue: $0) }
     }
 }
 

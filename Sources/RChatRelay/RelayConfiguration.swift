@@ -131,6 +131,10 @@ public struct RelayConfiguration: Sendable {
         static let parser = OptionParser([listen.option] + optional + [help], helpHint: "rchat-relay --help")
     }
 
+    /// Every option `rchat-relay` accepts, as declared: what its help and the shell
+    /// completion scripts are made of.
+    public static var declaredOptions: [Option] { Options.parser.options }
+
     public static let usage = OptionHelp.usage("rchat-relay", required: [Options.listen.option], optional: Options.optional)
 
     /// `--help`: the usage line, then every option with its help and default.

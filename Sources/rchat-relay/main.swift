@@ -1,12 +1,17 @@
 import Foundation
 import RChatCore
 import RChatRelay
+import RChatWire
 
 // rchat-relay: argument parsing and wiring only (the relay is the RChatRelay library; its
 // options are declared in RelayConfiguration).
 // Exit codes: 0 clean stop, 1 runtime failure, 2 usage error.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments == ["--version"] {
+    print(RChatVersion.line(program: "rchat-relay", relayProtocol: RelayProtocol.version))
+    exit(0)
+}
 if arguments.contains("--help") || arguments.contains("-h") {
     print(RelayConfiguration.help)
     exit(0)

@@ -31,7 +31,8 @@ enum MessageCommands {
     static let fileOption = Declared<String?>.text("--file", "PATH", help: "send this file instead of a text")
     static let asOption = Declared<AttachmentKind?>("--as", "KIND", default: nil,
                                                     help: "photo, voice or file (default: photo for an image, else file)",
-                                                    expected: "photo, voice or file") { word -> AttachmentKind?? in
+                                                    expected: "photo, voice or file",
+                                                    values: AttachmentKind.allCases.map(\.word)) { word -> AttachmentKind?? in
         AttachmentKind.allCases.first { $0.word == word }.map { .some($0) }
     }
 

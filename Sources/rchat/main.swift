@@ -1,13 +1,12 @@
 import Foundation
 import RChatCommandLine
+import RChatCore
 import RChatEngine
+import RChatWire
 
 // The `rchat` executable: parses arguments and wires them to the engine. No logic lives here.
 
-let commands: [Command] = AccountCommands.all + ContactCommands.all + MessageCommands.all + ContactStateCommands.all
-    + CheckCommand.all
-    + [RenameCommand.command, SearchCommand.command]
-    + [DemoCommands.command, TUICommand.view, Linger.command, NotifyCommand.command]
+let commands = CommandTable.all
 
 func topLevelHelp() -> String {
     let width = commands.map(\.usage.count).max() ?? 0
@@ -23,10 +22,15 @@ func topLevelHelp() -> String {
 
     `rchat COMMAND --help` explains each. Every command takes, before or after its name:
     \(OptionHelp.list(GlobalOptions.shown))
-    Exit codes: 0 ok, 1 runtime failure, 2 usage error.
+    `rchat --version` prints the version. Exit codes: 0 ok, 1 runtime failure, 2 usage error.
     RCHAT_FAKE_NOW=<unix seconds> replaces the clock (for tests only).
 
     """
+}
+
+if CommandLine.arguments.dropFirst().elementsEqual(["--version"]) {
+    print(RChatVersion.line(program: "rchat", relayProtocol: RelayProtocol.version))
+    exit(0)
 }
 
 // Global options may come before the command word as well as after it.
