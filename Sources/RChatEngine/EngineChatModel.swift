@@ -250,6 +250,14 @@ extension EngineChatModel {
         try? AlertCenter(account: account).takeOpenRequest()
     }
 
+    public var lastOpenConversation: ConversationID? {
+        (try? account.store.setting(SettingKey.lastOpenConversation)).flatMap { $0.flatMap(Int64.init) }.map(ConversationID.init)
+    }
+
+    public func rememberOpenConversation(_ conversation: ConversationID?) {
+        try? account.store.setSetting(SettingKey.lastOpenConversation, conversation.map { String($0.rawValue) })
+    }
+
     public func takeOwedAlerts() -> [String] {
         (try? AlertCenter(account: account).takeOwed()) ?? []
     }

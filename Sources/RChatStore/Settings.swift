@@ -17,6 +17,9 @@ public enum SettingKey {
     /// A conversation (contact id) whose alert was clicked, for a running view to open;
     /// taken by the view that opens it.
     public static let openRequest = "open_request"
+    /// The conversation (contact id) open in the view when it last quit, or last opened:
+    /// the next start opens it again.
+    public static let lastOpenConversation = "last_open_conversation"
 }
 
 extension StoreAccess {

@@ -19,7 +19,7 @@ enum DemoCommands {
         Everything lives in a temporary folder that is removed on exit; your own account is
         never touched. Sam reads what you send after a moment and replies, so you can watch a
         message go Sending, Sent, Delivered and Read. Commands only the demo has (also in the
-        help overlay, ?): /offline and /online, /reinstall (the Resent path), /newphone (the
+        help overlay, F1): /offline and /online, /reinstall (the Resent path), /newphone (the
         Not delivered + Resend path) and /verify.
         """
     ) { args, _ in
@@ -60,7 +60,7 @@ final class Demo {
         }
         thread.name = "rchat-demo-relay"
         thread.start()
-        sam = DemoContact(root: "\(root)/sam", log: log)
+        sam = DemoContact(root: "\(root)/sam", you: Locations(home: "\(root)/you/data", deviceDirectory: "\(root)/you/device"), log: log)
         do {
             try setUpAccounts()
         } catch {
@@ -69,7 +69,7 @@ final class Demo {
         }
     }
 
-    var you: Locations { Locations(home: "\(root)/you/data", deviceDirectory: "\(root)/you/device") }
+    var you: Locations { sam.you }
 
     /// Both accounts on the demo relay, each with the other's code pinned, and Sam online.
     private func setUpAccounts() throws(EngineError) {
@@ -81,6 +81,9 @@ final class Demo {
         _ = try other.addContact(try me.contactCode(), name: nil)
         // Receipts at once: the demo is about watching them arrive.
         try me.setSetting(.receiptWindow, "0")
+        // No desktop alerts: the demo's folder is deleted on quit, so an alert clicked
+        // later would open nothing, and `rchat settings` would change the real account.
+        try me.setSetting(.desktopAlerts, "off")
         try other.setSetting(.receiptWindow, "0")
         _ = try other.send(to: "You", content: .text(DemoContact.greeting))
         _ = sam.goOnline()
@@ -139,15 +142,7 @@ final class Demo {
 /// also runs Sam's delayed replies (work, not just a lock, so a `Mutex` cannot replace it);
 /// Swift cannot see that confinement.
 final class DemoContact: @unchecked Sendable {
-    static let greeting = "Hi, I'm Sam, a demo contact living inside this process. Write me something and watch its status change beside it: Sending, Sent, Delivered, then Read. Press ? for the keys."
-
-    static let replies = [
-        "Got it! Your message went Sending, then Sent (the relay took it), then Delivered (my phone stored it), then Read (I looked at it).",
-        "Select a message with Tab and Up, then press i: its status timeline, each step with its time.",
-        "Try /offline, then send me something: it stays Sent at the relay until /online brings me back.",
-        "Recovery: /offline, send a message, then /reinstall (it is resent by itself) or /newphone (/verify, then press r on the row to Resend).",
-        "Nice to hear from you. Quit with Ctrl-Q; the demo cleans up after itself.",
-    ]
+    static let greeting = "Hi, I'm Sam, a demo contact living inside this process. Write me something and watch its status change beside it: Sending, Sent, Delivered, then Read. F1 shows the keys."
 
     private let root: String
     private let log: Logger
@@ -156,10 +151,17 @@ final class DemoContact: @unchecked Sendable {
     private var device = 1
     private var generation = 0
     private var replyPending = false
-    private var nextReply = 0
+    /// What Sam has heard since his last reply, and what happened to him meanwhile: what
+    /// his next reply is about.
+    private var heardSinceReply: [MessageID] = []
+    private var history = DemoReply.History()
+    /// Where the demo's own account lives: Sam looks at what You sent (when it was
+    /// written, whether it was resent) to answer what actually happened.
+    let you: Locations
 
-    init(root: String, log: Logger) {
+    init(root: String, you: Locations, log: Logger) {
         self.root = root
+        self.you = you
         self.log = log.prefixed("sam: ")
     }
 
@@ -178,6 +180,7 @@ final class DemoContact: @unchecked Sendable {
         queue.sync {
             guard runner != nil else { return "Sam is already offline." }
             stop()
+            history.wentOffline(at: Date())
             return "Sam is offline: what you send now waits at the relay (Sent). /online, /reinstall or /newphone next."
         }
     }
@@ -187,6 +190,8 @@ final class DemoContact: @unchecked Sendable {
     func reinstall(newPhone: Bool) -> String? {
         queue.async { [self] in
             stop()
+            history.wentOffline(at: Date())
+            history.lastChange = newPhone ? .newPhone : .reinstalled
             let backup = "\(root)/sam.backup"
             let passphrase = UUID().uuidString
             do {
@@ -228,11 +233,12 @@ final class DemoContact: @unchecked Sendable {
             let generation = self.generation
             let you = try account.contact(named: "You").id.conversation
             engine.onEvent = { [weak self] event in
-                if case .newMessage(let conversation, _, _) = event, conversation == you { self?.heard(generation) }
+                if case .newMessage(let conversation, let id, _) = event, conversation == you { self?.heard(id, generation) }
             }
             let runner = EngineThread(engine: engine)
             runner.start(name: "rchat-demo-sam")
             self.runner = runner
+            history.cameOnline(at: Date())
             return true
         } catch {
             log.error("cannot start: \(error)")
@@ -246,9 +252,11 @@ final class DemoContact: @unchecked Sendable {
         runner = nil
     }
 
-    /// A message from You: after a moment Sam reads it, a moment later Sam answers.
-    private func heard(_ generation: Int) {
+    /// A message from You: after a moment Sam reads it, a moment later Sam answers what
+    /// he heard since his last answer.
+    private func heard(_ id: MessageID, _ generation: Int) {
         queue.async { [self] in
+            heardSinceReply.append(id)
             guard !replyPending else { return }
             replyPending = true
             queue.asyncAfter(deadline: .now() + 1.5) { [self] in
@@ -262,11 +270,133 @@ final class DemoContact: @unchecked Sendable {
                     replyPending = false
                     guard generation == self.generation, let account = try? AccountService(locations: locations) else { return }
                     _ = try? account.markRead("You")
-                    _ = try? account.send(to: "You", content: .text(Self.replies[nextReply % Self.replies.count]))
-                    nextReply += 1
+                    let reply = DemoReply.text(for: heardMessages(account), history: &history)
+                    heardSinceReply = []
+                    _ = try? account.send(to: "You", content: .text(reply))
                     runner?.engine.wake()
                 }
             }
+        }
+    }
+
+    /// What Sam heard since his last reply, each with what You's side knows of it.
+    private func heardMessages(_ account: AccountService) -> [DemoReply.Heard] {
+        let wanted = Set(heardSinceReply)
+        let mine = (try? account.conversation("You", limit: 200)) ?? []
+        let theirs = (try? AccountService(locations: you).conversation("Sam", limit: 200)) ?? []
+        var sent: [MessageID: MessageItem] = [:]
+        for case .message(let item) in theirs where item.direction == .outgoing { sent[item.id] = item }
+        return mine.compactMap { item -> DemoReply.Heard? in
+            guard case .message(let message) = item, message.direction == .incoming, wanted.contains(message.id) else { return nil }
+            return DemoReply.Heard(content: message.content, writtenAt: sent[message.id].map { Date(timeIntervalSince1970: TimeInterval($0.at)) },
+                                   resentAutomatically: sent[message.id]?.resent ?? false)
+        }
+    }
+}
+
+/// What Sam answers: what he heard, and how it reached him, from what actually happened
+/// (when You wrote it against when Sam was offline, a reinstall or new phone, a Resent
+/// marker), then one tip about what the user has not tried yet.
+struct DemoReply {
+    struct Heard {
+        var content: MessageContent
+        /// When You wrote it (from You's own store); nil if it cannot be read.
+        var writtenAt: Date?
+        var resentAutomatically: Bool
+    }
+
+    enum Change { case none, reinstalled, newPhone }
+
+    /// What Sam went through, and which tips he gave.
+    struct History {
+        var offline: [(from: Date, to: Date?)] = []
+        var lastChange = Change.none {
+            didSet { if lastChange != .none { changedDevice = true } }
+        }
+        /// Whether Sam ever reinstalled or moved to a new phone.
+        private(set) var changedDevice = false
+        var tipsGiven: Set<Tip> = []
+
+        mutating func wentOffline(at date: Date) {
+            if offline.last?.to == nil, !offline.isEmpty { return }
+            offline.append((date, nil))
+        }
+
+        mutating func cameOnline(at date: Date) {
+            if let last = offline.indices.last, offline[last].to == nil { offline[last].to = date }
+        }
+
+        /// Whether Sam was offline when `date` was.
+        func wasOffline(at date: Date) -> Bool {
+            offline.contains { date >= $0.from.addingTimeInterval(-1) && date <= ($0.to ?? .distantFuture) }
+        }
+    }
+
+    /// Tips, each given once, and only about what the user has not done yet.
+    enum Tip: CaseIterable {
+        case timeline, offline, recovery, quit
+
+        var text: String {
+            switch self {
+            case .timeline: "Select a message with Tab and Up, then press i: its status timeline, each step with its time."
+            case .offline: "Try /offline, then send me something: it stays Sent at the relay until /online brings me back."
+            case .recovery: "Recovery: /offline, send a message, then /reinstall (it is resent by itself) or /newphone (it shows Not delivered; press r on the row to Resend)."
+            case .quit: "Quit with Ctrl-Q: this demo's folder, with both our accounts, is deleted then; your own account was never touched."
+            }
+        }
+
+        func applies(_ history: History) -> Bool {
+            switch self {
+            case .timeline, .quit: true
+            case .offline: history.offline.isEmpty
+            case .recovery: !history.changedDevice
+            }
+        }
+    }
+
+    static func text(for heard: [Heard], history: inout History) -> String {
+        var parts: [String] = []
+        let what: String
+        if heard.count == 1, let one = heard.first {
+            what = describe(one.content)
+        } else {
+            what = "your \(heard.count) messages"
+        }
+        let waited = heard.contains { $0.writtenAt.map(history.wasOffline) ?? false }
+        let resent = heard.contains(where: \.resentAutomatically)
+        switch history.lastChange {
+        case .reinstalled where resent:
+            parts.append("Got \(what) on my reinstalled rChat: it could not be read here after the reinstall, so your rChat sent it again by itself (Resent).")
+        case .reinstalled:
+            parts.append("Got \(what) on my reinstalled rChat.")
+        case .newPhone:
+            parts.append("Got \(what) on my new phone.")
+        case .none where waited:
+            parts.append("Got \(what). I was offline when you wrote \(heard.count == 1 ? "it" : "them"): the relay held \(heard.count == 1 ? "it" : "them") (Sent) and handed \(heard.count == 1 ? "it" : "them") over when I came back, then my phone stored \(heard.count == 1 ? "it" : "them") (Delivered) and I read \(heard.count == 1 ? "it" : "them") (Read).")
+        case .none:
+            parts.append("Got \(what)! \(heard.count == 1 ? "It" : "Each") went Sending, then Sent (the relay took it), then Delivered (my phone stored it), then Read (I looked at it).")
+        }
+        history.lastChange = .none
+        if let tip = Tip.allCases.first(where: { !history.tipsGiven.contains($0) && $0.applies(history) }) {
+            parts.append(tip.text)
+            history.tipsGiven.insert(tip)
+        }
+        return parts.joined(separator: " ")
+    }
+
+    /// "“hello”" (cut at 40 characters), "your photo", "your voice message", "your file".
+    static func describe(_ content: MessageContent) -> String {
+        switch content {
+        case .text(let text):
+            let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            return "\u{201C}" + (line.count > 40 ? line.prefix(40) + "\u{2026}" : line) + "\u{201D}"
+        case .attachment(let attachment):
+            switch attachment.kind {
+            case .photo: return "your photo"
+            case .voice: return "your voice message"
+            case .file: return "your file"
+            }
+        case .control: return "that"
         }
     }
 }

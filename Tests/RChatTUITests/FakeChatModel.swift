@@ -69,6 +69,9 @@ final class FakeChatModel: ChatModel {
     var openRequest: ConversationID?
     func takeOpenRequest() -> ConversationID? { defer { openRequest = nil }; return openRequest }
 
+    var lastOpenConversation: ConversationID?
+    func rememberOpenConversation(_ conversation: ConversationID?) { lastOpenConversation = conversation }
+
     /// Messages whose text has every word at the start of one of its words (ignoring case),
     /// newest first across conversations (the engine's order: as stored), with their index.
     func search(_ query: SearchQuery, in conversation: ConversationID?) throws(ChatModelError) -> [SearchHit] {

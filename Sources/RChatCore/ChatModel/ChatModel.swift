@@ -16,6 +16,11 @@ public protocol ChatModel: AnyObject {
     func takeOwedAlerts() -> [String]
     /// A conversation another process asked the view to open (an alert was clicked); taken once.
     func takeOpenRequest() -> ConversationID?
+    /// The conversation that was open when the view last quit (weechat, gurk and iamb
+    /// reopen it); nil: none, or it was closed.
+    var lastOpenConversation: ConversationID? { get }
+    /// Remembers what is open now, for the next start; a failed write only loses that.
+    func rememberOpenConversation(_ conversation: ConversationID?)
     func myCode() -> String
     /// `/search WORDS`: the newest messages whose text has every word (at most
     /// `SearchQuery.resultLimit`), newest first; in one conversation, or in all (nil).

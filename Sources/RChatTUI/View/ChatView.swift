@@ -58,6 +58,8 @@ public final class ChatView {
         if !owed.isEmpty { say("While you were away: " + owed.joined(separator: state.glyphs.separator)) }
         if let name = options.openAtStart, let summary = ContactNames.pick(name, from: state.conversations, name: \.name) {
             open(summary.id)
+        } else if let last = model.lastOpenConversation, state.conversations.contains(where: { $0.id == last }) {
+            open(last)
         } else if !state.conversations.isEmpty {
             state.focus = .list
         }
@@ -172,6 +174,7 @@ public final class ChatView {
         let unread = state.summary(conversation)?.unread ?? 0
         state.unread = UnreadMarks(newLine: unread > 0 ? incoming(countingBack: unread) : nil)
         if let i = state.conversations.firstIndex(where: { $0.id == conversation }) { state.listCursor = i }
+        if model.lastOpenConversation != conversation { model.rememberOpenConversation(conversation) }
         askAlertPermissionOnce()
     }
 
@@ -185,6 +188,7 @@ public final class ChatView {
         state.anchor = nil
         state.selected = nil
         reportedShown = []
+        model.rememberOpenConversation(nil)
         if state.focus == .conversation { state.focus = .list }
     }
 
