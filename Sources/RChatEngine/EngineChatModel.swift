@@ -264,6 +264,7 @@ extension EngineChatModel {
 
     public func viewSettings() -> ViewSettings {
         ViewSettings(alerts: (try? AlertCenter(account: account).content) ?? .nothing,
-                     bell: (try? account.store.setting(SettingKey.bell)) == "on")
+                     bell: (try? account.store.setting(SettingKey.bell)) == "on",
+                     mouse: (try? account.store.setting(SettingKey.mouse)) != "off")
     }
 }

@@ -12,6 +12,7 @@ public enum Setting: String, CaseIterable, Sendable {
     case acknowledgementTimeout = "ack-timeout-s"
     case maxAttachment = "max-attachment-mb"
     case steadyTraffic = "steady-traffic"
+    case mouse
 
     /// Its key in the store's settings table.
     public var storeKey: String {
@@ -19,6 +20,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: SettingKey.showInAlerts
         case .desktopAlerts: SettingKey.alertsPermission
         case .bell: SettingKey.bell
+        case .mouse: SettingKey.mouse
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic: rawValue
         }
     }
@@ -30,7 +32,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: (1...1_000, 64)
         case .acknowledgementTimeout: (1...3_600, 15)
         case .maxAttachment: (1...1_048_576, 100)
-        case .showInAlerts, .desktopAlerts, .bell, .steadyTraffic: nil
+        case .showInAlerts, .desktopAlerts, .bell, .steadyTraffic, .mouse: nil
         }
     }
 
@@ -44,6 +46,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: "how many owed receipts send a batch at once (default 64)"
         case .acknowledgementTimeout: "seconds without a relay acknowledgement before Not confirmed (default 15)"
         case .maxAttachment: "the largest file sent, in MB of 1,048,576 bytes (default 100)"
+        case .mouse: "on (default) or off: in the full-screen view the wheel scrolls the pane under the pointer and a click selects a conversation or a message (Shift with the mouse keeps the terminal's own selection); off leaves the mouse to the terminal"
         case .steadyTraffic: "off, low or normal (default): while a conversation is open, a frame every 10 s (low) or 2 s (normal), a dummy when there is nothing to send, and cover frames to your own mailbox, so the relay cannot tell chatting from quiet"
         }
     }
@@ -57,7 +60,7 @@ public enum Setting: String, CaseIterable, Sendable {
                 throw .usage("show-in-alerts is one of: \(AlertPolicy.Content.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return value
-        case .desktopAlerts, .bell:
+        case .desktopAlerts, .bell, .mouse:
             guard value == "on" || value == "off" else { throw .usage("\(rawValue) is on or off") }
             return self == .desktopAlerts ? (value == "on" ? "allowed" : "denied") : value
         case .steadyTraffic:
@@ -80,6 +83,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: stored ?? AlertPolicy.Content.name.rawValue
         case .desktopAlerts: stored.map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
         case .bell: stored == "on" ? "on" : "off"
+        case .mouse: stored == "off" ? "off" : "on"
         case .steadyTraffic: stored ?? SteadyTraffic.default.rawValue
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment: stored ?? String(numbers!.default)
         }

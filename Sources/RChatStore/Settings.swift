@@ -9,6 +9,8 @@ public enum SettingKey {
     /// "on": a terminal bell in the view for a new message in another conversation
     /// (default off).
     public static let bell = "bell"
+    /// "off": the view leaves the mouse to the terminal (default on).
+    public static let mouse = "mouse"
     /// How long receipts wait to go out in one batch, in seconds.
     public static let receiptWindow = "receipt_window"
     /// Alerts the linger could not show (the terminal it was started from was gone): their

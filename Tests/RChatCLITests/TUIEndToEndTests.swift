@@ -766,3 +766,57 @@ extension TUIEndToEndTests {
         try screen("alice", "Alice's view quit cleanly") { $0.contains("[exited 0]") }
     }
 }
+
+extension TUIEndToEndTests {
+    /// `ESC [ < B ; X ; Y M`: what a terminal in SGR mouse mode sends, at a 0-based cell.
+    func mouse(_ person: String, button: Int, row: Int, column: Int, release: Bool = false) throws {
+        try screens.keys(session(person), "\u{1B}[<\(button);\(column + 1);\(row + 1)\(release ? "m" : "M")", literal: true)
+    }
+
+    /// Whether the pane's program has asked tmux for mouse reports, and in SGR form.
+    func mouseModes(_ person: String) throws -> String {
+        try screens.tmux(["display-message", "-p", "-t", session(person), "#{mouse_any_flag} #{mouse_sgr_flag}"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The mouse in a real terminal: the wheel over the conversation scrolls it and back,
+    /// a click on a message selects it (its actions show in the status bar), a click on the
+    /// list opens that conversation; `mouse off` (read at start) leaves the mouse alone.
+    func testTheMouseScrollsSelectsAndOpens() throws {
+        try world.makePair("alice", "sam")
+        for i in 1...40 { try world.expectSuccess(world.box.rchat("sam", ["send", "Alice", "numbered \(i)"])) }
+        try world.startSync("sam")
+        try openView("alice")
+        try screen("alice", "the list with Sam") { $0.contains("Sam") }
+        try screens.keys(session("alice"), "Enter")
+        try screen("alice", "the newest of Sam's messages", seconds: 20) { $0.contains("numbered 40") }
+        XCTAssertEqual(try mouseModes("alice"), "1 1", "mouse reports asked for, SGR encoded")
+        for _ in 0..<6 { try mouse("alice", button: 64, row: 10, column: 60) }
+        let scrolled = try screen("alice", "scrolled up by the wheel") { !$0.contains("numbered 40") && $0.contains("numbered 3") }
+        XCTAssertTrue(Self.composerRow(scrolled).contains("Message Sam"), "the focus stays in the composer")
+        for _ in 0..<6 { try mouse("alice", button: 65, row: 10, column: 60) }
+        try screen("alice", "back at the newest") { $0.contains("numbered 40") }
+
+        let shown = try screens.capture(session("alice"))
+        let row = try XCTUnwrap(shown.screenLines.firstIndex { $0.contains("numbered 39") })
+        try mouse("alice", button: 0, row: row, column: 60)
+        try mouse("alice", button: 0, row: row, column: 60, release: true)
+        try screen("alice", "the clicked message selected") { $0.contains("i details") }
+
+        // The list: Sam is its only entry, on the first body row.
+        try mouse("alice", button: 0, row: 1, column: 3)
+        try screen("alice", "still Sam, focus in the composer") { $0.screenLines.first?.contains("Sam") == true && !$0.contains("i details") }
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+        try stopLinger("alice")
+
+        XCTAssertEqual(try mouseModes("alice"), "0 0", "off again once the view quit")
+
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "mouse", "off"]))
+        try openView("off", home: "alice")
+        try screen("off", "Sam reopened") { $0.contains("numbered 40") }
+        XCTAssertEqual(try mouseModes("off"), "0 0", "mouse off: the terminal keeps the mouse")
+        try screens.keys(session("off"), "C-q")
+        try screen("off", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+}

@@ -134,7 +134,7 @@ final class BannerTests: XCTestCase {
         let view = makeView(model, open: "Sam")
         arrive(model, view, "Alex", "before")
         XCTAssertEqual(view.takeEffects(), [])
-        model.settings = ViewSettings(alerts: .nothing, bell: true)
+        model.settings = ViewSettings(alerts: .nothing, bell: true, mouse: false)
         view.handle([.changedElsewhere])
         arrive(model, view, "Alex", "after")
         XCTAssertEqual(view.takeEffects(), [.bell])

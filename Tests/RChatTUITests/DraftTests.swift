@@ -183,6 +183,7 @@ final class DraftTests: XCTestCase {
         XCTAssertEqual(view.state.composer.text, "hello", "not dropped by opening")
         view.press(.control("c"), .control("c"))
         XCTAssertTrue(view.quitRequested)
+        model.lastOpenConversation = nil   // a start with nothing open (not Sam reopened)
         let other = makeView(model)
         other.type("and more")
         other.press(.alt(.character("2")))

@@ -23,7 +23,8 @@ final class FakeChatModel: ChatModel {
     /// Already answered unless a test says otherwise, so opening a conversation goes
     /// straight to the composer.
     var alertPermissionAsked = true
-    var settings = ViewSettings()
+    /// Mouse reporting off unless a test turns it on: its effect would be in every takeEffects().
+    var settings = ViewSettings(mouse: false)
 
     // What the view did.
     var pageRequests: [(conversation: ConversationID, before: Int?, limit: Int)] = []

@@ -59,6 +59,7 @@ final class TimerViewTests: XCTestCase {
         run(view, "/timer 5m")
         XCTAssertTrue(statusLine(view.frame()).contains("Sam is blocked: unblock them first"))
         XCTAssertFalse(view.frame().line(0).contains("⏱"))
+        model.lastOpenConversation = nil   // a start with nothing open (not Sam reopened)
         let closed = makeView(model)
         run(closed, "/timer 5m")
         XCTAssertTrue(statusLine(closed.frame()).contains("Open a conversation first"), statusLine(closed.frame()))

@@ -4,9 +4,13 @@ public struct ViewSettings: Equatable, Sendable {
     public var alerts: AlertPolicy.Content
     /// `bell on`: a terminal bell on a new message in a conversation that is not open.
     public var bell: Bool
+    /// `mouse on` (the default): the wheel scrolls the pane under the pointer, a click
+    /// selects; off leaves the mouse to the terminal.
+    public var mouse: Bool
 
-    public init(alerts: AlertPolicy.Content = .name, bell: Bool = false) {
+    public init(alerts: AlertPolicy.Content = .name, bell: Bool = false, mouse: Bool = true) {
         self.alerts = alerts
         self.bell = bell
+        self.mouse = mouse
     }
 }

@@ -5,6 +5,32 @@ import RChatCore
 enum ListPane {
     static func entryLines(_ c: ConversationSummary) -> Int { c.state == .ok ? 1 : 2 }
 
+    /// The entries on screen, each with its first row: scrolled so the cursor's entry is
+    /// whole. What is drawn and what a click picks both come from here.
+    static func entries(_ state: ViewState, _ layout: Layout) -> [(index: Int, row: Int)] {
+        let height = layout.bodyHeight
+        guard layout.listWidth > 2, height > 0, !state.conversations.isEmpty else { return [] }
+        let cursor = min(max(0, state.listCursor), state.conversations.count - 1)
+        var first = 0
+        var linesThrough = state.conversations[0...cursor].reduce(0) { $0 + entryLines($1) }
+        while linesThrough > height, first < cursor {
+            linesThrough -= entryLines(state.conversations[first]); first += 1
+        }
+        var shown: [(index: Int, row: Int)] = []
+        var row = layout.bodyTop
+        for index in first..<state.conversations.count {
+            guard row + entryLines(state.conversations[index]) <= layout.bodyTop + height else { break }
+            shown.append((index, row))
+            row += entryLines(state.conversations[index])
+        }
+        return shown
+    }
+
+    /// The conversation whose entry covers screen row `row`.
+    static func entry(atRow row: Int, _ state: ViewState, _ layout: Layout) -> Int? {
+        entries(state, layout).first { row >= $0.row && row < $0.row + entryLines(state.conversations[$0.index]) }?.index
+    }
+
     static func draw(_ state: ViewState, _ layout: Layout, _ screen: inout Screen) {
         let width = layout.listWidth
         let height = layout.bodyHeight
@@ -14,17 +40,10 @@ enum ListPane {
                        row: layout.bodyTop, column: 1, style: .dim, limit: width)
             return
         }
-        // Scroll so the cursor's entry is whole on screen.
         let cursor = min(max(0, state.listCursor), state.conversations.count - 1)
-        var first = 0
-        var linesThrough = state.conversations[0...cursor].reduce(0) { $0 + entryLines($1) }
-        while linesThrough > height, first < cursor {
-            linesThrough -= entryLines(state.conversations[first]); first += 1
-        }
-        var row = layout.bodyTop
-        for index in first..<state.conversations.count {
+        for (index, first) in entries(state, layout) {
+            var row = first
             let c = state.conversations[index]
-            guard row + entryLines(c) <= layout.bodyTop + height else { break }
             let isCursor = index == cursor && state.focus == .list
             let isOpen = c.id == state.openConversation
             let base = CellStyle(bold: isOpen, reverse: isCursor)
@@ -45,7 +64,6 @@ enum ListPane {
                 screen.fill(row: row, from: 0, to: width, style: CellStyle(reverse: isCursor))
                 screen.put(Wrap.truncate(tag, width: width - 3, ellipsis: state.glyphs.ellipsis),
                            row: row, column: 3, style: style, limit: width)
-                row += 1
             }
         }
     }

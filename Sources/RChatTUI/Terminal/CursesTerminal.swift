@@ -16,6 +16,8 @@ final class CursesTerminal {
     private var lastTitle = ""
     private var cursorShown: Bool?
     private var paste = BracketedPaste()
+    /// Whether the view asked for mouse reports (`mouse on`, the default).
+    private var mouseReporting = false
     /// Keys whose sequence this terminal's terminfo lists under an extended name (xterm's
     /// kLFT5 and kRIT5 for Ctrl-Left and Ctrl-Right): curses hands over a code it made up
     /// for them at start.
@@ -61,6 +63,7 @@ final class CursesTerminal {
         guard osc else { return }
         emit(BracketedPaste.enable)
         emit(KeyDecoder.focusReportingOn)
+        if mouseReporting { emit(KeyDecoder.mouseReportingOn) }
     }
 
     /// The colour of each role that has one (curses colour numbers, which are ANSI's).
@@ -264,11 +267,13 @@ final class CursesTerminal {
                 var ch: wint_t = 0
                 let r = get_wch(&ch)
                 if r == ERR { break }
+                if r == KEY_CODE_YES, Int32(bitPattern: ch) == KEY_MOUSE { keys += mousePrefix; continue }
                 let key = r == KEY_CODE_YES ? functionKey(Int32(bitPattern: ch)) : KeyDecoder.character(UInt32(ch))
                 if let key { keys.append(key) }
             } else {
                 let c = getch()
                 if c == ERR { break }
+                if c == KEY_MOUSE { keys += mousePrefix; continue }
                 // Bytes beyond ASCII are not characters in this locale: skip them.
                 let key = c >= KEY_MIN ? functionKey(c) : (c < 128 ? KeyDecoder.character(UInt32(c)) : nil)
                 if let key { keys.append(key) }
@@ -278,6 +283,14 @@ final class CursesTerminal {
         return paste.fold(KeyDecoder.folding(keys))
     }
 
+    /// The terminfo entry's `kmous` (`ESC [ <` in xterm's, `ESC [ M` in others) as keys:
+    /// curses reports those bytes as KEY_MOUSE and leaves the rest of the report in the
+    /// input, so they are handed back for KeyDecoder to read the report whole.
+    private lazy var mousePrefix: [Key] = {
+        guard let string = tigetstr("kmous"), Int(bitPattern: string) != -1 else { return [] }
+        return String(cString: string).unicodeScalars.map { $0 == "\u{1B}" ? .escape : .character(Character($0)) }
+    }()
+
     private func functionKey(_ code: Int32) -> Key? {
         KeyDecoder.functionKey(code) ?? extendedKeys[code]
     }
@@ -286,6 +299,10 @@ final class CursesTerminal {
     /// takes OSC sequences.
     func perform(_ effect: TerminalEffect) {
         guard osc || !effect.needsOSC else { return }
+        if case .mouseReporting(let on) = effect {
+            guard on != mouseReporting else { return }
+            mouseReporting = on
+        }
         emit(effect.sequence)
     }
 
@@ -348,6 +365,7 @@ final class CursesTerminal {
         if osc {
             emit(BracketedPaste.disable)
             emit(KeyDecoder.focusReportingOff)
+            if mouseReporting { emit(KeyDecoder.mouseReportingOff) }
         }
     }
 

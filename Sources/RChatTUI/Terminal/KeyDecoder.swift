@@ -69,6 +69,50 @@ public enum KeyDecoder {
 
     static let allSequences = escapeSequences + focusSequences + wordSequences + shiftEnterSequences
 
+    /// Mouse reporting: button presses and the wheel (1000), in the SGR encoding (1006),
+    /// which has no limit on coordinates and tells a release from a press. Terminals keep
+    /// their own selection on Shift with the mouse.
+    public static let mouseReportingOn = "\u{1B}[?1000h\u{1B}[?1006h"
+    public static let mouseReportingOff = "\u{1B}[?1006l\u{1B}[?1000l"
+
+    /// The SGR mouse report `keys` starts with (after Esc): `[<B;X;YM` or `…m`, and how many
+    /// keys it spans; nil when it is not one (then the keys pass as they came).
+    static func mouseReport(in keys: ArraySlice<Key>) -> (Key, Int)? {
+        var i = keys.startIndex
+        guard keys.count >= 7, keys[i] == .character("["), keys[i + 1] == .character("<") else { return nil }
+        i += 2
+        var numbers: [Int] = []
+        var digits = 0, value = 0
+        while i < keys.endIndex, numbers.count < 3 {
+            guard case .character(let c) = keys[i] else { return nil }
+            if let d = c.wholeNumberValue, c.isASCII {
+                guard digits < 6 else { return nil }
+                value = value * 10 + d
+                digits += 1
+            } else if (c == ";" && numbers.count < 2) || ((c == "M" || c == "m") && numbers.count == 2) {
+                guard digits > 0 else { return nil }
+                numbers.append(value)
+                value = 0
+                digits = 0
+                if numbers.count == 3 {
+                    let (code, column, row) = (numbers[0], numbers[1], numbers[2])
+                    guard column >= 1, row >= 1 else { return nil }
+                    let action: MouseEvent.Action
+                    if c == "m" { action = .release }
+                    else if code & 32 != 0 { action = .other }   // motion
+                    else if code & 64 != 0 { action = code & 3 == 0 ? .wheelUp : code & 3 == 1 ? .wheelDown : .other }
+                    else if code & 3 == 3 { action = .release }
+                    else { action = .press(button: code & 3) }
+                    return (.mouse(MouseEvent(action, row: row - 1, column: column - 1)), i - keys.startIndex + 1)
+                }
+            } else {
+                return nil
+            }
+            i += 1
+        }
+        return nil
+    }
+
     /// Puts back together what curses hands over as Esc followed by more keys in the same
     /// read: a sequence of `allSequences` it did not recognise (which
     /// would otherwise type "[4~" into the composer), and Alt with a key (`.alt`). Esc before
@@ -81,7 +125,7 @@ public enum KeyDecoder {
         var i = keys.startIndex
         while i < keys.endIndex {
             let rest = keys[(i + 1)...]
-            if keys[i] == .escape, let (key, length) = sequence(in: rest) {
+            if keys[i] == .escape, let (key, length) = sequence(in: rest) ?? mouseReport(in: rest) {
                 out.append(key)
                 i += 1 + length
             } else if keys[i] == .escape, let next = rest.first, let alt = altKey(next) {

@@ -14,6 +14,7 @@ extension ChatView {
         // frame reports what is on screen as read.
         case .focusIn: state.terminalFocus = .focused; return
         case .focusOut: state.terminalFocus = .lost; return
+        case .mouse(let event): mouse(event); return
         default: break
         }
         let context = KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty, selection: state.selected != nil,

@@ -40,6 +40,8 @@ public final class ChatView {
     var recorder: ActiveRecording?
     /// Voice messages whose length could not be read: not tried again.
     var unreadableVoice: Set<MessageID> = []
+    /// Whether the terminal was asked for mouse reports.
+    var mouseReporting = false
 
     public init(model: ChatModel, options: TUIOptions = TUIOptions(), glyphs: Glyphs = .unicode,
                 rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) },
@@ -54,6 +56,7 @@ public final class ChatView {
         state.now = now()
         state.connection = ShownConnection(model.connection(), at: state.now)
         reloadConversations()
+        applyMouseSetting()
         let owed = model.takeOwedAlerts()
         if !owed.isEmpty { say("While you were away: " + owed.joined(separator: state.glyphs.separator)) }
         if let name = options.openAtStart, let summary = ContactNames.pick(name, from: state.conversations, name: \.name) {
@@ -241,6 +244,7 @@ public final class ChatView {
                 refreshList = true
                 reloadRows = true
                 settings = model.viewSettings()
+                applyMouseSetting()
                 openRequested = true
             }
         }

@@ -16,4 +16,27 @@ public indirect enum Key: Equatable, Sendable {
     case resize
     /// Focus reporting (`ESC [ ? 1004 h`): the terminal window gained or lost focus.
     case focusIn, focusOut
+    /// A mouse report (SGR mouse mode, `ESC [ ? 1006 h`): a button or the wheel.
+    case mouse(MouseEvent)
+}
+
+/// What a terminal reports of the mouse in SGR mode (`ESC [ < B ; X ; Y M`, `m` for a
+/// release), at a cell counted from 0.
+public struct MouseEvent: Equatable, Sendable {
+    public enum Action: Equatable, Sendable {
+        /// A button went down: 0 left, 1 middle, 2 right.
+        case press(button: Int)
+        case release
+        case wheelUp, wheelDown
+        /// Anything else (motion with a button held, the horizontal wheel): ignored.
+        case other
+    }
+
+    public var action: Action
+    public var row: Int
+    public var column: Int
+
+    public init(_ action: Action, row: Int, column: Int) {
+        self.action = action; self.row = row; self.column = column
+    }
 }
