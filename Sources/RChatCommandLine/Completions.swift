@@ -12,11 +12,14 @@ public enum Completions {
             public let name: String
             public let summary: String
             public let options: [Option]
+            /// The words its first positional takes, when they are few (`settings KEY`).
+            public let firstWords: [String]
 
-            public init(name: String, summary: String, options: [Option]) {
+            public init(name: String, summary: String, options: [Option], firstWords: [String] = []) {
                 self.name = name
                 self.summary = summary
                 self.options = options
+                self.firstWords = firstWords
             }
         }
 
@@ -138,6 +141,11 @@ public enum Completions {
                 lines.append("        \"\(first) \") COMPREPLY=($(compgen -W \"\(seconds.joined(separator: " "))\" -- \"$cur\")); return ;;")
             }
             lines.append("    esac")
+            // Right after the command word: the words its first positional takes.
+            for command in program.commands where !command.firstWords.isEmpty {
+                let last = command.name.split(separator: " ").last.map(String.init) ?? command.name
+                lines.append("    [[ $command == \"\(command.name)\" && $prev == \"\(last)\" ]] && { COMPREPLY=($(compgen -W \"\(command.firstWords.joined(separator: " "))\" -- \"$cur\")); return; }")
+            }
         }
         lines.append("    COMPREPLY=($(compgen -f -- \"$cur\"))")
         lines.append("}")
@@ -224,7 +232,8 @@ public enum Completions {
         for first in program.firstWords {
             guard let group = grouped[first] else { continue }
             if group.count == 1, !group[0].name.contains(" ") {
-                let specs = (group[0].options.flatMap(zshSpec) + globals + ["'*:file:_files'"]).joined(separator: " ")
+                let first = group[0].firstWords.isEmpty ? [] : ["'1:word:(\(group[0].firstWords.joined(separator: " ")))'"]
+                let specs = (group[0].options.flatMap(zshSpec) + globals + first + ["'*:file:_files'"]).joined(separator: " ")
                 lines.append("                \(first)) _arguments \(specs) ;;")
             } else {
                 lines.append("                \(first))")

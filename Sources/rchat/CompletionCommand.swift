@@ -1,4 +1,5 @@
 import RChatCommandLine
+import RChatEngine
 import RChatRelay
 
 /// Every `rchat` command, in the order `rchat --help` lists them.
@@ -35,7 +36,10 @@ enum CompletionCommand {
     static func script(for shell: Shell) -> String {
         let rchat = Completions.Program(
             name: "rchat",
-            commands: CommandTable.all.map { .init(name: $0.name, summary: $0.summary, options: $0.options) },
+            commands: CommandTable.all.map {
+                .init(name: $0.name, summary: $0.summary, options: $0.options,
+                      firstWords: $0.name == "settings" ? Setting.allCases.map(\.rawValue) : [])
+            },
             globalOptions: GlobalOptions.all)
         let relay = Completions.Program(name: "rchat-relay", globalOptions: RelayConfiguration.declaredOptions)
         switch shell {
