@@ -104,12 +104,10 @@ final class Demo {
             DemoCommand(name: "online", help: "Sam comes back online and picks up what waited") { _ in
                 sam.goOnline()
             },
-            DemoCommand(name: "reinstall", help: "Sam reinstalls rChat on the same phone: held messages are resent by themselves (Resent). Go /offline and send something first") { _ in
-                sam.reinstall(newPhone: false)
-            },
-            DemoCommand(name: "newphone", help: "Sam moves to a new phone: held messages are Not delivered, and nothing goes to it until /verify; then r on the row Resends. /offline and send first") { _ in
-                sam.reinstall(newPhone: true)
-            },
+            DemoCommand(name: "reinstall", help: "Sam reinstalls rChat on the same phone: held messages are resent by themselves (Resent). Go /offline and send something first",
+                        running: { _ in sam.reinstall(newPhone: false) }),
+            DemoCommand(name: "newphone", help: "Sam moves to a new phone: held messages are Not delivered, and nothing goes to it until /verify; then r on the row Resends. /offline and send first",
+                        running: { _ in sam.reinstall(newPhone: true) }),
             DemoCommand(name: "verify", help: "Enter Sam's code again: pins the key of Sam's new phone") { _ in
                 guard let code = sam.currentCode() else { return "Sam's code cannot be read right now; try again in a moment." }
                 do throws(ChatModelError) {
@@ -183,9 +181,12 @@ final class DemoContact: @unchecked Sendable {
     }
 
     /// Export, delete the data, import again (with the same or a new device directory),
-    /// start: in the background, since sealing the export takes a moment.
-    func reinstall(newPhone: Bool) -> String? {
+    /// start: in the background, since sealing the export takes a moment. The line for the
+    /// status bar stays until that is done.
+    func reinstall(newPhone: Bool) -> DemoReply {
+        let task = DemoTask()
         queue.async { [self] in
+            defer { task.finish() }
             stop()
             let backup = "\(root)/sam.backup"
             let passphrase = UUID().uuidString
@@ -205,8 +206,8 @@ final class DemoContact: @unchecked Sendable {
             }
             _ = start()
         }
-        return newPhone ? "Sam is moving to a new phone (export, import on an empty device)…"
-                        : "Sam is reinstalling rChat on the same phone (export, delete, import)…"
+        return DemoReply(text: newPhone ? "Sam is moving to a new phone (export, import on an empty device)…"
+                                        : "Sam is reinstalling rChat on the same phone (export, delete, import)…", task: task)
     }
 
     /// Sam's contact code as it is now (after /newphone it carries the new device key).

@@ -103,12 +103,12 @@ extension ChatView {
             try? FileManager.default.removeItem(atPath: folder)
             return say("No player here: install pipewire (pw-play) or alsa-utils (aplay).", error: true)
         }
-        guard Launch.detached([player.executable] + player.arguments, removing: folder) else {
+        guard let process = Launch.detached([player.executable] + player.arguments, removing: folder) else {
             try? FileManager.default.removeItem(atPath: folder)
             return say("Could not start \(player.executable).", error: true)
         }
         let length = (try? VoiceNote.duration(ofOggOpus: path)).map { " (\(TimeText.length($0)))" } ?? ""
-        say("Playing the voice message\(length).")
+        say("Playing the voice message\(length).", lasts: .playing(Playback(process)))
     }
 
     /// `/voice`: records from the default input through `pw-record` or `arecord` until
@@ -158,12 +158,13 @@ extension ChatView {
         } catch {
             return say("The recording could not be made: \(error.description)", error: true)
         }
+        let id: MessageID
         do {
-            try model.sendFile(to: active.conversation, path: ogg, as: .voice)
+            id = try model.sendFile(to: active.conversation, path: ogg, as: .voice)
         } catch {
             return say(error.description, error: true)
         }
-        say("Sending a voice message (\(TimeText.length(seconds))).")
+        say("Sending a voice message (\(TimeText.length(seconds))).", lasts: .sending(id))
         if active.conversation == state.openConversation {
             goToNewest()
             state.window?.syncTail(model: model)
