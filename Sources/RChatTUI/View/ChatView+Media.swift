@@ -22,7 +22,8 @@ extension ChatView {
     func refreshPreviews(_ pane: ConversationPane) {
         guard let window = state.window, !window.items.isEmpty,
               let mode = PreviewStyle.mode(environment: options.environment, rows: state.rows, columns: state.columns,
-                                           unicode: state.glyphs.isUnicode) else {
+                                           unicode: state.glyphs.isUnicode, cell: terminalTraits.cell,
+                                           terminfoTrueColor: terminalTraits.trueColor) else {
             if !state.previews.isEmpty { state.previews = [:] }
             return
         }
@@ -33,7 +34,8 @@ extension ChatView {
         for index in top...max(top, bottom) {
             guard case .message(let m)? = window.item(at: index), case .attachment(let a) = m.content, a.kind == .photo,
                   case .complete(let path)? = m.transfer else { continue }
-            if let preview = previewCache.preview(of: m.id, path: path, columns: box.columns, rows: box.rows, mode: mode) {
+            if let preview = previewCache.preview(of: m.id, path: path, columns: box.columns, rows: box.rows, mode: mode,
+                                                  cell: mode.isGraphics ? terminalTraits.cell : nil) {
                 shown[m.id] = preview
             }
         }

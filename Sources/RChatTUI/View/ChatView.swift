@@ -36,6 +36,8 @@ public final class ChatView {
     var nextTransferRead = 0.0
     /// Photos' previews, rendered off the frame's path.
     let previewCache = PhotoPreviews()
+    /// What the backend learnt of the terminal: its cell in pixels, its colours.
+    public var terminalTraits = TerminalTraits()
     /// `/voice` under way.
     var recorder: ActiveRecording?
     /// Voice messages whose length could not be read: not tried again.
