@@ -2,6 +2,9 @@
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
             libjpeg62-turbo-dev libpng-dev libchafa-dev libglib2.0-dev libopus-dev libopusenc-dev libopusfile-dev \
             nats-server libnats-dev
+# What the sixel preview's end-to-end test draws in: a real xterm under Xvfb, read back
+# with ImageMagick's import (TUIEndToEndTests+Xterm.swift, Tests/Scripts/sixel-xterm.sh).
+XTERM_TEST_PACKAGES := xvfb xterm imagemagick fonts-dejavu-core
 # What the relay benchmark's reference needs: the broker, and the library its client
 # (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
@@ -28,6 +31,7 @@ endef
 
 deps:
 	$(call install-missing,$(PACKAGES))
+	$(call install-missing,$(XTERM_TEST_PACKAGES))
 
 build: deps
 	$(SWIFT) build
