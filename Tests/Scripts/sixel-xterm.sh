@@ -54,8 +54,13 @@ for size in 14 8; do
         -e "$bin/rchat" --home "$work/alice-home" --device-dir "$work/alice-device" --open sam &
     term=$!
     pids="$pids $term"
-    sleep "${SHOT_AFTER:-6}"
-    DISPLAY=$display import -window root "$out/xterm-fs$size.png"
+    # Until the picture is on the screen (some pure red in the shot), 30 s at most.
+    for _ in $(seq 150); do
+        DISPLAY=$display import -window root "$out/xterm-fs$size.png" 2>/dev/null || true
+        red=$(convert "$out/xterm-fs$size.png" -fill black +opaque red -fill white -opaque red -format '%[fx:mean>0]' info: 2>/dev/null || echo 0)
+        [ "$red" = 1 ] && break
+        sleep 0.2
+    done
     kill "$term" 2>/dev/null || true
     wait "$term" 2>/dev/null || true
     echo "$out/xterm-fs$size.png"
