@@ -89,7 +89,8 @@ final class CursesTerminal {
             if let last, Self.hasOwnColors(last, row: run.row) { pieces.rows.insert(run.row) }
         }
         // A picture that moved or went leaves its cells to be repainted.
-        pieces.rows.formUnion(ImageWrites.rowsToRepaint(from: lastImages, to: screen.images, screenRows: screen.rows))
+        let images = ImageWrites.drawable(screen.images, screenRows: screen.rows)
+        pieces.rows.formUnion(ImageWrites.rowsToRepaint(from: lastImages, to: images, screenRows: screen.rows))
         // ncurses sends only the changed columns of a cluster it keeps in several cells
         // (the two halves of a flag): repaint such rows whole.
         for row in pieces.rows { wredrawln(stdscr, Int32(row), 1) }
@@ -103,7 +104,6 @@ final class CursesTerminal {
         refresh()
         if unicode { rewriteMarks(screen, pieces) }
         rewriteColors(screen, colored, repainted: pieces.rows)
-        let images = ImageWrites.drawable(screen.images, screenRows: screen.rows)
         let pictures = ImageWrites.sequence(from: lastImages, to: images, repainted: pieces.rows, full: full)
         if !pictures.isEmpty { emit(pictures) }
         lastImages = images
