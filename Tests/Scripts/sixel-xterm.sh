@@ -36,7 +36,8 @@ rchat alice settings desktop-alerts off > /dev/null
 # Red on top, blue below: any red or blue pixel outside the box is the preview overflowing.
 convert -size 320x240 xc:red \( -size 320x240 xc:blue \) -append "$work/beach.png"
 rchat sam send Alice --file "$work/beach.png" > /dev/null
-rchat sam sync --seconds 300 > /dev/null 2>&1 &
+# Started directly (not through the function above), so $! is its own PID.
+"$bin/rchat" sync --seconds 300 --home "$work/sam-home" --device-dir "$work/sam-device" > /dev/null 2>&1 &
 pids="$pids $!"
 
 display=""
