@@ -21,5 +21,11 @@ extension TUIEndToEndTests {
             $0.screenLines.count >= rows - 1 && !$0.screenLines[rows - 2].contains("Sending") && $0.screenLines[rows - 2].contains("F1 help")
         }
         XCTAssertNotNil(Self.conversationLine("Photo · beach.png", in: after))
+        // Both views quit; the lingers they leave are ended by their PIDs.
+        for person in ["alice", "sam"] {
+            try screens.keys(session(person), "C-q")
+            try screen(person, "\(person)'s view quit cleanly") { $0.contains("[exited 0]") }
+            try stopLinger(person)
+        }
     }
 }

@@ -43,7 +43,9 @@ extension TUIEndToEndTests {
             view.standardOutput = FileHandle.nullDevice
             view.standardError = FileHandle.nullDevice
             try view.run()
-            defer { display.end(view) }
+            // The view ended with its terminal leaves a linger (ended by its PID), which
+            // the next view would have to take over from.
+            defer { display.end(view); XCTAssertNoThrow(try stopLinger("alice")) }
             var last = XtermShot.Verdict.notYet("no screenshot")
             let shot = world.box.path("xterm-fs\(size).png")
             let deadline = Date(timeIntervalSinceNow: 30)
@@ -58,7 +60,6 @@ extension TUIEndToEndTests {
             try? FileManager.default.copyItem(atPath: shot, toPath: kept)
             XCTFail("xterm -fs \(size): \(last) (screenshot: \(kept))\n\(logs())")
         }
-        try stopLingerIfAny("alice")
     }
 
     /// Alice and Sam paired, a 320×480 photo (red above blue) from Sam on its way to Alice.
@@ -83,7 +84,8 @@ extension TUIEndToEndTests {
         let terminal = try PseudoTerminal(rows: 30, columns: 100, [Binaries.path("rchat"), "--home", world.box.path("alice-home"),
                                                                      "--device-dir", world.box.path("alice-device"), "--open", "Sam"],
                                           environment: ["TERM": "xterm-256color", "LANG": "C.UTF-8", "RCHAT_GRAPHICS": "sixel"])
-        defer { terminal.end() }
+        // The view ended leaves a linger, ended by its PID.
+        defer { terminal.end(); XCTAssertNoThrow(try stopLinger("alice")) }
         let asked = try terminal.read(until: "the questions about pixels") { $0.contains(Array("\u{1B}[16t\u{1B}[14t\u{1B}[c".utf8)) }
         XCTAssertFalse(asked.contains(Array("\u{1B}P".utf8)), "no sixel before the answer")
         terminal.write("hel")   // typed while the terminal is being asked
@@ -108,18 +110,6 @@ extension TUIEndToEndTests {
         try terminal.read(until: "the questions asked again") { $0[mark...].firstRange(of: Array("\u{1B}[16t\u{1B}[14t\u{1B}[c".utf8)) != nil }
         terminal.write("\u{1B}[6;24;12t\u{1B}[?62;4c")
         try terminal.read(until: "the sixel in cells of 12x24") { $0[mark...].firstRange(of: Array("\"1;1;128;192".utf8)) != nil }
-        terminal.end()
-        try stopLingerIfAny("alice")
-    }
-
-    /// A view ended by its terminal may leave a linger: ended by its PID, if it started.
-    func stopLingerIfAny(_ person: String) throws {
-        let pidFile = world.box.path("\(person)-home/linger.pid")
-        let deadline = Date(timeIntervalSinceNow: 3)
-        while !FileManager.default.fileExists(atPath: pidFile) && Date() < deadline {
-            waitUntilDeadline(Date(timeIntervalSinceNow: 0.05))
-        }
-        if FileManager.default.fileExists(atPath: pidFile) { try stopLinger(person) }
     }
 }
 

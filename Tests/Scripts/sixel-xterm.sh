@@ -64,5 +64,14 @@ for size in 14 8; do
     done
     kill "$term" 2>/dev/null || true
     wait "$term" 2>/dev/null || true
+    # The view, ended with its terminal, leaves `rchat linger` (about 30 s): stopped by the
+    # PID it writes, which it removes as it ends.
+    pidfile="$work/alice-home/linger.pid"
+    for _ in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
+    if [ -s "$pidfile" ]; then
+        linger=$(cat "$pidfile")
+        kill "$linger" 2>/dev/null || true
+        for _ in $(seq 100); do [ -e "$pidfile" ] || break; sleep 0.1; done
+    fi
     echo "$out/xterm-fs$size.png"
 done
