@@ -202,6 +202,9 @@ final class MediaViewTests: FolderTestCase {
         XCTAssertEqual(model.filesSentModes.first, 0o600)
         XCTAssertTrue(view.frame().line(22).contains("Sending a voice message (0:02)") || view.frame().line(22).contains("Sending a voice message (0:01)"),
                       view.frame().dump)
+        XCTAssertEqual(view.state.notice?.lasts, model.filesSentIDs.first.map(Notice.Lasts.sending), "until it left Sending")
+        view.handle([.statusChanged(conversation: model.id("Sam"), id: model.filesSentIDs[0], status: .sent)])
+        XCTAssertNil(view.state.notice, "sent: the line goes")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home), [], "its files are gone")
         XCTAssertEqual(view.frame().line(23), "› Message Sam")
 
