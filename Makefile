@@ -1,7 +1,11 @@
 # rChat: two commands on a fresh machine — `make demo` and `make test`.
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
             libjpeg62-turbo-dev libpng-dev libchafa-dev libglib2.0-dev libopus-dev libopusenc-dev libopusfile-dev \
-            nats-server libnats-dev zsh
+            nats-server libnats-dev
+# What tests need beyond that: a real xterm under Xvfb, read back with ImageMagick's import
+# (the sixel preview's end-to-end test, TUIEndToEndTests+Xterm.swift and
+# Tests/Scripts/sixel-xterm.sh), its font, and zsh to load the completion script.
+TEST_PACKAGES := xvfb xterm imagemagick fonts-dejavu-core zsh
 # What the relay benchmark's reference needs: the broker, and the library its client
 # (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
@@ -28,6 +32,7 @@ endef
 
 deps:
 	$(call install-missing,$(PACKAGES))
+	$(call install-missing,$(TEST_PACKAGES))
 
 build: deps
 	$(SWIFT) build

@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "RChatRelayClient", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire"]),
 
         // Photos and voice notes: decoding, terminal previews, Ogg Opus, the recorder and player.
-        .target(name: "RChatMedia", dependencies: ["CJPEG", "CPNG", "CChafa", "COpus"]),
+        .target(name: "RChatMedia", dependencies: ["RChatCore", "CJPEG", "CPNG", "CChafa", "COpus"]),
 
         // Accounts, contacts, sessions, outbox, receipts, recovery: the store-and-sync engine.
         .target(name: "RChatEngine", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient",

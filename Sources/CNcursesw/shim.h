@@ -35,3 +35,18 @@ static inline void rchat_clear_unless_alternate_screen(void) {
     if (rmcup != 0 && rmcup != (char *)-1 && rmcup[0] != 0) return;
     if (clear != 0 && clear != (char *)-1) { putp(clear); fflush(stdout); }
 }
+
+// The window in pixels and in cells, as the terminal told the kernel (TIOCGWINSZ; the
+// pixel fields are 0 where it did not): -1 when the descriptor is no terminal.
+#include <sys/ioctl.h>
+// (Short names: term.h defines `columns` and `lines` as macros.)
+static inline int rchat_window_pixels(int fd, int *w, int *h, int *c, int *r) {
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) != 0) return -1;
+    *w = ws.ws_xpixel; *h = ws.ws_ypixel; *c = ws.ws_col; *r = ws.ws_row;
+    return 0;
+}
+
+// A boolean capability of the terminal ncurses set up (1 present, 0 absent, -1 not a
+// boolean name): terminfo's Tc and RGB say 24-bit colour.
+static inline int rchat_terminfo_flag(const char *name) { return tigetflag((char *)name); }

@@ -91,9 +91,11 @@ public final class EngineChatModel: ChatModel {
         for id in resent { events.post(.statusChanged(conversation: conversation, id: id, status: .sending)) }
     }
 
-    public func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in _ = try account.sendFile(to: account.contact(conversation), path: path, as: kind) }
+    @discardableResult
+    public func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) -> MessageID {
+        let id = try wrap { () throws(EngineError) in try account.sendFile(to: account.contact(conversation), path: path, as: kind) }
         wakeEngine()
+        return id
     }
 
     public func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String {

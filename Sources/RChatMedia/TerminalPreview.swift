@@ -1,4 +1,5 @@
 @preconcurrency import CChafa
+import RChatCore
 
 /// How a preview is drawn: coloured symbols (any terminal), or pixels for terminals that speak
 /// sixel or the kitty graphics protocol.
@@ -18,7 +19,8 @@ public enum Preview: Sendable, Equatable {
 
 /// Picture previews in the terminal, drawn by libchafa.
 public enum TerminalPreview {
-    /// Terminal cells are about twice as tall as wide; chafa draws pixel modes with this cell.
+    /// Terminal cells are about twice as tall as wide: the cell symbols are drawn for, and
+    /// pixels' when the terminal did not say its own.
     static let cellPixels = (width: 10, height: 20)
     static let reset = "\u{1B}[0m"
 
@@ -26,18 +28,32 @@ public enum TerminalPreview {
     /// `.symbols`: one String per row, with SGR colour escapes per `colors` (none: no escapes at
     /// all) and a reset at the end of each row; every row exactly as wide as the others in
     /// display columns. `.sixel` / `.kitty`: one escape sequence to write at the preview's
-    /// top-left cell, and how many rows and columns it covers.
-    public static func render(_ image: DecodedImage, columns: Int, rows: Int, mode: PreviewMode) -> Preview {
+    /// top-left cell, and how many rows and columns it covers, sized in the terminal's
+    /// `cell` pixels (`PixelFit`): a sixel picture exactly as many pixels as it should
+    /// have, in whole bands, never below the box; a kitty one placed over its cells.
+    public static func render(_ image: DecodedImage, columns: Int, rows: Int, mode: PreviewMode, cell: CellPixels? = nil) -> Preview {
+        let cell = cell ?? CellPixels(width: cellPixels.width, height: cellPixels.height)!
+        let fit = PixelFit(imageWidth: image.width, imageHeight: image.height, columns: columns, rows: rows, cell: cell)
         var width = Int32(clamping: max(1, columns)), height = Int32(clamping: max(1, rows))
-        chafa_calc_canvas_geometry(Int32(clamping: image.width), Int32(clamping: image.height), &width, &height,
-                                   Float(cellPixels.width) / Float(cellPixels.height), 1, 0)
-        width = max(1, min(width, Int32(clamping: max(1, columns))))
-        height = max(1, min(height, Int32(clamping: max(1, rows))))
+        var cellWidth = Int32(cellPixels.width), cellHeight = Int32(cellPixels.height)
+        switch mode {
+        case .symbols:
+            chafa_calc_canvas_geometry(Int32(clamping: image.width), Int32(clamping: image.height), &width, &height,
+                                       Float(cellPixels.width) / Float(cellPixels.height), 1, 0)
+            width = max(1, min(width, Int32(clamping: max(1, columns))))
+            height = max(1, min(height, Int32(clamping: max(1, rows))))
+        case .sixel:
+            // Cells of one pixel: chafa's canvas is then the picture's own pixels, exactly.
+            (width, height, cellWidth, cellHeight) = (Int32(fit.width), Int32(fit.height), 1, 1)
+        case .kitty:
+            // Kitty scales the picture over the cells named in its escape (c=, r=).
+            (width, height, cellWidth, cellHeight) = (Int32(fit.columns), Int32(fit.rows), Int32(cell.width), Int32(cell.height))
+        }
 
         let config = chafa_canvas_config_new()
         defer { chafa_canvas_config_unref(config) }
         chafa_canvas_config_set_geometry(config, width, height)
-        chafa_canvas_config_set_cell_geometry(config, Int32(cellPixels.width), Int32(cellPixels.height))
+        chafa_canvas_config_set_cell_geometry(config, cellWidth, cellHeight)
         // Colours not repeated when unchanged, but no cursor movement or repeat sequences: a row
         // is its cells, one after another.
         chafa_canvas_config_set_optimizations(config, CHAFA_OPTIMIZATION_REUSE_ATTRIBUTES)
@@ -76,7 +92,7 @@ public enum TerminalPreview {
         case .symbols(let colors):
             return .rows(symbolRows(text, colors: colors))
         case .sixel, .kitty:
-            return .graphics(escape: text, rows: Int(height), columns: Int(width))
+            return .graphics(escape: text, rows: fit.rows, columns: fit.columns)
         }
     }
 

@@ -107,12 +107,10 @@ final class Demo {
             DemoCommand(name: "online", help: "Sam comes back online and picks up what waited") { _ in
                 sam.goOnline()
             },
-            DemoCommand(name: "reinstall", help: "Sam reinstalls rChat on the same phone: held messages are resent by themselves (Resent). Go /offline and send something first") { _ in
-                sam.reinstall(newPhone: false)
-            },
-            DemoCommand(name: "newphone", help: "Sam moves to a new phone: held messages are Not delivered, and nothing goes to it until /verify; then r on the row Resends. /offline and send first") { _ in
-                sam.reinstall(newPhone: true)
-            },
+            DemoCommand(name: "reinstall", help: "Sam reinstalls rChat on the same phone: held messages are resent by themselves (Resent). Go /offline and send something first",
+                        running: { _ in sam.reinstall(newPhone: false) }),
+            DemoCommand(name: "newphone", help: "Sam moves to a new phone: held messages are Not delivered, and nothing goes to it until /verify; then r on the row Resends. /offline and send first",
+                        running: { _ in sam.reinstall(newPhone: true) }),
             DemoCommand(name: "verify", help: "Enter Sam's code again: pins the key of Sam's new phone") { _ in
                 guard let code = sam.currentCode() else { return "Sam's code cannot be read right now; try again in a moment." }
                 do throws(ChatModelError) {
@@ -154,7 +152,7 @@ final class DemoContact: @unchecked Sendable {
     /// What Sam has heard since his last reply, and what happened to him meanwhile: what
     /// his next reply is about.
     private var heardSinceReply: [MessageID] = []
-    private var history = DemoReply.History()
+    private var history = SamsAnswer.History()
     /// Where the demo's own account lives: Sam looks at what You sent (when it was
     /// written, whether it was resent) to answer what actually happened.
     let you: Locations
@@ -186,9 +184,12 @@ final class DemoContact: @unchecked Sendable {
     }
 
     /// Export, delete the data, import again (with the same or a new device directory),
-    /// start: in the background, since sealing the export takes a moment.
-    func reinstall(newPhone: Bool) -> String? {
+    /// start: in the background, since sealing the export takes a moment. The line for the
+    /// status bar stays until that is done.
+    func reinstall(newPhone: Bool) -> DemoReply {
+        let task = DemoTask()
         queue.async { [self] in
+            defer { task.finish() }
             stop()
             history.wentOffline(at: Date())
             history.lastChange = newPhone ? .newPhone : .reinstalled
@@ -210,8 +211,8 @@ final class DemoContact: @unchecked Sendable {
             }
             _ = start()
         }
-        return newPhone ? "Sam is moving to a new phone (export, import on an empty device)…"
-                        : "Sam is reinstalling rChat on the same phone (export, delete, import)…"
+        return DemoReply(text: newPhone ? "Sam is moving to a new phone (export, import on an empty device)…"
+                                        : "Sam is reinstalling rChat on the same phone (export, delete, import)…", task: task)
     }
 
     /// Sam's contact code as it is now (after /newphone it carries the new device key).
@@ -270,7 +271,7 @@ final class DemoContact: @unchecked Sendable {
                     replyPending = false
                     guard generation == self.generation, let account = try? AccountService(locations: locations) else { return }
                     _ = try? account.markRead("You")
-                    let reply = DemoReply.text(for: heardMessages(account), history: &history)
+                    let reply = SamsAnswer.text(for: heardMessages(account), history: &history)
                     heardSinceReply = []
                     _ = try? account.send(to: "You", content: .text(reply))
                     runner?.engine.wake()
@@ -280,15 +281,15 @@ final class DemoContact: @unchecked Sendable {
     }
 
     /// What Sam heard since his last reply, each with what You's side knows of it.
-    private func heardMessages(_ account: AccountService) -> [DemoReply.Heard] {
+    private func heardMessages(_ account: AccountService) -> [SamsAnswer.Heard] {
         let wanted = Set(heardSinceReply)
         let mine = (try? account.conversation("You", limit: 200)) ?? []
         let theirs = (try? AccountService(locations: you).conversation("Sam", limit: 200)) ?? []
         var sent: [MessageID: MessageItem] = [:]
         for case .message(let item) in theirs where item.direction == .outgoing { sent[item.id] = item }
-        return mine.compactMap { item -> DemoReply.Heard? in
+        return mine.compactMap { item -> SamsAnswer.Heard? in
             guard case .message(let message) = item, message.direction == .incoming, wanted.contains(message.id) else { return nil }
-            return DemoReply.Heard(content: message.content, writtenAt: sent[message.id].map { Date(timeIntervalSince1970: TimeInterval($0.at)) },
+            return SamsAnswer.Heard(content: message.content, writtenAt: sent[message.id].map { Date(timeIntervalSince1970: TimeInterval($0.at)) },
                                    resentAutomatically: sent[message.id]?.resent ?? false)
         }
     }
@@ -297,7 +298,7 @@ final class DemoContact: @unchecked Sendable {
 /// What Sam answers: what he heard, and how it reached him, from what actually happened
 /// (when You wrote it against when Sam was offline, a reinstall or new phone, a Resent
 /// marker), then one tip about what the user has not tried yet.
-struct DemoReply {
+struct SamsAnswer {
     struct Heard {
         var content: MessageContent
         /// When You wrote it (from You's own store); nil if it cannot be read.

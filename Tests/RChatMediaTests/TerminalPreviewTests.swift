@@ -87,4 +87,32 @@ final class TerminalPreviewTests: XCTestCase {
         XCTAssertEqual(kittyRows, sixelRows)
         XCTAssertEqual(kittyColumns, sixelColumns)
     }
+
+    /// A sixel picture is the pixels `PixelFit` says, in the terminal's own cells: its raster
+    /// attributes (`"1;1;W;H`) name them, and its bands (`-` ends one) never reach below the
+    /// box; a kitty one is placed over the cells it covers (c=, r=).
+    func testPixelsAreSizedByTheTerminalsCell() throws {
+        for (cell, columns, rows) in [(CellPixels(width: 12, height: 24)!, 40, 8), (CellPixels(width: 7, height: 14)!, 40, 8),
+                                      (CellPixels(width: 9, height: 17)!, 40, 3), (CellPixels(width: 10, height: 20)!, 5, 8)] {
+            let fit = PixelFit(imageWidth: Self.picture.width, imageHeight: Self.picture.height, columns: columns, rows: rows, cell: cell)
+            guard case .graphics(let sixel, let r, let c) = TerminalPreview.render(Self.picture, columns: columns, rows: rows, mode: .sixel, cell: cell) else {
+                return XCTFail("sixel mode drew symbols")
+            }
+            XCTAssertEqual([r, c], [fit.rows, fit.columns], "\(cell)")
+            let raster = try XCTUnwrap(sixel.range(of: "\"1;1;"), "raster attributes")
+            let numbers = sixel[raster.upperBound...].prefix { $0.isNumber || $0 == ";" }.split(separator: ";").compactMap { Int($0) }
+            XCTAssertEqual(numbers, [fit.width, fit.height], "the picture's pixels in cells of \(cell)")
+            // Each band but the last ends with `-` (a band ended right before ST draws none more).
+            let body = sixel.hasSuffix("-\u{1B}\\") ? sixel.dropLast(3) : sixel.dropLast(2)
+            let bands = body.filter { $0 == "-" }.count + 1
+            XCTAssertEqual(bands * PixelFit.sixelBand, fit.height, "\(cell): \(sixel.suffix(12).debugDescription)")
+            XCTAssertLessThanOrEqual(bands * PixelFit.sixelBand, rows * cell.height, "no band below the box: \(cell)")
+
+            guard case .graphics(let kitty, let kr, let kc) = TerminalPreview.render(Self.picture, columns: columns, rows: rows, mode: .kitty, cell: cell) else {
+                return XCTFail("kitty mode drew symbols")
+            }
+            XCTAssertEqual([kr, kc], [fit.rows, fit.columns])
+            XCTAssertTrue(kitty.contains(",c=\(fit.columns),r=\(fit.rows),"), "placed over its cells: \(kitty.prefix(60))")
+        }
+    }
 }

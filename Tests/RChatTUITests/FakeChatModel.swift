@@ -117,11 +117,17 @@ final class FakeChatModel: ChatModel {
     var filesSentBytes: [Data] = []
     /// And their permissions.
     var filesSentModes: [Int] = []
-    func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) {
+    /// The ids `sendFile` returned.
+    var filesSentIDs: [MessageID] = []
+    @discardableResult
+    func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) -> MessageID {
         if let error = failNextSend { failNextSend = nil; throw error }
+        let id = makeID()
+        filesSentIDs.append(id)
         filesSent.append((conversation, path, kind))
         if let bytes = FileManager.default.contents(atPath: path) { filesSentBytes.append(bytes) }
         if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int { filesSentModes.append(mode) }
+        return id
     }
     var timersSet: [(ConversationID, DisappearingTimer)] = []
     var failNextTimer: ChatModelError?

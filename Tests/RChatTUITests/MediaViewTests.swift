@@ -202,6 +202,9 @@ final class MediaViewTests: FolderTestCase {
         XCTAssertEqual(model.filesSentModes.first, 0o600)
         XCTAssertTrue(view.frame().line(22).contains("Sending a voice message (0:02)") || view.frame().line(22).contains("Sending a voice message (0:01)"),
                       view.frame().dump)
+        XCTAssertEqual(view.state.notice?.lasts, model.filesSentIDs.first.map(Notice.Lasts.sending), "until it left Sending")
+        view.handle([.statusChanged(conversation: model.id("Sam"), id: model.filesSentIDs[0], status: .sent)])
+        XCTAssertNil(view.state.notice, "sent: the line goes")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home), [], "its files are gone")
         XCTAssertEqual(view.frame().line(23), "› Message Sam")
 
@@ -212,5 +215,65 @@ final class MediaViewTests: FolderTestCase {
         XCTAssertTrue(view.frame().line(22).contains("Recording cancelled: nothing was sent."))
         XCTAssertEqual(model.filesSent.count, 1)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home), [])
+    }
+}
+
+/// The terminal's pixels as the previews use them: sixel only with a known cell, pictures
+/// never on the last row, and 24-bit colour from terminfo too.
+final class PreviewPixelsTests: XCTestCase {
+    func testSixelOnlyWhereTheCellIsKnownKittyAlways() {
+        let cell = CellPixels(width: 9, height: 17)
+        XCTAssertEqual(PreviewStyle.mode(environment: ["RCHAT_GRAPHICS": "sixel"], rows: 24, columns: 80, unicode: true, cell: cell), .sixel)
+        XCTAssertEqual(PreviewStyle.mode(environment: ["RCHAT_GRAPHICS": "sixel"], rows: 24, columns: 80, unicode: true, cell: nil),
+                       .symbols(colors: .ansi16), "a sixel picture of a guessed size could cover the rows below")
+        XCTAssertEqual(PreviewStyle.mode(environment: ["TERM": "xterm-kitty"], rows: 24, columns: 80, unicode: true, cell: nil), .kitty,
+                       "kitty places a picture over the cells it is told")
+        XCTAssertNil(PreviewStyle.mode(environment: ["RCHAT_GRAPHICS": "sixel"], rows: 24, columns: 80, unicode: false, cell: nil))
+    }
+
+    func testWhoIsAskedForPixels() {
+        XCTAssertTrue(PreviewStyle.drawsPixels(["RCHAT_GRAPHICS": "sixel"]))
+        XCTAssertTrue(PreviewStyle.drawsPixels(["RCHAT_GRAPHICS": "KITTY"]))
+        XCTAssertTrue(PreviewStyle.drawsPixels(["TERM": "xterm-kitty"]))
+        XCTAssertTrue(PreviewStyle.drawsPixels(["TERM": "xterm-256color", "KITTY_WINDOW_ID": "1"]))
+        XCTAssertFalse(PreviewStyle.drawsPixels(["TERM": "xterm-kitty", "RCHAT_GRAPHICS": "symbols"]))
+        XCTAssertFalse(PreviewStyle.drawsPixels(["TERM": "xterm-256color"]), "no question a terminal without pictures would have to answer")
+        XCTAssertFalse(PreviewStyle.drawsPixels([:]))
+    }
+
+    func testTrueColourFromColortermOrTerminfo() {
+        let cases: [([String: String], Bool, ColorDepth)] = [
+            (["COLORTERM": "truecolor"], false, .trueColor),
+            (["COLORTERM": "24BIT"], false, .trueColor),
+            (["COLORTERM": "yes", "TERM": "xterm-256color"], false, .ansi256),
+            (["TERM": "xterm-256color"], true, .trueColor),
+            (["TERM": "xterm"], true, .trueColor),
+            (["TERM": "xterm"], false, .ansi16),
+            (["TERM": "xterm-256color"], false, .ansi256),
+            (["TERM": "xterm-kitty"], false, .trueColor),
+            (["TERM": "xterm", "NO_COLOR": "1", "COLORTERM": "truecolor"], true, .none),
+            (["NO_COLOR": ""], false, .ansi16),
+        ]
+        for (environment, terminfo, depth) in cases {
+            XCTAssertEqual(PreviewStyle.colorDepth(environment, terminfoTrueColor: terminfo), depth, "\(environment) terminfo \(terminfo)")
+            XCTAssertEqual(PreviewStyle.mode(environment: environment, rows: 24, columns: 20, unicode: true, terminfoTrueColor: terminfo),
+                           .symbols(colors: depth), "symbols (too narrow for pictures) in those colours")
+        }
+    }
+
+    func testNoPictureOnTheLastRow() {
+        func image(_ row: Int, _ rows: Int) -> ScreenImage {
+            ScreenImage(row: row, column: 3, rows: rows, columns: 10, kind: .sixel, key: "k\(row)", escape: "x")
+        }
+        let drawn = ImageWrites.drawable([image(1, 8), image(20, 9), image(21, 9), image(0, 29), image(0, 30), image(-1, 3), image(5, 0)],
+                                         screenRows: 30)
+        XCTAssertEqual(drawn, [image(1, 8), image(20, 9), image(0, 29)], "the bottom one row above the last at the lowest")
+    }
+
+    func testAPreviewIsRenderedForTheTerminalsCell() {
+        let id = MessageID.random()
+        XCTAssertNotEqual(PhotoPreviews.key(id, columns: 40, rows: 8, mode: .sixel, cell: CellPixels(width: 12, height: 24)),
+                          PhotoPreviews.key(id, columns: 40, rows: 8, mode: .sixel, cell: CellPixels(width: 7, height: 14)),
+                          "another font size: drawn again")
     }
 }

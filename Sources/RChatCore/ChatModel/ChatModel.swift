@@ -32,8 +32,9 @@ public protocol ChatModel: AnyObject {
     /// `/file PATH`, `/photo PATH`, a recorded voice message: the file is read once and sent as
     /// an attachment (`kind` nil: photo when the image decoders read it, else file). Bad input
     /// (missing, a directory, unreadable, empty, over `max-attachment-mb`) is one line, and
-    /// nothing is stored.
-    func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError)
+    /// nothing is stored. Returns the new message's id.
+    @discardableResult
+    func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) -> MessageID
     /// Copies a complete attachment (sent or received) to `path` (a file that does not exist
     /// yet, or a directory to put it in under its name); returns the path written.
     func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String

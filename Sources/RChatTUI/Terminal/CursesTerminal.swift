@@ -92,7 +92,8 @@ final class CursesTerminal {
             if let last, Self.hasOwnColors(last, row: run.row) { pieces.rows.insert(run.row) }
         }
         // A picture that moved or went leaves its cells to be repainted.
-        pieces.rows.formUnion(ImageWrites.rowsToRepaint(from: lastImages, to: screen.images, screenRows: screen.rows))
+        let images = ImageWrites.drawable(screen.images, screenRows: screen.rows)
+        pieces.rows.formUnion(ImageWrites.rowsToRepaint(from: lastImages, to: images, screenRows: screen.rows))
         // ncurses sends only the changed columns of a cluster it keeps in several cells
         // (the two halves of a flag): repaint such rows whole.
         for row in pieces.rows { wredrawln(stdscr, Int32(row), 1) }
@@ -106,9 +107,9 @@ final class CursesTerminal {
         refresh()
         if unicode { rewriteMarks(screen, pieces) }
         rewriteColors(screen, colored, repainted: pieces.rows)
-        let pictures = ImageWrites.sequence(from: lastImages, to: screen.images, repainted: pieces.rows, full: full)
+        let pictures = ImageWrites.sequence(from: lastImages, to: images, repainted: pieces.rows, full: full)
         if !pictures.isEmpty { emit(pictures) }
-        lastImages = screen.images
+        lastImages = images
         last = screen
         if osc && screen.title != lastTitle {
             // Only the badge, never a name or message text: the title is visible to others.
@@ -243,6 +244,52 @@ final class CursesTerminal {
     /// The pictures the last frame placed (sixel, kitty).
     private var lastImages: [ScreenImage] = []
 
+    // MARK: The terminal's pixels
+
+    /// The terminal's cell in pixels: from the kernel's window size (`TIOCGWINSZ`, which
+    /// xterm, kitty and others fill in), else, when `ask`, from the terminal's answers to
+    /// `CSI 16 t` and `CSI 14 t` (followed by `CSI c`, which every terminal answers, so a
+    /// terminal that ignores the others costs one round trip, not the whole wait). Keys the
+    /// user typed meanwhile go back to curses in their order (`ungetch`), for `readKeys`.
+    func measureCell(ask: Bool, wait: Double = 0.5) -> CellPixels? {
+        var width: Int32 = 0, height: Int32 = 0, columns: Int32 = 0, rows: Int32 = 0
+        if rchat_window_pixels(1, &width, &height, &columns, &rows) == 0, width > 0, height > 0,
+           let cell = CellPixels(area: Int(width), Int(height), columns: Int(columns), rows: Int(rows)) {
+            return cell
+        }
+        guard ask else { return nil }
+        emit(TerminalReplies.query)
+        var bytes: [UInt8] = []
+        var start = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &start)
+        while !TerminalReplies(parsing: bytes).complete {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let left = wait - (Double(now.tv_sec - start.tv_sec) + Double(now.tv_nsec - start.tv_nsec) / 1e9)
+            guard left > 0 else { break }
+            var input = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            let n = poll(&input, 1, Int32(left * 1000) + 1)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0, input.revents & Int16(POLLIN) != 0 else { break }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let got = read(0, &buffer, buffer.count)
+            guard got > 0 else { break }
+            bytes += buffer[0..<got]
+        }
+        let replies = TerminalReplies(parsing: bytes)
+        // Pushed back last byte first: curses returns the most recently pushed first.
+        for byte in replies.rest.reversed() { _ = ungetch(Int32(byte)) }
+        ungotten = !replies.rest.isEmpty
+        let size = self.size
+        return replies.cellPixels(columns: size.columns, rows: size.rows)
+    }
+
+    /// Keys given back to curses by `measureCell`, not yet read: poll() would not see them.
+    private(set) var ungotten = false
+
+    /// terminfo's `Tc` or `RGB`: the terminal takes 24-bit colour.
+    var trueColor: Bool { rchat_terminfo_flag("Tc") == 1 || rchat_terminfo_flag("RGB") == 1 }
+
     private func attributes(_ style: CellStyle) -> UInt32 {
         var a: UInt32 = 0
         if style.bold { a |= rchat_a_bold() }
@@ -261,6 +308,7 @@ final class CursesTerminal {
 
     /// Every key waiting now (never blocks).
     func readKeys() -> [Key] {
+        ungotten = false
         var keys: [Key] = []
         while keys.count < 4096 {
             if unicode {

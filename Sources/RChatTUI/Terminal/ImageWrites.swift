@@ -7,6 +7,13 @@ enum ImageWrites {
     /// Deletes every kitty picture on the screen, with its data.
     static let kittyDeleteAll = "\u{1B}_Ga=d,d=A\u{1B}\\"
 
+    /// The pictures that may be drawn: none whose bottom reaches the last row, where a
+    /// terminal that moves the cursor below a sixel picture (xterm) would scroll the whole
+    /// screen up.
+    static func drawable(_ images: [ScreenImage], screenRows: Int) -> [ScreenImage] {
+        images.filter { $0.row >= 0 && $0.rows > 0 && $0.row + $0.rows <= screenRows - 1 }
+    }
+
     /// Rows ncurses must repaint because a picture there moved or went.
     static func rowsToRepaint(from old: [ScreenImage], to new: [ScreenImage], screenRows: Int) -> Set<Int> {
         var rows: Set<Int> = []

@@ -13,16 +13,18 @@ enum Launch {
     }
 
     /// Starts `arguments` (the program's path first). With `removing`, that file is removed
-    /// once the program has exited (a temporary file or folder it reads). False when it could not start.
-    static func detached(_ arguments: [String], removing file: String? = nil) -> Bool {
-        guard !arguments.isEmpty else { return false }
+    /// once the program has exited (a temporary file or folder it reads). Returns the process,
+    /// which runs until the program exits (setsid waits for it), or nil when it could not start.
+    @discardableResult
+    static func detached(_ arguments: [String], removing file: String? = nil) -> Process? {
+        guard !arguments.isEmpty else { return nil }
         let script = #"f=$1; shift; "$@"; [ -n "$f" ] && rm -rf -- "$f""#
         let shell = ["/bin/sh", "-c", script, "rchat-launch", file ?? ""] + arguments
         let process = Process()
         let setsid = "/usr/bin/setsid"
         if access(setsid, X_OK) == 0 {
             process.executableURL = URL(fileURLWithPath: setsid)
-            process.arguments = shell
+            process.arguments = ["--wait"] + shell
         } else {
             process.executableURL = URL(fileURLWithPath: shell[0])
             process.arguments = Array(shell.dropFirst())
@@ -30,6 +32,7 @@ enum Launch {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        return (try? process.run()) != nil
+        do { try process.run() } catch { return nil }
+        return process
     }
 }

@@ -44,10 +44,18 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     let view = ChatView(model: model, options: options, glyphs: terminal.unicode ? .unicode : .ascii,
                         rows: size.rows, columns: size.columns)
     var full = true
-    /// After the terminal was away (the editor, Ctrl-Z): the window may have changed meanwhile.
+    /// The cell's pixels, asked of the terminal only where pictures could be drawn.
+    let asksPixels = PreviewStyle.drawsPixels(options.environment)
+    func measure() {
+        view.terminalTraits = TerminalTraits(cell: terminal.measureCell(ask: asksPixels), trueColor: terminal.trueColor)
+    }
+    measure()
+    /// After the terminal was away (the editor, Ctrl-Z) or was resized: the window, and its
+    /// font, may have changed meanwhile.
     func refit() {
         let size = terminal.size
         view.resize(rows: size.rows, columns: size.columns)
+        measure()
         full = true
     }
     while !view.quitRequested {
@@ -74,6 +82,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
             timeout = Int32(clamping: max(0, deadline - Int64(time(nil))) * 1000 + 50)
         }
         if let soon = view.pollMilliseconds, timeout < 0 || soon < timeout { timeout = soon }
+        if terminal.ungotten { timeout = 0 }   // keys typed while the terminal was asked its pixels
         let n = poll(&fds, nfds_t(fds.count), timeout)
         let interrupted = n < 0 && errno == EINTR   // SIGWINCH: curses now has KEY_RESIZE for us
         if fds[1].revents != 0 { break }
@@ -81,12 +90,10 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         if fds.count > 3, fds[3].revents & Int16(POLLIN) != 0 {
             view.handle(model.drainEvents())
         }
-        if fds[0].revents & Int16(POLLIN) != 0 || interrupted {
+        if fds[0].revents & Int16(POLLIN) != 0 || interrupted || terminal.ungotten {
             for key in terminal.readKeys() {
                 if key == .resize {
-                    let size = terminal.size
-                    view.resize(rows: size.rows, columns: size.columns)
-                    full = true
+                    refit()
                 } else {
                     view.handle(key)
                 }

@@ -37,7 +37,7 @@ extension ChatView {
         guard let name = words.first?.lowercased() else { return }
         let args = Array(words.dropFirst())
         if let demo = options.demoCommands.first(where: { $0.name.lowercased() == name }) {
-            if let reply = demo.action(args) { say(reply) }
+            if let reply = demo.reply(args) { say(reply.text, lasts: reply.task.map(Notice.Lasts.demo) ?? .untilKey) }
             return
         }
         switch name {

@@ -40,7 +40,7 @@ extension ChatView {
         guard let opener = Launch.executable("xdg-open", path: options.environment["PATH"]) else {
             return say("No xdg-open here to open files: install xdg-utils, or save a copy (s) and open that.", error: true)
         }
-        guard Launch.detached([opener, path]) else { return say("Could not start xdg-open.", error: true) }
+        guard Launch.detached([opener, path]) != nil else { return say("Could not start xdg-open.", error: true) }
         say("Opening \(Self.shownName(a)).")
     }
 
@@ -140,13 +140,14 @@ extension ChatView {
             return say("Open a conversation first: Tab to the list, then Enter.", error: true)
         }
         let path = TypedPath.expanded(typed, home: userHome)
+        let id: MessageID
         do {
-            try model.sendFile(to: conversation, path: path, as: kind)
+            id = try model.sendFile(to: conversation, path: path, as: kind)
         } catch {
             state.composer.restore(line)
             return say(error.description, error: true)
         }
-        say("Sending \(TerminalText.sanitized((path as NSString).lastPathComponent, breaks: .shown)).")
+        say("Sending \(TerminalText.sanitized((path as NSString).lastPathComponent, breaks: .shown)).", lasts: .sending(id))
         goToNewest()
         state.window?.syncTail(model: model)
     }
@@ -190,10 +191,11 @@ extension ChatView {
     static let transferReadInterval = 0.25
 
     /// How soon the backend should come back without a key or an event, in milliseconds:
-    /// a quarter second while a transfer moves on screen, a second while recording.
+    /// a quarter second while a transfer moves on screen or a notice waits for something
+    /// to end (a player, the demo's work), a second while recording.
     public var pollMilliseconds: Int32? {
         thread.check()
-        if !movingTransfers.isEmpty { return Int32(Self.transferReadInterval * 1000) }
+        if !movingTransfers.isEmpty || state.notice?.needsLooking == true { return Int32(Self.transferReadInterval * 1000) }
         if case .recording? = state.prompt { return 1000 }
         return nil
     }

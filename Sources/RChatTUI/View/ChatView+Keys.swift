@@ -28,7 +28,7 @@ extension ChatView {
             return
         }
         state.banner = nil
-        state.notice = nil
+        state.notice = state.notice?.after(.key)
         if state.overlay != nil {
             overlayKey(key)
             return

@@ -22,7 +22,8 @@ extension ChatView {
     func refreshPreviews(_ pane: ConversationPane) {
         guard let window = state.window, !window.items.isEmpty,
               let mode = PreviewStyle.mode(environment: options.environment, rows: state.rows, columns: state.columns,
-                                           unicode: state.glyphs.isUnicode) else {
+                                           unicode: state.glyphs.isUnicode, cell: terminalTraits.cell,
+                                           terminfoTrueColor: terminalTraits.trueColor) else {
             if !state.previews.isEmpty { state.previews = [:] }
             return
         }
@@ -33,7 +34,8 @@ extension ChatView {
         for index in top...max(top, bottom) {
             guard case .message(let m)? = window.item(at: index), case .attachment(let a) = m.content, a.kind == .photo,
                   case .complete(let path)? = m.transfer else { continue }
-            if let preview = previewCache.preview(of: m.id, path: path, columns: box.columns, rows: box.rows, mode: mode) {
+            if let preview = previewCache.preview(of: m.id, path: path, columns: box.columns, rows: box.rows, mode: mode,
+                                                  cell: mode.isGraphics ? terminalTraits.cell : nil) {
                 shown[m.id] = preview
             }
         }
@@ -103,12 +105,12 @@ extension ChatView {
             try? FileManager.default.removeItem(atPath: folder)
             return say("No player here: install pipewire (pw-play) or alsa-utils (aplay).", error: true)
         }
-        guard Launch.detached([player.executable] + player.arguments, removing: folder) else {
+        guard let process = Launch.detached([player.executable] + player.arguments, removing: folder) else {
             try? FileManager.default.removeItem(atPath: folder)
             return say("Could not start \(player.executable).", error: true)
         }
         let length = (try? VoiceNote.duration(ofOggOpus: path)).map { " (\(TimeText.length($0)))" } ?? ""
-        say("Playing the voice message\(length).")
+        say("Playing the voice message\(length).", lasts: .playing(Playback(process)))
     }
 
     /// `/voice`: records from the default input through `pw-record` or `arecord` until
@@ -158,12 +160,13 @@ extension ChatView {
         } catch {
             return say("The recording could not be made: \(error.description)", error: true)
         }
+        let id: MessageID
         do {
-            try model.sendFile(to: active.conversation, path: ogg, as: .voice)
+            id = try model.sendFile(to: active.conversation, path: ogg, as: .voice)
         } catch {
             return say(error.description, error: true)
         }
-        say("Sending a voice message (\(TimeText.length(seconds))).")
+        say("Sending a voice message (\(TimeText.length(seconds))).", lasts: .sending(id))
         if active.conversation == state.openConversation {
             goToNewest()
             state.window?.syncTail(model: model)

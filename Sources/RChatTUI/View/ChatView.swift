@@ -36,6 +36,8 @@ public final class ChatView {
     var nextTransferRead = 0.0
     /// Photos' previews, rendered off the frame's path.
     let previewCache = PhotoPreviews()
+    /// What the backend learnt of the terminal: its cell in pixels, its colours.
+    public var terminalTraits = TerminalTraits()
     /// `/voice` under way.
     var recorder: ActiveRecording?
     /// Voice messages whose length could not be read: not tried again.
@@ -103,10 +105,12 @@ public final class ChatView {
         return screen
     }
 
-    /// Drops a banner whose time is up; writes the drafts whose time has come.
+    /// Drops a banner whose time is up and a notice no longer true; writes the drafts whose
+    /// time has come.
     public func tick() {
         state.now = now()
         if let banner = state.banner, banner.until <= state.now { state.banner = nil }
+        state.notice = state.notice?.after(.looked)
         saveDueDrafts()
         readTransfersIfDue()
     }
@@ -195,8 +199,9 @@ public final class ChatView {
         if state.focus == .conversation { state.focus = .list }
     }
 
-    func say(_ text: String, error: Bool = false) {
-        state.notice = Notice(text: text, isError: error)
+    /// Shows `text` in the status bar until a key, or until what `lasts` names ends.
+    func say(_ text: String, error: Bool = false, lasts: Notice.Lasts = .untilKey) {
+        state.notice = Notice(text: text, isError: error, lasts: lasts)
     }
 
     // MARK: Engine events
@@ -225,6 +230,7 @@ public final class ChatView {
                     elsewhere.append((conversation, preview))
                 }
             case .statusChanged(let conversation, let id, let status):
+                state.notice = state.notice?.after(.status(id, status))   // "Sending photo.png." goes once it left Sending
                 if conversation == state.openConversation {
                     _ = state.window?.update(id, status: status)
                     // The store withdraws a row's Resend once its messages were resent or delivered.

@@ -78,12 +78,6 @@ public struct Banner: Equatable, Sendable {
     public var until: Int64
 }
 
-/// A line in the status bar saying what just happened (an error, a confirmation).
-public struct Notice: Equatable, Sendable {
-    public var text: String
-    public var isError: Bool
-}
-
 /// Where the conversation is scrolled to: the item at the bottom of the pane and how many
 /// of its lines are below the pane. No anchor means following the newest message.
 public struct Anchor: Equatable, Sendable {

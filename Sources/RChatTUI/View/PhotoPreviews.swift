@@ -21,6 +21,7 @@ final class PhotoPreviews: @unchecked Sendable {   // every field below is guard
         var columns: Int
         var rows: Int
         var mode: PreviewMode
+        var cell: CellPixels?
     }
 
     /// Previews kept; the oldest asked for goes first.
@@ -56,14 +57,16 @@ final class PhotoPreviews: @unchecked Sendable {   // every field below is guard
         while pipeFDs[0] >= 0, read(pipeFDs[0], &buffer, buffer.count) > 0 {}
     }
 
-    static func key(_ id: MessageID, columns: Int, rows: Int, mode: PreviewMode) -> String {
-        "\(id.hex) \(columns)x\(rows) \(mode)"
+    /// Which preview it is: a picture in a box of cells of a size (pixels drawn for another
+    /// cell would be the wrong size).
+    static func key(_ id: MessageID, columns: Int, rows: Int, mode: PreviewMode, cell: CellPixels? = nil) -> String {
+        "\(id.hex) \(columns)x\(rows) \(mode) \(cell.map(\.description) ?? "-")"
     }
 
     /// The preview when it is ready; otherwise asks for it (once) and returns nil, as for a
     /// file that is no picture.
-    func preview(of id: MessageID, path: String, columns: Int, rows: Int, mode: PreviewMode) -> ShownPreview? {
-        let key = Self.key(id, columns: columns, rows: rows, mode: mode)
+    func preview(of id: MessageID, path: String, columns: Int, rows: Int, mode: PreviewMode, cell: CellPixels? = nil) -> ShownPreview? {
+        let key = Self.key(id, columns: columns, rows: rows, mode: mode, cell: cell)
         condition.lock()
         defer { condition.unlock() }
         switch entries[key] {
@@ -72,7 +75,7 @@ final class PhotoPreviews: @unchecked Sendable {   // every field below is guard
         case nil:
             entries[key] = .pending
             order.append(key)
-            jobs.append(Job(key: key, path: path, columns: columns, rows: rows, mode: mode))
+            jobs.append(Job(key: key, path: path, columns: columns, rows: rows, mode: mode, cell: cell))
             if !working {
                 working = true
                 let thread = Thread { [self] in work() }
@@ -113,7 +116,7 @@ final class PhotoPreviews: @unchecked Sendable {   // every field below is guard
 
     private static func render(_ job: Job) -> ShownPreview? {
         guard let image = try? Images.decode(path: job.path) else { return nil }
-        switch TerminalPreview.render(image, columns: job.columns, rows: job.rows, mode: job.mode) {
+        switch TerminalPreview.render(image, columns: job.columns, rows: job.rows, mode: job.mode, cell: job.cell) {
         case .rows(let rows):
             return .cells(rows.map(SGRText.runs))
         case .graphics(let escape, let rows, let columns):

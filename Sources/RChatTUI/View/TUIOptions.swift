@@ -2,15 +2,29 @@ import Foundation
 import RChatCore
 
 /// A command only the demo has (e.g. "Sam goes offline"), typed as `/NAME ARGS` and listed
-/// in the help overlay. The action returns a line for the status bar, or nil.
+/// in the help overlay. The action returns a line for the status bar, or nil; one that
+/// starts work in the background returns the work's task too, and its line stays until
+/// the task is finished (or a key).
 public struct DemoCommand {
     public var name: String
     public var help: String
-    public var action: ([String]) -> String?
+    public var reply: ([String]) -> DemoReply?
 
     public init(name: String, help: String, action: @escaping ([String]) -> String?) {
-        self.name = name; self.help = help; self.action = action
+        self.init(name: name, help: help, running: { action($0).map { DemoReply(text: $0) } })
     }
+
+    public init(name: String, help: String, running: @escaping ([String]) -> DemoReply?) {
+        self.name = name; self.help = help; self.reply = running
+    }
+}
+
+/// A demo command's line for the status bar, and the work it speaks of while that runs.
+public struct DemoReply {
+    public var text: String
+    public var task: DemoTask?
+
+    public init(text: String, task: DemoTask? = nil) { self.text = text; self.task = task }
 }
 
 public struct TUIOptions {
