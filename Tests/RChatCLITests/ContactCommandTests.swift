@@ -66,11 +66,13 @@ final class ContactCommandTests: XCTestCase {
     /// anything else in one line with exit 2, storing nothing.
     func testSettingsListTakeAndRefuse() throws {
         let listed = try box.rchat("alice", ["settings"]).lines
-        XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "bell off",
+        XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "alerts-while-open unfocused", "bell off",
                                 "receipt-window-ms 200", "receipt-batch 64", "ack-timeout-s 15", "max-attachment-mb 100",
                                 "steady-traffic normal"])
         for (key, good, bad, says) in [("show-in-alerts", "message", "everything", "one of: name, nothing, message"),
-                                       ("desktop-alerts", "on", "yes", "on or off"), ("bell", "on", "loud", "on or off"),
+                                       ("desktop-alerts", "on", "yes", "on or off"),
+                                       ("alerts-while-open", "always", "hidden", "one of: off, unfocused, always"),
+                                       ("bell", "on", "loud", "on or off"),
                                        ("receipt-window-ms", "0", "60001", "from 0 to 60000"),
                                        ("receipt-batch", "1000", "1001", "from 1 to 1000"),
                                        ("ack-timeout-s", "30", "zero", "from 1 to 3600"),
@@ -80,7 +82,7 @@ final class ContactCommandTests: XCTestCase {
             XCTAssertEqual(try box.rchat("alice", ["settings", key, good]).lines, ["\(key) \(good)"])
         }
         XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "volume", "11"]), status: 2, mentions: "unknown setting volume")
-        XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "bell on",
+        XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "alerts-while-open always", "bell on",
                                                                     "receipt-window-ms 0", "receipt-batch 1000", "ack-timeout-s 30",
                                                                     "max-attachment-mb 250", "steady-traffic low"])
     }

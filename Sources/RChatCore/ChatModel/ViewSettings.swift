@@ -4,9 +4,17 @@ public struct ViewSettings: Equatable, Sendable {
     public var alerts: AlertPolicy.Content
     /// `bell on`: a terminal bell on a new message in a conversation that is not open.
     public var bell: Bool
+    /// Whether desktop alerts can be shown here and may be: without a desktop the view never
+    /// offers them.
+    public var desktop: AlertPolicy.Desktop
+    /// `alerts-while-open`.
+    public var whileOpen: AlertPolicy.WhileOpen
 
-    public init(alerts: AlertPolicy.Content = .name, bell: Bool = false) {
+    public init(alerts: AlertPolicy.Content = .name, bell: Bool = false, desktop: AlertPolicy.Desktop = .notAllowed,
+                whileOpen: AlertPolicy.WhileOpen = .default) {
         self.alerts = alerts
         self.bell = bell
+        self.desktop = desktop
+        self.whileOpen = whileOpen
     }
 }

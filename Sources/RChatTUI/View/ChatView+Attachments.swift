@@ -193,6 +193,10 @@ extension ChatView {
     /// a quarter second while a transfer moves on screen, a second while recording.
     public var pollMilliseconds: Int32? {
         thread.check()
+        return [transferPollMilliseconds, desktopAlertMilliseconds].compactMap { $0 }.min()
+    }
+
+    private var transferPollMilliseconds: Int32? {
         if !movingTransfers.isEmpty { return Int32(Self.transferReadInterval * 1000) }
         if case .recording? = state.prompt { return 1000 }
         return nil

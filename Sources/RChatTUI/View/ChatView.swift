@@ -40,6 +40,10 @@ public final class ChatView {
     var recorder: ActiveRecording?
     /// Voice messages whose length could not be read: not tried again.
     var unreadableVoice: Set<MessageID> = []
+    /// Messages held for a desktop alert while the view runs (`alerts-while-open`).
+    var desktopBurst = AlertBurst<(conversation: ConversationID, id: MessageID)>()
+    /// The multiplexer's last answer (`clock` seconds).
+    var multiplexerAnswer: (at: Double, value: AlertPolicy.Multiplexer)?
 
     public init(model: ChatModel, options: TUIOptions = TUIOptions(), glyphs: Glyphs = .unicode,
                 rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) },
@@ -102,6 +106,7 @@ public final class ChatView {
     public func tick() {
         state.now = now()
         if let banner = state.banner, banner.until <= state.now { state.banner = nil }
+        postDesktopAlerts()
         saveDueDrafts()
         readTransfersIfDue()
     }
@@ -203,19 +208,19 @@ public final class ChatView {
         var reloadRows = false
         var openRequested = false
         var transfersMoved = false
-        var elsewhere: [(conversation: ConversationID, preview: String)] = []
+        var elsewhere: [(conversation: ConversationID, id: MessageID, preview: String)] = []
         for event in events {
             switch event {
             case .conversationsChanged:
                 refreshList = true
-            case .newMessage(let conversation, _, let preview):
+            case .newMessage(let conversation, let id, let preview):
                 refreshList = true
                 if conversation == state.openConversation, let window = state.window {
                     let following = state.anchor == nil && window.reachesNewest
                     state.window?.syncTail(model: model)
                     if !following { state.unread.arrived(at: window.total) }
                 } else {
-                    elsewhere.append((conversation, preview))
+                    elsewhere.append((conversation, id, preview))
                 }
             case .statusChanged(let conversation, let id, let status):
                 if conversation == state.openConversation {
@@ -248,6 +253,7 @@ public final class ChatView {
             switchTo(id)
             state.focus = .composer
         }
-        showBanner(for: elsewhere)
+        showBanner(for: elsewhere.map { ($0.conversation, $0.preview) })
+        considerDesktopAlerts(elsewhere.map { ($0.conversation, $0.id) })
     }
 }
