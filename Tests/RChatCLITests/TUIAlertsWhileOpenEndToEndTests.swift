@@ -1,0 +1,73 @@
+import Foundation
+import XCTest
+import RChatSQL
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension TUIEndToEndTests {
+    /// Issue 26: desktop alerts while the view runs but nobody sees it. A tmux session made
+    /// with `new-session -d` has no client: the view in it is hidden, so with
+    /// `alerts-while-open unfocused` (the default) a message in another conversation gives
+    /// exactly one desktop alert (a fake `notify-send` records its arguments), one in the
+    /// conversation on screen none; with `off`, none.
+    func testADetachedViewAlertsOnTheDesktopForOtherConversationsOnly() throws {
+        let bin = world.box.path("desktop-while-open")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let recorded = "\(bin)/notify-send-calls"
+        // One line per alert, appended whole; it prints an id as `--print-id` asks, and is
+        // never clicked.
+        try """
+        #!/bin/sh
+        printf '%s\\n' "$*" >> '\(recorded)'
+        case "$*" in *--print-id*) echo 77 ;; esac
+        exit 0
+        """.write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
+        chmod("\(bin)/notify-send", 0o755)
+        let env = Self.utf8.merging(["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+                                     "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]) { $1 }
+        func calls() -> [String] {
+            ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        func alertsRecorded() throws -> Int {
+            let db = try Database(path: world.box.path("alice-home/rchat.db"), readOnly: true)
+            defer { db.close() }
+            return Int(try XCTUnwrap(try db.queryOne("SELECT COUNT(*) AS n FROM alerts", [])).int64("n"))
+        }
+
+        // Recorded before the view opens (Sam's first message alerted on the terminal).
+        try aliceViewOnSamWithCarolElsewhere(settings: [("show-in-alerts", "message")], env: env, desktopAlerts: "on")
+        let alertedBefore = try alertsRecorded()
+
+        try world.send("sam", to: "Alice", "on screen")
+        try screen("alice", "Sam's message in the open conversation") { Self.conversationLine("on screen", in: $0) != nil }
+        try world.send("carol", to: "Alice", "from elsewhere")
+        try screen("alice", "the banner for Carol") { $0.contains("Carol: from elsewhere") }
+        try world.eventually("one desktop alert, for Carol", timeout: 10) { calls().count == 1 }
+        XCTAssertTrue(calls()[0].hasSuffix("-- Carol from elsewhere"), calls()[0])
+        XCTAssertEqual(try alertsRecorded() - alertedBefore, 1, "recorded once, so the linger or a check never alerts it again")
+
+        // Off: banners only. Read with the words setting, so the banner shows it was read.
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "alerts-while-open", "off"]))
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "name"]))
+        try screens.keys(session("alice"), "x", "BSpace")   // any key: the banner goes
+        try screen("alice", "Carol's banner gone") { !$0.contains("Carol: from elsewhere") }
+        try world.send("carol", to: "Alice", "while off")
+        try screen("alice", "the banner, with the settings read again") { $0.contains("Carol: New message") }
+        // Always: a desktop alert again; had `off` let one through, it would come first.
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "alerts-while-open", "always"]))
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "message"]))
+        try screens.keys(session("alice"), "x", "BSpace")
+        try screen("alice", "that banner gone") { !$0.contains("Carol: New message") }
+        try world.send("carol", to: "Alice", "always")
+        try screen("alice", "the banner for the last one") { $0.contains("Carol: always") }
+        try world.eventually("the second desktop alert", timeout: 10) { calls().count >= 2 }
+        XCTAssertEqual(calls().count, 2, "\(calls())")
+        XCTAssertTrue(calls()[1].hasSuffix("-- Carol always"), calls()[1])
+        XCTAssertEqual(try alertsRecorded() - alertedBefore, 2)
+        XCTAssertFalse(calls().joined().contains("on screen"), "never the conversation on screen")
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+        try stopLinger("alice")
+    }
+}
