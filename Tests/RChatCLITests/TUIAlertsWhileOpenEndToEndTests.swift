@@ -71,3 +71,38 @@ extension TUIEndToEndTests {
         try stopLinger("alice")
     }
 }
+
+extension TUIEndToEndTests {
+    /// Focus reporting (`ESC [ ? 1004 h`, what `unfocused` and Read receipts rely on) is on
+    /// while the view runs and off again when a signal ends it, with the rest of the
+    /// terminal restored: the bytes the view wrote, recorded by `script` in a tmux pane.
+    func testFocusReportingIsTurnedOnAndOffAgainWhenASignalEndsTheView() throws {
+        try world.makePair("alice", "sam")
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "desktop-alerts", "off"]))
+        let typescript = world.box.path("view.typescript")
+        let view = [Binaries.path("rchat"), "--home", world.box.path("alice-home"), "--device-dir", world.box.path("alice-device")]
+        try screens.open(session("alice"), ["script", "-q", "-f", "-c", view.map(TmuxScreens.quote).joined(separator: " "), typescript],
+                         env: Self.utf8)
+        try screen("alice", "the view") { $0.contains("Sam") && $0.contains("Online") }
+        func written() -> String { (try? String(contentsOfFile: typescript, encoding: .utf8)) ?? "" }
+        XCTAssertTrue(written().contains("\u{1B}[?1004h"), "focus reporting on")
+        XCTAssertFalse(written().contains("\u{1B}[?1004l"))
+
+        // The view itself (not `script`), by its PID: the one whose arguments are `view`.
+        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(Int32.init).filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) } == view
+        }
+        XCTAssertEqual(pids.count, 1, "\(pids)")
+        let pid = try XCTUnwrap(pids.first)
+        kill(pid, SIGTERM)
+        try screen("alice", "the view ended by the signal") { $0.contains("[exited 0]") }
+        try world.eventually("focus reporting off after it was on", timeout: 10) {
+            let text = written()
+            guard let on = text.range(of: "\u{1B}[?1004h", options: .backwards),
+                  let off = text.range(of: "\u{1B}[?1004l", options: .backwards) else { return false }
+            return on.upperBound <= off.lowerBound && text.contains("\u{1B}[?2004l")
+        }
+        try stopLinger("alice")
+    }
+}
