@@ -12,29 +12,8 @@ extension TUIEndToEndTests {
     /// exactly one desktop alert (a fake `notify-send` records its arguments), one in the
     /// conversation on screen none; with `off`, none.
     func testADetachedViewAlertsOnTheDesktopForOtherConversationsOnly() throws {
-        let bin = world.box.path("desktop-while-open")
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let recorded = "\(bin)/notify-send-calls"
-        // One line per alert, appended whole; it prints an id as `--print-id` asks, and is
-        // never clicked.
-        try """
-        #!/bin/sh
-        printf '%s\\n' "$*" >> '\(recorded)'
-        case "$*" in *--print-id*) echo 77 ;; esac
-        exit 0
-        """.write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
-        chmod("\(bin)/notify-send", 0o755)
-        let env = Self.utf8.merging(["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-                                     "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]) { $1 }
-        func calls() -> [String] {
-            ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        }
-        func alertsRecorded() throws -> Int {
-            let db = try Database(path: world.box.path("alice-home/rchat.db"), readOnly: true)
-            defer { db.close() }
-            return Int(try XCTUnwrap(try db.queryOne("SELECT COUNT(*) AS n FROM alerts", [])).int64("n"))
-        }
-
+        let desktop = try recordingDesktop()
+        let env = desktop.env, calls = desktop.calls, alertsRecorded = desktop.alertsRecorded
         // Recorded before the view opens (Sam's first message alerted on the terminal).
         try aliceViewOnSamWithCarolElsewhere(settings: [("show-in-alerts", "message")], env: env, desktopAlerts: "on")
         let alertedBefore = try alertsRecorded()
@@ -66,6 +45,79 @@ extension TUIEndToEndTests {
         XCTAssertTrue(calls()[1].hasSuffix("-- Carol always"), calls()[1])
         XCTAssertEqual(try alertsRecorded() - alertedBefore, 2)
         XCTAssertFalse(calls().joined().contains("on screen"), "never the conversation on screen")
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+        try stopLinger("alice")
+    }
+}
+
+extension TUIEndToEndTests {
+    /// A desktop for the view: a session bus named and a `notify-send` on PATH that records
+    /// each alert as one line (`calls`), prints an id as `--print-id` asks and is never
+    /// clicked; `alertsRecorded`: the alerts Alice's store recorded.
+    func recordingDesktop() throws -> (env: [String: String], calls: () -> [String], alertsRecorded: () throws -> Int) {
+        let bin = world.box.path("desktop-while-open")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let recorded = "\(bin)/notify-send-calls"
+        try """
+        #!/bin/sh
+        printf '%s\\n' "$*" >> '\(recorded)'
+        case "$*" in *--print-id*) echo 77 ;; esac
+        exit 0
+        """.write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
+        chmod("\(bin)/notify-send", 0o755)
+        let env = Self.utf8.merging(["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+                                     "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]) { $1 }
+        let calls = { ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        let home = world.box.path("alice-home")
+        let alertsRecorded = { () throws -> Int in
+            let db = try Database(path: "\(home)/rchat.db", readOnly: true)
+            defer { db.close() }
+            return Int(try XCTUnwrap(try db.queryOne("SELECT COUNT(*) AS n FROM alerts", [])).int64("n"))
+        }
+        return (env, calls, alertsRecorded)
+    }
+
+    /// With a client attached to the view's tmux session it is seen: no desktop alert with
+    /// `unfocused`, until the terminal reports that its window lost focus (`ESC [ O`, sent
+    /// here as the terminal would); `ESC [ I` and it is seen again. Focus reports are never
+    /// typed into the composer.
+    func testAnAttachedViewAlertsOnTheDesktopOnlyWhileItsWindowLostFocus() throws {
+        let desktop = try recordingDesktop()
+        try aliceViewOnSamWithCarolElsewhere(settings: [("show-in-alerts", "message")], env: desktop.env, desktopAlerts: "on")
+        let alertedBefore = try desktop.alertsRecorded()
+        // A client in a session of its own on the same server (TMUX unset: not nested).
+        try screens.open("viewer-\(screens.server)", ["env", "-u", "TMUX", TmuxScreens.executable!, "-S", screens.socket, "-f", "/dev/null",
+                                                    "attach", "-t", session("alice")], env: Self.utf8)
+        try world.eventually("a client attached to Alice's session", timeout: 10) {
+            try self.screens.tmux(["display-message", "-p", "-t", self.session("alice"), "#{session_attached}"]).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+        }
+        try world.send("carol", to: "Alice", "seen")
+        try screen("alice", "the banner for Carol") { $0.contains("Carol: seen") }
+
+        try screens.tmux(["send-keys", "-t", session("alice"), "-H", "1b", "5b", "4f"])   // ESC [ O
+        try world.send("carol", to: "Alice", "unseen")
+        try screen("alice", "the next banner") { $0.contains("Carol: 2 new messages") }
+        try world.eventually("one desktop alert, for the message while focus was lost", timeout: 10) { desktop.calls().count == 1 }
+        XCTAssertTrue(desktop.calls()[0].hasSuffix("-- Carol unseen"), desktop.calls()[0])
+
+        try screens.tmux(["send-keys", "-t", session("alice"), "-H", "1b", "5b", "49"])   // ESC [ I
+        try world.send("carol", to: "Alice", "seen again")
+        try screen("alice", "the banner after focus came back") { $0.contains("Carol: 3 new messages") }
+        // `always` as a barrier: had the one seen again alerted, it would come first.
+        // Read with the words setting, so a fresh banner shows it was read.
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "alerts-while-open", "always"]))
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "name"]))
+        try screens.keys(session("alice"), "x", "BSpace")   // any key: the banner goes
+        try screen("alice", "the banner gone") { !$0.contains("Carol: 3 new messages") }
+        try world.send("carol", to: "Alice", "always")
+        try screen("alice", "the last banner, with the settings read again") { $0.contains("Carol: New message") }
+        try world.eventually("the desktop alert with always", timeout: 10) { desktop.calls().count >= 2 }
+        XCTAssertEqual(desktop.calls().map { $0.components(separatedBy: "-- ").last ?? "" }, ["Carol unseen", "Carol New message"])
+        XCTAssertEqual(try desktop.alertsRecorded() - alertedBefore, 2)
+        let last = try screens.capture(session("alice"))
+        XCTAssertFalse(last.contains("[O") || last.contains("[I"), "focus reports never typed:\n\(last)")
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
         try stopLinger("alice")
