@@ -27,17 +27,11 @@ extension TUIEndToEndTests {
         XCTAssertEqual(try alertsRecorded() - alertedBefore, 1, "recorded once, so the linger or a check never alerts it again")
 
         // Off: banners only. Read with the words setting, so the banner shows it was read.
-        try world.expectSuccess(world.box.rchat("alice", ["settings", "alerts-while-open", "off"]))
-        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "name"]))
-        try screens.keys(session("alice"), "x", "BSpace")   // any key: the banner goes
-        try screen("alice", "Carol's banner gone") { !$0.contains("Carol: from elsewhere") }
+        try changeAliceSettings([("alerts-while-open", "off"), ("show-in-alerts", "name")], dismissing: "Carol: from elsewhere")
         try world.send("carol", to: "Alice", "while off")
         try screen("alice", "the banner, with the settings read again") { $0.contains("Carol: New message") }
         // Always: a desktop alert again; had `off` let one through, it would come first.
-        try world.expectSuccess(world.box.rchat("alice", ["settings", "alerts-while-open", "always"]))
-        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "message"]))
-        try screens.keys(session("alice"), "x", "BSpace")
-        try screen("alice", "that banner gone") { !$0.contains("Carol: New message") }
+        try changeAliceSettings([("alerts-while-open", "always"), ("show-in-alerts", "message")], dismissing: "Carol: New message")
         try world.send("carol", to: "Alice", "always")
         try screen("alice", "the banner for the last one") { $0.contains("Carol: always") }
         try world.eventually("the second desktop alert", timeout: 10) { calls().count >= 2 }
@@ -78,6 +72,14 @@ extension TUIEndToEndTests {
         return (env, calls, alertsRecorded)
     }
 
+    /// Changes Alice's settings while her view runs, and dismisses the banner showing
+    /// `banner` (any key), so the next banner is worded by the settings the view read again.
+    func changeAliceSettings(_ settings: [(String, String)], dismissing banner: String) throws {
+        for (key, value) in settings { try world.expectSuccess(world.box.rchat("alice", ["settings", key, value])) }
+        try screens.keys(session("alice"), "x", "BSpace")
+        try screen("alice", "the banner gone") { !$0.contains(banner) }
+    }
+
     /// With a client attached to the view's tmux session it is seen: no desktop alert with
     /// `unfocused`, until the terminal reports that its window lost focus (`ESC [ O`, sent
     /// here as the terminal would); `ESC [ I` and it is seen again. Focus reports are never
@@ -106,11 +108,7 @@ extension TUIEndToEndTests {
         try world.send("carol", to: "Alice", "seen again")
         try screen("alice", "the banner after focus came back") { $0.contains("Carol: 3 new messages") }
         // `always` as a barrier: had the one seen again alerted, it would come first.
-        // Read with the words setting, so a fresh banner shows it was read.
-        try world.expectSuccess(world.box.rchat("alice", ["settings", "alerts-while-open", "always"]))
-        try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "name"]))
-        try screens.keys(session("alice"), "x", "BSpace")   // any key: the banner goes
-        try screen("alice", "the banner gone") { !$0.contains("Carol: 3 new messages") }
+        try changeAliceSettings([("alerts-while-open", "always"), ("show-in-alerts", "name")], dismissing: "Carol: 3 new messages")
         try world.send("carol", to: "Alice", "always")
         try screen("alice", "the last banner, with the settings read again") { $0.contains("Carol: New message") }
         try world.eventually("the desktop alert with always", timeout: 10) { desktop.calls().count >= 2 }
