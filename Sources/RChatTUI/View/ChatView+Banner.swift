@@ -51,6 +51,10 @@ extension ChatView {
     /// The held desktop alerts whose time has come (all of them with `all`: the view quits).
     public func postDesktopAlerts(all: Bool = false) {
         thread.check()
+        flushDesktopAlerts(all: all)
+    }
+
+    func flushDesktopAlerts(all: Bool) {
         let due = all ? desktopBurst.takeAll() : desktopBurst.takeDue(at: clock.seconds())
         if !due.isEmpty { model.alertOnDesktop(due, onScreen: state.openConversation) }
     }

@@ -106,7 +106,7 @@ public final class ChatView {
     public func tick() {
         state.now = now()
         if let banner = state.banner, banner.until <= state.now { state.banner = nil }
-        postDesktopAlerts()
+        flushDesktopAlerts(all: false)
         saveDueDrafts()
         readTransfersIfDue()
     }

@@ -28,7 +28,7 @@ public struct TUIOptions {
     /// tools, the terminal's type and `NO_COLOR`/`RCHAT_GRAPHICS` for previews.
     public var environment: [String: String]
     /// Asks the terminal multiplexer the view runs in whether its window is shown
-    /// (`Multiplexer.ask` over `environment`; tests answer themselves).
+    /// (`MultiplexerProbe.ask` over `environment`; tests answer themselves).
     public var multiplexer: () -> AlertPolicy.Multiplexer
 
     public init(demoCommands: [DemoCommand] = [], timeZone: TimeZone = .current,
@@ -39,6 +39,6 @@ public struct TUIOptions {
         self.bannerSeconds = bannerSeconds; self.openAtStart = openAtStart
         self.draftDirectory = draftDirectory
         self.environment = environment
-        self.multiplexer = multiplexer ?? { Multiplexer.ask(environment: environment) }
+        self.multiplexer = multiplexer ?? { MultiplexerProbe.ask(environment: environment) }
     }
 }

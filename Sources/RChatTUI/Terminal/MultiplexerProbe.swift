@@ -7,7 +7,7 @@ import RChatCore
 /// shown) or GNU screen (`STY` set; `screen -ls` says Attached or Detached). Asked only when
 /// an alert depends on it, at most every few seconds (`ChatView`), each answer within a
 /// second or `.unknown`.
-public enum Multiplexer {
+public enum MultiplexerProbe {
     public static func ask(environment: [String: String]) -> AlertPolicy.Multiplexer {
         if let tmux = environment["TMUX"], !tmux.isEmpty {
             var arguments = ["display-message", "-p"]
