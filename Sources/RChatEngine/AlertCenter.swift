@@ -39,6 +39,17 @@ public struct AlertCenter: Sendable {
         get throws(EngineError) { try setting(SettingKey.showInAlerts).flatMap(AlertPolicy.Content.init(rawValue:)) ?? .name }
     }
 
+    /// `alerts-while-open`: desktop alerts while the view runs.
+    public var whileOpen: AlertPolicy.WhileOpen {
+        get throws(EngineError) {
+            guard let text = try setting(Setting.alertsWhileOpen.storeKey) else { return .default }
+            guard let value = AlertPolicy.WhileOpen(rawValue: text) else {
+                throw .io("the setting alerts-while-open reads '\(TerminalText.sanitized(text, breaks: .shown))', not off, unfocused or always")
+            }
+            return value
+        }
+    }
+
     /// How many owed alert lines are kept; older ones give way.
     public static let owedLimit = 20
 
@@ -143,12 +154,25 @@ public enum AlertSink: Sendable {
     case device(path: String)
     case print
 
-    /// The desktop when `notify-send` exists and a session bus is there, else the terminal.
+    /// The desktop when there is one, else the terminal.
     public static func detect(environment: [String: String] = ProcessInfo.processInfo.environment,
                               onClick: [String]? = nil) -> AlertSink {
-        guard environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
-        else { return .terminal }
-        guard let path = Detached.executable("notify-send", path: environment["PATH"]) else { return .terminal }
+        desktop(environment: environment, onClick: onClick) ?? .terminal
+    }
+
+    /// The desktop, when there is one here: a session bus (`DBUS_SESSION_BUS_ADDRESS`, or
+    /// the socket `$XDG_RUNTIME_DIR/bus`) or a display (`DISPLAY`, `WAYLAND_DISPLAY`), and
+    /// `notify-send` on PATH. nil over ssh, on a console, in a container without them.
+    public static func desktop(environment: [String: String] = ProcessInfo.processInfo.environment,
+                               onClick: [String]? = nil) -> AlertSink? {
+        func set(_ key: String) -> Bool { !(environment[key] ?? "").isEmpty }
+        var bus = set("DBUS_SESSION_BUS_ADDRESS")
+        if !bus, let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            var info = stat()
+            bus = lstat("\(runtime)/bus", &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
+        }
+        guard bus || set("DISPLAY") || set("WAYLAND_DISPLAY"),
+              let path = Detached.executable("notify-send", path: environment["PATH"]) else { return nil }
         return .desktop(notifySend: path, onClick: onClick)
     }
 

@@ -11,14 +11,12 @@ import Synchronization
 /// `Engine.onTurnEnd`. A failure to work out the alerts (a setting that does not read)
 /// stops the engine it is attached to and is kept for the caller (`error`).
 public final class AlertFeed: Sendable {
-    public static let quiet = 0.25
-    public static let longest = 2.0
+    public typealias Arrival = (conversation: ConversationID, id: MessageID)
 
     private struct Pending {
-        var arrivals: [(conversation: ConversationID, id: MessageID)] = []
-        var first: Double?
-        var last: Double?
-        var unstamped = 0
+        var burst = AlertBurst<Arrival>()
+        /// Observed since the engine's last turn ended: stamped with that turn's end.
+        var unstamped: [Arrival] = []
     }
 
     private let center: AlertCenter
@@ -37,34 +35,25 @@ public final class AlertFeed: Sendable {
 
     public func observe(_ event: ChatEvent) {
         guard case let .newMessage(conversation, id, _) = event else { return }
-        pending.withLock {
-            $0.arrivals.append((conversation, id))
-            $0.unstamped += 1
-        }
+        pending.withLock { $0.unstamped.append((conversation, id)) }
     }
 
     /// Posts what arrived together once it has stopped arriving (or has gone on too long).
     public func turnEnded(at now: Double) {
-        let due: [(conversation: ConversationID, id: MessageID)] = pending.withLock { p in
-            if p.unstamped > 0 {
-                p.first = p.first ?? now
-                p.last = now
-                p.unstamped = 0
-            }
-            guard let first = p.first, let last = p.last,
-                  now - last >= Self.quiet || now - first >= Self.longest else { return [] }
-            defer { p = Pending() }
-            return p.arrivals
+        let due = pending.withLock { p in
+            p.burst.add(p.unstamped, at: now)
+            p.unstamped = []
+            return p.burst.takeDue(at: now)
         }
         flush(due)
     }
 
     /// Posts whatever waits, now (the engine stopped).
     public func finish() {
-        flush(pending.withLock { p in defer { p = Pending() }; return p.arrivals })
+        flush(pending.withLock { p in defer { p = Pending() }; return p.burst.takeAll() + p.unstamped })
     }
 
-    private func flush(_ arrivals: [(conversation: ConversationID, id: MessageID)]) {
+    private func flush(_ arrivals: [Arrival]) {
         guard !arrivals.isEmpty else { return }
         do throws(EngineError) {
             for alert in try center.alerts(for: arrivals) { post(alert) }

@@ -16,6 +16,9 @@ public final class EngineChatModel: ChatModel {
     private let wakeEngine: @Sendable () -> Void
     private let reconnectEngine: @Sendable () -> Void
     private let events: ChatEventQueue
+    /// Where desktop alerts go (`AlertSink.desktop`); nil where there is no desktop: the view
+    /// then never offers them.
+    public var desktop: AlertSink?
 
     /// `engine`: the running engine whose events this model shows (nil: none, e.g. a
     /// benchmark or a view over a store nobody syncs). Its `onEvent` is taken over.
@@ -264,9 +267,25 @@ extension EngineChatModel {
         (try? AlertCenter(account: account).takeOwed()) ?? []
     }
 
+    /// With `desktop`: whether desktop alerts may be shown and `alerts-while-open`; a
+    /// setting that cannot be read gives the quieter choice (no desktop alerts).
     public func viewSettings() -> ViewSettings {
-        ViewSettings(alerts: (try? AlertCenter(account: account).content) ?? .nothing,
-                     bell: (try? account.store.setting(SettingKey.bell)) == "on",
-                     mouse: (try? account.store.setting(SettingKey.mouse)) != "off")
+        let center = AlertCenter(account: account)
+        let desktop: AlertPolicy.Desktop = self.desktop == nil ? .unavailable
+            : (try? center.desktopAllowed) == true ? .allowed : .notAllowed
+        return ViewSettings(alerts: (try? center.content) ?? .nothing,
+                            bell: (try? account.store.setting(SettingKey.bell)) == "on",
+                            mouse: (try? account.store.setting(SettingKey.mouse)) != "off",
+                            desktop: desktop, whileOpen: (try? center.whileOpen) ?? .off)
+    }
+
+    /// Desktop alerts for what arrived while the view runs, by the policy of every alert
+    /// (grouped, a summary after five, recorded first so never twice, never for `onScreen`),
+    /// when desktop alerts are allowed and there is a desktop.
+    public func alertOnDesktop(_ arrivals: [(conversation: ConversationID, id: MessageID)], onScreen: ConversationID?) {
+        let center = AlertCenter(account: account)
+        guard let desktop, (try? center.desktopAllowed) == true,
+              let alerts = try? center.alerts(for: arrivals, onScreen: onScreen) else { return }
+        for alert in alerts { desktop.post(alert) }
     }
 }

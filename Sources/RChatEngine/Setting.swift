@@ -6,6 +6,7 @@ import RChatStore
 public enum Setting: String, CaseIterable, Sendable {
     case showInAlerts = "show-in-alerts"
     case desktopAlerts = "desktop-alerts"
+    case alertsWhileOpen = "alerts-while-open"
     case bell
     case receiptWindow = "receipt-window-ms"
     case receiptBatch = "receipt-batch"
@@ -21,7 +22,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .desktopAlerts: SettingKey.alertsPermission
         case .bell: SettingKey.bell
         case .mouse: SettingKey.mouse
-        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic: rawValue
+        case .alertsWhileOpen, .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic: rawValue
         }
     }
 
@@ -32,7 +33,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: (1...1_000, 64)
         case .acknowledgementTimeout: (1...3_600, 15)
         case .maxAttachment: (1...1_048_576, 100)
-        case .showInAlerts, .desktopAlerts, .bell, .steadyTraffic, .mouse: nil
+        case .showInAlerts, .desktopAlerts, .alertsWhileOpen, .bell, .steadyTraffic, .mouse: nil
         }
     }
 
@@ -41,6 +42,7 @@ public enum Setting: String, CaseIterable, Sendable {
         switch self {
         case .showInAlerts: "name (default), nothing or message: what an alert shows"
         case .desktopAlerts: "on or off: desktop notifications (asked the first time a conversation is opened in the full-screen view)"
+        case .alertsWhileOpen: "off, unfocused (default) or always: desktop alerts while the full-screen view runs, for conversations not on screen (unfocused: only while its window has lost focus or its tmux or screen session is detached)"
         case .bell: "on or off (default): a terminal bell in the full-screen view for a new message in another conversation (not muted ones)"
         case .receiptWindow: "how long receipts wait to be sent together, in milliseconds (default 200)"
         case .receiptBatch: "how many owed receipts send a batch at once (default 64)"
@@ -63,6 +65,11 @@ public enum Setting: String, CaseIterable, Sendable {
         case .desktopAlerts, .bell, .mouse:
             guard value == "on" || value == "off" else { throw .usage("\(rawValue) is on or off") }
             return self == .desktopAlerts ? (value == "on" ? "allowed" : "denied") : value
+        case .alertsWhileOpen:
+            guard AlertPolicy.WhileOpen(rawValue: value) != nil else {
+                throw .usage("alerts-while-open is one of: \(AlertPolicy.WhileOpen.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return value
         case .steadyTraffic:
             guard SteadyTraffic(rawValue: value) != nil else {
                 throw .usage("steady-traffic is one of: \(SteadyTraffic.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -82,6 +89,7 @@ public enum Setting: String, CaseIterable, Sendable {
         switch self {
         case .showInAlerts: stored ?? AlertPolicy.Content.name.rawValue
         case .desktopAlerts: stored.map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
+        case .alertsWhileOpen: stored ?? AlertPolicy.WhileOpen.default.rawValue
         case .bell: stored == "on" ? "on" : "off"
         case .mouse: stored == "off" ? "off" : "on"
         case .steadyTraffic: stored ?? SteadyTraffic.default.rawValue

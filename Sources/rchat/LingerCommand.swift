@@ -15,7 +15,8 @@ enum Linger {
     static func pidPath(_ home: String) -> String { "\(home)/linger.pid" }
 
     /// Starts `rchat linger` in a session of its own, detached from the terminal; it is told
-    /// which terminal the view ran in, to alert there when desktop alerts are off.
+    /// which terminal the view ran in, to alert there when desktop alerts are off or there is
+    /// no desktop.
     static func spawn(_ locations: Locations) {
         var arguments = [Detached.ownPath, "linger", "--home", locations.home, "--device-dir", locations.deviceDirectory]
         if let tty = ttyname(STDIN_FILENO) { arguments += ["--tty", String(cString: tty)] }
@@ -44,9 +45,10 @@ enum Linger {
         name: "linger", usage: "rchat linger [--tty PATH]",
         summary: "(started by the view when it quits) finish sending and alert for about 30 s.",
         details: """
-        Alerts as `rchat check` does: on the desktop when desktop alerts are on, else on the
-        terminal PATH the view ran in; when that terminal is gone, they are kept and shown
-        at the next start of the view.
+        Alerts as `rchat check` does: on the desktop when desktop alerts are on and there is
+        a desktop (a session bus or a display, and notify-send), else on the terminal PATH
+        the view ran in; when that terminal is gone, they are kept and shown at the next
+        start of the view ("While you were away").
         """,
         options: [.text("--tty", "PATH", help: "the terminal the view ran in")]
     ) { args, locations in
@@ -57,8 +59,10 @@ enum Linger {
         else { return }
         let engine = try Engine(account: account, log: .discarding)
         let center = AlertCenter(account: account)
-        let sink: AlertSink? = try center.desktopAllowed ? .detect(onClick: NotifyCommand.onClick(locations))
-            : args.value("--tty").map { .device(path: $0) }
+        // The desktop when desktop alerts are on and there is one (a session bus or a
+        // display, and notify-send); else the terminal, never standard error (nowhere here).
+        let desktop = try center.desktopAllowed ? AlertSink.desktop(onClick: NotifyCommand.onClick(locations)) : nil
+        let sink = desktop ?? args.value("--tty").map { .device(path: $0) }
         let alerts = AlertFeed(center: center) { alert in
             // Shown nowhere (the terminal is gone): kept for the next start.
             if sink?.post(alert) != true { try? center.owe(alert) }

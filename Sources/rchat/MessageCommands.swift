@@ -212,5 +212,8 @@ enum ContactStateCommands {
         guard args.positionals.count == 2 else { throw Arguments.UsageError(description: "give KEY and VALUE") }
         try account.setSetting(args.positionals[0], args.positionals[1])
         say("\(args.positionals[0]) \(args.positionals[1])")
+        if args.positionals == [Setting.desktopAlerts.rawValue, "on"], AlertSink.desktop() == nil {
+            warn("no desktop here (no session bus or display, or no notify-send): alerts here go to the terminal")
+        }
     }
 }

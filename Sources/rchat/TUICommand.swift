@@ -62,6 +62,7 @@ final class ViewSession {
         self.log = log
         let engine = try Engine(account: engineAccount, log: log)
         let model = try EngineChatModel(account: try AccountService(locations: locations), engine: engine)
+        model.desktop = AlertSink.desktop(onClick: NotifyCommand.onClick(locations))
         self.model = model
         let sink = model.eventSink
         let ended: @Sendable (EngineError?) -> Void = { failure in

@@ -2,6 +2,9 @@ import Foundation
 import XCTest
 import RChatCore
 import RChatCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class ContactCommandTests: XCTestCase {
     var box: Sandbox!
@@ -66,23 +69,44 @@ final class ContactCommandTests: XCTestCase {
     /// anything else in one line with exit 2, storing nothing.
     func testSettingsListTakeAndRefuse() throws {
         let listed = try box.rchat("alice", ["settings"]).lines
-        XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "bell off",
+        XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "alerts-while-open unfocused", "bell off",
                                 "receipt-window-ms 200", "receipt-batch 64", "ack-timeout-s 15", "max-attachment-mb 100",
-                                "steady-traffic normal"])
+                                "steady-traffic normal", "mouse on"])
         for (key, good, bad, says) in [("show-in-alerts", "message", "everything", "one of: name, nothing, message"),
-                                       ("desktop-alerts", "on", "yes", "on or off"), ("bell", "on", "loud", "on or off"),
+                                       ("desktop-alerts", "on", "yes", "on or off"),
+                                       ("alerts-while-open", "always", "hidden", "one of: off, unfocused, always"),
+                                       ("bell", "on", "loud", "on or off"),
                                        ("receipt-window-ms", "0", "60001", "from 0 to 60000"),
                                        ("receipt-batch", "1000", "1001", "from 1 to 1000"),
                                        ("ack-timeout-s", "30", "zero", "from 1 to 3600"),
                                        ("max-attachment-mb", "250", "0", "from 1 to 1048576"),
-                                       ("steady-traffic", "low", "high", "one of: off, low, normal")] {
+                                       ("steady-traffic", "low", "high", "one of: off, low, normal"),
+                                       ("mouse", "off", "maybe", "on or off")] {
             XCTAssertFailsCleanly(try box.rchat("alice", ["settings", key, bad]), status: 2, mentions: says)
             XCTAssertEqual(try box.rchat("alice", ["settings", key, good]).lines, ["\(key) \(good)"])
         }
         XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "volume", "11"]), status: 2, mentions: "unknown setting volume")
-        XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "bell on",
+        XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "alerts-while-open always", "bell on",
                                                                     "receipt-window-ms 0", "receipt-batch 1000", "ack-timeout-s 30",
-                                                                    "max-attachment-mb 250", "steady-traffic low"])
+                                                                    "max-attachment-mb 250", "steady-traffic low", "mouse off"])
+    }
+
+    /// Issue 26: turning desktop alerts on where there is no desktop says where alerts go
+    /// instead (stored all the same: the next start may be on a desktop).
+    func testDesktopAlertsOnWithoutADesktopSaysWhereAlertsGo() throws {
+        let bin = box.path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try "#!/bin/sh\nexit 0\n".write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
+        chmod("\(bin)/notify-send", 0o755)
+        let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let none = ["DISPLAY": "", "WAYLAND_DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": box.path("bin"), "PATH": path]
+        let bare = try box.rchat("alice", ["settings", "desktop-alerts", "on"], env: none)
+        XCTAssertEqual(bare.status, 0, bare.stderr)
+        XCTAssertEqual(bare.lines, ["desktop-alerts on"])
+        XCTAssertEqual(bare.stderr, "rchat: no desktop here (no session bus or display, or no notify-send): alerts here go to the terminal\n")
+        let desktop = try box.rchat("alice", ["settings", "desktop-alerts", "on"], env: none.merging(["DISPLAY": ":5"]) { $1 })
+        XCTAssertEqual(desktop.stderr, "", "a display and notify-send: a desktop")
+        XCTAssertEqual(try box.rchat("alice", ["settings", "desktop-alerts", "off"], env: none).stderr, "")
     }
 
     func testACodePastedWithSpacesAndLineBreaksIsAdded() throws {

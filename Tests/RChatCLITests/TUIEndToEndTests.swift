@@ -34,12 +34,12 @@ final class TUIEndToEndTests: XCTestCase {
 
     /// Opens `person`'s full-screen view (home and device directory in the sandbox).
     func openView(_ person: String, home: String? = nil, env: [String: String] = utf8,
-                  columns: Int = 100, rows: Int = 30) throws {
+                  columns: Int = 100, rows: Int = 30, desktopAlerts: String = "off") throws {
         let home = home ?? person
         // The desktop-alerts question is asked at the first open (its own tests are
         // screen-model tests); answered here so the keys below reach the composer.
         if FileManager.default.fileExists(atPath: world.box.path("\(home)-home/rchat.db")) {
-            try world.expectSuccess(world.box.rchat(home, ["settings", "desktop-alerts", "off"]))
+            try world.expectSuccess(world.box.rchat(home, ["settings", "desktop-alerts", desktopAlerts]))
         }
         try screens.open(session(person), [Binaries.path("rchat"), "--home", world.box.path("\(home)-home"),
                                           "--device-dir", world.box.path("\(home)-device")],
@@ -62,9 +62,9 @@ final class TUIEndToEndTests: XCTestCase {
 
     /// Alice and Sam paired, both views open, Alice's conversation with Sam open and a
     /// warm-up message from her Delivered: a session both ways.
-    func warmedUpViews() throws {
+    func warmedUpViews(samEnv: [String: String] = utf8, samDesktopAlerts: String = "off") throws {
         try world.makePair("alice", "sam")
-        try openView("sam")
+        try openView("sam", env: samEnv, desktopAlerts: samDesktopAlerts)
         try openView("alice")
         try screen("alice", "online") { $0.contains("Online") }
         try screen("sam", "Alice listed, online") { $0.contains("Alice") && $0.contains("Online") }
@@ -590,15 +590,16 @@ final class TUIEndToEndTests: XCTestCase {
         }
     }
 
-    /// `bell on`: a message in another conversation rings the terminal bell (tmux flags the
-    /// window); one in the open conversation does not.
-    func testBellForAMessageInAnotherConversation() throws {
+    /// Alice's view open on her conversation with Sam, Carol's in the list; Sam's and Carol's
+    /// syncs running, Sam's first message ("before the view") stored before the view opened
+    /// (so it alerts nothing). `settings` are set for Alice first.
+    func aliceViewOnSamWithCarolElsewhere(settings: [(String, String)], env: [String: String] = utf8,
+                                          desktopAlerts: String = "off") throws {
         try world.makePair("alice", "sam")
         try world.makeAccount("carol")
         try world.add("alice", "carol")
         try world.add("carol", "alice")
-        try world.expectSuccess(world.box.rchat("alice", ["settings", "bell", "on"]))
-        // Sam's first message is stored before the view opens: it rings nothing.
+        for (key, value) in settings { try world.expectSuccess(world.box.rchat("alice", ["settings", key, value])) }
         try world.startSync("alice")
         try world.startSync("sam")
         let before = try world.send("sam", to: "Alice", "before the view")
@@ -606,12 +607,18 @@ final class TUIEndToEndTests: XCTestCase {
         world.stopSync("alice")
         try world.startSync("carol")
 
-        try openView("alice")
+        try openView("alice", env: env, desktopAlerts: desktopAlerts)
         try screen("alice", "the list with Sam and Carol") { $0.contains("Sam") && $0.contains("Carol") && $0.contains("Online") }
         try screens.keys(session("alice"), "Enter")
         let opened = try screen("alice", "a conversation open") { $0.contains("Message Sam") || $0.contains("Message Carol") }
         if !opened.contains("Message Sam") { try screens.keys(session("alice"), "C-n") }   // the other one
         try screen("alice", "Sam's conversation open") { Self.conversationLine("before the view", in: $0) != nil }
+    }
+
+    /// `bell on`: a message in another conversation rings the terminal bell (tmux flags the
+    /// window); one in the open conversation does not.
+    func testBellForAMessageInAnotherConversation() throws {
+        try aliceViewOnSamWithCarolElsewhere(settings: [("bell", "on")])
         func bellFlag() throws -> String {
             try screens.tmux(["display-message", "-p", "-t", session("alice"), "#{window_bell_flag}"]).stdout
                 .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -629,9 +636,10 @@ final class TUIEndToEndTests: XCTestCase {
 
     /// `rchat demo`: one command, and Sam answers what the user actually did — the text
     /// sent, and that it waited at the relay while Sam was offline. The demo asks nothing
-    /// about desktop alerts (its folder is deleted on quit) and speaks of F1 for the keys.
+    /// about desktop alerts (its folder is deleted on quit, and here there is no desktop
+    /// either) and speaks of F1 for the keys.
     func testDemoStartsAndSamAnswersWhatHappened() throws {
-        try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8)
+        try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8.merging(try noDesktop().env) { $1 })
         let greeted = try screen("demo", "Sam's greeting") { $0.contains("Hi, I'm Sam") && $0.contains("Online") }
         XCTAssertFalse(greeted.contains("Show desktop alerts"), greeted)
         XCTAssertTrue(greeted.contains("F1 shows the keys"), greeted)

@@ -87,7 +87,33 @@ extension TUIEndToEndTests {
     /// (desktop alerts are off); a linger whose terminal is gone keeps them, and the next
     /// view shows them once.
     func testTheLingerAlertsOnItsTerminalOrKeepsTheAlertForTheNextStart() throws {
-        try warmedUpViews()
+        try lingerAlertsOnItsTerminalOrKeepsThem(desktopAlerts: "off")
+    }
+
+    /// Issue 26: the same with desktop alerts on where there is no desktop (no session bus,
+    /// no display): never to the linger's standard error, which goes nowhere, and never to
+    /// `notify-send`, which is there but has nothing to show on.
+    func testWithoutADesktopTheLingerAlertsOnItsTerminalOrKeepsTheAlert() throws {
+        try lingerAlertsOnItsTerminalOrKeepsThem(desktopAlerts: "on")
+    }
+
+    /// An environment without a desktop: no session bus (neither the variable nor
+    /// `$XDG_RUNTIME_DIR/bus`), no display, and a `notify-send` on PATH that records any
+    /// call (in `recorded`).
+    func noDesktop() throws -> (env: [String: String], recorded: String) {
+        let bin = world.box.path("no-desktop"), runtime = world.box.path("no-desktop-runtime")
+        for dir in [bin, runtime] { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        let recorded = "\(bin)/notify-send-calls"
+        try "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '\(recorded)'\n".write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
+        chmod("\(bin)/notify-send", 0o755)
+        let env = ["DISPLAY": "", "WAYLAND_DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": runtime,
+                   "PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+        return (env, recorded)
+    }
+
+    private func lingerAlertsOnItsTerminalOrKeepsThem(desktopAlerts: String) throws {
+        let desktop = try noDesktop()
+        try warmedUpViews(samEnv: Self.utf8.merging(desktop.env) { $1 }, samDesktopAlerts: desktopAlerts)
 
         try screens.keys(session("sam"), "C-q")
         try screen("sam", "Sam's view quit") { $0.contains("[exited 0]") }
@@ -103,6 +129,7 @@ extension TUIEndToEndTests {
         linger.executableURL = URL(fileURLWithPath: Binaries.path("rchat"))
         linger.arguments = ["linger", "--tty", "/dev/pts/999999", "--home", world.box.path("sam-home"),
                             "--device-dir", world.box.path("sam-device")]
+        linger.environment = ProcessInfo.processInfo.environment.merging(desktop.env) { $1 }
         linger.standardInput = FileHandle.nullDevice
         linger.standardOutput = FileHandle.nullDevice
         linger.standardError = FileHandle.nullDevice
@@ -119,14 +146,15 @@ extension TUIEndToEndTests {
             return try db.queryOne("SELECT value FROM settings WHERE key = 'owed_alerts'", [])?.string("value") == "Alice: New message"
         }
         try stopLinger("sam")
-        try openView("sam")
+        try openView("sam", env: Self.utf8.merging(desktop.env) { $1 }, desktopAlerts: desktopAlerts)
         try screen("sam", "the kept alert shown at the next start") { $0.contains("While you were away: Alice: New message") }
         try screens.keys(session("sam"), "C-q")
         try screen("sam", "quit again") { $0.contains("[exited 0]") }
         try stopLinger("sam")
-        try openView("sam")
+        try openView("sam", env: Self.utf8.merging(desktop.env) { $1 }, desktopAlerts: desktopAlerts)
         let again = try screen("sam", "the view again") { $0.contains("Alice") && $0.contains("Online") }
         XCTAssertFalse(again.contains("While you were away"), "shown once:\n\(again)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: desktop.recorded), "no desktop to show alerts on")
     }
 }
 

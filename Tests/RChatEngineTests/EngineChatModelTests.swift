@@ -253,4 +253,44 @@ final class EngineChatModelTests: XCTestCase {
         XCTAssertTrue(try AlertCenter(account: model.account).desktopAllowed)
         XCTAssertTrue(model.drainEvents().isEmpty, "no event: nothing on screen changes")
     }
+    /// Issue 26: what the view says of the desktop (`ViewSettings.desktop`, `whileOpen`),
+    /// and its desktop alerts: only where there is a desktop and they are allowed, grouped as
+    /// one check (five each, more one summary), recorded so never twice, never for the
+    /// conversation on screen (a fake `notify-send` records each alert).
+    func testDesktopAlertsWhileTheViewRuns() throws {
+        let sam = try sam
+        let script = directory.path + "/notify-send", recorded = directory.path + "/notify-send-calls"
+        try "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '\(recorded)'\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        func calls() -> [String] {
+            ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        XCTAssertEqual(model.viewSettings().desktop, .unavailable, "no desktop here")
+        XCTAssertEqual(model.viewSettings().whileOpen, .unfocused)
+        model.desktop = .desktop(notifySend: script)
+        XCTAssertEqual(model.viewSettings().desktop, .notAllowed)
+        let first = try incoming("one")
+        model.alertOnDesktop([(sam, first)], onScreen: nil)
+        XCTAssertEqual(calls(), [], "not allowed")
+
+        model.setAlertPermission(true)
+        XCTAssertEqual(model.viewSettings().desktop, .allowed)
+        let three = [first] + (try (2...3).map { try incoming("m\($0)") })
+        model.alertOnDesktop(three.map { (sam, $0) }, onScreen: nil)
+        XCTAssertEqual(calls(), Array(repeating: "--app-name=rChat -- Sam New message", count: 3))
+        model.alertOnDesktop(three.map { (sam, $0) }, onScreen: nil)
+        XCTAssertEqual(calls().count, 3, "never twice")
+        let seven = try (1...7).map { try incoming("burst \($0)") }
+        model.alertOnDesktop(seven.map { (sam, $0) }, onScreen: nil)
+        XCTAssertEqual(calls().last, "--app-name=rChat -- rChat 7 new messages")
+        XCTAssertEqual(calls().count, 4)
+        model.alertOnDesktop([(sam, try incoming("on screen"))], onScreen: sam)
+        XCTAssertEqual(calls().count, 4, "never for the conversation on screen")
+
+        try model.account.setSetting("alerts-while-open", "off")
+        XCTAssertEqual(model.viewSettings().whileOpen, .off)
+        try model.account.store.setSetting("alerts-while-open", "sometimes")
+        XCTAssertEqual(model.viewSettings().whileOpen, .off, "unreadable: the quieter choice")
+        XCTAssertThrowsError(try AlertCenter(account: model.account).whileOpen)
+    }
 }

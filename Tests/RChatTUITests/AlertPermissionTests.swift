@@ -5,13 +5,13 @@ import RChatCore
 /// Seed 001: "rChat asks for permission to show alerts the first time you open a
 /// conversation, not when you first install it" — once; the store remembers the answer.
 final class AlertPermissionTests: XCTestCase {
-    private func notAskedYet() -> FakeChatModel {
+    func notAskedYet() -> FakeChatModel {
         let (model, _) = samConversation()
         model.alertPermissionAsked = false
         return model
     }
 
-    private func promptShown(_ view: ChatView) -> Bool {
+    func promptShown(_ view: ChatView) -> Bool {
         view.frame().contains(ChatView.alertPermissionQuestion)
     }
 
@@ -135,5 +135,33 @@ final class AlertPermissionTests: XCTestCase {
         let screen = view.frame()
         XCTAssertTrue(screen.contains("Show desktop alerts"), screen.dump)
         XCTAssertTrue(screen.contains("(y/n)"), screen.dump)
+    }
+}
+
+extension AlertPermissionTests {
+    /// Issue 26: where there is no desktop (no session bus or display, or no notify-send)
+    /// desktop alerts are never offered: no question at the first open, nothing stored.
+    func testNeverAskedWithoutADesktop() {
+        let model = notAskedYetWithoutADesktop()
+        let view = makeView(model)
+        view.press(.enter)
+        XCTAssertEqual(view.state.openConversation, model.id("Sam"))
+        XCTAssertFalse(promptShown(view), view.frame().dump)
+        XCTAssertNil(view.state.overlay)
+        view.type("hi")
+        XCTAssertEqual(view.state.composer.text, "hi", "keys go to the composer")
+        view.press(.control("n"))
+        XCTAssertFalse(promptShown(view))
+        XCTAssertTrue(model.alertPermissionAnswers.isEmpty)
+        XCTAssertFalse(model.alertPermissionAsked, "still not asked: a later start on a desktop asks")
+        let opened = makeView(notAskedYetWithoutADesktop(), open: "Sam")
+        XCTAssertFalse(promptShown(opened), "nor when opened at start")
+    }
+
+    private func notAskedYetWithoutADesktop() -> FakeChatModel {
+        let (model, _) = samConversation()
+        model.alertPermissionAsked = false
+        model.settings.desktop = .unavailable
+        return model
     }
 }

@@ -104,9 +104,9 @@ final class BannerTests: XCTestCase {
         XCTAssertEqual(banner(view.frame()), "F1 help")
     }
 
-    /// The same threshold as every alert: up to five each show (grouped by contact), more
+    /// The same threshold as every alert: up to five show (one per contact, counted), more
     /// than five are one summary.
-    func testSeveralAtOnceShowEachUpToFiveThenOneSummary() {
+    func testSeveralAtOnceShowOncePerContactUpToFiveThenOneSummary() {
         let (model, _) = samConversation()
         model.contact("Kim")
         let view = makeView(model, open: "Sam")
@@ -117,14 +117,48 @@ final class BannerTests: XCTestCase {
             })
         }
         burst(["Alex", "Kim", "Alex"])
-        XCTAssertEqual(view.state.banner?.text, "Alex: New message · Alex: New message · Kim: New message",
-                       "three alerts, grouped by contact")
+        XCTAssertEqual(view.state.banner?.text, "Alex: 2 new messages · Kim: New message", "grouped by contact, counted")
         view.press(.escape)
         burst(["Alex", "Kim", "Alex", "Kim", "Alex"])
-        XCTAssertEqual(view.state.banner?.text.components(separatedBy: " · ").count, 5)
+        XCTAssertEqual(view.state.banner?.text, "Alex: 3 new messages · Kim: 2 new messages")
         view.press(.escape)
         burst(["Alex", "Kim", "Alex", "Kim", "Alex", "Kim"])
         XCTAssertEqual(banner(view.frame()), "rChat: 6 new messages")
+    }
+
+    /// Issue 26: several messages from one contact while another conversation is on screen
+    /// show "Alex: 3 new messages", not the same banner three times; the count starts again
+    /// once the banner went (a key, or its time).
+    func testMessagesArrivingOneByOneAreCountedWhileTheBannerIsUp() {
+        let (model, _) = samConversation()
+        model.settings.alerts = .message
+        let view = makeView(model, open: "Sam")
+        // The fake's clock moves a minute per message: here it moves only when the test says.
+        func arriveNow(_ model: FakeChatModel, _ view: ChatView, _ contact: String, _ text: String) {
+            let now = model.clock
+            arrive(model, view, contact, text)
+            model.clock = now
+        }
+        arriveNow(model, view, "Alex", "one")
+        XCTAssertEqual(banner(view.frame()), "Alex: one")
+        arriveNow(model, view, "Alex", "two")
+        XCTAssertEqual(banner(view.frame()), "Alex: 2 new messages")
+        model.clock += 4
+        arriveNow(model, view, "Alex", "three")
+        XCTAssertEqual(banner(view.frame()), "Alex: 3 new messages")
+        model.clock += 4
+        XCTAssertEqual(banner(view.frame()), "Alex: 3 new messages", "each arrival keeps it up its full time")
+        arriveNow(model, view, "Sam", "on screen")
+        XCTAssertEqual(banner(view.frame()), "Alex: 3 new messages", "the conversation on screen is not counted")
+        model.contact("Lee", state: .request)
+        arriveNow(model, view, "Lee", "who")
+        XCTAssertEqual(banner(view.frame()), "Alex: 3 new messages · rChat: New message request")
+        view.type("x")
+        arriveNow(model, view, "Alex", "four")
+        XCTAssertEqual(banner(view.frame()), "Alex: four", "a new banner after a key")
+        model.clock += 6
+        arriveNow(model, view, "Alex", "five")
+        XCTAssertEqual(banner(view.frame()), "Alex: five", "and after its time ran out")
     }
 
     /// `rchat settings bell on` while the view runs: the engine says a command changed the

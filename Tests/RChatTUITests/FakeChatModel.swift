@@ -180,6 +180,12 @@ final class FakeChatModel: ChatModel {
         alertPermissionAsked = true
     }
 
+    /// What the view asked to alert on the desktop, burst by burst.
+    var desktopAlerts: [(arrivals: [MessageID], onScreen: ConversationID?)] = []
+    func alertOnDesktop(_ arrivals: [(conversation: ConversationID, id: MessageID)], onScreen: ConversationID?) {
+        desktopAlerts.append((arrivals.map(\.id), onScreen))
+    }
+
     var wakeDescriptor: Int32 { -1 }
     func drainEvents() -> [ChatEvent] { defer { events = [] }; return events }
 

@@ -187,3 +187,21 @@ final class TerminalTypeTests: XCTestCase {
         XCTAssertEqual(view.state.composer.text, "kept")
     }
 }
+
+extension EscapeSequenceTests {
+    /// Issue 26: focus reports (`ESC [ I`, `ESC [ O`, sent once `ESC [ ? 1004 h` is on) are
+    /// keys of their own, never typed: among typed text, after a real Esc, and inside a
+    /// paste (where they are not part of what was pasted).
+    func testFocusReportsAreDecodedAndNeverTyped() {
+        XCTAssertEqual(KeyDecoder.focusReportingOn, "\u{1B}[?1004h")
+        XCTAssertEqual(KeyDecoder.focusReportingOff, "\u{1B}[?1004l")
+        let typed: [Key] = [.character("a")] + raw("[O") + [.character("b")] + raw("[I") + raw("[I")
+        XCTAssertEqual(KeyDecoder.folding(typed), [.character("a"), .focusOut, .character("b"), .focusIn, .focusIn])
+        XCTAssertEqual(KeyDecoder.folding([.escape] + raw("[O")), [.escape, .focusOut], "a real Esc before it stays")
+        XCTAssertEqual(KeyDecoder.folding(raw("[O") + [.escape, .character("x")]), [.focusOut, .alt(.character("x"))])
+        var paste = BracketedPaste()
+        let pasted = paste.fold(KeyDecoder.folding(raw("[200~") + [.character("h")] + raw("[O") + [.character("i")] + raw("[201~")))
+        XCTAssertEqual(pasted, [.character("h"), .focusOut, .character("i")], "the paste's text, and the focus report kept")
+        XCTAssertFalse(paste.inside)
+    }
+}

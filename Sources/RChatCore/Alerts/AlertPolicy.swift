@@ -73,11 +73,15 @@ public enum AlertPolicy {
 
         /// The alert on one line, as a banner or a terminal shows it: "Sam: New message".
         public var line: String { "\(title): \(text)" }
+
+        /// A message request's alert (which never names its sender).
+        var isRequest: Bool { contact == nil && text == AlertPolicy.requestText }
     }
 
     /// "After 5 alerts in one check, rChat shows one summary such as '8 new messages'."
     public static let summaryThreshold = 5
     public static let previewCharacters = 100
+    static let requestText = "New message request"
 
     /// Whether this arrival alerts at all.
     public static func alerts(_ a: Arrival) -> Bool {
@@ -92,7 +96,7 @@ public enum AlertPolicy {
         guard alerts(a) else { return nil }
         switch a.kind {
         case .request:
-            return Alert(title: "rChat", text: "New message request", contact: nil, conversation: a.conversation)
+            return Alert(title: "rChat", text: requestText, contact: nil, conversation: a.conversation)
         case .silent:
             return nil
         case .photo, .voiceMessage, .file, .text:
@@ -117,15 +121,37 @@ public enum AlertPolicy {
         if each.count > summaryThreshold {
             return [Alert(title: "rChat", text: "\(each.count) new messages", contact: nil)]
         }
-        // Grouped by contact, keeping the order in which each contact first appeared.
+        return groups(each).flatMap { $0 }
+    }
+
+    /// The alerts grouped by contact, in the order in which each contact first appeared: a
+    /// contact's, the requests', and (with `nothing` shown) the nameless messages' apart.
+    static func groups(_ alerts: [Alert]) -> [[Alert]] {
         var order: [String] = []
         var groups: [String: [Alert]] = [:]
-        for alert in each {
-            let key = alert.contact ?? "\u{0}\(alert.title)"
+        for alert in alerts {
+            let key = alert.contact ?? (alert.isRequest ? "\u{0}request" : "\u{0}\(alert.title)")
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(alert)
         }
-        return order.flatMap { groups[$0]! }
+        return order.map { groups[$0]! }
+    }
+
+    /// What the view's banner shows for everything that arrived while it is up: one alert per
+    /// contact, counted ("Sam: 3 new messages", never the same line three times), grouped and
+    /// summarised as `alerts(for:content:)` groups and summarises.
+    public static func counted(_ arrivals: [Arrival], content: Content) -> [Alert] {
+        let each = arrivals.compactMap { alert(for: $0, content: content) }
+        if each.count > summaryThreshold {
+            return [Alert(title: "rChat", text: "\(each.count) new messages", contact: nil)]
+        }
+        return groups(each).map { group in
+            guard group.count > 1 else { return group[0] }
+            let first = group[0]
+            let text = first.isRequest ? "\(group.count) new message requests" : "\(group.count) new messages"
+            let conversation = group.allSatisfy { $0.conversation == first.conversation } ? first.conversation : nil
+            return Alert(title: first.title, text: text, contact: first.contact, conversation: conversation)
+        }
     }
 
     /// An alert's text as a desktop notification's body: notification services read the

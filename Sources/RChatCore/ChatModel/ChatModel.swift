@@ -63,6 +63,9 @@ public protocol ChatModel: AnyObject {
     var alertPermissionAsked: Bool { get }
     /// The answer, remembered by the store: desktop alerts allowed or refused.
     func setAlertPermission(_ allowed: Bool)
+    /// Desktop alerts for messages that arrived while the view runs (`alerts-while-open`), by
+    /// the policy of every alert: recorded, so never twice; never for `onScreen`.
+    func alertOnDesktop(_ arrivals: [(conversation: ConversationID, id: MessageID)], onScreen: ConversationID?)
 
     /// A descriptor that becomes readable when something changed; `drainEvents` empties it
     /// and says what changed, so the view redraws only that.

@@ -7,10 +7,18 @@ public struct ViewSettings: Equatable, Sendable {
     /// `mouse on` (the default): the wheel scrolls the pane under the pointer, a click
     /// selects; off leaves the mouse to the terminal.
     public var mouse: Bool
+    /// Whether desktop alerts can be shown here and may be: without a desktop the view never
+    /// offers them.
+    public var desktop: AlertPolicy.Desktop
+    /// `alerts-while-open`.
+    public var whileOpen: AlertPolicy.WhileOpen
 
-    public init(alerts: AlertPolicy.Content = .name, bell: Bool = false, mouse: Bool = true) {
+    public init(alerts: AlertPolicy.Content = .name, bell: Bool = false, mouse: Bool = true, desktop: AlertPolicy.Desktop = .notAllowed,
+                whileOpen: AlertPolicy.WhileOpen = .default) {
         self.alerts = alerts
         self.bell = bell
         self.mouse = mouse
+        self.desktop = desktop
+        self.whileOpen = whileOpen
     }
 }

@@ -40,8 +40,9 @@ final class CursesTerminal {
         for (bytes, key) in KeyDecoder.escapeSequences where key_defined("\u{1B}" + bytes) == 0 {
             _ = define_key("\u{1B}" + bytes, key == .home ? KEY_HOME : KEY_END)
         }
-        // The rest arrive unrecognised, as Esc and characters, and KeyDecoder folds them.
-        for (bytes, key) in KeyDecoder.wordSequences {
+        // The rest arrive unrecognised, as Esc and characters, and KeyDecoder folds them
+        // (focus reports too, unless the entry lists them as kxIN and kxOUT).
+        for (bytes, key) in KeyDecoder.wordSequences + KeyDecoder.focusSequences {
             let code = key_defined("\u{1B}" + bytes)
             if code > 0 { extendedKeys[code] = key }
         }

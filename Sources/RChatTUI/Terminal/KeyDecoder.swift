@@ -161,7 +161,8 @@ public enum KeyDecoder {
 /// `ESC [201~`. Inside a paste a line break (CR, LF or CRLF) is `"\n"`, typed into the
 /// message, so a paste never submits the composer halfway and lands as one message of
 /// several lines (a code copied across screen rows arrives whole: `/add` removes the
-/// whitespace); a tab is a space; other control keys in a paste are dropped. The markers
+/// whitespace); a tab is a space; other control keys in a paste are dropped (focus reports
+/// pass: they are not pasted). The markers
 /// are removed. A paste may span several reads, so whether one is open (and whether its
 /// last key was a CR) is kept between calls.
 public struct BracketedPaste: Sendable {
@@ -196,6 +197,8 @@ public struct BracketedPaste: Sendable {
             case .enter: out.append(.character("\n"))
             case .control("j") where !afterCR: out.append(.character("\n"))
             case .tab: out.append(.character(" "))
+            // Not part of the paste: the window's focus changed meanwhile.
+            case .focusIn, .focusOut: out.append(key)
             default: continue
             }
         }

@@ -108,6 +108,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { break }   // the terminal went away
     }
     view.cancelRecording()   // a recorder never outlives the view
+    view.postDesktopAlerts(all: true)   // held ones: the linger sees only what arrives after
     view.saveDrafts()   // a signal or a closed terminal keeps what was typed, as quitting does
     return 0
 }

@@ -2,7 +2,7 @@ import RChatCore
 
 /// Seed 001: rChat asks for permission to show alerts the first time a conversation is
 /// opened, not at install — once: the store remembers the answer, and
-/// `rchat settings desktop-alerts on|off` changes it later.
+/// `rchat settings desktop-alerts on|off` changes it later. Only where there is a desktop.
 extension ChatView {
     static let alertPermissionQuestion = "Show desktop alerts for new messages? (y/n)"
     static let alertPermissionLater = "Change it later with: rchat settings desktop-alerts on|off"
@@ -11,7 +11,9 @@ extension ChatView {
     func askAlertPermissionOnce() {
         guard !alertPermissionConsidered, state.overlay == nil else { return }
         alertPermissionConsidered = true
-        guard !model.alertPermissionAsked else { return }
+        // Without a desktop (no session bus or display, or no notify-send) they are never
+        // offered: alerts there go to the terminal.
+        guard settings.desktop != .unavailable, !model.alertPermissionAsked else { return }
         state.overlay = Overlay(kind: .alertPermission, title: "Desktop alerts", lines: [
             Overlay.Line(Self.alertPermissionQuestion, .bold),
             Overlay.Line(Self.alertPermissionLater, .dim),

@@ -195,6 +195,10 @@ extension ChatView {
     /// to end (a player, the demo's work), a second while recording.
     public var pollMilliseconds: Int32? {
         thread.check()
+        return [transferPollMilliseconds, desktopAlertMilliseconds].compactMap { $0 }.min()
+    }
+
+    private var transferPollMilliseconds: Int32? {
         if !movingTransfers.isEmpty || state.notice?.needsLooking == true { return Int32(Self.transferReadInterval * 1000) }
         if case .recording? = state.prompt { return 1000 }
         return nil

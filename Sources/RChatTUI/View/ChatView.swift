@@ -44,6 +44,10 @@ public final class ChatView {
     var unreadableVoice: Set<MessageID> = []
     /// Whether the terminal was asked for mouse reports.
     var mouseReporting = false
+    /// Messages held for a desktop alert while the view runs (`alerts-while-open`).
+    var desktopBurst = AlertBurst<(conversation: ConversationID, id: MessageID)>()
+    /// The multiplexer's last answer (`clock` seconds).
+    var multiplexerAnswer: (at: Double, value: AlertPolicy.Multiplexer)?
 
     public init(model: ChatModel, options: TUIOptions = TUIOptions(), glyphs: Glyphs = .unicode,
                 rows: Int, columns: Int, now: @escaping () -> Int64 = { Int64(Date().timeIntervalSince1970) },
@@ -111,6 +115,7 @@ public final class ChatView {
         state.now = now()
         if let banner = state.banner, banner.until <= state.now { state.banner = nil }
         state.notice = state.notice?.after(.looked)
+        flushDesktopAlerts(all: false)
         saveDueDrafts()
         readTransfersIfDue()
     }
@@ -215,19 +220,19 @@ public final class ChatView {
         var reloadRows = false
         var openRequested = false
         var transfersMoved = false
-        var elsewhere: [(conversation: ConversationID, preview: String)] = []
+        var elsewhere: [(conversation: ConversationID, id: MessageID, preview: String)] = []
         for event in events {
             switch event {
             case .conversationsChanged:
                 refreshList = true
-            case .newMessage(let conversation, _, let preview):
+            case .newMessage(let conversation, let id, let preview):
                 refreshList = true
                 if conversation == state.openConversation, let window = state.window {
                     let following = state.anchor == nil && window.reachesNewest
                     state.window?.syncTail(model: model)
                     if !following { state.unread.arrived(at: window.total) }
                 } else {
-                    elsewhere.append((conversation, preview))
+                    elsewhere.append((conversation, id, preview))
                 }
             case .statusChanged(let conversation, let id, let status):
                 state.notice = state.notice?.after(.status(id, status))   // "Sending photo.png." goes once it left Sending
@@ -262,6 +267,7 @@ public final class ChatView {
             switchTo(id)
             state.focus = .composer
         }
-        showBanner(for: elsewhere)
+        showBanner(for: elsewhere.map { ($0.conversation, $0.preview) })
+        considerDesktopAlerts(elsewhere.map { ($0.conversation, $0.id) })
     }
 }

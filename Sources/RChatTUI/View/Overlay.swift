@@ -76,6 +76,8 @@ public struct SearchResults: Equatable, Sendable {
 public struct Banner: Equatable, Sendable {
     public var text: String
     public var until: Int64
+    /// What arrived while it is up: counted in `text`.
+    var arrivals: [AlertPolicy.Arrival] = []
 }
 
 /// Where the conversation is scrolled to: the item at the bottom of the pane and how many

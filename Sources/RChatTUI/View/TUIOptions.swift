@@ -41,13 +41,18 @@ public struct TUIOptions {
     /// The environment the view reads: `HOME` for `~`, `PATH` for xdg-open and the audio
     /// tools, the terminal's type and `NO_COLOR`/`RCHAT_GRAPHICS` for previews.
     public var environment: [String: String]
+    /// Asks the terminal multiplexer the view runs in whether its window is shown
+    /// (`MultiplexerProbe.ask` over `environment`; tests answer themselves).
+    public var multiplexer: () -> AlertPolicy.Multiplexer
 
     public init(demoCommands: [DemoCommand] = [], timeZone: TimeZone = .current,
                 bannerSeconds: Int64 = 5, openAtStart: String? = nil, draftDirectory: String? = nil,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+                environment: [String: String] = ProcessInfo.processInfo.environment,
+                multiplexer: (() -> AlertPolicy.Multiplexer)? = nil) {
         self.demoCommands = demoCommands; self.timeZone = timeZone
         self.bannerSeconds = bannerSeconds; self.openAtStart = openAtStart
         self.draftDirectory = draftDirectory
         self.environment = environment
+        self.multiplexer = multiplexer ?? { MultiplexerProbe.ask(environment: environment) }
     }
 }
