@@ -243,8 +243,8 @@ final class ChatEventQueue: Sendable {
 }
 
 extension EngineChatModel {
-    /// `show-in-alerts` (what a banner shows) and `bell` (a terminal bell for a message
-    /// elsewhere, default off). A setting that cannot be read gives the quieter choice:
+    /// `show-in-alerts` (what a banner shows), `bell` (a terminal bell for a message
+    /// elsewhere, default off) and `glyphs` (default unicode). A setting that cannot be read gives the quieter choice:
     /// nothing about who, no bell.
     public func takeOpenRequest() -> ConversationID? {
         try? AlertCenter(account: account).takeOpenRequest()
@@ -256,6 +256,7 @@ extension EngineChatModel {
 
     public func viewSettings() -> ViewSettings {
         ViewSettings(alerts: (try? AlertCenter(account: account).content) ?? .nothing,
-                     bell: (try? account.store.setting(SettingKey.bell)) == "on")
+                     bell: (try? account.store.setting(SettingKey.bell)) == "on",
+                     glyphs: (try? account.store.setting(Setting.glyphs.storeKey)).flatMap(GlyphChoice.init(rawValue:)) ?? .unicode)
     }
 }

@@ -12,6 +12,7 @@ public enum Setting: String, CaseIterable, Sendable {
     case acknowledgementTimeout = "ack-timeout-s"
     case maxAttachment = "max-attachment-mb"
     case steadyTraffic = "steady-traffic"
+    case glyphs
 
     /// Its key in the store's settings table.
     public var storeKey: String {
@@ -19,7 +20,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: SettingKey.showInAlerts
         case .desktopAlerts: SettingKey.alertsPermission
         case .bell: SettingKey.bell
-        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic: rawValue
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic, .glyphs: rawValue
         }
     }
 
@@ -30,7 +31,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: (1...1_000, 64)
         case .acknowledgementTimeout: (1...3_600, 15)
         case .maxAttachment: (1...1_048_576, 100)
-        case .showInAlerts, .desktopAlerts, .bell, .steadyTraffic: nil
+        case .showInAlerts, .desktopAlerts, .bell, .steadyTraffic, .glyphs: nil
         }
     }
 
@@ -45,6 +46,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .acknowledgementTimeout: "seconds without a relay acknowledgement before Not confirmed (default 15)"
         case .maxAttachment: "the largest file sent, in MB of 1,048,576 bytes (default 100)"
         case .steadyTraffic: "off, low or normal (default): while a conversation is open, a frame every 10 s (low) or 2 s (normal), a dummy when there is nothing to send, and cover frames to your own mailbox, so the relay cannot tell chatting from quiet"
+        case .glyphs: "unicode (default) or ascii: the characters of the full-screen view's statuses, borders and marks (ascii: for a font that lacks even the common ones; what contacts write is drawn as written)"
         }
     }
 
@@ -65,6 +67,9 @@ public enum Setting: String, CaseIterable, Sendable {
                 throw .usage("steady-traffic is one of: \(SteadyTraffic.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return value
+        case .glyphs:
+            guard GlyphChoice(rawValue: value) != nil else { throw .usage("glyphs is unicode or ascii") }
+            return value
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment:
             let range = numbers!.range
             guard let n = Int(value), range.contains(n) else {
@@ -81,6 +86,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .desktopAlerts: stored.map { $0 == "allowed" ? "on" : "off" } ?? "not asked yet"
         case .bell: stored == "on" ? "on" : "off"
         case .steadyTraffic: stored ?? SteadyTraffic.default.rawValue
+        case .glyphs: stored ?? GlyphChoice.unicode.rawValue
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment: stored ?? String(numbers!.default)
         }
     }

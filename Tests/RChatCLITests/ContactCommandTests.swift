@@ -120,6 +120,19 @@ final class ContactCommandTests: XCTestCase {
         XCTAssertEqual(try bell(), "bell off")
     }
 
+    func testGlyphsSettingIsUnicodeUntilSetToASCII() throws {
+        func glyphs() throws -> String? {
+            try box.rchat("alice", ["settings"]).lines.first { $0.hasPrefix("glyphs ") }
+        }
+        XCTAssertEqual(try glyphs(), "glyphs unicode")
+        XCTAssertEqual(try box.rchat("alice", ["settings", "glyphs", "ascii"]).status, 0)
+        XCTAssertEqual(try glyphs(), "glyphs ascii")
+        XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "glyphs", "emoji"]), status: 2, mentions: "glyphs is unicode or ascii")
+        XCTAssertEqual(try glyphs(), "glyphs ascii", "a refused value changes nothing")
+        XCTAssertEqual(try box.rchat("alice", ["settings", "glyphs", "unicode"]).status, 0)
+        XCTAssertEqual(try glyphs(), "glyphs unicode")
+    }
+
     func testBadCodesAreRefusedAndNothingIsStored() throws {
         let good = try code("sam")
         var mistyped = Array(good)

@@ -31,6 +31,10 @@ public struct Glyphs: Sendable {
     public var selection: String { isUnicode ? "▶" : ">" }
     public var prompt: String { isUnicode ? "› " : "> " }
     public var separator: String { isUnicode ? " · " : " | " }
+    public var dash: String { isUnicode ? "—" : "-" }
+    public var rowMark: String { isUnicode ? "•" : "*" }
+    public var recording: String { isUnicode ? "●" : "*" }
+    public var lineBreak: String { isUnicode ? "⏎" : "|" }
     /// Before the disappearing-message timer in the header: "⏱ 1 hour".
     public var timer: String { isUnicode ? "⏱" : "timer" }
     public var moreAbove: String { isUnicode ? "▲" : "^" }
