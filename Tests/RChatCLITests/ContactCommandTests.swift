@@ -68,21 +68,22 @@ final class ContactCommandTests: XCTestCase {
         let listed = try box.rchat("alice", ["settings"]).lines
         XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "bell off",
                                 "receipt-window-ms 200", "receipt-batch 64", "ack-timeout-s 15", "max-attachment-mb 100",
-                                "steady-traffic normal"])
+                                "steady-traffic normal", "glyphs unicode"])
         for (key, good, bad, says) in [("show-in-alerts", "message", "everything", "one of: name, nothing, message"),
                                        ("desktop-alerts", "on", "yes", "on or off"), ("bell", "on", "loud", "on or off"),
                                        ("receipt-window-ms", "0", "60001", "from 0 to 60000"),
                                        ("receipt-batch", "1000", "1001", "from 1 to 1000"),
                                        ("ack-timeout-s", "30", "zero", "from 1 to 3600"),
                                        ("max-attachment-mb", "250", "0", "from 1 to 1048576"),
-                                       ("steady-traffic", "low", "high", "one of: off, low, normal")] {
+                                       ("steady-traffic", "low", "high", "one of: off, low, normal"),
+                                       ("glyphs", "ascii", "emoji", "glyphs is unicode or ascii")] {
             XCTAssertFailsCleanly(try box.rchat("alice", ["settings", key, bad]), status: 2, mentions: says)
             XCTAssertEqual(try box.rchat("alice", ["settings", key, good]).lines, ["\(key) \(good)"])
         }
         XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "volume", "11"]), status: 2, mentions: "unknown setting volume")
         XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "bell on",
                                                                     "receipt-window-ms 0", "receipt-batch 1000", "ack-timeout-s 30",
-                                                                    "max-attachment-mb 250", "steady-traffic low"])
+                                                                    "max-attachment-mb 250", "steady-traffic low", "glyphs ascii"])
     }
 
     func testACodePastedWithSpacesAndLineBreaksIsAdded() throws {
@@ -118,19 +119,6 @@ final class ContactCommandTests: XCTestCase {
         XCTAssertEqual(try bell(), "bell on", "a refused value changes nothing")
         XCTAssertEqual(try box.rchat("alice", ["settings", "bell", "off"]).status, 0)
         XCTAssertEqual(try bell(), "bell off")
-    }
-
-    func testGlyphsSettingIsUnicodeUntilSetToASCII() throws {
-        func glyphs() throws -> String? {
-            try box.rchat("alice", ["settings"]).lines.first { $0.hasPrefix("glyphs ") }
-        }
-        XCTAssertEqual(try glyphs(), "glyphs unicode")
-        XCTAssertEqual(try box.rchat("alice", ["settings", "glyphs", "ascii"]).status, 0)
-        XCTAssertEqual(try glyphs(), "glyphs ascii")
-        XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "glyphs", "emoji"]), status: 2, mentions: "glyphs is unicode or ascii")
-        XCTAssertEqual(try glyphs(), "glyphs ascii", "a refused value changes nothing")
-        XCTAssertEqual(try box.rchat("alice", ["settings", "glyphs", "unicode"]).status, 0)
-        XCTAssertEqual(try glyphs(), "glyphs unicode")
     }
 
     func testBadCodesAreRefusedAndNothingIsStored() throws {

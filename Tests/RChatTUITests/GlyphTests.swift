@@ -3,6 +3,16 @@ import RChatCore
 @testable import RChatTUI
 
 final class GlyphTests: XCTestCase {
+    /// Sam's conversation: a message from him (if any), then one of yours in each status,
+    /// "is Sending", "is Sent" and so on.
+    static func everyStatus(from incoming: String? = nil) -> FakeChatModel {
+        let model = FakeChatModel()
+        model.contact("Sam")
+        if let incoming { model.addMessage("Sam", .incoming, incoming) }
+        for s in MessageStatus.allCases { model.addMessage("Sam", .outgoing, "is \(s.rawValue)", status: s) }
+        return model
+    }
+
     /// What is left when colour is switched off (NO_COLOR): glyph and attributes.
     private func withoutColour(_ g: Glyphs, _ s: MessageStatus) -> String {
         let (text, style) = g.status(s)
@@ -30,7 +40,7 @@ final class GlyphTests: XCTestCase {
         XCTAssertEqual(g.status(.sent).text, "√")
         XCTAssertEqual(g.status(.delivered).text, "√√")
         XCTAssertEqual(g.status(.read).text, "√√")
-        XCTAssertTrue(g.status(.read).style.reverse && g.status(.read).style.bold)
+        XCTAssertTrue(g.status(.read).style.reverse)
         XCTAssertFalse(g.status(.delivered).style.reverse)
         XCTAssertEqual(g.status(.notConfirmed).text, "…?")
         XCTAssertEqual(g.status(.notDelivered).text, "!")
@@ -50,9 +60,7 @@ final class GlyphTests: XCTestCase {
     /// attributes (colour role too), in both glyph sets.
     func testHelpLegendDrawsEachStatusAsAMessageLineDoes() {
         for glyphs in [Glyphs.unicode, Glyphs.ascii] {
-            let model = FakeChatModel()
-            model.contact("Sam")
-            for s in MessageStatus.allCases { model.addMessage("Sam", .outgoing, "is \(s.rawValue)", status: s) }
+            let model = Self.everyStatus()
             let view = makeView(model, rows: 200, columns: 100, glyphs: glyphs, open: "Sam")
             let lines = view.frame()
             view.press(.function(1))
@@ -72,9 +80,7 @@ final class GlyphTests: XCTestCase {
 
     func testStatusesOnScreenInBothSets() {
         for glyphs in [Glyphs.unicode, Glyphs.ascii] {
-            let model = FakeChatModel()
-            model.contact("Sam")
-            for s in MessageStatus.allCases { model.addMessage("Sam", .outgoing, "is \(s.rawValue)", status: s) }
+            let model = Self.everyStatus()
             let view = makeView(model, rows: 30, columns: 80, glyphs: glyphs, open: "Sam")
             let screen = view.frame()
             for s in MessageStatus.allCases {
@@ -95,14 +101,28 @@ final class GlyphTests: XCTestCase {
         }
     }
 
+    /// The README's status table and its ASCII list say what the view draws: each glyph,
+    /// and "reversed", "bold", "underlined" exactly where the style has them.
+    func testTheREADMESaysWhatTheViewDraws() throws {
+        let readme = try String(contentsOf: FontCoverageTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let flat = readme.replacingOccurrences(of: "\n", with: " ")
+        for s in MessageStatus.allCases {
+            let (text, style) = Glyphs.unicode.status(s)
+            guard let row = readme.split(separator: "\n").first(where: { $0.hasPrefix("| \(s.rawValue) | ") }) else {
+                return XCTFail("no README row for \(s.rawValue)")
+            }
+            let cell = row.split(separator: "|")[1].trimmingCharacters(in: .whitespaces)
+            let words = [style.reverse ? "reversed" : nil, style.bold ? "bold" : nil, style.underline ? "underlined" : nil].compactMap { $0 }
+            XCTAssertEqual(cell, (["`\(text)`"] + words).joined(separator: " "), "README: \(row)")
+            XCTAssertTrue(flat.contains("`\(Glyphs.ascii.status(s).text)` \(s.rawValue)"), "README's ASCII list: \(s.rawValue)")
+        }
+    }
+
     /// `rchat settings glyphs ascii`: the view's own glyphs are ASCII in a UTF-8 terminal
     /// too, at start and when the setting changes while it runs; what Sam wrote still draws
     /// as he wrote it.
     func testGlyphsSettingASCIIInAUnicodeTerminal() {
-        let model = FakeChatModel()
-        model.contact("Sam")
-        model.addMessage("Sam", .incoming, "Grüße aus Köln ✓")
-        for s in MessageStatus.allCases { model.addMessage("Sam", .outgoing, "is \(s.rawValue)", status: s) }
+        let model = Self.everyStatus(from: "Grüße aus Köln ✓")
         model.settings = ViewSettings(glyphs: .ascii)
         let view = makeView(model, rows: 30, columns: 80, glyphs: .unicode, open: "Sam")
         XCTAssertFalse(view.state.glyphs.isUnicode)
