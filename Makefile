@@ -1,10 +1,12 @@
 # rChat: two commands on a fresh machine — `make demo` and `make test`.
 # (fontconfig and the fonts: FontCoverageTests reads their charsets, so that every glyph the
-# view draws is in the monospace fonts Debian installs for terminals.)
+# view draws is in the monospace fonts Debian installs for terminals; xvfb, xterm,
+# imagemagick and x11-utils: XtermScreenshotTests looks at the view in a real xterm.)
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
             libjpeg62-turbo-dev libpng-dev libchafa-dev libglib2.0-dev libopus-dev libopusenc-dev libopusfile-dev \
             nats-server libnats-dev \
-            fontconfig fonts-dejavu-core fonts-liberation2 fonts-noto-mono xfonts-base
+            fontconfig fonts-dejavu-core fonts-liberation2 fonts-noto-mono xfonts-base \
+            xvfb xterm imagemagick x11-utils
 # What the relay benchmark's reference needs: the broker, and the library its client
 # (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev

@@ -10,14 +10,19 @@
 # send, and takes two pictures in each xterm: the conversation, and the help overlay's
 # Statuses legend (all seven, drawn as a message line draws them). Once with TERM=xterm
 # (8 colours, Debian xterm's default) and once with TERM=xterm-256color. Writes
-# OUT_DIR/<term>-<font>-<background>-{conversation,legend}.png and prints their paths.
+# OUT_DIR/<term>-<font>-<background>-{conversation,legend}.png and prints their paths; beside
+# each legend its text (-legend.txt), the xterm window's place (.geometry, from xwininfo) and
+# a picture of two characters no installed font has, U+24E5 and U+23F1 (-tofu.png: how this
+# font draws a missing glyph), which XtermScreenshotTests compares the legend's glyphs with.
+# TERMS (default "xterm xterm-256color") chooses the terminal types.
 # Stops only what it started (Xvfb, xterm, its tmux server), by PID.
-# Needs: Xvfb, xterm, tmux, ImageMagick's `import`, and the fonts of `make deps`.
+# Needs: Xvfb, xterm, tmux, ImageMagick's `import`, xwininfo, and the fonts of `make deps`.
 set -euo pipefail
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/rchat-screenshots}
 rchat=${RCHAT:-.build/debug/rchat}
-for tool in Xvfb xterm tmux import; do
+for tool in Xvfb xterm tmux import xwininfo; do
   command -v "$tool" >/dev/null || { echo "xterm-screenshot: $tool is not installed" >&2; exit 2; }
 done
 [ -x "$rchat" ] || { echo "xterm-screenshot: $rchat is not built (swift build)" >&2; exit 2; }
@@ -67,23 +72,20 @@ screen_has() { tmx capture-pane -p -t shot | grep -qF -- "$1"; }
 line_ends_with() { tmx capture-pane -p -t shot | grep -F -- "$1" | grep -qE -- "$2 *\$"; }
 typed() { tmx send-keys -t shot -l -- "$1"; tmx send-keys -t shot Enter; }
 
-# A free display: no socket and no lock file.
-display=""
-for n in $(seq 90 199); do
-  if [ ! -e "/tmp/.X11-unix/X$n" ] && [ ! -e "/tmp/.X$n-lock" ]; then display=$n; break; fi
-done
-[ -n "$display" ] || { echo "xterm-screenshot: no free X display" >&2; exit 1; }
-Xvfb ":$display" -screen 0 1280x720x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+# A free display, chosen by Xvfb itself (-displayfd: it writes the number when it listens).
+Xvfb -displayfd 3 -screen 0 1280x720x24 -nolisten tcp 3>"$work/display" >"$work/xvfb.log" 2>&1 &
 xvfb=$!
-until_true "Xvfb on :$display" test -e "/tmp/.X11-unix/X$display"
+until_true "Xvfb to listen" test -s "$work/display"
+display=$(head -1 "$work/display")
 export DISPLAY=":$display"
 
-for term in xterm xterm-256color; do
+for term in ${TERMS:-xterm xterm-256color}; do
   # The demo in a tmux session of its own, as wide as the xterm below.
   # (TERM through env: tmux sets its own over -e.)
   tmx new-session -d -s shot -x 100 -y 30 env TERM="$term" LANG=C.UTF-8 "$rchat" demo
   tmx set-option -g status off
   tmux_pid=$(tmx display-message -p '#{pid}')
+  tmx new-session -d -s ref -x 100 -y 30 sh -c "printf '\342\223\245 \342\217\261\n'; exec sleep 600"
   until_true "the demo's view" screen_has "Message Sam"
   # The first open asks about desktop alerts.
   until_true "the desktop-alerts question" screen_has "Desktop alerts"
@@ -121,6 +123,11 @@ for term in xterm xterm-256color; do
       for _ in 1 2 3 4 5 6; do tmx send-keys -t shot NPage; done
       until_true "the legend" screen_has "Statuses"
       shoot "$name-legend.png"
+      tmx capture-pane -p -t shot >"$name-legend.txt"
+      xwininfo -root -children | grep -F '("xterm" "XTerm")' | grep -oE '[0-9]+x[0-9]+\+[0-9]+\+[0-9]+' | head -1 >"$name.geometry"
+      tmx switch-client -c "$(tmx list-clients -t shot -F '#{client_name}' | head -1)" -t ref
+      until_true "the reference characters" sh -c "tmux -S '$socket' list-clients -t ref | grep -q ."
+      shoot "$name-tofu.png"
       tmx send-keys -t shot Escape
       kill "$xterm_pid"; wait "$xterm_pid" 2>/dev/null || true; xterm_pid=""
       echo "$name-conversation.png"
@@ -129,5 +136,5 @@ for term in xterm xterm-256color; do
   done
   tmx send-keys -t shot C-q
   until_true "the demo to quit" sh -c "! tmux -S '$socket' has-session -t shot 2>/dev/null"
-  kill "$tmux_pid" 2>/dev/null || true; tmux_pid=""
+  kill "$tmux_pid" 2>/dev/null || true; tmux_pid=""   # and the reference session's sleep
 done
