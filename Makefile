@@ -1,11 +1,16 @@
 # rChat: two commands on a fresh machine — `make demo` and `make test`.
+# (fontconfig and the fonts: FontCoverageTests reads their charsets, so that every glyph the
+# view draws is in the monospace fonts Debian installs for terminals; xvfb, xterm,
+# imagemagick and x11-utils: XtermScreenshotTests looks at the view in a real xterm.)
 PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
             libjpeg62-turbo-dev libpng-dev libchafa-dev libglib2.0-dev libopus-dev libopusenc-dev libopusfile-dev \
             nats-server libnats-dev
-# What tests need beyond that: a real xterm under Xvfb, read back with ImageMagick's import
-# (the sixel preview's end-to-end test, TUIEndToEndTests+Xterm.swift and
-# Tests/Scripts/sixel-xterm.sh), its font, and zsh to load the completion script.
-TEST_PACKAGES := xvfb xterm imagemagick fonts-dejavu-core zsh
+# What tests need beyond that: the fonts whose charsets the view's glyphs must be in
+# (FontCoverageTests), a real xterm under Xvfb read back with ImageMagick's import (the
+# glyph and sixel screenshots: XtermScreenshotTests, TUIEndToEndTests+Xterm.swift,
+# Tests/Scripts/), and zsh to load the completion script.
+TEST_PACKAGES := fontconfig fonts-dejavu-core fonts-liberation2 fonts-noto-mono xfonts-base \
+                 xvfb xterm imagemagick x11-utils zsh
 # What the relay benchmark's reference needs: the broker, and the library its client
 # (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev

@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto"]),
         // Runs the built executables: the scripting interface as a user sees it.
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",
-                                                     "RChatEngine", "RChatMedia", "CWidth"]),
+                                                     "RChatEngine", "RChatMedia", "RChatTUI", "CWidth"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,8 @@ static inline unsigned int rchat_a_reverse(void) { return A_REVERSE; }
 static inline unsigned int rchat_a_underline(void) { return A_UNDERLINE; }
 static inline unsigned int rchat_a_dim(void) { return A_DIM; }
 static inline unsigned int rchat_color_pair(int n) { return COLOR_PAIR(n); }
+// How many colours the terminal has (after start_color).
+static inline int rchat_colors(void) { return COLORS; }
 
 // The locale's character set ("UTF-8" or not): decides Unicode or ASCII drawing.
 #include <langinfo.h>

@@ -248,8 +248,8 @@ final class ChatEventQueue: Sendable {
 }
 
 extension EngineChatModel {
-    /// `show-in-alerts` (what a banner shows) and `bell` (a terminal bell for a message
-    /// elsewhere, default off). A setting that cannot be read gives the quieter choice:
+    /// `show-in-alerts` (what a banner shows), `bell` (a terminal bell for a message
+    /// elsewhere, default off) and `glyphs` (default unicode). A setting that cannot be read gives the quieter choice:
     /// nothing about who, no bell.
     public func takeOpenRequest() -> ConversationID? {
         try? AlertCenter(account: account).takeOpenRequest()
@@ -276,7 +276,8 @@ extension EngineChatModel {
         return ViewSettings(alerts: (try? center.content) ?? .nothing,
                             bell: (try? account.store.setting(SettingKey.bell)) == "on",
                             mouse: (try? account.store.setting(SettingKey.mouse)) != "off",
-                            desktop: desktop, whileOpen: (try? center.whileOpen) ?? .off)
+                            desktop: desktop, whileOpen: (try? center.whileOpen) ?? .off,
+                            glyphs: (try? account.store.setting(Setting.glyphs.storeKey)).flatMap(GlyphChoice.init(rawValue:)) ?? .unicode)
     }
 
     /// Desktop alerts for what arrived while the view runs, by the policy of every alert

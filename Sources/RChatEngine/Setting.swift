@@ -14,6 +14,7 @@ public enum Setting: String, CaseIterable, Sendable {
     case maxAttachment = "max-attachment-mb"
     case steadyTraffic = "steady-traffic"
     case mouse
+    case glyphs
 
     /// Its key in the store's settings table.
     public var storeKey: String {
@@ -22,7 +23,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .desktopAlerts: SettingKey.alertsPermission
         case .bell: SettingKey.bell
         case .mouse: SettingKey.mouse
-        case .alertsWhileOpen, .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic: rawValue
+        case .alertsWhileOpen, .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic, .glyphs: rawValue
         }
     }
 
@@ -33,7 +34,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: (1...1_000, 64)
         case .acknowledgementTimeout: (1...3_600, 15)
         case .maxAttachment: (1...1_048_576, 100)
-        case .showInAlerts, .desktopAlerts, .alertsWhileOpen, .bell, .steadyTraffic, .mouse: nil
+        case .showInAlerts, .desktopAlerts, .alertsWhileOpen, .bell, .steadyTraffic, .mouse, .glyphs: nil
         }
     }
 
@@ -50,6 +51,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .maxAttachment: "the largest file sent, in MB of 1,048,576 bytes (default 100)"
         case .mouse: "on (default) or off: in the full-screen view the wheel scrolls the pane under the pointer and a click selects a conversation or a message (Shift with the mouse keeps the terminal's own selection); off leaves the mouse to the terminal"
         case .steadyTraffic: "off, low or normal (default): while a conversation is open, a frame every 10 s (low) or 2 s (normal), a dummy when there is nothing to send, and cover frames to your own mailbox, so the relay cannot tell chatting from quiet"
+        case .glyphs: "unicode (default) or ascii: the characters of the full-screen view's statuses, borders and marks (ascii: for a font that lacks even the common ones; what contacts write is drawn as written)"
         }
     }
 
@@ -75,6 +77,9 @@ public enum Setting: String, CaseIterable, Sendable {
                 throw .usage("steady-traffic is one of: \(SteadyTraffic.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return value
+        case .glyphs:
+            guard GlyphChoice(rawValue: value) != nil else { throw .usage("glyphs is unicode or ascii") }
+            return value
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment:
             let range = numbers!.range
             guard let n = Int(value), range.contains(n) else {
@@ -93,6 +98,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .bell: stored == "on" ? "on" : "off"
         case .mouse: stored == "off" ? "off" : "on"
         case .steadyTraffic: stored ?? SteadyTraffic.default.rawValue
+        case .glyphs: stored ?? GlyphChoice.unicode.rawValue
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment: stored ?? String(numbers!.default)
         }
     }

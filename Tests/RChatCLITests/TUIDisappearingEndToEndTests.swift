@@ -16,7 +16,7 @@ extension TUIEndToEndTests {
         try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 20)
         try screens.keys(session("sam"), "Enter")
         try screen("sam", "the message, the row and the timer") {
-            $0.contains("soon to vanish") && $0.contains("Alice set disappearing messages to 30 seconds.") && $0.contains("⏱ 30 seconds")
+            $0.contains("soon to vanish") && $0.contains("Alice set disappearing messages to 30 seconds.") && $0.contains("timer 30 seconds")
         }
         try world.waitForStatus("alice", "Sam", id, "Read", timeout: 20)
         try screens.keys(session("sam"), "C-q")
@@ -33,6 +33,6 @@ extension TUIEndToEndTests {
         try screens.keys(session("sam"), "Enter")
         let after = try screen("sam", "the conversation without it") { $0.contains("Alice set disappearing messages to 30 seconds.") }
         XCTAssertFalse(after.contains("soon to vanish"), after)
-        XCTAssertTrue(after.contains("⏱ 30 seconds"), after)
+        XCTAssertTrue(after.contains("timer 30 seconds"), after)
     }
 }

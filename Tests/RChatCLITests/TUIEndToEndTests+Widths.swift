@@ -1,5 +1,6 @@
 import Foundation
 import RChatCore
+import RChatTUI
 import XCTest
 
 extension TUIEndToEndTests {
@@ -17,6 +18,8 @@ extension TUIEndToEndTests {
     /// The panes' fixed columns at 100×30: the list's border, and the status glyph of an
     /// outgoing message.
     static let borderColumn = 25, glyphColumn = 98
+    /// The list's border and Sending's glyph, as the view draws them.
+    static let border = Character(Glyphs.unicode.vertical), sending = Character(Glyphs.unicode.status(.sending).text)
 
     /// Messages and a contact name with wide, joined and combining characters, on a real
     /// tmux screen: every row is exactly 100 columns as the C library counts tmux's cells
@@ -60,7 +63,7 @@ extension TUIEndToEndTests {
         }
         shown = try checkWidths(samplesShown: false)
         // (The name in the header and the list holds some of them: only the conversation.)
-        let pane = shown.screenLines.compactMap { line in line.firstIndex(of: "│").map { line[$0...] } }.joined(separator: "\n")
+        let pane = shown.screenLines.compactMap { line in line.firstIndex(of: Self.border).map { line[$0...] } }.joined(separator: "\n")
         for sample in Self.widthSamples where sample.shown != "\u{FFFD}" {
             XCTAssertFalse(pane.contains(sample.shown), "\(sample.text) left over:\n\(shown)")
         }
@@ -108,12 +111,12 @@ extension TUIEndToEndTests {
         var textColumn: Int?
         for (r, row) in rows.enumerated() where (1...27).contains(r) {
             let sample = Self.widthSamples.indices.first { row.contains(String(format: "m%02d [", $0)) }
-            var marks: [Character] = ["│"]
+            var marks: [Character] = [Self.border]
             if sample != nil { marks += ["[", "]"] }
-            if row.contains("◷") { marks.append("◷") }
+            if row.contains(Self.sending) { marks.append(Self.sending) }
             let at = try screens.columns(session("alice"), row: r, of: marks)
             if at[0] != Self.borderColumn { problems.append("row \(r): the border is at \(at[0] ?? -1): \(row)") }
-            if row.contains("◷"), at.last! != Self.glyphColumn {
+            if row.contains(Self.sending), at.last! != Self.glyphColumn {
                 problems.append("row \(r): the status glyph is at \(at.last! ?? -1): \(row)")
             }
             guard let i = sample else { continue }

@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
+import RChatCore
 import RChatStore
+import RChatTUI
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -70,7 +72,7 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("sam", "Alice listed, online") { $0.contains("Alice") && $0.contains("Online") }
         try screens.keys(session("alice"), "Enter")
         try screens.type(session("alice"), "warm-up")
-        try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == "ⓥ" }
+        try screen("alice", "warm-up Delivered") { Self.glyph(of: "warm-up", in: $0) == Self.shown(.delivered) }
     }
 
     /// The view logs of everyone, for a failure message.
@@ -91,6 +93,9 @@ final class TUIEndToEndTests: XCTestCase {
     static func conversationLine(_ text: String, in screen: String) -> String? {
         screen.screenLines.first { $0.contains(text) && !$0.hasPrefix("›") && !$0.hasPrefix("> ") }
     }
+
+    /// A status as the view draws it in a UTF-8 terminal.
+    static func shown(_ status: MessageStatus) -> String { Glyphs.unicode.status(status).text }
 
     /// The status glyph at the end of the line showing an outgoing message's text.
     static func glyph(of text: String, in screen: String) -> String? {
@@ -129,11 +134,11 @@ final class TUIEndToEndTests: XCTestCase {
     /// Glyphs seen only ever go up: Sending, Sent, Delivered.
     /// The conversation line marked selected (not the list's cursor on Sam), or "".
     static func selectedRow(_ screen: String) -> String {
-        String(screen.split(separator: "\n").first { $0.contains("▶") && !$0.contains("▶Sam") } ?? "")
+        String(screen.split(separator: "\n").first { $0.contains(Glyphs.unicode.selection) && !$0.contains(Glyphs.unicode.selection + "Sam") } ?? "")
     }
 
     static func inStatusOrder(_ seen: [String]) -> Bool {
-        let ranks = seen.map { ["◷", "✓", "ⓥ"].firstIndex(of: $0) ?? -1 }
+        let ranks = seen.map { [MessageStatus.sending, .sent, .delivered].map(Self.shown).firstIndex(of: $0) ?? -1 }
         return !ranks.contains(-1) && ranks == ranks.sorted() && Set(ranks).count == ranks.count
     }
 
@@ -148,8 +153,8 @@ final class TUIEndToEndTests: XCTestCase {
 
     // MARK: scenarios
 
-    /// Type and send; the sender's screen shows ◷ Sending, ✓ Sent, ⓥ Delivered, and Read
-    /// (ⓥ reversed) once the receiver opens the conversation.
+    /// Type and send; the sender's screen shows Sending, Sent, Delivered, and Read (Delivered's
+    /// glyph reversed) once the receiver opens the conversation.
     func testStatusGlyphsChangeLiveOnTheSendersScreen() throws {
         try world.makePair("alice", "sam")
         try openView("alice")
@@ -159,12 +164,12 @@ final class TUIEndToEndTests: XCTestCase {
 
         // Sam has never been online: the first message waits, Sending.
         try screens.type(session("alice"), "hello sam")
-        try screen("alice", "hello sam is Sending") { Self.glyph(of: "hello sam", in: $0) == "◷" }
+        try screen("alice", "hello sam is Sending") { Self.glyph(of: "hello sam", in: $0) == Self.shown(.sending) }
 
         // Sam's view opens on the list: the message arrives (Delivered), not yet read.
         try openView("sam")
-        var first: [String] = ["◷"]
-        try watchGlyphs("alice", "hello sam", until: "ⓥ", seen: &first)
+        var first: [String] = [Self.shown(.sending)]
+        try watchGlyphs("alice", "hello sam", until: Self.shown(.delivered), seen: &first)
         XCTAssertFalse(Self.glyphIsReversed("hello sam", in: try screens.capture(session("alice"), escapes: true)),
                        "Delivered, not Read, while Sam has not opened the conversation")
         try screen("sam", "Alice listed with an unread message") { $0.contains("Alice") && $0.contains("1") }
@@ -175,18 +180,18 @@ final class TUIEndToEndTests: XCTestCase {
         try stopLinger("sam")
         var second: [String] = []
         try screens.type(session("alice"), "are you there?")
-        try watchGlyphs("alice", "are you there?", until: "✓", seen: &second)
+        try watchGlyphs("alice", "are you there?", until: Self.shown(.sent), seen: &second)
 
         // Sam comes back: Delivered. Sam opens the conversation: Read, live on Alice's screen.
         try openView("sam")
-        try watchGlyphs("alice", "are you there?", until: "ⓥ", seen: &second)
+        try watchGlyphs("alice", "are you there?", until: Self.shown(.delivered), seen: &second)
         try screen("sam", "Alice listed") { $0.contains("Alice") }
         try screens.keys(session("sam"), "Enter")
         try screen("sam", "both messages on Sam's screen") { $0.contains("hello sam") && $0.contains("are you there?") }
         try screen("alice", "are you there? is Read (reversed)", escapes: true) { Self.glyphIsReversed("are you there?", in: $0) }
         try screen("alice", "hello sam is Read (reversed)", escapes: true) { Self.glyphIsReversed("hello sam", in: $0) }
-        XCTAssertTrue(Self.inStatusOrder(first) && first.first == "◷" && first.last == "ⓥ", "hello sam went \(first)")
-        XCTAssertTrue(Self.inStatusOrder(second) && second.contains("✓"), "are you there? went \(second)")
+        XCTAssertTrue(Self.inStatusOrder(first) && first.first == Self.shown(.sending) && first.last == Self.shown(.delivered), "hello sam went \(first)")
+        XCTAssertTrue(Self.inStatusOrder(second) && second.contains(Self.shown(.sent)), "are you there? went \(second)")
 
         // The details say why: each step with its time. With nothing to resend, Tab selects
         // nothing (letters typed next go to the composer); Up selects the last row, and the
@@ -226,7 +231,7 @@ final class TUIEndToEndTests: XCTestCase {
         // that time had passed, so Sam is really away.
         try stopLinger("sam")
         try screens.type(session("alice"), "lost on the old phone")
-        try screen("alice", "the message held at the relay: Sent") { Self.glyph(of: "lost on the old phone", in: $0) == "✓" }
+        try screen("alice", "the message held at the relay: Sent") { Self.glyph(of: "lost on the old phone", in: $0) == Self.shown(.sent) }
 
         // Sam restores his account on a new phone: a new home and an empty device directory.
         let backup = world.box.path("sam.backup")
@@ -236,7 +241,7 @@ final class TUIEndToEndTests: XCTestCase {
         try openView("sam2")
 
         let notDelivered = try screen("alice", "Not delivered with a Resend row") { s in
-            Self.glyph(of: "lost on the old phone", in: s) == "!" && s.contains("couldn't be read on Sam's phone")
+            Self.glyph(of: "lost on the old phone", in: s) == Self.shown(.notDelivered) && s.contains("couldn't be read on Sam's phone")
                 && s.contains("[r] Resend")  // in the wait too: a capture can catch the screen half drawn
         }
         XCTAssertTrue(notDelivered.contains("[r] Resend"), notDelivered)
@@ -244,7 +249,7 @@ final class TUIEndToEndTests: XCTestCase {
         // Tab selects the newest item that offers Resend (the row), whatever was selected
         // before: a selection left on "warm-up" does not capture the next Tab, r.
         try screens.keys(session("alice"), "Tab")
-        try screen("alice", "the row selected") { $0.line(containing: "couldn't be read")?.contains("▶") ?? false }
+        try screen("alice", "the row selected") { $0.line(containing: "couldn't be read")?.contains(Glyphs.unicode.selection) ?? false }
         for _ in 0..<4 where !Self.selectedRow(try screens.capture(session("alice"))).contains("warm-up") {
             let before = Self.selectedRow(try screens.capture(session("alice")))
             try screens.keys(session("alice"), "Up")
@@ -252,16 +257,16 @@ final class TUIEndToEndTests: XCTestCase {
         }
         XCTAssertTrue(Self.selectedRow(try screens.capture(session("alice"))).contains("warm-up"))
         try screens.keys(session("alice"), "Tab", "Tab", "Tab")
-        try screen("alice", "the row selected again") { $0.line(containing: "couldn't be read")?.contains("▶") ?? false }
+        try screen("alice", "the row selected again") { $0.line(containing: "couldn't be read")?.contains(Glyphs.unicode.selection) ?? false }
         try screens.keys(session("alice"), "r")
         // The row keeps its text and offers nothing more: its message was sent again.
         let resent = try screen("alice", "the resent message waiting for the new device to be verified") { s in
-            Self.glyph(of: "lost on the old phone", in: s) == "◷" && s.contains("Resending 1 message")
+            Self.glyph(of: "lost on the old phone", in: s) == Self.shown(.sending) && s.contains("Resending 1 message")
                 && s.contains("Sam is using a new device. Enter their code again to verify it.") && !s.contains("[r] Resend")
         }
         XCTAssertTrue(resent.contains("couldn't be read on Sam's phone"), resent)
         try world.expectSuccess(world.box.rchat("alice", ["add", try world.code("sam2")]))
-        try screen("alice", "the resent message Delivered") { s in Self.glyph(of: "lost on the old phone", in: s) == "ⓥ" }
+        try screen("alice", "the resent message Delivered") { s in Self.glyph(of: "lost on the old phone", in: s) == Self.shown(.delivered) }
         try screen("sam2", "Alice listed on the new phone") { $0.contains("Alice") }
         try screens.keys(session("sam2"), "Enter")
         try screen("sam2", "the message on the new phone") { $0.contains("lost on the old phone") }
@@ -334,6 +339,34 @@ final class TUIEndToEndTests: XCTestCase {
         XCTAssertEqual(Self.glyph(of: "to a blocked contact", in: shown), "x!", shown)
         XCTAssertTrue(shown.unicodeScalars.allSatisfy { $0.isASCII }, "only ASCII on screen:\n\(shown)")
         XCTAssertTrue(shown.screenLines.contains { $0.hasPrefix("> ") }, shown)
+        try screens.keys(session("alice"), "C-q")
+        try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// `rchat settings glyphs ascii` beside a view in a UTF-8 terminal: its statuses, border
+    /// and marks turn ASCII at once, and back with `glyphs unicode`; message text still
+    /// shows as written.
+    func testGlyphsSettingASCIIInAUTF8Terminal() throws {
+        try world.makePair("alice", "sam")
+        world.stopRelay()
+        try world.send("alice", to: "Sam", "Grüße aus Köln")
+        try world.send("alice", to: "Sam", "waiting for a relay")
+        try openView("alice")
+        try screens.keys(session("alice"), "Enter")
+        let unicode = Glyphs.unicode.status(.sending).text
+        try screen("alice", "Sending drawn as \(unicode)") { s in
+            s.contains("Grüße aus Köln") && Self.glyph(of: "waiting for a relay", in: s) == unicode
+        }
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "glyphs", "ascii"]))
+        let shown = try screen("alice", "the view's own glyphs in ASCII") { s in
+            Self.glyph(of: "waiting for a relay", in: s) == Glyphs.ascii.status(.sending).text
+        }
+        XCTAssertTrue(shown.contains("Grüße aus Köln"), shown)
+        let chrome = shown.replacingOccurrences(of: "Grüße aus Köln", with: "")
+        XCTAssertTrue(chrome.unicodeScalars.allSatisfy { $0.isASCII }, "only ASCII besides Sam's words:\n\(shown)")
+        XCTAssertTrue(shown.screenLines.contains { $0.hasPrefix("> ") }, shown)
+        try world.expectSuccess(world.box.rchat("alice", ["settings", "glyphs", "unicode"]))
+        try screen("alice", "Unicode again") { Self.glyph(of: "waiting for a relay", in: $0) == unicode }
         try screens.keys(session("alice"), "C-q")
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
     }
@@ -709,7 +742,7 @@ extension TUIEndToEndTests {
         try screens.type(session("alice"), "/file \(notes)")
         try screen("alice", "the file's line, Delivered") { s in
             guard let line = Self.conversationLine("File · notes.txt", in: s) else { return false }
-            return line.hasSuffix("ⓥ") || line.trimmingCharacters(in: .whitespaces).hasSuffix("ⓥ")
+            return line.hasSuffix(Self.shown(.delivered)) || line.trimmingCharacters(in: .whitespaces).hasSuffix(Self.shown(.delivered))
         }
         // The preview moved up with the conversation: its colours went with it, none left
         // behind on the rows now showing other things.
@@ -764,7 +797,7 @@ extension TUIEndToEndTests {
         try screens.keys(session("alice"), "Enter")
         try screen("alice", "the voice message with its length, Delivered") { s in
             guard let line = Self.conversationLine("Voice message 0:01 · voice-message.ogg", in: s) else { return false }
-            return line.trimmingCharacters(in: .whitespaces).hasSuffix("ⓥ")
+            return line.trimmingCharacters(in: .whitespaces).hasSuffix(Self.shown(.delivered))
         }
         let listed = try world.list("sam", "Alice")
         XCTAssertTrue(listed.contains { $0.direction == "in" && $0.text.hasPrefix("Voice message") }, "\(listed)")

@@ -71,7 +71,7 @@ extension TUIEndToEndTests {
 
         try world.expectSuccess(world.box.rchat("alice", ["send", "Sam", "sent from the command line"]))
         try screen("alice", "the message sent by the command, in the open conversation, Delivered", seconds: 5) {
-            Self.glyph(of: "sent from the command line", in: $0) == "ⓥ"
+            Self.glyph(of: "sent from the command line", in: $0) == Self.shown(.delivered)
         }
         try world.expectSuccess(world.box.rchat("alice", ["add", try world.code("lee"), "--name", "Lee"]))
         try screen("alice", "Lee in the list", seconds: 5) { $0.screenLines.contains { $0.contains("Lee") } }
@@ -139,7 +139,7 @@ extension TUIEndToEndTests {
             FileManager.default.fileExists(atPath: self.world.box.path("sam-home/linger.pid"))
         }
         try screens.type(session("alice"), "nobody's terminal")
-        try screen("alice", "Delivered to the linger") { Self.glyph(of: "nobody's terminal", in: $0) == "ⓥ" }
+        try screen("alice", "Delivered to the linger") { Self.glyph(of: "nobody's terminal", in: $0) == Self.shown(.delivered) }
         try world.eventually("the alert kept", timeout: 10) {
             let db = try Database(path: self.world.box.path("sam-home/rchat.db"), readOnly: true)
             defer { db.close() }

@@ -10,7 +10,7 @@ extension TUIEndToEndTests {
         for words in ["quick question", "just testing", "i think so"] {
             try screens.keys(session("alice"), "Tab")
             try screens.type(session("alice"), words)
-            try screen("alice", "\(words) sent whole, and Delivered") { Self.glyph(of: words, in: $0) == "ⓥ" }
+            try screen("alice", "\(words) sent whole, and Delivered") { Self.glyph(of: words, in: $0) == Self.shown(.delivered) }
         }
         try screen("sam", "Alice listed") { $0.contains("Alice") }
         try screens.keys(session("sam"), "Enter")
@@ -39,7 +39,7 @@ extension TUIEndToEndTests {
         try screens.tmux(["send-keys", "-t", session("sam"), "-H", "1b", "5b", "4f"])
         try screens.type(session("alice"), "second, while Sam is away")
         try screen("sam", "drawn on Sam's screen") { Self.conversationLine("second, while Sam is away", in: $0) != nil }
-        try screen("alice", "Delivered") { Self.glyph(of: "second, while Sam is away", in: $0) == "ⓥ" }
+        try screen("alice", "Delivered") { Self.glyph(of: "second, while Sam is away", in: $0) == Self.shown(.delivered) }
         // A round of keys through Sam's view (help open, closed) after the message was drawn:
         // a Read would have been counted by now, and the unread badge would be gone.
         try screens.keys(session("sam"), "F1")

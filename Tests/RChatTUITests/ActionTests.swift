@@ -11,7 +11,7 @@ final class ActionTests: XCTestCase {
         view.press(.tab)                         // to the conversation: the newest is selected
         XCTAssertEqual(view.state.focus, .conversation)
         let screen = view.frame()
-        XCTAssertEqual(screen[screen.position(of: "lost one")!.row, 0 + 21].character, "▶", screen.dump)
+        XCTAssertEqual(screen[screen.position(of: "lost one")!.row, 0 + 21].character, "»", screen.dump)
         view.press(.character("r"))
         XCTAssertEqual(model.resent.map(\.ids), [[nd]])
         XCTAssertTrue(view.frame().line(22).contains("Resending 1 message."))

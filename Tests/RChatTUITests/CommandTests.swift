@@ -43,7 +43,7 @@ final class CommandTests: XCTestCase {
         var joined = drawn.joined()
         while joined.last == " " { joined.removeLast() }
         XCTAssertEqual(joined, code, screen.dump)
-        XCTAssertFalse(drawn.joined().contains("│"))
+        XCTAssertFalse(drawn.joined().contains(Glyphs.unicode.vertical))
         // A screen wide enough: one row.
         let wide = makeView(model, rows: 24, columns: code.count + 10)
         run(wide, "/code")

@@ -14,14 +14,14 @@ final class LiveTests: XCTestCase {
         let id = model.items[model.id("Sam")]!.last!.message!.id
         var before = view.frame()
         let row = before.position(of: "Hi Sam")!.row
-        XCTAssertEqual(before[row, 78].character, "◷")
+        XCTAssertEqual(before[row, 78].character, "…")
         view.type("still typ")
         before = view.frame()
-        for (status, glyph) in [(MessageStatus.sent, "✓"), (.delivered, "ⓥ"), (.read, "ⓥ")] {
+        for (status, glyph) in [(MessageStatus.sent, "√ "), (.delivered, "√√"), (.read, "√√")] {
             model.setStatus("Sam", id, status)
             view.handle([.statusChanged(conversation: model.id("Sam"), id: id, status: status)])
             let after = view.frame()
-            XCTAssertEqual(String(after[row, 78].character), glyph, status.rawValue)
+            XCTAssertEqual(String(after[row, 78].character) + String(after[row, 79].character), glyph, status.rawValue)
             let runs = ScreenDiff.runs(from: before, to: after)
             XCTAssertEqual(runs.map(\.row), [row], "only the glyph changes: \(runs)")
             XCTAssertEqual(runs.first?.column, 78)

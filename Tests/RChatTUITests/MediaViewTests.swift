@@ -184,10 +184,10 @@ final class MediaViewTests: FolderTestCase {
         writeScript(bin + "/arecord", "for a; do out=$a; done; cat \(source) > \"$out\"; trap 'exit 0' INT; while :; do sleep 0.05; done")
         view.type("/voice")
         view.press(.enter)
-        XCTAssertEqual(view.frame().line(23), "› ● Recording… 0:00  Enter sends, Esc cancels")
+        XCTAssertEqual(view.frame().line(23), "› • Recording… 0:00  Enter sends, Esc cancels")
         XCTAssertEqual(view.pollMilliseconds, 1000, "the elapsed time moves")
         model.clock += 65
-        XCTAssertEqual(view.frame().line(23), "› ● Recording… 1:05  Enter sends, Esc cancels")
+        XCTAssertEqual(view.frame().line(23), "› • Recording… 1:05  Enter sends, Esc cancels")
         view.type("x")
         XCTAssertTrue(view.frame().line(22).contains("Recording: Enter sends it, Esc cancels."))
         XCTAssertTrue(view.state.composer.isEmpty, "nothing typed meanwhile")

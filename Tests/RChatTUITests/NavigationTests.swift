@@ -62,7 +62,7 @@ final class NavigationTests: XCTestCase {
         XCTAssertEqual(view.state.selected, 300)
         // Everything from there fits, so the view stays at the newest with it selected.
         guard let row = screen.position(of: "unread 0")?.row else { return XCTFail(screen.dump) }
-        XCTAssertEqual(screen[row, 21].character, "▶")
+        XCTAssertEqual(screen[row, 21].character, "»")
         // With more after it, the first unread comes to the top.
         for n in 0..<5 { model.addMessage("Sam", .incoming, "later \(n) " + String(repeating: "words ", count: 30)) }
         model.summaries[0].unread = 8
@@ -87,7 +87,7 @@ final class NavigationTests: XCTestCase {
         XCTAssertEqual(view.state.selected, 69)
         let row = screen.position(of: "message 69")!.row
         XCTAssertEqual(row, 1, screen.dump)
-        XCTAssertEqual(screen[row, 21].character, "▶")
+        XCTAssertEqual(screen[row, 21].character, "»")
         for _ in 0..<40 { view.press(.down) }
         XCTAssertEqual(view.state.selected, 99)
         XCTAssertEqual(view.frame().position(of: "message 99")?.row, 21)

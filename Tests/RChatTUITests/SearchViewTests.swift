@@ -60,7 +60,7 @@ final class SearchViewTests: XCTestCase {
         XCTAssertEqual(view.state.selected, 300)
         let screen = view.frame()
         let row = try! XCTUnwrap(screen.position(of: "the needle is here"), screen.dump).row
-        XCTAssertTrue(screen.line(row).contains("▶") || (0..<screen.columns).contains { screen[row, $0].style.reverse },
+        XCTAssertTrue(screen.line(row).contains("»") || (0..<screen.columns).contains { screen[row, $0].style.reverse },
                       "the message is shown selected:\n\(screen.dump)")
         XCTAssertTrue(model.pageRequests.allSatisfy { $0.limit <= view.pageSize * 2 }, "pages, never the whole history")
         // It was on screen: its Read report went as for any message drawn.

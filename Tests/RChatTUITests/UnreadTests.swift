@@ -24,7 +24,7 @@ final class UnreadTests: XCTestCase {
             return XCTFail(screen.dump)
         }
         XCTAssertEqual(new.row + 1, first.row, screen.dump)
-        XCTAssertTrue(screen.line(new.row).contains("─── New ───"), screen.line(new.row))
+        XCTAssertTrue(screen.line(new.row).contains("――― New ―――"), screen.line(new.row))
         XCTAssertTrue(screen[new.row, new.column + 1].style.bold)
         // Read now (the store says 0 unread): the line stays while the conversation is open.
         model.summaries[0].unread = 0
@@ -61,7 +61,7 @@ final class UnreadTests: XCTestCase {
         arrive(model, view, "Sam", "arrived one")
         arrive(model, view, "Sam", "arrived two")
         var screen = view.frame()
-        XCTAssertTrue(statusLine(screen).contains("2 new ▼ End"), statusLine(screen))
+        XCTAssertTrue(statusLine(screen).contains("2 new v End"), statusLine(screen))
         XCTAssertFalse(screen.contains("arrived one"), "still scrolled up")
         view.press(.alt(.character("u")))
         screen = view.frame()

@@ -63,7 +63,7 @@ final class WideTextScreenTests: XCTestCase {
             XCTAssertNotEqual(screen[at.row, 78].character, " ", "\(s): the status glyph at its column\n\(screen.dump)")
         }
         for row in layout.bodyTop..<(layout.bodyTop + layout.bodyHeight) {
-            XCTAssertEqual(screen[row, layout.listWidth].character, "│", "row \(row)\n\(screen.dump)")
+            XCTAssertEqual(screen[row, layout.listWidth].character, "|", "row \(row)\n\(screen.dump)")
         }
         XCTAssertTrue(screen.contains(name), screen.dump)
     }

@@ -12,13 +12,25 @@ public struct ViewSettings: Equatable, Sendable {
     public var desktop: AlertPolicy.Desktop
     /// `alerts-while-open`.
     public var whileOpen: AlertPolicy.WhileOpen
+    /// `glyphs ascii`: the view's own glyphs in ASCII even where the terminal takes Unicode.
+    public var glyphs: GlyphChoice
 
     public init(alerts: AlertPolicy.Content = .name, bell: Bool = false, mouse: Bool = true, desktop: AlertPolicy.Desktop = .notAllowed,
-                whileOpen: AlertPolicy.WhileOpen = .default) {
+                whileOpen: AlertPolicy.WhileOpen = .default, glyphs: GlyphChoice = .unicode) {
         self.alerts = alerts
         self.bell = bell
         self.mouse = mouse
         self.desktop = desktop
         self.whileOpen = whileOpen
+        self.glyphs = glyphs
     }
+}
+
+/// `rchat settings glyphs unicode|ascii`: which characters the view draws its statuses,
+/// borders and marks with (what other people wrote is drawn as written either way).
+public enum GlyphChoice: String, CaseIterable, Sendable {
+    /// Where the locale is UTF-8 (the default).
+    case unicode
+    /// Always, for a font that lacks even the common glyphs.
+    case ascii
 }

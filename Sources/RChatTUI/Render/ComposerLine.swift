@@ -74,7 +74,7 @@ enum ComposerLine {
             screen.cursor = (row, min(cursorColumn, width - 1))
         case .recording(_, let since):
             let elapsed = max(0, state.now - since)
-            let dot = state.glyphs.isUnicode ? "● " : "* "
+            let dot = state.glyphs.recording + " "
             let text = "Recording\(state.glyphs.ellipsis) " + TimeText.length(Double(elapsed))
             var column = screen.put(dot, row: row, column: start, style: CellStyle(bold: true, role: .danger), limit: width)
             column = screen.put(text, row: row, column: column, style: .bold, limit: width)
@@ -84,12 +84,12 @@ enum ComposerLine {
         }
     }
 
-    /// `(reverse-i-search)'query': match`, the match on one row (its line breaks as ⏎).
+    /// `(reverse-i-search)'query': match`, the match on one row (its line breaks as `Glyphs.lineBreak`).
     private static func drawSearch(_ search: HistorySearch, _ composer: Composer, _ glyphs: Glyphs, row: Int,
                                    width: Int, _ screen: inout Screen) {
         let label = (search.failing ? "(failing reverse-i-search)'" : "(reverse-i-search)'") + search.query
         let match = search.match.map { composer.history[$0.entry] } ?? ""
-        let shown = match.replacingOccurrences(of: "\n", with: glyphs.isUnicode ? "⏎" : "|")
+        let shown = match.replacingOccurrences(of: "\n", with: glyphs.lineBreak)
         let start = TextWidth.columns(of: glyphs.prompt)
         let cursor = screen.put(label, row: row, column: start, style: .dim, limit: width)
         let after = screen.put("': ", row: row, column: cursor, style: .dim, limit: width)

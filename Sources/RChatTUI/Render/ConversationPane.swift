@@ -117,7 +117,7 @@ struct ConversationPane {
             var line = PaneLine(item: index)
             if n == 0 {
                 line.add(Self.timeColumn, time.clock(at), .dim)
-                line.add(Self.nameColumn, glyphs.isUnicode ? "•" : "*", CellStyle(bold: true, role: .warning))
+                line.add(Self.nameColumn, glyphs.rowMark, CellStyle(bold: true, role: .warning))
             }
             line.add(column, part, CellStyle(role: .warning))
             out.append(line)

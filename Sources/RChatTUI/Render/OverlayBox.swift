@@ -36,6 +36,7 @@ enum OverlayBox {
             screen.fill(row: row, from: left + 1, to: left + width - 1)
             let text = line.fit == .cut ? Wrap.pad(line.text, width: inner, ellipsis: glyphs.ellipsis) : line.text
             screen.put(text, row: row, column: left + 2, style: line.style, limit: left + width - 2)
+            if let lead = line.lead { screen.put(lead.text, row: row, column: left + 2, style: lead.style, limit: left + width - 2) }
             screen.put(glyphs.vertical, row: row, column: left + width - 1)
         }
         let more = scroll + bodyHeight < wrapped.count ? " \(glyphs.moreBelow) " : ""
@@ -50,30 +51,37 @@ enum OverlayBox {
     /// screen ends (`screenColumns` per row), each piece keeping `.edgeToEdge`.
     static func wrappedLines(_ overlay: Overlay, width: Int, screenColumns: Int) -> [Overlay.Line] {
         overlay.lines.flatMap { line -> [Overlay.Line] in
-            let hang: Int
-            switch line.fit {
-            case .edgeToEdge:
-                return rows(of: line.text, columns: max(1, screenColumns)).map { Overlay.Line(copyable: $0, line.style) }
-            case .cut:
-                return [line]
-            case .wrapped(let h):
-                hang = h
-            }
-            guard hang > 0, line.text.count > hang else {
-                return Wrap.lines(line.text, width: width).map { Overlay.Line($0, line.style) }
-            }
-            let head = String(line.text.prefix(hang))
-            if hang > width / 2 {
-                // Too narrow for two columns: the keys on their line, the words indented below.
-                var trimmed = head
-                while trimmed.last == " " { trimmed.removeLast() }
-                let words = Wrap.lines(String(line.text.dropFirst(hang)), width: width - 2)
-                return [Overlay.Line(trimmed, line.style)] + words.map { Overlay.Line("  " + $0, line.style) }
-            }
-            let parts = Wrap.lines(String(line.text.dropFirst(hang)), width: width - hang)
-            let pad = String(repeating: " ", count: hang)
-            return parts.enumerated().map { Overlay.Line(($0.offset == 0 ? head : pad) + $0.element, line.style) }
+            var rows = wrapped(line, width: width, screenColumns: screenColumns)
+            if !rows.isEmpty { rows[0].lead = line.lead }
+            return rows
         }
+    }
+
+    /// One overlay line as the rows it takes (without its lead).
+    private static func wrapped(_ line: Overlay.Line, width: Int, screenColumns: Int) -> [Overlay.Line] {
+        let hang: Int
+        switch line.fit {
+        case .edgeToEdge:
+            return rows(of: line.text, columns: max(1, screenColumns)).map { Overlay.Line(copyable: $0, line.style) }
+        case .cut:
+            return [line]
+        case .wrapped(let h):
+            hang = h
+        }
+        guard hang > 0, line.text.count > hang else {
+            return Wrap.lines(line.text, width: width).map { Overlay.Line($0, line.style) }
+        }
+        let head = String(line.text.prefix(hang))
+        if hang > width / 2 {
+            // Too narrow for two columns: the keys on their line, the words indented below.
+            var trimmed = head
+            while trimmed.last == " " { trimmed.removeLast() }
+            let words = Wrap.lines(String(line.text.dropFirst(hang)), width: width - 2)
+            return [Overlay.Line(trimmed, line.style)] + words.map { Overlay.Line("  " + $0, line.style) }
+        }
+        let parts = Wrap.lines(String(line.text.dropFirst(hang)), width: width - hang)
+        let pad = String(repeating: " ", count: hang)
+        return parts.enumerated().map { Overlay.Line(($0.offset == 0 ? head : pad) + $0.element, line.style) }
     }
 
     /// `text` cut into rows of at most `columns` columns, only where a row is full.

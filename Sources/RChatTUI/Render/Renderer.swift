@@ -10,7 +10,7 @@ public struct RenderReport: Equatable, Sendable {
 public enum Renderer {
     @discardableResult
     public static func render(_ state: ViewState, to screen: inout Screen) -> RenderReport {
-        screen = Screen(rows: state.rows, columns: state.columns, asciiOnly: !state.glyphs.isUnicode)
+        screen = Screen(rows: state.rows, columns: state.columns, asciiOnly: !state.unicodeText)
         screen.title = state.terminalTitle
         if state.isTooSmall {
             drawTooSmall(state, &screen)

@@ -5,7 +5,7 @@ import RChatCore
 /// just happened, or where help is.
 enum StatusBar {
     static func connectionText(_ c: ShownConnection, now: Int64, _ glyphs: Glyphs) -> String {
-        let dots = glyphs.isUnicode ? "…" : "..."
+        let dots = glyphs.ellipsis
         switch c {
         case .online: return "Online"
         case .connecting: return "Connecting" + dots

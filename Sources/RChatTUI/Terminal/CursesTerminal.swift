@@ -9,6 +9,8 @@ final class CursesTerminal {
     /// are read with plain getch (wget_wch can hang on a multibyte key in such a locale).
     let unicode: Bool
     let colors: Bool
+    /// How many colours the terminal has (terminfo `colors`), when `colors`.
+    private var colorCount = 0
     /// The terminal takes OSC sequences (window title, clipboard): not the Linux console,
     /// a VT or `dumb`, which would print them.
     private let osc: Bool
@@ -51,7 +53,10 @@ final class CursesTerminal {
         if colors {
             start_color()
             use_default_colors()
-            for (role, color) in Self.colorMap { init_pair(Int16(role.rawValue), Int16(color), -1) }
+            colorCount = Int(rchat_colors())
+            for role in ColorRole.allCases {
+                if let color = RoleColors.foreground(role, colors: colorCount) { init_pair(Int16(role.rawValue), Int16(color), -1) }
+            }
         }
         let term = environment["TERM"] ?? ""
         osc = !(term.isEmpty || term == "dumb" || term.hasPrefix("linux") || term.hasPrefix("vt"))
@@ -66,10 +71,6 @@ final class CursesTerminal {
         emit(KeyDecoder.focusReportingOn)
         if mouseReporting { emit(KeyDecoder.mouseReportingOn) }
     }
-
-    /// The colour of each role that has one (curses colour numbers, which are ANSI's).
-    private static let colorMap: [(ColorRole, Int32)] = [(.accent, Int32(COLOR_CYAN)), (.good, Int32(COLOR_GREEN)),
-                                                         (.warning, Int32(COLOR_YELLOW)), (.danger, Int32(COLOR_RED))]
 
     var size: (rows: Int, columns: Int) { (Int(getmaxy(stdscr)), Int(getmaxx(stdscr))) }
 
@@ -208,7 +209,7 @@ final class CursesTerminal {
         if style.dim { p.append("2") }
         if style.underline { p.append("4") }
         if style.reverse { p.append("7") }
-        if colors, let color = Self.colorMap.first(where: { $0.0 == style.role })?.1 { p.append(String(30 + color)) }
+        if colors, let color = RoleColors.foreground(style.role, colors: colorCount) { p.append(RoleColors.sgr(color)) }
         if let color = style.foreground { p.append(SGRText.parameters(color, background: false)) }
         if let color = style.background { p.append(SGRText.parameters(color, background: true)) }
         return p.joined(separator: ";")
@@ -297,7 +298,7 @@ final class CursesTerminal {
         if style.reverse { a |= rchat_a_reverse() }
         if style.dim { a |= rchat_a_dim() }
         if style.underline { a |= rchat_a_underline() }
-        if colors, style.role != .normal, style.role != .quiet { a |= rchat_color_pair(Int32(style.role.rawValue)) }
+        if colors, RoleColors.foreground(style.role, colors: colorCount) != nil { a |= rchat_color_pair(Int32(style.role.rawValue)) }
         return a
     }
 

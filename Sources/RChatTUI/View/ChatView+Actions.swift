@@ -269,7 +269,7 @@ extension ChatView {
         }
         lines += [Overlay.Line(""), Overlay.Line("Statuses", .bold)]
         for status in MessageStatus.allCases {
-            lines.append(Overlay.Line(Wrap.pad(state.glyphs.status(status).text, width: 4) + status.rawValue, hang: 4))
+            lines.append(Overlay.Line(lead: state.glyphs.status(status), status.rawValue, hang: 4))
         }
         state.overlay = Overlay(kind: .help, title: "Help", lines: lines)
     }

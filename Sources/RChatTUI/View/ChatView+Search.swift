@@ -13,7 +13,7 @@ extension ChatView {
             return say(error.description, error: true)
         }
         var overlay = Overlay(kind: .search(SearchResults(query: query, hits: hits)), title: "", lines: [])
-        Self.layOut(&overlay, rows: state.rows, time: TimeText(timeZone: state.timeZone), names: state.conversations)
+        Self.layOut(&overlay, rows: state.rows, time: TimeText(timeZone: state.timeZone), names: state.conversations, glyphs: state.glyphs)
         state.overlay = overlay
     }
 
@@ -43,16 +43,16 @@ extension ChatView {
         }
         results.chosen = min(max(0, results.chosen), max(0, results.hits.count - 1))
         overlay.kind = .search(results)
-        Self.layOut(&overlay, rows: state.rows, time: TimeText(timeZone: state.timeZone), names: state.conversations)
+        Self.layOut(&overlay, rows: state.rows, time: TimeText(timeZone: state.timeZone), names: state.conversations, glyphs: state.glyphs)
         state.overlay = overlay
     }
 
     /// The overlay's title and lines for its results: one line per message (conversation,
     /// time, who, the words around the match), the chosen one reversed and scrolled into view.
-    static func layOut(_ overlay: inout Overlay, rows: Int, time: TimeText, names: [ConversationSummary]) {
+    static func layOut(_ overlay: inout Overlay, rows: Int, time: TimeText, names: [ConversationSummary], glyphs: Glyphs) {
         guard case .search(let results) = overlay.kind else { return }
         let count = results.hits.count
-        overlay.title = "Search: \(results.query) — \(count == SearchQuery.resultLimit ? "the newest \(count)" : String(count)) found"
+        overlay.title = "Search: \(results.query) \(glyphs.dash) \(count == SearchQuery.resultLimit ? "the newest \(count)" : String(count)) found"
         guard count > 0 else {
             overlay.lines = [Overlay.Line("No message has \(results.query).")]
             return

@@ -9,7 +9,9 @@ public final class ChatView {
     let model: ChatModel
     let options: TUIOptions
     /// The account's settings the view follows, read again when a command changes them.
-    var settings: ViewSettings
+    var settings: ViewSettings { didSet { state.glyphs = Self.glyphs(terminalGlyphs, settings) } }
+    /// What the terminal can draw (Unicode in a UTF-8 locale); `glyphs ascii` narrows it.
+    let terminalGlyphs: Glyphs
     let now: () -> Int64
     /// Incoming messages already reported as shown in the open conversation.
     var reportedShown: Set<MessageID> = []
@@ -56,9 +58,12 @@ public final class ChatView {
         self.clock = clock
         self.options = options
         self.now = now
-        settings = model.viewSettings()
+        let settings = model.viewSettings()
+        self.settings = settings
+        terminalGlyphs = glyphs
         thread.claim()
-        state = ViewState(rows: rows, columns: columns, glyphs: glyphs, timeZone: options.timeZone)
+        state = ViewState(rows: rows, columns: columns, glyphs: Self.glyphs(glyphs, settings), timeZone: options.timeZone)
+        state.unicodeText = glyphs.isUnicode
         state.now = now()
         state.connection = ShownConnection(model.connection(), at: state.now)
         reloadConversations()
@@ -72,6 +77,11 @@ public final class ChatView {
         } else if !state.conversations.isEmpty {
             state.focus = .list
         }
+    }
+
+    /// The glyphs drawn: ASCII where the terminal cannot draw Unicode or `glyphs ascii` says so.
+    static func glyphs(_ terminal: Glyphs, _ settings: ViewSettings) -> Glyphs {
+        terminal.isUnicode && settings.glyphs == .unicode ? .unicode : .ascii
     }
 
     /// The terminal effects asked for since the last call, oldest first; the backend

@@ -158,7 +158,7 @@ public enum KeyMap {
         ("Up / Down", "List: choose. Conversation: select a message or row. Composer: a line up / down, then the history"),
         ("Enter", "List: open the conversation. Composer: send the message or command"),
         ("Ctrl-N / Ctrl-P", "Open the next / previous conversation (each keeps its own draft)"),
-        ("Alt-1 … Alt-9", "Open the 1st … 9th conversation of the list"),
+        ("Alt-1 to Alt-9", "Open the 1st to 9th conversation of the list"),
         ("Alt-A", "Open the next conversation with unread messages (muted ones last)"),
         ("PgUp / PgDn", "Scroll the conversation by a screen"),
         ("Home / End", "Go to the oldest / newest message (in the composer with text: start / end of the line)"),

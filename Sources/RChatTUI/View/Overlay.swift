@@ -32,13 +32,26 @@ public struct Overlay: Equatable, Sendable {
             /// list entry: one line per entry, so a reversed line shows the choice).
             case cut
         }
+        /// Cells at the start of a line in a style of their own: a status in the help legend,
+        /// drawn as a message line draws it.
+        public struct Lead: Equatable, Sendable {
+            public var text: String
+            public var style: CellStyle
+        }
         public var text: String
         public var style: CellStyle
         public var fit: Fit
+        /// Drawn over the start of the line's first row (its text begins with as many columns).
+        public var lead: Lead?
         /// A line wrapped in the box; wrapped lines after the first start `hang` columns in
         /// (a help entry's text stays beside its keys).
         public init(_ text: String, _ style: CellStyle = .plain, hang: Int = 0) {
             self.text = text; self.style = style; self.fit = .wrapped(hang: hang)
+        }
+        /// `lead` in its own style, then `text` from column `hang` (wrapped lines too).
+        public init(lead: (text: String, style: CellStyle), _ text: String, hang: Int) {
+            self.init(Wrap.pad(lead.text, width: hang) + text, hang: hang)
+            self.lead = Lead(text: lead.text, style: lead.style)
         }
         public init(copyable text: String, _ style: CellStyle = .plain) {
             self.text = text; self.style = style; self.fit = .edgeToEdge

@@ -7,6 +7,9 @@ public struct ViewState {
     public var rows: Int
     public var columns: Int
     public var glyphs: Glyphs
+    /// The terminal draws Unicode (a UTF-8 locale): what other people wrote is drawn as
+    /// written even when `glyphs` is ASCII (`glyphs ascii`).
+    public var unicodeText = true
     public var timeZone: TimeZone
     public var now: Int64 = 0
 
