@@ -493,6 +493,20 @@ extension Engine {
         return r.isAtEnd ? ids : []
     }
 
+    /// A request from a stranger whose code uses the name of a contact we have (Sam
+    /// reinstalled without his export, or someone posing as Sam): it stays a request of its
+    /// own, the conversation with that contact stays as it is (never Keys don't match: only a
+    /// handshake proves other keys), and it gets a row saying so, once per requester.
+    private func namesakeRow(_ code: ContactCode, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        guard let namesake = try tx.contact(named: code.name), !namesake.isDeleted, namesake.state != .request else { return }
+        let kind = SystemRowKind.namesakeRequest(code.accountKey)
+        guard try !tx.hasSystemRow(contact: namesake.id, kind: kind, since: 0) else { return }
+        log("a message request uses the name of \(namesake.name) with other keys: kept apart as a request")
+        _ = try tx.addSystemRow(contact: namesake.id, kind: kind, text: RequestNames.namesakeRow(used: code.name, contact: namesake.name),
+                                action: nil, messageIDs: [], at: now)
+        after.events.append(.rowAdded(conversation: namesake.id.conversation))
+    }
+
     /// A message request to our invite token: from a contact we know, it is simply their
     /// message; from anyone else it creates a contact in state `request`. From a contact
     /// the user blocked or deleted it is dropped: it neither brings them back nor alerts
@@ -502,7 +516,9 @@ extension Engine {
             return rejectForged("a message request that does not verify")
         }
         var contact = try tx.contact(accountKey: code.accountKey)
-        if let known = contact, known.isBlocked || known.isDeleted { return }
+        if let known = contact, known.isBlocked || known.isDeleted {
+            return log("dropped a message request from \(known.isBlocked ? "blocked" : "deleted") \(known.name)")
+        }
         // A timer change from someone who is not a contact yet is ignored: no request, no row.
         if case .control = request.content, contact == nil || contact?.state == .request { return }
         // A contact sends requests only while it holds no session with us: it started over.
@@ -520,6 +536,7 @@ extension Engine {
                                                      inviteToken: code.inviteToken, state: .request), at: now)
             contact = try tx.contact(id: added.id)
             after.events.append(.conversationsChanged)
+            try namesakeRow(code, tx, &after)
         }
         guard let contact else { return }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,
