@@ -62,6 +62,12 @@ final class MessageRequestAnswerTests: EngineTestCase {
                        "the real Sam never sees the other Sam's messages")
         XCTAssertEqual(try world.contacts("alice").first { $0.name == "Sam" }?.state, "ok")
         XCTAssertEqual(try rows("alice", "Sam"), [Self.namesakeRow])
+
+        // Sam is a contact, not a request: nothing to accept or decline.
+        for verb in ["accept", "decline"] {
+            XCTAssertFailsCleanly(try world.box.rchat("alice", [verb, "Sam"]), status: 2, mentions: "Sam is not a message request")
+        }
+        XCTAssertEqual(try world.contacts("alice").map(\.state).sorted(), ["ok", "request"])
     }
 
     func testAcceptPinsTheRequestsKeysAndTheConversationGoesBothWays() throws {
@@ -94,6 +100,10 @@ final class MessageRequestAnswerTests: EngineTestCase {
 
     func testAcceptReplacingSamRepinsSamsConversationToTheNewKeys() throws {
         let (request, first) = try aliceSamAndASecondSam()
+        // The old install is gone: what Alice wrote to it last has no receipt.
+        world.stopSync("sam")
+        let unanswered = try world.send("alice", to: "Sam", "are you there?")
+        try world.waitForStatus("alice", "Sam", unanswered, "Sent")
         let before = try world.list("alice", "Sam").map(\.id)
         let oldSafety = try world.box.rchat("alice", ["safety", "Sam"]).lines
         let accept = try world.box.rchat("alice", ["accept", request, "--replace", "Sam"])
@@ -118,6 +128,12 @@ final class MessageRequestAnswerTests: EngineTestCase {
         try world.waitForStatus("newsam", "Alice", back, "Delivered")
         XCTAssertEqual(try world.list("alice", "Sam").last?.id, back)
         XCTAssertEqual(try world.contacts("alice").map(\.state), ["ok"])
+        // As after Keys don't match and a new code: the old session is gone, so the new one is
+        // a first meeting, not the old install starting over; what went to the old keys is
+        // left as it is, never sent to the new ones by itself.
+        XCTAssertEqual(try rows("alice", "Sam"), [Self.namesakeRow])
+        XCTAssertEqual(try world.status("alice", "Sam", unanswered), "Sent")
+        XCTAssertFalse(try world.list("newsam", "Alice").contains { $0.id == unanswered })
     }
 
     func testDeclineAndBlockAndEveryRefusal() throws {
