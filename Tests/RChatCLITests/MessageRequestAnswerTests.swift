@@ -136,6 +136,23 @@ final class MessageRequestAnswerTests: EngineTestCase {
         XCTAssertFalse(try world.list("newsam", "Alice").contains { $0.id == unanswered })
     }
 
+    /// `rchat safety NAME` prints the line `rchat add` printed, and the other side prints the same.
+    func testSafetyPrintsTheNumberAddPrinted() throws {
+        try world.makeAccount("alice")
+        try world.makeAccount("sam")
+        let add = try world.box.rchat("alice", ["add", try world.code("sam")])
+        try world.expectSuccess(add)
+        let printed = try XCTUnwrap(add.lines.first { $0.hasPrefix("safety number: ") }, add.stdout)
+        XCTAssertEqual(printed.count, "safety number: ".count + 12 * 5 + 11, printed)
+        let safety = try world.box.rchat("alice", ["safety", "sam"])
+        XCTAssertEqual(safety.status, 0, safety.stderr)
+        XCTAssertEqual(safety.lines, [printed], "the same words and number as at add (names matched ignoring case)")
+        try world.add("sam", "alice")
+        XCTAssertEqual(try world.box.rchat("sam", ["safety", "Alice"]).lines, [printed])
+        XCTAssertFailsCleanly(try world.box.rchat("alice", ["safety"]), status: 2, mentions: "NAME")
+        XCTAssertFailsCleanly(try world.box.rchat("alice", ["safety", "Sam", "Alice"]), status: 2, mentions: "safety")
+    }
+
     func testDeclineAndBlockAndEveryRefusal() throws {
         try world.makeAccount("alice")
         try world.makeAccount("bob")
