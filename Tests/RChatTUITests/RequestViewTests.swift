@@ -35,6 +35,9 @@ final class RequestViewTests: XCTestCase {
         let ascii = makeView(model, columns: 160, glyphs: .ascii, open: "Robin").frame().line(0)
         XCTAssertTrue(ascii.contains("a accept (pins the keys in their code) | d decline (deletes it) | b block"), ascii)
         XCTAssertTrue(ascii.unicodeScalars.allSatisfy(\.isASCII), ascii)
+        // Narrower: the short form, every key still there.
+        let narrow = makeView(model, columns: 80, open: "Sam (3f2a)").frame().line(0)
+        XCTAssertTrue(narrow.hasSuffix("request\(dot)a accept\(dot)d decline\(dot)b block"), narrow)
         // A contact's header says none of it.
         let sam = makeView(model, columns: 160, open: "Sam")
         XCTAssertFalse(sam.frame().line(0).contains("accept"), sam.frame().dump)

@@ -22,7 +22,8 @@ enum HeaderBar {
         if summary.state == .request {
             // What each key does to it; nothing else can be done with a request.
             col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
-            screen.put(ChatView.requestKeysHint(namesake: summary.namesake.flatMap { state.summary($0)?.name }, glyphs: state.glyphs),
+            screen.put(ChatView.requestKeysHint(namesake: summary.namesake.flatMap { state.summary($0)?.name },
+                                                glyphs: state.glyphs, room: layout.columns - col),
                        row: row, column: col, style: .reverse)
         }
     }

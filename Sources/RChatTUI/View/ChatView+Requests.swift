@@ -116,9 +116,11 @@ extension ChatView {
         }
     }
 
-    /// The line the header shows for a request: what each key does.
-    static func requestKeysHint(namesake: String?, glyphs: Glyphs) -> String {
-        ["a accept (pins the keys in their code\(namesake.map { ", or gives them to \($0)" } ?? ""))", "d decline (deletes it)", "b block"]
-            .joined(separator: glyphs.separator)
+    /// What the header shows for a request: what each key does, in `room` columns (shorter
+    /// when the long form does not fit, so every key stays on screen).
+    static func requestKeysHint(namesake: String?, glyphs: Glyphs, room: Int = .max) -> String {
+        let long = ["a accept (pins the keys in their code\(namesake.map { ", or gives them to \($0)" } ?? ""))",
+                    "d decline (deletes it)", "b block"].joined(separator: glyphs.separator)
+        return TextWidth.columns(of: long) <= room ? long : ["a accept", "d decline", "b block"].joined(separator: glyphs.separator)
     }
 }
