@@ -128,9 +128,8 @@ extension StoreAccess {
                 ORDER BY position
                 """, [.integer(request.rawValue)])
             for item in items {
-                let table = try item.string("kind") == "message" ? "messages SET" : "system_rows SET"
-                let key = table.hasPrefix("messages") ? "rowid" : "id"
-                try database.execute("UPDATE OR IGNORE \(table) contact_id = ?, position = ? WHERE \(key) = ?",
+                let (table, key) = try item.string("kind") == "message" ? ("messages", "rowid") : ("system_rows", "id")
+                try database.execute("UPDATE OR IGNORE \(table) SET contact_id = ?, position = ? WHERE \(key) = ?",
                                      [.integer(contact.rawValue), .integer(position), .integer(try item.int64("item"))])
                 position += 1
             }
