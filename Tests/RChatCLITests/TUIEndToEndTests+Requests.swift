@@ -60,6 +60,10 @@ extension TUIEndToEndTests {
         // /safety shows the number both sides print.
         try screens.type(session("alice"), "/safety")
         let expected = try world.box.rchat("newsam", ["safety", "Alice"]).lines.first ?? "?"
-        try screen("alice", "the safety number") { $0.contains(expected) }
+        let groups = expected.dropFirst("safety number: ".count).split(separator: " ")
+        XCTAssertEqual(groups.count, 12, expected)
+        try screen("alice", "the safety number, in two rows of six groups") { s in
+            s.contains("safety number: " + groups.prefix(6).joined(separator: " ")) && s.contains(groups.suffix(6).joined(separator: " "))
+        }
     }
 }

@@ -105,8 +105,12 @@ extension ChatView {
     func showSafetyNumber(_ contact: ConversationSummary) {
         do {
             let number = try model.safetyNumber(of: contact.id)
+            // Twelve groups, as `rchat safety` prints them, in two rows of six to read aloud.
+            let groups = number.split(separator: " ")
+            let half = (groups.count + 1) / 2
             state.overlay = Overlay(kind: .safety, title: "Safety number: \(contact.name)", lines: [
-                Overlay.Line(copyable: "safety number: \(number)", .bold),
+                Overlay.Line("safety number: " + groups.prefix(half).joined(separator: " "), .bold),
+                Overlay.Line(String(repeating: " ", count: "safety number: ".count) + groups.dropFirst(half).joined(separator: " "), .bold),
                 Overlay.Line(""),
                 Overlay.Line("Compare it with \(contact.name) in person or on a call: the same number on both screens "
                              + "means the keys here are theirs (`rchat safety NAME` prints it too)."),
