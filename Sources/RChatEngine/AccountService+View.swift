@@ -64,10 +64,12 @@ extension AccountService {
     public func conversationSummaries() throws(EngineError) -> [ConversationSummary] {
         try Self.wrap {
             try store.contacts().map { c in
-                ConversationSummary(id: c.id.conversation, name: c.name, state: c.displayState,
-                                    unread: try store.unreadCount(contact: c.id),
-                                    lastActivity: max(try store.lastActivity(conversation: c.id.conversation), c.addedAt),
-                                    timer: try store.conversationTimer(contact: c.id).timer)
+                var summary = ConversationSummary(id: c.id.conversation, name: c.name, state: c.displayState,
+                                                  unread: try store.unreadCount(contact: c.id),
+                                                  lastActivity: max(try store.lastActivity(conversation: c.id.conversation), c.addedAt),
+                                                  timer: try store.conversationTimer(contact: c.id).timer)
+                summary.namesake = try namesake(of: c, in: store)?.id.conversation
+                return summary
             }
             .sorted { ($0.lastActivity, $1.name, $1.id) > ($1.lastActivity, $0.name, $0.id) }
         }

@@ -493,25 +493,40 @@ extension Engine {
         return r.isAtEnd ? ids : []
     }
 
-    /// A message request to our invite token: from a contact we know, it is simply their
-    /// message; from anyone else it creates a contact in state `request`. From a contact
-    /// the user blocked or deleted it is dropped: it neither brings them back nor alerts
-    /// (their code, entered again, brings them back).
+    /// A message request to our invite token (`RequestArrival` decides): from a contact we
+    /// know, it is simply their message; from anyone else it creates a contact in state
+    /// `request`. From a contact the user blocked or deleted it is dropped (their code,
+    /// entered again, brings them back). A stranger whose code uses the name of a contact we
+    /// have (Sam reinstalled without his export, or someone posing as Sam) stays a request of
+    /// its own, and that contact's conversation gets a row saying so, once per requester.
     private func receiveRequest(_ payload: [UInt8], _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         guard let (request, code) = MessageRequest.open(payload, account: identity.accountKey) else {
             return rejectForged("a message request that does not verify")
         }
         var contact = try tx.contact(accountKey: code.accountKey)
-        if let known = contact, known.isBlocked || known.isDeleted { return }
-        // A timer change from someone who is not a contact yet is ignored: no request, no row.
-        if case .control = request.content, contact == nil || contact?.state == .request { return }
-        // A contact sends requests only while it holds no session with us: it started over.
-        // A receipt sent in the session we hold would never be read, and receipts are not
-        // recovered: they wait for a session it holds.
-        if let known = contact, let conversation = conversations[known.id], conversation.saved != nil {
-            conversation.saved!.peerHoldsNone()
+        var namesake: Contact?
+        if contact == nil, let named = try tx.contact(named: code.name), !named.isDeleted, named.state != .request {
+            namesake = named
         }
-        if contact == nil {
+        let kind = SystemRowKind.namesakeRequest(code.accountKey)
+        let told = try namesake.map { try tx.hasSystemRow(contact: $0.id, kind: kind, since: 0) }
+        let isControl = if case .control = request.content { true } else { false }
+        let arrival = RequestArrival.of(contact.map { .known(isRequest: $0.state == .request, gone: $0.isBlocked || $0.isDeleted) } ?? .stranger,
+                                        isControl: isControl, namesake: told.map { .contact(told: $0) } ?? .none)
+        switch arrival {
+        case .dropped:
+            guard let known = contact else { return }
+            return log("dropped a message request from \(known.isBlocked ? "blocked" : "deleted") \(known.name)")
+        case .ignored:
+            return
+        case .message:
+            // A contact sends requests only while it holds no session with us: it started over.
+            // A receipt sent in the session we hold would never be read, and receipts are not
+            // recovered: they wait for a session it holds.
+            if let known = contact, let conversation = conversations[known.id], conversation.saved != nil {
+                conversation.saved!.peerHoldsNone()
+            }
+        case .newRequest(let rowForNamesake):
             let candidates = RequestNames.candidates(for: code.name, fingerprint: Hash.blake2b(code.accountKey, outputBytes: 16))
             var name = candidates.last!
             for candidate in candidates where try tx.contact(named: candidate) == nil { name = candidate; break }
@@ -520,6 +535,12 @@ extension Engine {
                                                      inviteToken: code.inviteToken, state: .request), at: now)
             contact = try tx.contact(id: added.id)
             after.events.append(.conversationsChanged)
+            if rowForNamesake, let namesake {
+                log("a message request uses the name of \(namesake.name) with other keys: kept apart as a request")
+                _ = try tx.addSystemRow(contact: namesake.id, kind: kind, text: RequestNames.namesakeRow(used: code.name, contact: namesake.name),
+                                        action: nil, messageIDs: [], at: now)
+                after.events.append(.rowAdded(conversation: namesake.id.conversation))
+            }
         }
         guard let contact else { return }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,

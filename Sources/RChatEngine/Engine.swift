@@ -345,6 +345,9 @@ public final class Engine: @unchecked Sendable {
             if let existing = conversations[contact.id],
                existing.contact.accountKey != contact.accountKey || existing.me.account.publicKey != myKey(for: contact).publicKey {
                 // Keys changed (their code entered again, a rotation): set it up again.
+                // Another account key pinned by another process (`add` after Keys don't match,
+                // `accept --replace`) dropped the stored session with it: it is not written back.
+                if existing.contact.accountKey != contact.accountKey { existing.saved = nil }
                 try retire([existing])
             }
             if let existing = conversations[contact.id] {

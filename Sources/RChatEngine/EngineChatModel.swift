@@ -143,6 +143,27 @@ public final class EngineChatModel: ChatModel {
         try change(conversation, .delete)
     }
 
+    public func acceptRequest(_ request: ConversationID, replacing: ConversationID?) throws(ChatModelError) -> ConversationID {
+        let accepted = try wrap { () throws(EngineError) in
+            try account.acceptRequest(account.contact(request), replacing: replacing.map { id throws(EngineError) in try account.contact(id) })
+        }
+        wakeEngine()
+        return accepted.conversation
+    }
+
+    public func declineRequest(_ request: ConversationID) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in
+            let contact = try account.contact(request)
+            guard contact.state == .request else { throw EngineError.usage("\(contact.name) is not a message request") }
+            try account.declineRequest(contact)
+        }
+        wakeEngine()
+    }
+
+    public func safetyNumber(of conversation: ConversationID) throws(ChatModelError) -> String {
+        try wrap { () throws(EngineError) in try account.safetyNumber(of: account.contact(conversation)) }
+    }
+
     public func draft(of conversation: ConversationID) throws(ChatModelError) -> Draft? {
         try wrap { () throws(EngineError) in try account.draft(conversation) }
     }

@@ -114,6 +114,38 @@ extension StoreAccess {
         }
     }
 
+    /// `rchat accept REQUEST --replace CONTACT`: the request's messages, rows and alerts join
+    /// `contact`'s conversation after what it holds, in their order (a message keeps its rowid,
+    /// so its search entry and file stay), and the request's contact row goes. A message id
+    /// the conversation holds already is kept once. Delivered receipts are owed for what
+    /// joined, as for anything stored after the contact's receipted position.
+    public func mergeRequest(_ request: ContactID, into contact: ContactID) throws {
+        try atomically {
+            var position = try nextPosition(contact: contact)
+            let items = try database.query("""
+                SELECT 'message' AS kind, rowid AS item, position FROM messages WHERE contact_id = ?1
+                UNION ALL SELECT 'row', id, position FROM system_rows WHERE contact_id = ?1
+                ORDER BY position
+                """, [.integer(request.rawValue)])
+            for item in items {
+                let (table, key) = try item.string("kind") == "message" ? ("messages", "rowid") : ("system_rows", "id")
+                try database.execute("UPDATE OR IGNORE \(table) SET contact_id = ?, position = ? WHERE \(key) = ?",
+                                     [.integer(contact.rawValue), .integer(position), .integer(try item.int64("item"))])
+                position += 1
+            }
+            try database.execute("""
+                UPDATE contacts SET last_incoming_position =
+                    coalesce((SELECT max(position) FROM messages WHERE contact_id = ?1 AND direction = 'in'), 0)
+                WHERE id = ?1
+                """, [.integer(contact.rawValue)])
+            try database.execute("UPDATE alerts SET contact_id = ? WHERE contact_id = ?", [.integer(contact.rawValue), .integer(request.rawValue)])
+            for table in ["messages", "system_rows", "session_state", "undecryptable"] {
+                try database.execute("DELETE FROM \(table) WHERE contact_id = ?", [.integer(request.rawValue)])
+            }
+            try database.execute("DELETE FROM contacts WHERE id = ?", [.integer(request.rawValue)])
+        }
+    }
+
     private func updateContact(_ id: ContactID, _ assignments: String, _ args: [SQLValue]) throws {
         try database.execute("UPDATE contacts SET \(assignments) WHERE id = ?", args + [.integer(id.rawValue)])
         guard database.changes == 1 else { throw StoreError.unknownContact(id) }

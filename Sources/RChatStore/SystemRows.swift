@@ -15,6 +15,9 @@ public enum SystemRowKind: Equatable, Hashable, Sendable {
     case keysDontMatch
     /// A received file whose hash did not match, discarded.
     case fileDiscarded
+    /// A message request from someone using this contact's name with other keys: one per
+    /// requester's account key, so repeated requests add no second row.
+    case namesakeRequest([UInt8])
     /// Written by an earlier rChat under a name this one does not use.
     case earlier(String)
 
@@ -28,6 +31,7 @@ public enum SystemRowKind: Equatable, Hashable, Sendable {
         case .keysChanged: "keys-changed"
         case .keysDontMatch: "keys-dont-match"
         case .fileDiscarded: "file-discarded"
+        case .namesakeRequest(let key): "namesake-request \(Hex.encode(key))"
         case .earlier(let text): text
         }
     }
@@ -35,6 +39,10 @@ public enum SystemRowKind: Equatable, Hashable, Sendable {
     public init(stored: String) {
         if stored.hasPrefix("new-device "), let key = Hex.decode(String(stored.dropFirst("new-device ".count))) {
             self = .newDevice(key)
+            return
+        }
+        if stored.hasPrefix("namesake-request "), let key = Hex.decode(String(stored.dropFirst("namesake-request ".count))) {
+            self = .namesakeRequest(key)
             return
         }
         let plain: [SystemRowKind] = [.resentAutomatically, .couldNotBeRead, .couldNotDecrypt, .startedOver, .keysChanged,

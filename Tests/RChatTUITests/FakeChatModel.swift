@@ -175,6 +175,41 @@ final class FakeChatModel: ChatModel {
         items[conversation] = nil
     }
 
+    /// Message requests answered, as the engine answers them.
+    var acceptedRequests: [(request: ConversationID, replacing: ConversationID?)] = []
+    var declinedRequests: [ConversationID] = []
+    var safetyNumbers: [ConversationID: String] = [:]
+
+    func acceptRequest(_ request: ConversationID, replacing: ConversationID?) throws(ChatModelError) -> ConversationID {
+        guard let i = summaries.firstIndex(where: { $0.id == request }), summaries[i].state == .request else {
+            throw ChatModelError("That is not a message request.")
+        }
+        acceptedRequests.append((request, replacing))
+        guard let replacing else {
+            summaries[i].state = .ok
+            summaries[i].namesake = nil
+            return request
+        }
+        items[replacing, default: []] += items[request] ?? []
+        summaries.remove(at: i)
+        items[request] = nil
+        return replacing
+    }
+
+    func declineRequest(_ request: ConversationID) throws(ChatModelError) {
+        guard summaries.contains(where: { $0.id == request && $0.state == .request }) else {
+            throw ChatModelError("That is not a message request.")
+        }
+        declinedRequests.append(request)
+        summaries.removeAll { $0.id == request }
+        items[request] = nil
+    }
+
+    func safetyNumber(of conversation: ConversationID) throws(ChatModelError) -> String {
+        guard let number = safetyNumbers[conversation] else { throw ChatModelError("No safety number.") }
+        return number
+    }
+
     func setAlertPermission(_ allowed: Bool) {
         alertPermissionAnswers.append(allowed)
         alertPermissionAsked = true

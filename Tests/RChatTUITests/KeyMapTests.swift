@@ -53,6 +53,22 @@ final class KeyMapTests: XCTestCase {
         }
     }
 
+    func testRequestLettersAnswerARequestOnlyWithNothingTyped() {
+        for focus in [Focus.composer, .conversation, .list] {
+            let on = KeyMap.Context(focus: focus, composerEmpty: true, onRequest: true)
+            XCTAssertEqual(KeyMap.command(for: .character("a"), in: on), .acceptRequest, "\(focus)")
+            XCTAssertEqual(KeyMap.command(for: .character("d"), in: on), .declineRequest, "\(focus)")
+            XCTAssertEqual(KeyMap.command(for: .character("b"), in: on), .blockRequest, "\(focus)")
+            XCTAssertNotEqual(KeyMap.command(for: .character("x"), in: on), .acceptRequest)
+            let typed = KeyMap.Context(focus: focus, composerEmpty: false, onRequest: true)
+            XCTAssertNotEqual(KeyMap.command(for: .character("a"), in: typed), .acceptRequest, "\(focus): typing")
+            let contact = KeyMap.Context(focus: focus, composerEmpty: true, onRequest: false)
+            XCTAssertNotEqual(KeyMap.command(for: .character("a"), in: contact), .acceptRequest, "\(focus): not a request")
+        }
+        XCTAssertEqual(KeyMap.command(for: .character("/"), in: KeyMap.Context(focus: .composer, composerEmpty: true, onRequest: true)),
+                       .edit(.insert("/")), "a /command still types")
+    }
+
     func testQuitEverywhere() {
         for focus in Focus.allCases {
             XCTAssertEqual(KeyMap.command(for: .control("q"), focus: focus, composerEmpty: false), .quit)

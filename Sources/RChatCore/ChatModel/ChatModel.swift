@@ -50,6 +50,14 @@ public protocol ChatModel: AnyObject {
     func setMuted(_ conversation: ConversationID, _ muted: Bool) throws(ChatModelError)
     func setBlocked(_ conversation: ConversationID, _ blocked: Bool) throws(ChatModelError)
     func delete(_ conversation: ConversationID) throws(ChatModelError)
+    /// `a` on a message request: pins the keys its signed code carried (not checked in
+    /// person). With `replacing`, that conversation takes them instead and the request's
+    /// messages join it (`ConversationSummary.namesake`). Returns the conversation that goes on.
+    func acceptRequest(_ request: ConversationID, replacing: ConversationID?) throws(ChatModelError) -> ConversationID
+    /// `d` on a message request: deleted with its messages; later requests from its keys are dropped.
+    func declineRequest(_ request: ConversationID) throws(ChatModelError)
+    /// `/safety`: the number `rchat add` and `rchat safety` print for this contact.
+    func safetyNumber(of conversation: ConversationID) throws(ChatModelError) -> String
     /// The draft kept for the conversation (typed, not sent), or nil. A failure to read it
     /// is an error, never "no draft": the view must not write over what it could not read.
     func draft(of conversation: ConversationID) throws(ChatModelError) -> Draft?

@@ -113,6 +113,9 @@ public struct ConversationSummary: Equatable, Sendable {
     public var lastActivity: Int64
     /// The conversation's disappearing-message timer (`.off`: none).
     public var timer: DisappearingTimer
+    /// For a message request from someone using a contact's name with other keys: that
+    /// contact's conversation, which accepting may re-pin to the request's keys.
+    public var namesake: ConversationID?
 
     public init(id: ConversationID, name: String, state: State, unread: Int, lastActivity: Int64, timer: DisappearingTimer = .off) {
         self.id = id; self.name = name; self.state = state; self.unread = unread; self.lastActivity = lastActivity

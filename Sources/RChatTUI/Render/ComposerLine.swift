@@ -105,6 +105,7 @@ enum ComposerLine {
         switch summary.state {
         case .blocked: return "\(summary.name) is blocked; /unblock to write again"
         case .keysDontMatch: return "Keys don't match: nothing can be sent until you check their code again"
+        case .request: return "Message request: a accepts, d declines, b blocks (/safety: its safety number)"
         default: return "Message \(summary.name)"
         }
     }

@@ -17,7 +17,14 @@ enum HeaderBar {
         }
         if let phrase = summary.timer.phrase {
             col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
-            screen.put(state.glyphs.timer + " " + phrase, row: row, column: col, style: .reverse)
+            col = screen.put(state.glyphs.timer + " " + phrase, row: row, column: col, style: .reverse)
+        }
+        if summary.state == .request {
+            // What each key does to it; nothing else can be done with a request.
+            col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
+            screen.put(ChatView.requestKeysHint(namesake: summary.namesake.flatMap { state.summary($0)?.name },
+                                                glyphs: state.glyphs, room: layout.columns - col),
+                       row: row, column: col, style: .reverse)
         }
     }
 }

@@ -111,7 +111,9 @@ extension Overlay.Kind {
         case .confirmDelete: "y: yes, any other key: no"
         case .alertPermission: "y: yes, n or Esc: no"
         case .confirmQuit: "y: quit, any other key: stay"
-        case .help, .details, .code: "Esc closes; Up/Down scroll"
+        case .acceptRequest: "r: replace, n: new contact, any other key: not now"
+        case .confirmDecline: "y: decline, any other key: keep it"
+        case .help, .details, .code, .safety: "Esc closes; Up/Down scroll"
         case .search(let results): results.hits.isEmpty ? "Esc closes" : "Up/Down choose, Enter opens, Esc closes"
         }
     }

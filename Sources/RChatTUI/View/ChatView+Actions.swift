@@ -98,6 +98,9 @@ extension ChatView {
                 Overlay.Line("Delete the conversation with \(contact.name) and all its messages from this device?"),
                 Overlay.Line("This cannot be undone.", .bold),
             ])
+        case "safety":
+            guard let contact = target(args) else { return }
+            showSafetyNumber(contact)
         case "rename":
             rename(to: line.dropFirst().drop { $0 != " " }.dropFirst())
         case "timer":

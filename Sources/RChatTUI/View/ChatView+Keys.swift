@@ -18,7 +18,7 @@ extension ChatView {
         default: break
         }
         let context = KeyMap.Context(focus: state.focus, composerEmpty: state.composer.isEmpty, selection: state.selected != nil,
-                                     composerCommand: state.composer.text.hasPrefix("/"))
+                                     composerCommand: state.composer.text.hasPrefix("/"), onRequest: requestUnderKeys != nil)
         // Esc and a key pressed quickly arrive in one read, as Alt with that key: where Alt
         // gives it no meaning (and in an overlay), they are the two keys the user pressed. A
         // prompt decides for itself (Alt edits its path).
@@ -91,6 +91,9 @@ extension ChatView {
         case .complete: complete()
         case .searchHistory: state.composer.search(.older)
         case .ctrlX: state.composer.beginCtrlX()
+        case .acceptRequest: acceptRequest()
+        case .declineRequest: askToDecline()
+        case .blockRequest: blockRequest()
         case .none: break
         }
     }
@@ -177,6 +180,7 @@ extension ChatView {
             return
         }
         if case .search = overlay.kind { return searchKey(key) }
+        if requestOverlayKey(key) { return }
         if case .confirmDelete(let conversation) = overlay.kind {
             state.overlay = nil
             if key == .character("y") || key == .character("Y") {

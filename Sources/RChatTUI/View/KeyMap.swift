@@ -28,6 +28,8 @@ public enum Command: Equatable, Sendable {
     case searchHistory
     /// Ctrl-X: the first key of a two-key command (Ctrl-X Ctrl-E: compose in `$VISUAL`/`$EDITOR`).
     case ctrlX
+    /// `a`, `d`, `b` on a message request: accept it, decline it (asks first), block it.
+    case acceptRequest, declineRequest, blockRequest
     case none
 
     /// Whether the command may change what is typed or where the cursor is.
@@ -48,12 +50,17 @@ public enum KeyMap {
         public var selection: Bool
         /// The composer holds a `/command` (Tab completes it).
         public var composerCommand: Bool
+        /// The keys would answer a message request: the list's cursor is on one (in the
+        /// list), or the open conversation is one (elsewhere).
+        public var onRequest: Bool
 
-        public init(focus: Focus, composerEmpty: Bool, selection: Bool = false, composerCommand: Bool = false) {
+        public init(focus: Focus, composerEmpty: Bool, selection: Bool = false, composerCommand: Bool = false,
+                    onRequest: Bool = false) {
             self.focus = focus
             self.composerEmpty = composerEmpty
             self.selection = selection
             self.composerCommand = composerCommand
+            self.onRequest = onRequest
         }
     }
 
@@ -67,6 +74,16 @@ public enum KeyMap {
     /// accident.
     public static func command(for key: Key, in context: Context) -> Command {
         let editing = context.focus == .composer && !context.composerEmpty
+        // Nothing can be written to a message request, only answered: with nothing typed,
+        // its letters answer it wherever the focus is (a `/command` starts with the slash).
+        if context.onRequest && context.composerEmpty {
+            switch key {
+            case .character("a"): return .acceptRequest
+            case .character("d"): return .declineRequest
+            case .character("b"): return .blockRequest
+            default: break
+            }
+        }
         // Keys that mean the same everywhere.
         switch key {
         // With text in the composer, Home and End edit it; elsewhere they scroll.
@@ -184,6 +201,8 @@ public enum KeyMap {
         ("Alt-O, or o", "Open the selected photo, voice message or file with its usual program (xdg-open)"),
         ("Alt-S, or s", "Save a copy of the selected photo, voice message or file (asks where; Tab completes the path)"),
         ("Alt-P, or p", "Play the selected voice message"),
+        ("a / d / b", "On a message request (open, or chosen in the list, with nothing typed): accept it, pinning the keys "
+                      + "in its code (or give them to the contact whose name it uses); decline it (asks first); block it"),
     ]
 
     /// The slash commands typed in the composer.
@@ -195,6 +214,7 @@ public enum KeyMap {
         ("/rename NEW", "Give this conversation's contact a new name"),
         ("/mute, /unmute", "Silence or restore banners for this conversation"),
         ("/block, /unblock", "Block or unblock this contact"),
+        ("/safety [NAME]", "The safety number of this contact (or NAME), to compare with them in person or on a call"),
         ("/delete", "Delete this conversation and its messages (asks first)"),
         ("/timer DURATION", "Disappearing messages here, for both of you: 30s, 5m, 1h, 8h, 1d, 1w, 4w or off "
                             + "(Tab completes); /timer alone says the current one"),
@@ -208,7 +228,7 @@ public enum KeyMap {
     ]
 
     /// The commands that take a contact's name (Tab completes it after the command).
-    public static let commandsTakingAName: Set<String> = ["open", "mute", "unmute", "block", "unblock", "delete"]
+    public static let commandsTakingAName: Set<String> = ["open", "mute", "unmute", "block", "unblock", "delete", "safety"]
 
     /// The commands that take one of a few words, with them (Tab completes them after the command).
     public static let commandWords: [String: [String]] = ["timer": DisappearingTimer.allCases.map(\.word)]

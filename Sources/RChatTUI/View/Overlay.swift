@@ -14,6 +14,13 @@ public struct Overlay: Equatable, Sendable {
         case confirmQuit
         /// `/search WORDS`: one line per message found; Up/Down choose, Enter opens it.
         case search(SearchResults)
+        /// `a` on a request that uses a contact's name: `r` gives its keys to that contact's
+        /// conversation, `n` accepts it as a contact of its own, anything else leaves it.
+        case acceptRequest(ConversationID, namesake: ConversationID)
+        /// `d` on a request: `y` declines it, anything else keeps it.
+        case confirmDecline(ConversationID)
+        /// `/safety`: the contact's safety number.
+        case safety
     }
 
     public struct Line: Equatable, Sendable {
