@@ -52,6 +52,32 @@ extension AttachmentTests {
         world.stopSync("sam")
     }
 
+    /// Sam's sync is frozen (SIGSTOP) mid-file: connected, it stores and reports nothing. Once
+    /// its last report is stale the sender's window no longer holds it back, and the relay
+    /// takes the rest; Sam, killed and started again, gets the file whole.
+    func testAReceiverThatStopsReportingNoLongerHoldsTheFileBack() throws {
+        try chattingPair()
+        let (path, data) = try randomFile("frozen.bin", bytes: 16 * 1024 * 1024)
+        let chunks = (data.count + Self.chunkBytes - 1) / Self.chunkBytes
+        let id = try sendFile("alice", to: "Sam", path)
+        try world.eventually("Sam stores the first part of the file", timeout: 60) {
+            try self.world.list("sam", "Alice").contains { $0.id == id } && self.received("sam", "Alice", id) > 0
+        }
+        world.freezeSync("sam")
+        let here = try received("sam", "Alice", id) / Self.chunkBytes
+        XCTAssertLessThan(here, chunks - 128, "Sam stopped mid-file, before the sender's window could cover the rest")
+        try world.eventually("the relay takes the whole file while Sam says nothing", timeout: 60) {
+            try self.received("alice", "Sam", id) == data.count
+        }
+        world.crashSync("sam")
+        try world.startSync("sam")
+        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
+        let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: got)), data)
+        world.stopSync("alice")
+        world.stopSync("sam")
+    }
+
     /// With Sam away, the relay's byte quota (4 MiB for his mailbox) takes only part of the
     /// file: Alice's list says it waits for room at the relay; restarted while Sam is still
     /// away (no session: nothing can go), that it waits for Sam; once Sam is back and drains
