@@ -10,6 +10,29 @@ import Glibc
 extension AttachmentTests {
     static let chunkBytes = 60 * 1024
 
+    /// Waits until `person`'s partial file of an arriving file has bytes in it: a `stat` every
+    /// few milliseconds, so that the receiver is stopped early in the file (a poll through
+    /// `rchat list` takes long enough for it to store much of it).
+    func waitForPartialFile(_ person: String, timeout: Double = 60) throws {
+        let directory = world.box.path("\(person)-home/files/partial")
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            for name in names where name.hasSuffix(".part") {
+                let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0
+                if size > 0 { return }
+            }
+            waitUntilDeadline(min(deadline, Date(timeIntervalSinceNow: 0.005)))
+        }
+        throw TimedOut(what: "\(person)'s partial file", seconds: timeout, context: world.diagnostics())
+    }
+
+    /// The bytes of file `id` stored at `person`'s: 0 while its message is not stored yet (a
+    /// receiver stopped before its first batch committed).
+    func storedSoFar(_ person: String, _ name: String, _ id: String) throws -> Int {
+        try world.list(person, name).contains { $0.id == id } ? received(person, name, id) : 0
+    }
+
     /// `rchat list NAME`'s line of message `id`.
     func listLine(_ person: String, _ name: String, _ id: String) throws -> String {
         let run = try world.box.rchat(person, ["list", name])
@@ -27,11 +50,9 @@ extension AttachmentTests {
         let (path, data) = try randomFile("away.bin", bytes: 16 * 1024 * 1024)
         let chunks = (data.count + Self.chunkBytes - 1) / Self.chunkBytes
         let id = try sendFile("alice", to: "Sam", path)
-        try world.eventually("Sam stores the first part of the file", timeout: 60) {
-            try self.world.list("sam", "Alice").contains { $0.id == id } && self.received("sam", "Alice", id) > 0
-        }
+        try waitForPartialFile("sam")
         world.crashSync("sam")
-        let here = try received("sam", "Alice", id) / Self.chunkBytes
+        let here = try storedSoFar("sam", "Alice", id) / Self.chunkBytes
         XCTAssertLessThan(here, chunks - 128, "Sam was killed mid-file, before the sender's window could cover the rest")
 
         try world.eventually("the relay takes the whole file while Sam is away", timeout: 60) {
@@ -60,11 +81,9 @@ extension AttachmentTests {
         let (path, data) = try randomFile("frozen.bin", bytes: 16 * 1024 * 1024)
         let chunks = (data.count + Self.chunkBytes - 1) / Self.chunkBytes
         let id = try sendFile("alice", to: "Sam", path)
-        try world.eventually("Sam stores the first part of the file", timeout: 60) {
-            try self.world.list("sam", "Alice").contains { $0.id == id } && self.received("sam", "Alice", id) > 0
-        }
+        try waitForPartialFile("sam")
         world.freezeSync("sam")
-        let here = try received("sam", "Alice", id) / Self.chunkBytes
+        let here = try storedSoFar("sam", "Alice", id) / Self.chunkBytes
         XCTAssertLessThan(here, chunks - 128, "Sam stopped mid-file, before the sender's window could cover the rest")
         try world.eventually("the relay takes the whole file while Sam says nothing", timeout: 60) {
             try self.received("alice", "Sam", id) == data.count
