@@ -40,28 +40,27 @@ extension AttachmentTests {
         return run.lines.first { $0.hasSuffix(id) } ?? ""
     }
 
-    /// Sam's sync is SIGKILLed while the file arrives; Alice's sync uploads the rest to the
-    /// relay by itself (her window ahead of Sam's reports no longer holds it back); Sam's next
-    /// sync writes each chunk once and the file is whole and Delivered.
-    func testAFileKeepsGoingToTheRelayWhileItsReceiverIsAway() throws {
+    /// Alice sends a 16 MiB file (274 chunks: more than the sender's window, 128 chunks ahead
+    /// of what the receiver reported) and Sam's sync is stopped (`stop`) as soon as it has
+    /// begun storing it, before that window could cover the rest; then the relay must take
+    /// the whole file with nothing else sent, and Sam's next sync gets it whole, once.
+    func fileGoesOnAfterTheReceiverStops(_ name: String, _ stop: () -> Void, while what: String) throws {
         try chattingPair()
-        // 274 chunks: more than the sender's window (128 chunks ahead of what the receiver
-        // reported), so the sender cannot have had the relay take it all when Sam stops.
-        let (path, data) = try randomFile("away.bin", bytes: 16 * 1024 * 1024)
+        let (path, data) = try randomFile(name, bytes: 16 * 1024 * 1024)
         let chunks = (data.count + Self.chunkBytes - 1) / Self.chunkBytes
         let id = try sendFile("alice", to: "Sam", path)
         try waitForPartialFile("sam")
-        world.crashSync("sam")
+        stop()
         let here = try storedSoFar("sam", "Alice", id) / Self.chunkBytes
-        XCTAssertLessThan(here, chunks - 128, "Sam was killed mid-file, before the sender's window could cover the rest")
-
-        try world.eventually("the relay takes the whole file while Sam is away", timeout: 60) {
+        XCTAssertLessThan(here, chunks - 128, "Sam stopped mid-file, before the sender's window could cover the rest")
+        try world.eventually("the relay takes the whole file while \(what)", timeout: 60) {
             try self.received("alice", "Sam", id) == data.count
         }
         try world.waitForStatus("alice", "Sam", id, "Sent", timeout: 30)
         XCTAssertNil(try attachment("alice", "Sam", id)["waiting"], "nothing waits once the relay took it all")
         XCTAssertFalse(try listLine("alice", "Sam", id).contains("waiting"))
 
+        world.crashSync("sam")
         try world.startSync("sam")
         try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
         let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
@@ -73,28 +72,16 @@ extension AttachmentTests {
         world.stopSync("sam")
     }
 
+    /// Sam's sync is SIGKILLed while the file arrives: Alice's sync uploads the rest to the
+    /// relay by itself (her window ahead of Sam's reports no longer holds it back).
+    func testAFileKeepsGoingToTheRelayWhileItsReceiverIsAway() throws {
+        try fileGoesOnAfterTheReceiverStops("away.bin", { world.crashSync("sam") }, while: "Sam is away")
+    }
+
     /// Sam's sync is frozen (SIGSTOP) mid-file: connected, it stores and reports nothing. Once
-    /// its last report is stale the sender's window no longer holds it back, and the relay
-    /// takes the rest; Sam, killed and started again, gets the file whole.
+    /// its last report is stale the sender's window no longer holds it back.
     func testAReceiverThatStopsReportingNoLongerHoldsTheFileBack() throws {
-        try chattingPair()
-        let (path, data) = try randomFile("frozen.bin", bytes: 16 * 1024 * 1024)
-        let chunks = (data.count + Self.chunkBytes - 1) / Self.chunkBytes
-        let id = try sendFile("alice", to: "Sam", path)
-        try waitForPartialFile("sam")
-        world.freezeSync("sam")
-        let here = try storedSoFar("sam", "Alice", id) / Self.chunkBytes
-        XCTAssertLessThan(here, chunks - 128, "Sam stopped mid-file, before the sender's window could cover the rest")
-        try world.eventually("the relay takes the whole file while Sam says nothing", timeout: 60) {
-            try self.received("alice", "Sam", id) == data.count
-        }
-        world.crashSync("sam")
-        try world.startSync("sam")
-        try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60)
-        let got = try XCTUnwrap(try attachment("sam", "Alice", id)["path"] as? String)
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: got)), data)
-        world.stopSync("alice")
-        world.stopSync("sam")
+        try fileGoesOnAfterTheReceiverStops("frozen.bin", { world.freezeSync("sam") }, while: "Sam says nothing")
     }
 
     /// With Sam away, the relay's byte quota (4 MiB for his mailbox) takes only part of the
