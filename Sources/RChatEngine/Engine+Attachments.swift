@@ -94,6 +94,8 @@ extension Engine {
     /// Chunks a sender keeps ahead of what the receiver reported stored (about 7.5 MiB), and
     /// how long a report counts: a receiver silent longer does not hold the sender back.
     static let fileWindowChunks = 128
+    /// The same, for the simulation's scripted upload.
+    public static var fileWindow: Int { fileWindowChunks }
     static let progressStaleSeconds = 5.0
     /// A receiver reports its progress every this many chunks stored, and when whole.
     static let progressEveryChunks = 32
