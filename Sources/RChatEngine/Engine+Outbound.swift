@@ -163,12 +163,16 @@ extension Engine {
                             conversations[contactID]?.sent.remove(row)
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
                             conversations[contactID]?.backoffPending = true
+                            if Self.refusedForRoom(reason), try isAttachment(row, tx) {
+                                conversations[contactID]?.roomRefused.insert(row)
+                                roomRefusedNow.insert(contactID)
+                            }
                             log("the relay refused a message: \(reason); trying again in \(wait) s")
                         case let .chunk(contactID, row, index):
                             // Sent again after a backoff, as a refused message is, or as soon
                             // as the receiver reports it took what was held (room freed).
                             conversations[contactID]?.chunksInFlight[row]?.remove(index)
-                            if [.quotaExceeded, .byteQuotaExceeded, .relayFull].contains(reason) {
+                            if Self.refusedForRoom(reason) {
                                 conversations[contactID]?.roomRefused.insert(row)
                                 roomRefusedNow.insert(contactID)
                             }
@@ -224,6 +228,11 @@ extension Engine {
         for conversation in ready { try sessionReady(conversation) }
         // More may be owed than one flush takes (a long backlog): go on at once.
         if receiptsSettled { scheduleReceipts(urgent: true) }
+    }
+
+    /// A refusal that room at the relay ends: the recipient's quota, or the relay's own.
+    static func refusedForRoom(_ reason: RefusalReason) -> Bool {
+        [.quotaExceeded, .byteQuotaExceeded, .relayFull].contains(reason)
     }
 
     /// The initiator's first frame in a new session, with nothing to show: it tells the
