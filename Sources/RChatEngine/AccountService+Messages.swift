@@ -248,7 +248,7 @@ extension AccountService {
             let last = file.chunks.count - 1
             var done = UInt64(file.chunks.doneCount) * UInt64(FileStream.plainChunkBytes)
             if file.chunks.contains(last) { done -= UInt64(FileStream.plainChunkBytes - FileStream.plainBytes(ofChunk: last, size: size)) }
-            return .moving(done: min(done, size))
+            return .moving(done: min(done, size), waiting: file.direction == .outgoing ? file.waiting : nil)
         }
     }
 

@@ -54,7 +54,13 @@ extension Engine {
         guard !missing.isEmpty, case .attachment(let attachment) = item.content else { return true }
         let stream = try outgoingStream(item.message, stored, attachment)
         for index in missing {
-            if windowFull() { return true }
+            if windowFull() {
+                // Nothing else may come to send the rest (the receiver stopped reporting):
+                // the engine looks again once its last report is stale (`nextTimer`).
+                let reopens = (progress?.at ?? ticks) + Self.progressStaleSeconds
+                conversation.windowReopensAt = min(conversation.windowReopensAt ?? reopens, reopens)
+                return true
+            }
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let chunk = try stream.chunk(index)
             var body = ByteWriter(capacity: 4 + FileStream.headerBytes + chunk.count)
@@ -88,6 +94,8 @@ extension Engine {
     /// Chunks a sender keeps ahead of what the receiver reported stored (about 7.5 MiB), and
     /// how long a report counts: a receiver silent longer does not hold the sender back.
     static let fileWindowChunks = 128
+    /// The same, for the simulation's scripted upload.
+    public static var fileWindow: Int { fileWindowChunks }
     static let progressStaleSeconds = 5.0
     /// A receiver reports its progress every this many chunks stored, and when whole.
     static let progressEveryChunks = 32
@@ -107,6 +115,38 @@ extension Engine {
         fileProgressReported[row] = complete ? nil : chunks
     }
 
+    /// What each file being sent to this conversation waits for (`UploadWait`), written
+    /// where it changed (read first: a flush that changes nothing writes nothing), so that
+    /// `rchat list` and the view say it; the view hears of it.
+    func noteUploadWaits(_ conversation: LiveConversation, _ files: [MessageRowID]) {
+        guard !files.isEmpty else { return }
+        let route: UploadWait.Route
+        if connections[conversation.relay]?.client == nil { route = .offline }
+        else if !conversation.hasSession { route = .noSession }
+        else { route = conversation.awaitingVerification ? .unverifiedDevice : .session }
+        do {
+            var changes: [(MessageRowID, UploadWait?)] = []
+            for (row, stored) in try store.attachments(messages: files) where stored.direction == .outgoing {
+                guard case .moving = stored.state else { continue }
+                let waiting = conversation.isReachable
+                    ? UploadWait.reason(allTaken: stored.itemTaken && stored.chunks.isComplete, route: route,
+                                        refusedForRoom: conversation.roomRefused.contains(row))
+                    : nil
+                if waiting != stored.waiting { changes.append((row, waiting)) }
+            }
+            guard !changes.isEmpty else { return }
+            let ids = try store.transaction { tx in
+                try changes.compactMap { row, waiting in
+                    try tx.setWaiting(message: row, waiting)
+                    return try tx.message(row)?.id
+                }
+            }
+            for id in ids { emit(.transferMoved(conversation: conversation.contact.id.conversation, id: id)) }
+        } catch {
+            log("cannot record what a file waits for: \(error)")
+        }
+    }
+
     /// The relay took chunks (and perhaps items) of attachments: recorded; those now
     /// taken whole are returned, to be raised to Sent with the other messages.
     func attachmentsTaken(chunks: [MessageRowID: [Int]], items: Set<MessageRowID>, _ tx: StoreTransaction,
@@ -120,6 +160,7 @@ extension Engine {
             if stored.itemTaken && stored.chunks.isComplete {
                 whole.append(row)
                 outgoingStreams[row] = nil
+                if stored.waiting != nil { try tx.setWaiting(message: row, nil) }
             }
             if let message = try tx.message(row) {
                 events.append(.transferMoved(conversation: message.contact.conversation, id: message.id))

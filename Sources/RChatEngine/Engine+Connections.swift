@@ -157,6 +157,9 @@ extension Engine {
             // Fresh codes let the peer find us again when it comes back.
             conversation.apply(gone, at: now)
             present(conversation)
+            // A file no longer waits a window ahead of the receiver's reports: the relay
+            // holds the rest for it (within its quota).
+            try flushOutbox(conversation)
         case .closed(let error):
             connectionClosed(connection, error)
         case .delivery, .sent, .refused:

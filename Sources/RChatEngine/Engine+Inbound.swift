@@ -410,6 +410,8 @@ extension Engine {
                   message.direction == .outgoing else { return }
             let known = conversation.peerFileProgress[message.rowID]?.chunks ?? 0
             conversation.peerFileProgress[message.rowID] = (max(known, Int(chunks)), ticks)
+            // The receiver took what the relay held: room there again for what it refused.
+            if conversation.roomRefused.contains(message.rowID) { try tx.attemptNow(message: message.rowID, at: now) }
             if !after.resendQueued.contains(where: { $0 === conversation }) { after.resendQueued.append(conversation) }
         case .receiptDelivered, .receiptRead, .fileDelivered:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt

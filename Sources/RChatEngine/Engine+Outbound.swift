@@ -16,6 +16,8 @@ extension Engine {
         let t = now
         let items = try AccountService.wrap { try store.outbox(contact: contact.id) }
         guard !items.isEmpty else { return }
+        // Whatever this flush did: what each file being sent waits for now.
+        defer { noteUploadWaits(conversation, items.filter(\.content.isAttachment).map(\.message)) }
         if contact.isBlocked || contact.state == .keysDontMatch || contact.isDeleted {
             // Nothing is sent to a blocked contact or to keys that were refused.
             var changes: [StatusChange] = []
@@ -42,6 +44,7 @@ extension Engine {
                   let client = connections[conversation.relay]?.client {
             for item in due {
                 if item.content.isAttachment {
+                    conversation.roomRefused.remove(item.message)  // tried again now
                     guard try sendAttachment(item, conversation, &saved, keys: keys, client: client, deadline: deadline) else { break }
                     continue
                 }
@@ -100,6 +103,7 @@ extension Engine {
         var events: [ChatEvent] = []
         var receiptsSettled = false
         var ready: [LiveConversation] = []
+        var roomRefusedNow: Set<ContactID> = []
         try AccountService.wrap {
             try store.transaction { tx in
                 // Sent: the relay took these messages. Raised together after the loop.
@@ -159,10 +163,19 @@ extension Engine {
                             conversations[contactID]?.sent.remove(row)
                             conversations[contactID]?.acknowledgementDeadlines[row] = nil
                             conversations[contactID]?.backoffPending = true
+                            if Self.refusedForRoom(reason), try isAttachment(row, tx) {
+                                conversations[contactID]?.roomRefused.insert(row)
+                                roomRefusedNow.insert(contactID)
+                            }
                             log("the relay refused a message: \(reason); trying again in \(wait) s")
                         case let .chunk(contactID, row, index):
-                            // Sent again after a backoff, as a refused message is.
+                            // Sent again after a backoff, as a refused message is, or as soon
+                            // as the receiver reports it took what was held (room freed).
                             conversations[contactID]?.chunksInFlight[row]?.remove(index)
+                            if Self.refusedForRoom(reason) {
+                                conversations[contactID]?.roomRefused.insert(row)
+                                roomRefusedNow.insert(contactID)
+                            }
                             if let queued = try tx.outboxItem(message: row), queued.nextAttemptAt <= t {
                                 let wait = Int64(min(300, 1 << min(queued.attempts + 1, 8)))
                                 try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: t + wait)
@@ -209,9 +222,17 @@ extension Engine {
             }
         }
         for event in events { emit(event) }
+        for contactID in roomRefusedNow {
+            if let c = conversations[contactID] { noteUploadWaits(c, Array(c.roomRefused)) }
+        }
         for conversation in ready { try sessionReady(conversation) }
         // More may be owed than one flush takes (a long backlog): go on at once.
         if receiptsSettled { scheduleReceipts(urgent: true) }
+    }
+
+    /// A refusal that room at the relay ends: the recipient's quota, or the relay's own.
+    static func refusedForRoom(_ reason: RefusalReason) -> Bool {
+        [.quotaExceeded, .byteQuotaExceeded, .relayFull].contains(reason)
     }
 
     /// The initiator's first frame in a new session, with nothing to show: it tells the
@@ -325,6 +346,7 @@ extension Engine {
         for conversation in conversations.values {
             for retry in conversation.controlRetries { next = min(next, retry.at) }
             if case .due(let at) = conversation.recoveryCode { next = min(next, at) }
+            if let at = conversation.windowReopensAt { next = min(next, at) }
         }
         for connection in connections.values {
             if connection.client == nil {
@@ -393,6 +415,12 @@ extension Engine {
         for connection in connections.values where connection.keepaliveAt <= nowTicks {
             connection.keepaliveAt = nowTicks + keepaliveSeconds
             do { try connection.client?.ping() } catch { log("cannot ping the relay: \(error)") }
+        }
+        // Files held a window ahead of a receiver that stopped reporting: the rest goes now.
+        for conversation in conversations.values {
+            guard let at = conversation.windowReopensAt, at <= nowTicks else { continue }
+            conversation.windowReopensAt = nil
+            try flushOutbox(conversation)
         }
         // Retries whose backoff has passed (only where a refusal postponed something: reading
         // a long outbox every second cost the sender a quarter of its time).

@@ -53,6 +53,13 @@ final class LiveConversation {
     var startedOverNoticeInFlight = false
     /// The relay refused something that waits out a backoff in the outbox.
     var backoffPending = false
+    /// Files of which the relay refused a part for the recipient's quota, not tried again
+    /// since: they wait for room at the relay (`UploadWait`).
+    var roomRefused: Set<MessageRowID> = []
+    /// A file stopped a window ahead of what the receiver reported: when that report is
+    /// stale and the window no longer holds it back (engine ticks), if the receiver says
+    /// nothing more by then.
+    var windowReopensAt: Double?
     /// When a message's relay acknowledgement is overdue (Not confirmed), on the engine's
     /// monotonic clock (`Engine.ticks`), like `controlRetries`' times.
     var acknowledgementDeadlines: [MessageRowID: Double] = [:]

@@ -100,11 +100,11 @@ public final class SimulatedWorld {
 
     // MARK: set-up
 
-    private func setUp() throws {
+    func setUp(accounts count: Int? = nil) throws {
         relay = SimulatedRelay(directory: directory, scheduler: scheduler, network: network, trace: trace)
         network.attach(relay)
         try relay.start()
-        let n = random.chance(0.5) ? 3 : 2
+        let n = count ?? (random.chance(0.5) ? 3 : 2)
         let names = ["alice", "bob", "carol"].prefix(n)
         for (i, name) in names.enumerated() {
             let account = SimulatedAccount(name: name, index: i, directory: directory)

@@ -29,12 +29,14 @@ public struct StoredAttachment: Equatable, Sendable {
     public var sentCopy: String?
     /// Incoming: the plaintext so far (relative to the home).
     public let workFile: String?
+    /// Outgoing, moving: what it waits for, as the engine last found it (nil: it moves).
+    public var waiting: UploadWait? = nil
 }
 
 extension StoreAccess {
     private static var attachmentSelect: String { """
         SELECT message_rowid, direction, chunk_count, chunks, item_taken, stream_header, stream_state, next_chunk, hash_state,
-               state, file, work_file, reason
+               state, file, work_file, reason, waiting
         FROM attachments
         """ }
 
@@ -89,6 +91,12 @@ extension StoreAccess {
                   SQLValue(a.nextChunk), a.hashState.map(SQLValue.blob) ?? .null, .integer(a.message.rawValue)])
     }
 
+    /// What a file being sent waits for now (nil: nothing, it moves).
+    public func setWaiting(message: MessageRowID, _ waiting: UploadWait?) throws {
+        try database.execute("UPDATE attachments SET waiting = ? WHERE message_rowid = ? AND direction = 'out'",
+                             [waiting.map { .text($0.rawValue) } ?? .null, .integer(message.rawValue)])
+    }
+
     /// Sent again from the start (a resend): nothing counts as taken.
     public func restartSending(message: MessageRowID) throws {
         try database.execute("""
@@ -126,7 +134,7 @@ extension StoreAccess {
     public func attachmentsMoving(contact: ContactID, direction: Direction) throws -> [(id: MessageID, attachment: StoredAttachment)] {
         try database.query("""
             SELECT m.id AS mid, a.message_rowid, a.direction, a.chunk_count, a.chunks, a.item_taken, a.stream_header,
-                   a.stream_state, a.next_chunk, a.hash_state, a.state, a.file, a.work_file, a.reason
+                   a.stream_state, a.next_chunk, a.hash_state, a.state, a.file, a.work_file, a.reason, a.waiting
             FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
             WHERE m.contact_id = ? AND a.direction = ? AND a.state = 'moving'
             ORDER BY m.position
@@ -200,11 +208,17 @@ extension StoreAccess {
         case let other: throw StoreError.malformedValue(table: "attachments", column: "state", detail: "unknown state \(other)")
         }
         let direction = try row.enumValue("direction", table: "attachments", as: Direction.self)
+        let waiting = try row.optionalString("waiting").map { text in
+            guard let value = UploadWait(rawValue: text) else {
+                throw StoreError.malformedValue(table: "attachments", column: "waiting", detail: "unknown reason \(text)")
+            }
+            return value
+        }
         return StoredAttachment(message: try row.messageRowID("message_rowid"), direction: direction, chunks: chunks,
                                 itemTaken: try row.int64("item_taken") != 0, streamHeader: try row.optionalBlob("stream_header"),
                                 streamState: try row.optionalBlob("stream_state"), nextChunk: Int(try row.int64("next_chunk")),
                                 hashState: try row.optionalBlob("hash_state"),
                                 state: state, sentCopy: direction == .outgoing ? try row.optionalString("file") : nil,
-                                workFile: try row.optionalString("work_file"))
+                                workFile: try row.optionalString("work_file"), waiting: waiting)
     }
 }

@@ -56,6 +56,13 @@ enum Migrations {
         Migration(version: 8, sql: SchemaSearch.sql),
         Migration(version: 9, sql: SchemaAttachments.sql),
         Migration(version: 10, sql: SchemaTimers.sql),
+        Migration(version: 11, sql: """
+            -- A file being sent that waits, and for what, as the engine last found it
+            -- (`UploadWait`): 'room', the relay refused part of it for the recipient's
+            -- quota; 'contact', no session to send it in until the contact is back. NULL:
+            -- it moves, or nothing of it is left to go.
+            ALTER TABLE attachments ADD COLUMN waiting TEXT CHECK (waiting IS NULL OR waiting IN ('room', 'contact'));
+            """),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

@@ -58,6 +58,12 @@ extension StoreAccess {
         guard database.changes == 1 else { throw StoreError.unknownMessage(message) }
     }
 
+    /// A backoff cut short: the message is due at `at` (room freed where it was refused).
+    public func attemptNow(message: MessageRowID, at: Int64) throws {
+        try database.execute("UPDATE outbox SET next_attempt_at = ? WHERE message_rowid = ? AND next_attempt_at > ?",
+                             [.integer(at), .integer(message.rawValue), .integer(at)])
+    }
+
     /// Takes the message out of the queue (the relay acknowledged it, or it was given up).
     /// Returns false if it was not queued.
     @discardableResult

@@ -20,6 +20,7 @@ enum ConversationText {
                     ("received", .int(Int64(transfer.done(of: a.size)))), ("path", .optionalString(path)),
                 ]
                 if case .discarded(let reason) = transfer { attachment.append(("discarded", .string(reason))) }
+                if case .moving(_, let waiting?) = transfer { attachment.append(("waiting", .string(waiting.rawValue))) }
                 fields.append(("attachment", .object(attachment)))
             }
             return JSONLine.object(fields)
@@ -39,12 +40,15 @@ enum ConversationText {
     }
 
     /// How far a file has come, when it is not whole here: "45% taken by the relay" while
-    /// it is sent, "45% here" while it arrives, or why it was discarded.
-    static func transfer(_ transfer: AttachmentTransfer?, size: UInt64, direction: Direction) -> String {
+    /// it is sent (with what it waits for, if it does: "…, waiting for room at the relay"),
+    /// "45% here" while it arrives, or why it was discarded.
+    static func transfer(_ transfer: AttachmentTransfer?, size: UInt64, direction: Direction, peer: String) -> String {
         switch transfer {
-        case .moving(let done)?:
+        case .moving(let done, let waiting)?:
             let percent = size == 0 ? 0 : Int(done * 100 / size)
-            return direction == .outgoing ? "  (\(percent)% taken by the relay)" : "  (\(percent)% here)"
+            guard direction == .outgoing else { return "  (\(percent)% here)" }
+            let why = waiting.map { ", " + $0.words(contact: TerminalText.sanitized(peer, breaks: .shown)) } ?? ""
+            return "  (\(percent)% taken by the relay\(why))"
         case .discarded(let reason)?:
             return "  (discarded: \(TerminalText.sanitized(reason, breaks: .shown)))"
         case .complete?, nil:
@@ -62,7 +66,7 @@ enum ConversationText {
             let arrow = m.direction == .outgoing ? ">" : "<"
             var status = m.status.map { "  [\($0.rawValue)]" } ?? ""
             if m.resent { status += " Resent" }
-            if case .attachment(let a) = m.content { status += Self.transfer(m.transfer, size: a.size, direction: m.direction) }
+            if case .attachment(let a) = m.content { status += Self.transfer(m.transfer, size: a.size, direction: m.direction, peer: m.peerName ?? "them") }
             // A message of several lines goes on several, each indented under the first.
             let head = "\(when) \(arrow) "
             // A file's line is its kind, name and size: one line, whatever the name holds.

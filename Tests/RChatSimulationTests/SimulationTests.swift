@@ -38,6 +38,16 @@ final class SimulationTests: XCTestCase {
         }
     }
 
+    /// A file to a receiver killed mid-file: the relay takes the rest while it is away (or the
+    /// file waits for room there), and the receiver, back, gets it whole, once
+    /// (`SimulatedWorld.uploadWhileAway`).
+    func testAnUploadCompletesWhileTheReceiverIsAway() {
+        for seed: UInt64 in [1, 2] {
+            let outcome = SimulatedWorld.uploadWhileAway(seed: seed)
+            XCTAssertTrue(outcome.passed, SimulateCommand.report(outcome) + "\n" + outcome.tail.suffix(40).joined(separator: "\n"))
+        }
+    }
+
     /// The same seed gives the same run, line for line (its trace's digest), twice in a row.
     /// Swift seeds each dictionary's hashing from its storage unless hashing is made
     /// deterministic for the process, as `make test` and `rchat-simulate` do.

@@ -69,6 +69,34 @@ final class AttachmentLineTests: XCTestCase {
         XCTAssertTrue(view.state.transfers.isEmpty)
     }
 
+    /// A file being sent that waits says for what, where the rate would only say 0 B/s; once
+    /// it moves again, the rate comes back.
+    func testAWaitingFileSaysWhatItWaitsForInsteadOfARate() {
+        let model = FakeChatModel()
+        model.contact("Sam")
+        let id = model.addAttachment("Sam", .outgoing, .file, name: "big.iso", size: 4 * mb, transfer: .moving(done: mb, waiting: .room))
+        let clock = HandClock()
+        let view = makeView(model, options: options(), open: "Sam", clock: clock)
+        var screen = view.frame()
+        XCTAssertTrue(screen.contains("██░░░░░░░ 25% · waiting for room at the relay"), "the bar makes room for the words: \(screen.dump)")
+        clock.advance(1)
+        screen = view.frame()
+        XCTAssertTrue(screen.contains(" 25% · waiting for room at the relay"), "not 0 B/s: \(screen.dump)")
+        XCTAssertFalse(screen.contains("B/s"), screen.dump)
+
+        model.setTransfer("Sam", id, .moving(done: mb, waiting: .contact))
+        clock.advance(1)
+        screen = view.frame()
+        XCTAssertTrue(screen.contains(" 25% · waiting for Sam to come back"), screen.dump)
+
+        model.setTransfer("Sam", id, .moving(done: 2 * mb))
+        clock.advance(1)
+        screen = view.frame()
+        XCTAssertTrue(screen.contains(" 50% · "), screen.dump)
+        XCTAssertTrue(screen.contains("B/s"), "moving again: its rate: \(screen.dump)")
+        XCTAssertFalse(screen.contains("waiting"), screen.dump)
+    }
+
     /// Without a UTF-8 locale: ASCII separators and bar, nothing else.
     func testASCIIMode() {
         let model = FakeChatModel()

@@ -61,8 +61,9 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
 /// An attachment's file as this device holds it.
 public enum AttachmentTransfer: Equatable, Sendable {
     /// Moving: outgoing, `done` plaintext bytes of it taken by the relay; incoming, `done`
-    /// bytes written here (fsynced). `done` < the attachment's size.
-    case moving(done: UInt64)
+    /// bytes written here (fsynced). `done` < the attachment's size. `waiting`: outgoing,
+    /// what it waits for while it does not move (`UploadWait`).
+    case moving(done: UInt64, waiting: UploadWait? = nil)
     /// Whole on this device: the file in the account home (0600), the sent copy for an
     /// outgoing one; for an incoming one stored and its hash checked.
     case complete(path: String)
@@ -73,7 +74,7 @@ public enum AttachmentTransfer: Equatable, Sendable {
     /// Bytes done out of `size`: a complete file counts whole, a discarded one as nothing.
     public func done(of size: UInt64) -> UInt64 {
         switch self {
-        case .moving(let done): return min(done, size)
+        case .moving(let done, _): return min(done, size)
         case .complete: return size
         case .discarded: return 0
         }

@@ -23,10 +23,12 @@ extension ConversationPane {
         }
         var out = [first]
         switch m.transfer {
-        case .moving(let done)?:
+        case .moving(let done, let waiting)?:
             var line = PaneLine(item: index)
             var column = textColumn
-            for (text, style) in progress(done: min(done, a.size), of: a.size, rate: rates.rate(of: m.id)) {
+            // What it waits for, in place of a rate that would only say 0 B/s.
+            let why = waiting.map { $0.words(contact: TerminalText.sanitized(contact, breaks: .shown)) }
+            for (text, style) in progress(done: min(done, a.size), of: a.size, rate: rates.rate(of: m.id), waiting: why) {
                 line.add(column, text, style)
                 column += TextWidth.columns(of: text)
             }
@@ -66,10 +68,11 @@ extension ConversationPane {
 
     /// `████░░░░ 42% · 1.3 MB/s`: the bar takes what the percent and rate leave (at most 24
     /// columns) and goes when fewer than 4 are left; the rate only once it was measured.
-    func progress(done: UInt64, of size: UInt64, rate: Double?) -> [(String, CellStyle)] {
+    /// A file that waits says for what instead of a rate: `42% · waiting for room at the relay`.
+    func progress(done: UInt64, of size: UInt64, rate: Double?, waiting: String? = nil) -> [(String, CellStyle)] {
         let percent = size == 0 ? 100 : Int(done * 100 / size)
         var tail = "\(percent)%"
-        if let rate { tail += glyphs.separator + ByteCount.rate(rate) }
+        if let waiting { tail += glyphs.separator + waiting } else if let rate { tail += glyphs.separator + ByteCount.rate(rate) }
         let barWidth = min(24, textWidth - TextWidth.columns(of: tail) - 1)
         guard barWidth >= 4 else {
             return [(Wrap.truncate(tail, width: textWidth, ellipsis: glyphs.ellipsis), .dim)]

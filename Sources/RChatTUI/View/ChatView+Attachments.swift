@@ -22,7 +22,7 @@ extension ChatView {
         switch m.transfer {
         case .complete(let path)?:
             return (conversation, m, a, path)
-        case .moving(let done)?:
+        case .moving(let done, _)?:
             let percent = a.size == 0 ? 100 : Int(min(done, a.size) * 100 / a.size)
             say("Not whole on this device yet (\(percent)%): it can be \(doing) once it is.")
         case .discarded(let reason)?:
@@ -162,7 +162,7 @@ extension ChatView {
     /// The loaded attachments whose files are moving.
     private var movingTransfers: [(MessageID, UInt64)] {
         (state.window?.items ?? []).compactMap { item in
-            if case .message(let m) = item, case .moving(let done)? = m.transfer { (m.id, done) } else { nil }
+            if case .message(let m) = item, case .moving(let done, _)? = m.transfer { (m.id, done) } else { nil }
         }
     }
 

@@ -1,0 +1,41 @@
+import Foundation
+import RChatCore
+import RChatSQL
+import XCTest
+@testable import RChatStore
+
+/// What a file being sent waits for (`attachments.waiting`), and a backoff cut short when
+/// room frees at the relay.
+final class UploadWaitingTests: StoreTestCase {
+    private func outgoingFile() throws -> MessageRowID {
+        let file = Attachment(kind: .file, name: "big.bin", size: 200_000, contentHash: [UInt8](repeating: 1, count: 32),
+                              key: [UInt8](repeating: 2, count: 32))
+        let row = try store.insertOutgoing(contact: sam, id: .random(), content: .attachment(file), at: 100)
+        try store.insertOutgoingAttachment(message: row, chunkCount: 4, sentCopy: "files/sent/big.bin",
+                                           streamHeader: [UInt8](repeating: 3, count: 24), streamState: [4])
+        return row
+    }
+
+    func testWhatAFileWaitsForIsStoredAndReadBack() throws {
+        let row = try outgoingFile()
+        XCTAssertNil(try store.attachment(message: row)?.waiting, "nothing at first")
+        for reason in UploadWait.allCases {
+            try store.setWaiting(message: row, reason)
+            XCTAssertEqual(try store.attachment(message: row)?.waiting, reason)
+        }
+        try store.setWaiting(message: row, nil)
+        XCTAssertNil(try store.attachment(message: row)?.waiting)
+        XCTAssertThrowsError(try store.database.execute("UPDATE attachments SET waiting = 'later' WHERE message_rowid = ?",
+                                                        [.integer(row.rawValue)]), "only the reasons UploadWait knows")
+    }
+
+    func testAttemptNowCutsABackoffShortAndNeverPutsOneOff() throws {
+        let row = try outgoingFile()
+        try store.recordSendAttempt(message: row, session: nil, nextAttemptAt: 400)
+        try store.attemptNow(message: row, at: 150)
+        XCTAssertEqual(try store.outboxItem(message: row)?.nextAttemptAt, 150)
+        XCTAssertEqual(try store.outboxItem(message: row)?.attempts, 1, "not an attempt of its own")
+        try store.attemptNow(message: row, at: 300)
+        XCTAssertEqual(try store.outboxItem(message: row)?.nextAttemptAt, 150, "an earlier time stays")
+    }
+}
