@@ -78,7 +78,8 @@ final class AttachmentLineTests: XCTestCase {
         let clock = HandClock()
         let view = makeView(model, options: options(), open: "Sam", clock: clock)
         var screen = view.frame()
-        XCTAssertTrue(screen.contains("██░░░░░░░ 25% · waiting for room at the relay"), "the bar makes room for the words: \(screen.dump)")
+        let g = Glyphs.unicode
+        XCTAssertTrue(screen.contains(String(repeating: g.barDone, count: 2) + String(repeating: g.barLeft, count: 7) + " 25% · waiting for room at the relay"), "the bar makes room for the words: \(screen.dump)")
         clock.advance(1)
         screen = view.frame()
         XCTAssertTrue(screen.contains(" 25% · waiting for room at the relay"), "not 0 B/s: \(screen.dump)")
