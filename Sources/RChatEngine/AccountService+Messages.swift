@@ -90,7 +90,8 @@ extension AccountService {
 
     /// `rchat resend`: the user's Resend. The message goes again with its id, so it is shown
     /// once even if the first copy arrived. Without ids: every message whose status offers
-    /// Resend, and every message a row offers Resend for. A Delivered or Read message is
+    /// Resend, every message a row offers Resend for, and every message held back for a
+    /// device not verified (`SendPolicy`: resent by hand, it goes there). A Delivered or Read message is
     /// never sent again: a receipt proved it arrived.
     public func resend(_ name: String, ids: [MessageID]?) throws(EngineError) -> ResendOutcome {
         try resend(contact(named: name), ids: ids)

@@ -202,6 +202,7 @@ extension SimulatedWorld {
             }
         }
         guard !owed.isEmpty else { return }
+        trace.note("before any new phone is verified: \(owed.count) message(s) resent by hand to one")
         for _ in 0..<12 {
             try runFor(10)
             try invariants.check(after: "resending by hand to new phones")

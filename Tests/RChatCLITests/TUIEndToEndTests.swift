@@ -623,17 +623,48 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
-    /// `rchat demo`: one command, and Sam answers.
-    func testDemoStartsAndSamReplies() throws {
+    /// `rchat demo` in session "demo", past the desktop-alerts question, Sam online.
+    func openDemo() throws {
         try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8)
         // The conversation opens at start, so the desktop-alerts question comes first.
         try screen("demo", "the desktop-alerts question") { $0.contains("Show desktop alerts") }
         try screens.keys(session("demo"), "n")
         try screen("demo", "Sam's greeting") { $0.contains("Hi, I'm Sam") && $0.contains("Online") }
+    }
+
+    /// `rchat demo`: one command, and Sam answers.
+    func testDemoStartsAndSamReplies() throws {
+        try openDemo()
         try screens.type(session("demo"), "hello from the test")
         let replied = try screen("demo", "Sam's reply", seconds: 20) { $0.contains("Got it!") }
         XCTAssertNotNil(Self.glyph(of: "hello from the test", in: replied))
         try screen("demo", "the message shown Read", escapes: true) { Self.glyphIsReversed("hello from the test", in: $0) }
+        try screens.keys(session("demo"), "C-q")
+        try screen("demo", "the demo quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// The demo's `/newphone` (seed 000, "Tap to resend"): what waited is Not delivered, and
+    /// `r` on the row sends it to Sam's new phone before any `/verify` — Sam reads it and answers.
+    func testDemoNewPhoneResendReachesTheNewPhoneBeforeVerify() throws {
+        try openDemo()
+        try screens.type(session("demo"), "/offline")
+        try screen("demo", "Sam offline") { $0.contains("Sam is offline") }
+        try screens.type(session("demo"), "while you were away")
+        try screen("demo", "the message held at the relay (Sent)") { Self.glyph(of: "while you were away", in: $0) == "✓" }
+        try screens.type(session("demo"), "/newphone")
+        try screen("demo", "Sam's new phone could not read it", seconds: 30) {
+            $0.contains("1 message couldn't be read on Sam's phone.") && $0.contains("Sam is using a new device.")
+                && $0.contains("Not delivered") && $0.contains("I'm on a new phone now")
+        }
+        XCTAssertFalse(try screens.capture(session("demo")).contains("Got it!"), "Sam has not read anything yet")
+        // Tab selects the newest item that offers Resend: the row. r sends it to the new phone.
+        try screens.keys(session("demo"), "Tab")
+        try screen("demo", "the row selected") { Self.selectedRow($0).contains("couldn't be read") }
+        try screens.keys(session("demo"), "r")
+        try screen("demo", "Sam's new phone read it and answered", seconds: 20) {
+            $0.contains("Got it!") && !$0.contains("Not delivered") && !$0.contains("[r] Resend")
+        }
+        XCTAssertTrue(try screens.capture(session("demo")).contains("Sam is using a new device."), "the row stays until /verify")
         try screens.keys(session("demo"), "C-q")
         try screen("demo", "the demo quit cleanly") { $0.contains("[exited 0]") }
     }

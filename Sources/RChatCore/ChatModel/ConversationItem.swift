@@ -4,11 +4,11 @@ public enum ConversationItem: Equatable, Sendable {
     case message(MessageItem)
     case row(SystemRow)
 
-    /// Resend has something to send here: an outgoing message that may not have arrived,
-    /// or a row that still offers Resend for its messages.
+    /// Resend has something to send here: an outgoing message that may not have arrived or
+    /// that rChat holds back (`waiting`), or a row that still offers Resend for its messages.
     public var offersResend: Bool {
         switch self {
-        case .message(let m): m.direction == .outgoing && m.status?.offersResend == true
+        case .message(let m): m.direction == .outgoing && (m.status?.offersResend == true || m.waiting != nil)
         case .row(let r): r.action == .resend && !r.messageIDs.isEmpty
         }
     }
