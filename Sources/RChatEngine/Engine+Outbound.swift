@@ -39,13 +39,11 @@ extension Engine {
         }
         // What a refusal postponed and is not due yet: the once-a-second sweep comes back for it.
         conversation.backoffPending = !ignoringBackoff && items.contains { $0.nextAttemptAt > t }
-        if conversation.hasSession {
-            let held = due.filter { $0.1 != .send }.count
-            if held > 0 {
-                log("\(held) message(s) to \(contact.name) wait until their new device is verified (their code entered again) or they are sent again by hand")
-            }
-            due.removeAll { $0.1 != .send }
+        let held = due.filter { $0.1 == .hold(.newDevice) }.count
+        if held > 0 {
+            log("\(held) message(s) to \(contact.name) wait until their new device is verified (their code entered again) or they are sent again by hand")
         }
+        due.removeAll { $0.1 != .send }
         let dueItems = due.map(\.0)
         guard !dueItems.isEmpty else { return }
         let deadline = ticks + Double(settings.acknowledgementTimeoutSeconds)

@@ -13,10 +13,14 @@ final class SendPolicyTests: XCTestCase {
     ]
 
     func testAContactNotOkGetsNothingWhateverTheDevice() {
-        for contact in SendPolicy.Contact.allCases where contact != .ok {
+        let expected: [SendPolicy.Contact: SendPolicy.Decision] = [
+            .keysDontMatch: .refuse, .blocked: .refuse, .deleted: .refuse, .request: .hold(.notAccepted),
+        ]
+        XCTAssertEqual(Set(expected.keys).union([.ok]), Set(SendPolicy.Contact.allCases), "every standing is named")
+        for (contact, decision) in expected {
             for device in Self.devices {
                 for frame in Self.frames {
-                    XCTAssertEqual(SendPolicy.decide(frame, to: contact, device: device), .refuse, "\(contact) \(device) \(frame)")
+                    XCTAssertEqual(SendPolicy.decide(frame, to: contact, device: device), decision, "\(contact) \(device) \(frame)")
                 }
             }
         }
@@ -59,5 +63,6 @@ final class SendPolicyTests: XCTestCase {
 
     func testWordsNameTheContact() {
         XCTAssertEqual(SendPolicy.words(.newDevice, name: "Sam"), "waiting for you to verify Sam's new device")
+        XCTAssertEqual(SendPolicy.words(.notAccepted, name: "Sam"), "waiting for you to accept Sam's message request")
     }
 }

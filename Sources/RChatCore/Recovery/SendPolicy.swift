@@ -8,7 +8,8 @@
 /// ("Sam is using a new device…") goes to it: the keypress is the consent. Nothing rChat
 /// would send by itself does (an automatic resend, a message written before that row,
 /// receipts, notices, key announcements) until the user enters the contact's code again,
-/// which pins the device. Keys that don't match, a block or a delete stop everything.
+/// which pins the device. Keys that don't match, a block or a delete stop everything; a
+/// message request not accepted yet holds everything.
 public enum SendPolicy {
     /// The contact as the user keeps them.
     public enum Contact: Sendable, Equatable, CaseIterable {
@@ -59,6 +60,8 @@ public enum SendPolicy {
         /// The session is with a device the user has not verified: until they enter the
         /// contact's code again (or, for a message, send it by hand there).
         case newDevice
+        /// Someone who wrote first: until the user accepts them.
+        case notAccepted
     }
 
     public enum Decision: Sendable, Equatable {
@@ -70,7 +73,11 @@ public enum SendPolicy {
     }
 
     public static func decide(_ frame: Frame, to contact: Contact, device: Device) -> Decision {
-        guard contact == .ok else { return .refuse }
+        switch contact {
+        case .ok: break
+        case .request: return .hold(.notAccepted)
+        case .keysDontMatch, .blocked, .deleted: return .refuse
+        }
         guard case .unpinned(let announcedAt) = device else { return .send }
         switch frame {
         case .cover:
@@ -89,6 +96,7 @@ public enum SendPolicy {
     public static func words(_ hold: Hold, name: String) -> String {
         switch hold {
         case .newDevice: "waiting for you to verify \(name)'s new device"
+        case .notAccepted: "waiting for you to accept \(name)'s message request"
         }
     }
 }
