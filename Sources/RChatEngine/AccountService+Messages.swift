@@ -90,7 +90,8 @@ extension AccountService {
 
     /// `rchat resend`: the user's Resend. The message goes again with its id, so it is shown
     /// once even if the first copy arrived. Without ids: every message whose status offers
-    /// Resend, and every message a row offers Resend for. A Delivered or Read message is
+    /// Resend, every message a row offers Resend for, and every message held back for a
+    /// device not verified (`SendPolicy`: resent by hand, it goes there). A Delivered or Read message is
     /// never sent again: a receipt proved it arrived.
     public func resend(_ name: String, ids: [MessageID]?) throws(EngineError) -> ResendOutcome {
         try resend(contact(named: name), ids: ids)
@@ -150,6 +151,8 @@ extension AccountService {
                     return ResendPolicy.byUser(status: status, keysUnchangedSinceSent: m.keysFingerprint == fingerprint,
                                                offeredByRow: offeredByRows.contains(m.id))
                 }
+                // Held back for a device not verified: Resend is the user asking for it there.
+                let held = try Self.held(contact, tx)
                 var chosen: [StoredMessage] = []
                 var kept: [MessageID] = []
                 if let ids {
@@ -169,6 +172,7 @@ extension AccountService {
                         switch decision(m) {
                         case .resend: chosen.append(m)
                         case .keysChanged where m.status?.offersResend == true: kept.append(m.id)
+                        case .notOffered where held[m.rowID] != nil: chosen.append(m)
                         case .keysChanged, .arrived, .notOffered: continue
                         }
                     }
@@ -215,8 +219,30 @@ extension AccountService {
             let files = try store.attachments(messages: stored.compactMap {
                 if case .message(let m) = $0, m.content.isAttachment { return m.rowID } else { return nil }
             })
-            return stored.map { item($0, files, peer: contact.name) }
+            let held = try Self.held(contact, store)
+            return stored.map { stored in
+                var shown = item(stored, files, peer: contact.name)
+                if case .message(var m) = shown, case .message(let s) = stored, let hold = held[s.rowID] {
+                    m.waiting = hold
+                    shown = .message(m)
+                }
+                return shown
+            }
         }
+    }
+
+    /// The contact's queued messages that rChat holds back, and why (`SendPolicy`, as the
+    /// engine applies it): while a device of theirs that is not pinned was announced since
+    /// their code was last entered, what was not asked for by hand below that row.
+    static func held(_ contact: Contact, _ store: some StoreAccess) throws -> [MessageRowID: SendPolicy.Hold] {
+        guard let row = try store.newDeviceRowPosition(contact: contact.id, since: contact.keysChangedAt) else { return [:] }
+        var held: [MessageRowID: SendPolicy.Hold] = [:]
+        for item in try store.outbox(contact: contact.id) {
+            if case .hold(let hold) = SendPolicy.decide(.message(item.origin), to: contact.standing, device: .unpinned(announcedAt: row)) {
+                held[item.message] = hold
+            }
+        }
+        return held
     }
 
     func item(_ stored: StoredConversationItem, _ files: [MessageRowID: StoredAttachment], peer: String) -> ConversationItem {

@@ -66,6 +66,8 @@ extension AccountService {
                     }
                     let change: AddContactResult.Change = wasRequest ? .acceptedRequest
                         : (keysChanged || wasMismatch) ? .reverified : .alreadyPinned
+                    // Their device is verified now: "Sam is using a new device…" is no longer true.
+                    if keysChanged { try tx.removeNewDeviceRows(contact: known.id) }
                     var result = AddContactResult(conversation: known.id.conversation, name: name, change: change, safetyNumber: safety)
                     // Entering the code again is how a damaged saved session is let go.
                     if try hasDamagedState(known, in: tx) {
@@ -85,6 +87,7 @@ extension AccountService {
                     try tx.setInviteToken(contact: mismatched.id, code.inviteToken)
                     try tx.setState(contact: mismatched.id, .ok)
                     try tx.removeSealedState(contact: mismatched.id)
+                    try tx.removeNewDeviceRows(contact: mismatched.id)
                     return AddContactResult(conversation: mismatched.id.conversation, name: mismatched.name, change: .reverified,
                                             safetyNumber: safety)
                 }

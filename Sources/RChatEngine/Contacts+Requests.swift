@@ -84,7 +84,7 @@ extension AccountService {
     func namesake(of request: Contact, in access: some StoreAccess) throws -> Contact? {
         guard request.state == .request, let name = RequestNames.namesake(of: request.name),
               let namesake = try access.contact(named: name), !namesake.isDeleted, namesake.state != .request,
-              try access.hasSystemRow(contact: namesake.id, kind: .namesakeRequest(request.accountKey), since: 0)
+              try access.systemRowPosition(contact: namesake.id, kind: .namesakeRequest(request.accountKey), since: 0) != nil
         else { return nil }
         return namesake
     }

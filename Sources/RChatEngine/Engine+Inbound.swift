@@ -223,10 +223,8 @@ extension Engine {
     /// device is not verified), and receipts soon.
     func sendWhatWaits(_ conversation: LiveConversation) throws(EngineError) {
         guard conversation.hasSession else { return }
-        if conversation.canSend {
-            try sendNoticeIfNeeded(conversation)
-            try announceRotationIfNeeded(conversation)
-        }
+        try sendNoticeIfNeeded(conversation)
+        try announceRotationIfNeeded(conversation)
         try flushOutbox(conversation, ignoringBackoff: true)
         scheduleReceipts(urgent: true)
     }
@@ -273,21 +271,23 @@ extension Engine {
         conversation.deliveredInFlight.forgetAll()
         conversation.readReceiptsInFlight.removeAll()
         try persist(conversation, tx)
-        if !session.peer.deviceKeyIsPinned { try newDeviceRow(conversation, session.peer.deviceKey, tx, &after) }
+        conversation.newDeviceRow = session.peer.deviceKeyIsPinned ? nil : try newDeviceRow(conversation, session.peer.deviceKey, tx, &after)
         after.sessionsStarted.append(conversation)
     }
 
     /// The contact's session comes from a device whose key the user has not pinned: say so,
-    /// once per device since their code was last entered.
+    /// once per device since their code was last entered. Returns the row's position: what
+    /// the user sends by hand below it goes to that device (`SendPolicy`).
     private func newDeviceRow(_ conversation: LiveConversation, _ deviceKey: [UInt8], _ tx: StoreTransaction,
-                              _ after: inout AfterCommit) throws {
+                              _ after: inout AfterCommit) throws -> Int64 {
         let contact = conversation.contact
-        log("\(contact.name) is using a device whose key is not pinned; nothing is sent to it until their code is entered again")
+        log("\(contact.name) is using a device whose key is not pinned; only what is sent by hand goes to it until their code is entered again")
         let kind = SystemRowKind.newDevice(deviceKey)
-        guard try !tx.hasSystemRow(contact: contact.id, kind: kind, since: contact.keysChangedAt) else { return }
-        _ = try tx.addSystemRow(contact: contact.id, kind: kind, text: RecoveryRows.newDevice(name: contact.name), action: nil,
-                                messageIDs: [], at: now)
+        if let shown = try tx.systemRowPosition(contact: contact.id, kind: kind, since: contact.keysChangedAt) { return shown }
+        let row = try tx.addSystemRow(contact: contact.id, kind: kind, text: RecoveryRows.newDevice(name: contact.name), action: nil,
+                                      messageIDs: [], at: now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
+        return row.position
     }
 
     /// A handshake that proved an account key other than the pinned one puts the contact in
@@ -511,7 +511,7 @@ extension Engine {
             namesake = named
         }
         let kind = SystemRowKind.namesakeRequest(code.accountKey)
-        let told = try namesake.map { try tx.hasSystemRow(contact: $0.id, kind: kind, since: 0) }
+        let told = try namesake.map { try tx.systemRowPosition(contact: $0.id, kind: kind, since: 0) != nil }
         let isControl = if case .control = request.content { true } else { false }
         let arrival = RequestArrival.of(contact.map { .known(isRequest: $0.state == .request, gone: $0.isBlocked || $0.isDeleted) } ?? .stranger,
                                         isControl: isControl, namesake: told.map { .contact(told: $0) } ?? .none)

@@ -14,7 +14,7 @@ extension Engine {
     /// After a session starts with a contact who has not accepted our new key: tell them.
     func announceRotationIfNeeded(_ conversation: LiveConversation) throws(EngineError) {
         guard let previous = identity.previous, !conversation.contact.rotationAcknowledged,
-              conversation.canSend, var saved = conversation.saved, let keys = saved.sendKeys,
+              conversation.carries(.keyAnnouncement), var saved = conversation.saved, let keys = saved.sendKeys,
               let sequence = saved.takeSendSequence() else { return }
         let body = KeyRotation.announcement(
             newKey: identity.accountKey.publicKey, statement: previous.statement,

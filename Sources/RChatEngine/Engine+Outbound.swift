@@ -18,8 +18,11 @@ extension Engine {
         guard !items.isEmpty else { return }
         // Whatever this flush did: what each file being sent waits for now.
         defer { noteUploadWaits(conversation, items.filter(\.content.isAttachment).map(\.message)) }
-        if contact.isBlocked || contact.state == .keysDontMatch || contact.isDeleted {
-            // Nothing is sent to a blocked contact or to keys that were refused.
+        // Who may be sent what (`SendPolicy`): nothing to a blocked or deleted contact or to
+        // keys that were refused; to a device not pinned, what the user asked for below the
+        // row that told them of it.
+        let decisions = items.map { conversation.may(.message($0.origin)) }
+        if decisions.contains(.refuse) {
             var changes: [StatusChange] = []
             try AccountService.wrap {
                 try store.transaction { tx in
@@ -33,16 +36,22 @@ extension Engine {
             return
         }
         // An attachment stays due while chunks of it are still to go (`sendAttachment`).
-        let due = items.filter { (!conversation.sent.contains($0.message) || $0.content.isAttachment) && (ignoringBackoff || $0.nextAttemptAt <= t) }
+        var due = zip(items, decisions).filter { item, decision in
+            (!conversation.sent.contains(item.message) || item.content.isAttachment) && (ignoringBackoff || item.nextAttemptAt <= t)
+        }
         // What a refusal postponed and is not due yet: the once-a-second sweep comes back for it.
         conversation.backoffPending = !ignoringBackoff && items.contains { $0.nextAttemptAt > t }
-        guard !due.isEmpty else { return }
+        let held = due.filter { $0.1 == .hold(.newDevice) }.count
+        if held > 0 {
+            log("\(held) message(s) to \(contact.name) wait until their new device is verified (their code entered again) or they are sent again by hand")
+        }
+        due.removeAll { $0.1 != .send }
+        let dueItems = due.map(\.0)
+        guard !dueItems.isEmpty else { return }
         let deadline = ticks + Double(settings.acknowledgementTimeoutSeconds)
-        if conversation.hasSession && conversation.awaitingVerification {
-            log("\(due.count) message(s) to \(contact.name) wait until their new device is verified (their code entered again)")
-        } else if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
+        if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
                   let client = connections[conversation.relay]?.client {
-            for item in due {
+            for item in dueItems {
                 if item.content.isAttachment {
                     conversation.roomRefused.remove(item.message)  // tried again now
                     guard try sendAttachment(item, conversation, &saved, keys: keys, client: client, deadline: deadline) else { break }
@@ -69,7 +78,7 @@ extension Engine {
             // Never had a session: a message request reaches them even while they are offline.
             let code = identity.contactCode(device: account.device).text
             // A file waits for a session: a request carries a message item, never chunks.
-            for item in due where !item.content.isAttachment {
+            for item in dueItems where !item.content.isAttachment {
                 guard client.hasRoom() else { break }
                 let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, content: item.content)
                 guard let payload = try? request.sealed(from: identity.accountKey, to: contact.accountKey),

@@ -21,7 +21,7 @@ extension Engine {
     /// be read, and nothing would ever tell this side so.
     func sendNoticeIfNeeded(_ conversation: LiveConversation) throws(EngineError) {
         let startedOver = conversation.recovery.startedOverNoticeOwed && !conversation.startedOverNoticeInFlight
-        guard conversation.canSend, var saved = conversation.saved, saved.peerHoldsCurrent, let keys = saved.sendKeys,
+        guard conversation.carries(.notice), var saved = conversation.saved, saved.peerHoldsCurrent, let keys = saved.sendKeys,
               let session = saved.current?.keys.sessionID else { return }
         let pending = try AccountService.wrap { try store.undecryptable(contact: conversation.contact.id, notified: false) }
             .map(\.id).filter { !conversation.noticeInFlight.contains($0) }

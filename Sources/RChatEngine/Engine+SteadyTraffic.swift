@@ -9,7 +9,7 @@ extension Engine {
     /// cover, and its session is open — linked on a live connection, the peer present, the
     /// session one that carries what this side writes.
     func keepsPace(_ conversation: LiveConversation) -> Bool {
-        guard policy.sendsCover, settings.steadyTraffic != .off, conversation.canSend,
+        guard policy.sendsCover, settings.steadyTraffic != .off, conversation.carries(.cover),
               let link = conversation.linkState.link, !link.peerGone,
               let connection = connections[conversation.relay], connection.generation == link.generation, connection.client != nil
         else { return false }

@@ -123,6 +123,8 @@ public final class EngineChatModel: ChatModel {
         }
         let result = try wrap { () throws(EngineError) in try account.addContact(parsed, name: nil) }
         wakeEngine()
+        // Their device is verified: the row that asked for it went.
+        if result.change == .reverified { events.post(.rowAdded(conversation: result.conversation)) }
         return result.conversation
     }
 

@@ -91,12 +91,22 @@ final class LiveConversation {
     /// could reach the peer ahead of the reply, unreadable.
     var hasSession: Bool { saved?.current != nil && linkState.carriesFrames }
     /// The session's device is not the one pinned from the contact's code (a new phone, or
-    /// someone else's copy of their account keys): like a changed safety number, nothing
-    /// but the handshake and its empty confirmation goes to it — no message, receipt,
-    /// notice or key — until the user enters the contact's code again, which pins it.
+    /// someone else's copy of their account keys): until the user enters the contact's code
+    /// again, which pins it, only what they send by hand goes to it (`SendPolicy`).
     var awaitingVerification: Bool { peer.map { !constantTimeEqual($0.deviceKey, contact.deviceKey) } ?? false }
-    /// A session that carries what this side writes.
-    var canSend: Bool { hasSession && !awaitingVerification }
+    /// The position of the row that told the user of the session's unpinned device ("Sam is
+    /// using a new device…"), set when the session begins; nil: none.
+    var newDeviceRow: Int64?
+    var standing: SendPolicy.Contact { contact.standing }
+    /// The session's device as `SendPolicy` sees it (pinned while there is no session: a
+    /// message request is sealed to the pinned account key).
+    var device: SendPolicy.Device { awaitingVerification ? .unpinned(announcedAt: newDeviceRow) : .pinned }
+    /// Whether `frame` may go to this contact now, and if not why (`SendPolicy`, the one rule).
+    func may(_ frame: SendPolicy.Frame) -> SendPolicy.Decision { SendPolicy.decide(frame, to: standing, device: device) }
+    /// A session that carries `frame` now.
+    func carries(_ frame: SendPolicy.Frame) -> Bool { hasSession && may(frame) == .send }
+    /// A session that carries what rChat sends by itself (receipts, file progress).
+    var canSend: Bool { carries(.receipt) }
 
     /// Whether sessions may be set up at all with this contact.
     var isReachable: Bool {
@@ -131,6 +141,19 @@ final class LiveConversation {
     /// Ends this run's session and link (the connection went away).
     func dropLink(at now: Int64) {
         apply(.dropped, at: now)
+    }
+}
+
+extension Contact {
+    /// The contact as `SendPolicy` sees them.
+    var standing: SendPolicy.Contact {
+        if isDeleted { return .deleted }
+        if isBlocked { return .blocked }
+        switch state {
+        case .ok: return .ok
+        case .keysDontMatch: return .keysDontMatch
+        case .request: return .request
+        }
     }
 }
 

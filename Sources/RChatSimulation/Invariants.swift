@@ -236,6 +236,15 @@ final class Invariants {
     /// Whether every message the current installs hold is Delivered or Read.
     func everythingDelivered() -> Bool { undelivered().isEmpty }
 
+    /// Of the messages resent by hand to a new phone (id → its owner), those it never stored:
+    /// seed 000 says Resend reaches a new phone before its code is entered again.
+    func notStored(_ owed: [MessageID: String]) -> [String] {
+        owed.sorted { $0.key.hex < $1.key.hex }.compactMap { id, owner in
+            if everStored[owner]?.contains(id) == true || vanishedAnywhere.contains(id) { return nil }
+            return "resent by hand to \(owner)'s new phone, \(id.hex) never reached it (\(lastStatus[id]?.rawValue ?? "?"))"
+        }
+    }
+
     func undelivered() -> [String] {
         var stuck: [String] = []
         for id in order {

@@ -32,8 +32,9 @@ extension StoreAccess {
             try indexForSearch([(row.rawValue, content)])
             try database.execute("INSERT INTO message_status (message_rowid, status) VALUES (?, ?)",
                                  [.integer(row.rawValue), .text(MessageStatus.sending.rawValue)])
-            try database.execute("INSERT INTO outbox (message_rowid, next_attempt_at) VALUES (?, ?)",
-                                 [.integer(row.rawValue), .integer(now)])
+            // Written by the user: asked for at its own place, below every row there now.
+            try database.execute("INSERT INTO outbox (message_rowid, next_attempt_at, asked_at_position) VALUES (?, ?, ?)",
+                                 [.integer(row.rawValue), .integer(now), .integer(position)])
             try appendStatusLog(row, .sending, at: now)
             return row
         }

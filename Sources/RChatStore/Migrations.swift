@@ -63,6 +63,16 @@ enum Migrations {
             -- it moves, or nothing of it is left to go.
             ALTER TABLE attachments ADD COLUMN waiting TEXT CHECK (waiting IS NULL OR waiting IN ('room', 'contact'));
             """),
+        Migration(version: 12, sql: """
+            -- Who put a queued message on its way (SendPolicy.Origin): the user, writing it or
+            -- pressing Resend, when the conversation's next position was this (a row before it,
+            -- "Sam is using a new device…", was there when they asked, so it goes to that
+            -- device); NULL: rChat itself (an automatic resend). A message queued before this
+            -- step counts as asked for when it was written, unless it was resent automatically.
+            ALTER TABLE outbox ADD COLUMN asked_at_position INTEGER;
+            UPDATE outbox SET asked_at_position =
+                (SELECT m.position FROM messages m WHERE m.rowid = outbox.message_rowid AND m.auto_resent_at IS NULL);
+            """),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

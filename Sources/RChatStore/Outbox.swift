@@ -17,6 +17,9 @@ public struct OutboxItem: Equatable, Sendable {
     public let sentInSession: [UInt8]?
     /// The disappearing timer it was written with, in seconds (nil: none): it travels with it.
     public let expiresAfter: UInt32?
+    /// Who put it on its way: the user (and the conversation position when they asked), or
+    /// rChat itself (an automatic resend).
+    public let origin: SendPolicy.Origin
 }
 
 /// The durable send queue. A message enters it with `insertOutgoing` (same transaction) or
@@ -27,7 +30,7 @@ extension StoreAccess {
     private static var outboxSelect: String {
         """
         SELECT o.message_rowid, m.contact_id, m.id, m.content, m.seq, m.created_at,
-               o.attempts, o.next_attempt_at, o.sent_in_session, m.expires_after
+               o.attempts, o.next_attempt_at, o.sent_in_session, m.expires_after, o.asked_at_position
         FROM outbox o CROSS JOIN messages m ON m.rowid = o.message_rowid
         """
     }
@@ -79,6 +82,7 @@ extension StoreAccess {
                    seq: try row.optionalInt64("seq"), createdAt: try row.int64("created_at"),
                    attempts: try row.int("attempts"), nextAttemptAt: try row.int64("next_attempt_at"),
                    sentInSession: try row.optionalBlob("sent_in_session"),
-                   expiresAfter: try row.optionalInt64("expires_after").map { UInt32(clamping: $0) })
+                   expiresAfter: try row.optionalInt64("expires_after").map { UInt32(clamping: $0) },
+                   origin: try row.optionalInt64("asked_at_position").map { .byHand(askedAt: $0) } ?? .automatic)
     }
 }

@@ -36,10 +36,13 @@ extension StoreAccess {
                                     auto_resent_at = CASE WHEN ?1 THEN ?2 ELSE auto_resent_at END
                 WHERE rowid = ?3
                 """, [SQLValue(automatically), .integer(now), .integer(change.message.rawValue)])
+            // By hand: asked for now, below every row the conversation has (SendPolicy.Origin).
+            let asked: Int64? = automatically ? nil : try nextPosition(contact: contact)
             try database.execute("""
-                INSERT INTO outbox (message_rowid, next_attempt_at) VALUES (?, ?)
-                ON CONFLICT (message_rowid) DO UPDATE SET next_attempt_at = excluded.next_attempt_at, sent_in_session = NULL
-                """, [.integer(change.message.rawValue), .integer(now)])
+                INSERT INTO outbox (message_rowid, next_attempt_at, asked_at_position) VALUES (?, ?, ?)
+                ON CONFLICT (message_rowid) DO UPDATE SET next_attempt_at = excluded.next_attempt_at, sent_in_session = NULL,
+                    asked_at_position = excluded.asked_at_position
+                """, [.integer(change.message.rawValue), .integer(now), SQLValue(asked)])
             // A file goes again whole: the other side drops the chunks it has.
             try restartSending(message: change.message)
             try withdrawSettledResendOffers(contact: contact, touched: [id])

@@ -88,10 +88,35 @@ extension StoreAccess {
         }
     }
 
-    /// Whether the conversation has a row of `kind` added at `since` or later.
-    public func hasSystemRow(contact: ContactID, kind: SystemRowKind, since: Int64) throws -> Bool {
-        try database.queryOne("SELECT 1 AS found FROM system_rows WHERE contact_id = ? AND kind = ? AND created_at >= ? LIMIT 1",
-                              [.integer(contact.rawValue), .text(kind.stored), .integer(since)]) != nil
+    /// The position of the conversation's first row of `kind` added at `since` or later, if any.
+    public func systemRowPosition(contact: ContactID, kind: SystemRowKind, since: Int64) throws -> Int64? {
+        try database.queryOne("""
+            SELECT position FROM system_rows WHERE contact_id = ? AND kind = ? AND created_at >= ? ORDER BY position LIMIT 1
+            """, [.integer(contact.rawValue), .text(kind.stored), .integer(since)])?.int64("position")
+    }
+
+    /// The position of the latest row announcing a device of the contact's that is not
+    /// pinned ("Sam is using a new device…"), added at `since` (their keys' last change) or
+    /// later: what was asked for before it waits (`SendPolicy`). nil: none.
+    public func newDeviceRowPosition(contact: ContactID, since: Int64) throws -> Int64? {
+        try database.queryOne("""
+            SELECT position FROM system_rows WHERE contact_id = ? AND kind LIKE 'new-device %' AND created_at >= ?
+            ORDER BY position DESC LIMIT 1
+            """, [.integer(contact.rawValue), .integer(since)])?.int64("position")
+    }
+
+    /// The contact's code entered again pins their device: the rows that asked for it go.
+    /// A place they leave may be taken again, so what the outbox holds no longer counts as
+    /// asked for below any row (`SendPolicy.Origin`): to the pinned device it goes all the
+    /// same, and a later new device waits for it to be sent by hand again.
+    public func removeNewDeviceRows(contact: ContactID) throws {
+        try atomically {
+            try database.execute("DELETE FROM system_rows WHERE contact_id = ? AND kind LIKE 'new-device %'", [.integer(contact.rawValue)])
+            try database.execute("""
+                UPDATE outbox SET asked_at_position = NULL
+                WHERE message_rowid IN (SELECT rowid FROM messages WHERE contact_id = ?)
+                """, [.integer(contact.rawValue)])
+        }
     }
 
     public func systemRow(id: Int64) throws -> StoredSystemRow? {

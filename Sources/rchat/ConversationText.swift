@@ -23,6 +23,7 @@ enum ConversationText {
                 if case .moving(_, let waiting?) = transfer { attachment.append(("waiting", .string(waiting.rawValue))) }
                 fields.append(("attachment", .object(attachment)))
             }
+            if let waiting = m.waitingText { fields.append(("waiting", .string(waiting))) }
             return JSONLine.object(fields)
         case .row(let r):
             return JSONLine.object([
@@ -66,6 +67,7 @@ enum ConversationText {
             let arrow = m.direction == .outgoing ? ">" : "<"
             var status = m.status.map { "  [\($0.rawValue)]" } ?? ""
             if m.resent { status += " Resent" }
+            if let waiting = m.waitingText { status += "  (\(TerminalText.sanitized(waiting, breaks: .shown)))" }
             if case .attachment(let a) = m.content { status += Self.transfer(m.transfer, size: a.size, direction: m.direction, peer: m.peerName ?? "them") }
             // A message of several lines goes on several, each indented under the first.
             let head = "\(when) \(arrow) "

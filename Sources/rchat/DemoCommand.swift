@@ -109,9 +109,9 @@ final class Demo {
             },
             DemoCommand(name: "reinstall", help: "Sam reinstalls rChat on the same phone: held messages are resent by themselves (Resent). Go /offline and send something first",
                         running: { _ in sam.reinstall(newPhone: false) }),
-            DemoCommand(name: "newphone", help: "Sam moves to a new phone: held messages are Not delivered, and nothing goes to it until /verify; then r on the row Resends. /offline and send first",
+            DemoCommand(name: "newphone", help: "Sam moves to a new phone: held messages are Not delivered; r on the row Resends them to it, and what you write goes there too. Only the automatic resend waits for /verify. /offline and send first",
                         running: { _ in sam.reinstall(newPhone: true) }),
-            DemoCommand(name: "verify", help: "Enter Sam's code again: pins the key of Sam's new phone") { _ in
+            DemoCommand(name: "verify", help: "Enter Sam's code again: pins the key of Sam's new phone, so rChat resends to it by itself again") { _ in
                 guard let code = sam.currentCode() else { return "Sam's code cannot be read right now; try again in a moment." }
                 do throws(ChatModelError) {
                     _ = try model.addContact(code: code)
@@ -204,7 +204,7 @@ final class DemoContact: @unchecked Sendable {
                 let account = try AccountService(locations: locations)
                 try account.setSetting(.receiptWindow, "0")
                 _ = try account.send(to: "You", content: .text(newPhone
-                    ? "I'm on a new phone now. What you sent while I was away could not be read here. Nothing you send reaches this phone until /verify pins its key; then select the row and press r to Resend."
+                    ? "I'm on a new phone now. What you sent while I was away could not be read here: select the row and press r to Resend it to this phone. Until /verify pins its key, rChat resends nothing to it by itself."
                     : "I reinstalled rChat on the same phone. What you sent while I was away was sent again by itself: look for Resent."))
             } catch {
                 log.error("reinstall failed: \(error)")

@@ -151,7 +151,8 @@ enum MessageCommands {
         name: "resend", usage: "rchat resend NAME [ID|--all]",
         summary: "Resend: send messages that may not have arrived again, with their ids.",
         details: """
-        Only messages that show Not delivered, Not confirmed or Failed to send. With no ID,
+        Only messages that show Not delivered, Not confirmed or Failed to send, or that wait
+        for you to verify the contact's new device (resending sends them to it). With no ID,
         or with --all, every such message in the conversation. The receiver shows each once.
         """,
         options: [.flag("--all", help: "every such message (the default with no ID)")]

@@ -31,6 +31,8 @@ struct Listed: Equatable {
     let text: String
     let status: String?
     let resent: Bool
+    /// What rChat holds it back for, in words (`waiting`); nil: nothing.
+    var waiting: String? = nil
 }
 
 /// One line of `rchat contacts --json`.
@@ -289,7 +291,8 @@ final class EngineWorld {
                            direction: try XCTUnwrap(object["direction"] as? String, line),
                            text: try XCTUnwrap(object["text"] as? String, line),
                            status: object["status"] as? String,
-                           resent: object["resent"] as? Bool ?? false)
+                           resent: object["resent"] as? Bool ?? false,
+                           waiting: object["waiting"] as? String)
             messages.append(m)
             if m.direction == "out", let status = m.status, timelines[person]?[m.id]?.last != status {
                 timelines[person, default: [:]][m.id, default: []].append(status)

@@ -667,15 +667,22 @@ final class TUIEndToEndTests: XCTestCase {
         try screen("alice", "quit cleanly") { $0.contains("[exited 0]") }
     }
 
-    /// `rchat demo`: one command, and Sam answers what the user actually did — the text
-    /// sent, and that it waited at the relay while Sam was offline. The demo asks nothing
-    /// about desktop alerts (its folder is deleted on quit, and here there is no desktop
-    /// either) and speaks of F1 for the keys.
-    func testDemoStartsAndSamAnswersWhatHappened() throws {
+    /// `rchat demo` in session "demo", Sam online. The demo asks nothing about desktop
+    /// alerts (its folder is deleted on quit, and here there is no desktop either) and
+    /// speaks of F1 for the keys.
+    @discardableResult
+    func openDemo() throws -> String {
         try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8.merging(try noDesktop().env) { $1 })
         let greeted = try screen("demo", "Sam's greeting") { $0.contains("Hi, I'm Sam") && $0.contains("Online") }
         XCTAssertFalse(greeted.contains("Show desktop alerts"), greeted)
         XCTAssertTrue(greeted.contains("F1 shows the keys"), greeted)
+        return greeted
+    }
+
+    /// `rchat demo`: one command, and Sam answers what the user actually did — the text
+    /// sent, and that it waited at the relay while Sam was offline.
+    func testDemoStartsAndSamAnswersWhatHappened() throws {
+        try openDemo()
         try screens.type(session("demo"), "hello from the test")
         let replied = try screen("demo", "Sam's reply", seconds: 20) { $0.contains("Got \u{201C}hello from the test\u{201D}") }
         XCTAssertTrue(replied.contains("Sending, then Sent"), replied)
@@ -691,6 +698,32 @@ final class TUIEndToEndTests: XCTestCase {
             $0.contains("Got \u{201C}written while away\u{201D}") && $0.contains("I was offline when you wrote it")
         }
         XCTAssertTrue(answered.contains("the relay held it"), answered)
+        try screens.keys(session("demo"), "C-q")
+        try screen("demo", "the demo quit cleanly") { $0.contains("[exited 0]") }
+    }
+
+    /// The demo's `/newphone` (seed 000, "Tap to resend"): what waited is Not delivered, and
+    /// `r` on the row sends it to Sam's new phone before any `/verify` — Sam reads it and answers.
+    func testDemoNewPhoneResendReachesTheNewPhoneBeforeVerify() throws {
+        try openDemo()
+        try screens.type(session("demo"), "/offline")
+        try screen("demo", "Sam offline") { $0.contains("Sam is offline") }
+        try screens.type(session("demo"), "while you were away")
+        try screen("demo", "the message held at the relay (Sent)") { Self.glyph(of: "while you were away", in: $0) == Self.shown(.sent) }
+        try screens.type(session("demo"), "/newphone")
+        try screen("demo", "Sam's new phone could not read it", seconds: 30) {
+            $0.contains("1 message couldn't be read on Sam's phone.") && $0.contains("Sam is using a new device.")
+                && $0.contains("Not delivered") && $0.contains("I'm on a new phone now")
+        }
+        XCTAssertFalse(try screens.capture(session("demo")).contains("on my new phone"), "Sam has not read anything yet")
+        // Tab selects the newest item that offers Resend: the row. r sends it to the new phone.
+        try screens.keys(session("demo"), "Tab")
+        try screen("demo", "the row selected") { Self.selectedRow($0).contains("couldn't be read") }
+        try screens.keys(session("demo"), "r")
+        try screen("demo", "Sam's new phone read it and answered", seconds: 20) {
+            $0.contains("Got \u{201C}while you were away\u{201D} on my new phone") && !$0.contains("Not delivered") && !$0.contains("[r] Resend")
+        }
+        XCTAssertTrue(try screens.capture(session("demo")).contains("Sam is using a new device."), "the row stays until /verify")
         try screens.keys(session("demo"), "C-q")
         try screen("demo", "the demo quit cleanly") { $0.contains("[exited 0]") }
     }

@@ -87,6 +87,39 @@ final class ActionTests: XCTestCase {
         XCTAssertEqual(model.resent.count, 1)
     }
 
+    /// A message rChat holds back for Sam's new device (seed 000, "Tap to resend"): its line
+    /// says why, Tab selects it as one Resend can send, `r` sends it, and `i` says what happens.
+    func testAMessageHeldForANewDeviceSaysWhyAndResendSendsIt() throws {
+        let (model, _) = samConversation()
+        let held = model.addMessage("Sam", .outgoing, "written before the new phone", status: .sending)
+        let conversation = model.id("Sam")
+        model.items[conversation] = model.items[conversation]?.map { item in
+            guard case .message(var m) = item, m.id == held else { return item }
+            m.peerName = "Sam"
+            m.waiting = .newDevice
+            return .message(m)
+        }
+        let view = makeView(model, open: "Sam")
+        let screen = view.frame()
+        // Too wide for one line beside the list: the hint goes under the reason.
+        let reason = try XCTUnwrap(screen.text.firstIndex { $0.contains("waiting for you to verify Sam's new device") }, screen.dump)
+        XCTAssertTrue(screen.text[reason + 1].trimmingCharacters(in: .whitespaces).hasSuffix("[r] Resend"), screen.dump)
+        view.press(.tab)
+        XCTAssertEqual(view.state.window?.item(at: view.state.selected ?? -1).flatMap { item -> MessageID? in
+            if case .message(let m) = item { m.id } else { nil }
+        }, held, "Tab selects what Resend can send")
+        view.press(.character("i"))
+        let details = view.frame().text.joined(separator: "\n")
+        XCTAssertTrue(details.contains("Waiting for you to verify Sam's new device."), details)
+        XCTAssertTrue(details.contains("r sends it to the new device now; entering Sam's code again sends"), details)
+        view.press(.escape, .character("r"))
+        XCTAssertEqual(model.resent.map(\.ids), [[held]])
+        // Taken by the relay: it waits for nothing any more.
+        model.setStatus("Sam", held, .sent)
+        view.handle([.statusChanged(conversation: conversation, id: held, status: .sent)])
+        XCTAssertFalse(view.frame().contains("waiting for you"), view.frame().dump)
+    }
+
     func testDetailsShowTheTimeline() {
         let (model, ids) = samConversation()
         let id = ids["yes"]!

@@ -106,6 +106,8 @@ public enum ChatEvent: Equatable, Sendable {
     /// Messages of the conversation were deleted (their disappearing timer ran out): the
     /// view drops them, keeping its selection and scroll position on what remains.
     case itemsRemoved(conversation: ConversationID, ids: [MessageID])
+    /// A row was added to the conversation (or one went: "Sam is using a new device…" once
+    /// their code is entered again): the view fetches what it shows again.
     case rowAdded(conversation: ConversationID)
     case connectionChanged(ConnectionState)
     /// A command run beside the view changed the store (`rchat send`, `add`, `block`,

@@ -4,11 +4,11 @@ public enum ConversationItem: Equatable, Sendable {
     case message(MessageItem)
     case row(SystemRow)
 
-    /// Resend has something to send here: an outgoing message that may not have arrived,
-    /// or a row that still offers Resend for its messages.
+    /// Resend has something to send here: an outgoing message that may not have arrived or
+    /// that rChat holds back (`waiting`), or a row that still offers Resend for its messages.
     public var offersResend: Bool {
         switch self {
-        case .message(let m): m.direction == .outgoing && m.status?.offersResend == true
+        case .message(let m): m.direction == .outgoing && (m.status?.offersResend == true || m.waiting != nil)
         case .row(let r): r.action == .resend && !r.messageIDs.isEmpty
         }
     }
@@ -35,6 +35,9 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     public var expiresAt: Int64?
     /// The contact's name, for a row that names them ("Sam set disappearing messages…").
     public var peerName: String?
+    /// Outgoing and still queued: what rChat holds it back for (`SendPolicy`); nil: it goes
+    /// as soon as it can.
+    public var waiting: SendPolicy.Hold?
 
     public init(id: MessageID, direction: Direction, content: MessageContent, status: MessageStatus?, resent: Bool, at: Int64,
                 transfer: AttachmentTransfer? = nil) {
@@ -50,6 +53,9 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     /// What the view and `rchat list` show: the text, or the one line for an item this
     /// version cannot show (`MessageContent.displayText`).
     public var text: String { content.displayText(direction: direction, peer: peerName ?? "They") }
+
+    /// What it waits for, in words ("waiting for you to verify Sam's new device"); nil: nothing.
+    public var waitingText: String? { waiting.map { SendPolicy.words($0, name: peerName ?? "They") } }
 
     /// Shown as a one-line row rather than as a message someone wrote: what is not text.
     public var showsAsRow: Bool {

@@ -45,7 +45,7 @@ extension ConversationPane {
         if case .complete? = m.transfer, a.kind == .photo, let preview = previews[m.id] {
             out += previewLines(preview, index: index)
         }
-        if let notes = notesLine(m, index: index) { out.append(notes) }
+        out += notesLines(m, index: index)
         return out
     }
 

@@ -68,7 +68,7 @@ struct ConversationPane {
             line.add(textColumn, part)
             out.append(line)
         }
-        if let notes = notesLine(m, index: index) { out.append(notes) }
+        out += notesLines(m, index: index)
         return out
     }
 
@@ -88,24 +88,39 @@ struct ConversationPane {
     }
 
     /// The quiet line under a message: `Resent`, and the status and Resend hint when it may
-    /// not have arrived; nil when there is nothing to say.
-    func notesLine(_ m: MessageItem, index: Int) -> PaneLine? {
+    /// not have arrived, or what rChat holds it back for; none when there is nothing to say.
+    /// Notes that do not fit the text's width go on the next line.
+    func notesLines(_ m: MessageItem, index: Int) -> [PaneLine] {
         let outgoing = m.direction == .outgoing
         var notes: [(String, CellStyle)] = []
         if m.resent { notes.append(("Resent", .dim)) }
         if outgoing, let status = m.status, status.offersResend {
             notes.append((status.rawValue, CellStyle(bold: true, role: .danger)))
             notes.append(("[r] Resend", .bold))
+        } else if outgoing, let waiting = m.waitingText {
+            notes.append((TerminalText.sanitized(waiting, breaks: .shown), CellStyle(role: .warning)))
+            notes.append(("[r] Resend", .bold))
         }
-        guard !notes.isEmpty else { return nil }
+        var lines: [PaneLine] = []
         var line = PaneLine(item: index)
         var col = textColumn
-        for (i, note) in notes.enumerated() {
-            if i > 0 { line.add(col, glyphs.separator, .dim); col += TextWidth.columns(of: glyphs.separator) }
+        for note in notes {
+            let width = TextWidth.columns(of: note.0)
+            if col > textColumn {
+                if col + TextWidth.columns(of: glyphs.separator) + width > textColumn + textWidth {
+                    lines.append(line)
+                    line = PaneLine(item: index)
+                    col = textColumn
+                } else {
+                    line.add(col, glyphs.separator, .dim)
+                    col += TextWidth.columns(of: glyphs.separator)
+                }
+            }
             line.add(col, note.0, note.1)
-            col += TextWidth.columns(of: note.0)
+            col += width
         }
-        return line
+        if col > textColumn { lines.append(line) }
+        return lines
     }
 
     /// A system row, or a message this version cannot show (a timer change), which reads as one.

@@ -201,7 +201,8 @@ extension ChatView {
             guard m.direction == .outgoing, let status = m.status else {
                 return say("Only your own messages can be resent.")
             }
-            guard status.offersResend else { return say("Nothing to resend: this message is \(status.rawValue).") }
+            // Held back for a device not verified: Resend sends it there (the keypress is the consent).
+            guard status.offersResend || m.waiting != nil else { return say("Nothing to resend: this message is \(status.rawValue).") }
             ids = [m.id]
         case .row(let r):
             guard r.action == .resend, !r.messageIDs.isEmpty else { return say("This row has nothing to resend.") }
@@ -231,6 +232,11 @@ extension ChatView {
         var lines: [Overlay.Line] = []
         if m.direction == .outgoing, let status = m.status {
             lines.append(Overlay.Line("Status: \(status.rawValue)", .bold))
+            if let waiting = m.waitingText {
+                let name = TerminalText.sanitized(m.peerName ?? "They", breaks: .shown)
+                lines.append(Overlay.Line(TerminalText.sanitized(waiting.prefix(1).uppercased() + waiting.dropFirst(), breaks: .shown) + "."))
+                lines.append(Overlay.Line("r sends it to the new device now; entering \(name)'s code again sends everything.", .dim))
+            }
         } else {
             lines.append(Overlay.Line("Received \(time.full(m.at))", .bold))
         }

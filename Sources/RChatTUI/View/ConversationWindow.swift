@@ -166,6 +166,8 @@ public struct ConversationWindow: Sendable {
         guard let i = items.firstIndex(where: { if case .message(let m) = $0 { m.id == id } else { false } }),
               case .message(var m) = items[i] else { return false }
         m.status = status
+        // Taken by the relay (or given up): it no longer waits for anything.
+        if status != .sending { m.waiting = nil }
         items[i] = .message(m)
         return true
     }
