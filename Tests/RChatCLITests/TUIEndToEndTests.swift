@@ -259,17 +259,19 @@ final class TUIEndToEndTests: XCTestCase {
         try screens.keys(session("alice"), "Tab", "Tab", "Tab")
         try screen("alice", "the row selected again") { $0.line(containing: "couldn't be read")?.contains(Glyphs.unicode.selection) ?? false }
         try screens.keys(session("alice"), "r")
-        // The row keeps its text and offers nothing more: its message was sent again.
-        let resent = try screen("alice", "the resent message waiting for the new device to be verified") { s in
-            Self.glyph(of: "lost on the old phone", in: s) == Self.shown(.sending) && s.contains("Resending 1 message")
+        // Seed 000, "Tap to resend": the keypress is the consent, so the message goes to the
+        // new phone before its code is entered; the row keeps its text and offers nothing more.
+        let resent = try screen("alice", "the resent message Delivered on the new phone, before any code") { s in
+            Self.glyph(of: "lost on the old phone", in: s) == Self.shown(.delivered)
                 && s.contains("Sam is using a new device. Enter their code again to verify it.") && !s.contains("[r] Resend")
         }
         XCTAssertTrue(resent.contains("couldn't be read on Sam's phone"), resent)
-        try world.expectSuccess(world.box.rchat("alice", ["add", try world.code("sam2")]))
-        try screen("alice", "the resent message Delivered") { s in Self.glyph(of: "lost on the old phone", in: s) == Self.shown(.delivered) }
         try screen("sam2", "Alice listed on the new phone") { $0.contains("Alice") }
         try screens.keys(session("sam2"), "Enter")
         try screen("sam2", "the message on the new phone") { $0.contains("lost on the old phone") }
+        // Entering the code again pins the new phone: the row asking for it goes.
+        try world.expectSuccess(world.box.rchat("alice", ["add", try world.code("sam2")]))
+        try screen("alice", "the new-device row gone once the code is entered") { !$0.contains("Sam is using a new device.") }
     }
 
     /// Resizing at any moment re-lays out the screen from the model; too small says so.
