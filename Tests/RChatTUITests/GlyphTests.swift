@@ -160,3 +160,23 @@ final class GlyphTests: XCTestCase {
         XCTAssertFalse(view.state.glyphs.isUnicode)
     }
 }
+
+/// The help overlay all but as wide as the screen leaves no sliver of the conversation under
+/// it beside its box (half a two-column status, a line's last letter).
+final class OverlayMarginTests: XCTestCase {
+    func testAWideOverlaysRowsAreBlankBesideItsBox() {
+        let model = GlyphTests.everyStatus()
+        let view = makeView(model, rows: 30, columns: 100, open: "Sam")
+        let before = view.frame()
+        XCTAssertTrue((0..<before.rows).contains { before[$0, 99].character != " " }, "statuses at the right edge: \(before.dump)")
+        view.press(.function(1))
+        let help = view.frame()
+        let boxRows = (0..<help.rows).filter { help.line($0).contains(Glyphs.unicode.vertical + " ") }
+        XCTAssertGreaterThan(boxRows.count, 5, help.dump)
+        for row in boxRows {
+            let line = Array(help.line(row))
+            let right = line.lastIndex(of: Character(Glyphs.unicode.vertical)) ?? line.count - 1
+            XCTAssertTrue(line[(right + 1)...].allSatisfy { $0 == " " }, "row \(row) beside the box: \(help.line(row))")
+        }
+    }
+}

@@ -17,6 +17,15 @@ enum OverlayBox {
         let top = max(0, (layout.rows - height) / 2)
         let scroll = min(max(0, overlay.scroll), max(0, wrapped.count - bodyHeight))
 
+        // A box all but as wide as the screen: the one or two columns beside it would show
+        // slivers of what is under it (half a status, a line's last letter), so its rows are
+        // blank there.
+        if layout.columns - width < 6 {
+            for row in top..<min(layout.rows, top + height) {
+                screen.fill(row: row, from: 0, to: left)
+                screen.fill(row: row, from: left + width)
+            }
+        }
         let h = glyphs.horizontal
         let title = " \(overlay.title) "
         let titleWidth = TextWidth.columns(of: title)
