@@ -85,7 +85,9 @@ public final class Store: StoreAccess, @unchecked Sendable {
 
     /// Deletes the messages whose disappearing timer ran out at `now` (`deleteExpired`), with
     /// secure delete on, so that the space they leave is zeroed; the search index is merged
-    /// afterwards, so no word of theirs stays in its older segments.
+    /// afterwards, so no word of theirs stays in its older segments; then the log is
+    /// checkpointed and truncated, so no frame written when they arrived (or before secure
+    /// delete zeroed their pages) stays in `rchat.db-wal` while the engine keeps it open.
     public func deletingExpired(at now: Int64) throws -> [ExpiredMessage] {
         // One indexed probe when nothing is due: every command and the engine's second call this.
         guard try database.queryOne("SELECT 1 FROM messages WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT 1",
@@ -94,7 +96,10 @@ public final class Store: StoreAccess, @unchecked Sendable {
         try database.execute("PRAGMA secure_delete = ON")
         defer { try? database.execute("PRAGMA secure_delete = \(previous == 2 ? "FAST" : String(previous))") }
         let expired = try transaction { tx in try tx.deleteExpired(at: now) }
-        if !expired.isEmpty { try database.execute("INSERT INTO message_search (message_search) VALUES ('optimize')") }
+        if !expired.isEmpty {
+            try database.execute("INSERT INTO message_search (message_search) VALUES ('optimize')")
+            try truncateLog()
+        }
         return expired
     }
 
@@ -110,6 +115,13 @@ public final class Store: StoreAccess, @unchecked Sendable {
         defer { try? database.execute("PRAGMA secure_delete = \(previous == 2 ? "FAST" : String(previous))") }
         try transaction(body)
         try? database.executeScript("VACUUM")
+        try truncateLog()
+    }
+
+    /// Copies the whole log into the database and truncates it to nothing. A reader in the
+    /// middle of a transaction on another connection can keep it from finishing (SQLite then
+    /// waits out the busy timeout and reports busy): the next pass truncates it.
+    func truncateLog() throws {
         _ = try database.query("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 

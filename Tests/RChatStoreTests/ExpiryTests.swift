@@ -33,3 +33,36 @@ final class ExpiryTests: StoreTestCase {
         XCTAssertNil(try store.message(contact: sam, id: second))
     }
 }
+
+/// Issue 27, finding 5: a disappeared message's text stays in `rchat.db-wal` (frames written
+/// when it arrived, and the pages before secure delete zeroed them) for as long as the
+/// engine keeps the store open — days. After an expiry pass nothing of it is left in the
+/// log or the database file, read raw while the store is still open.
+final class ExpiryWALTests: StoreTestCase {
+    func testNoCopyOfADisappearedMessageStaysInTheLogWhileTheStoreIsOpen() throws {
+        let sam: ContactID = self.sam
+        let secret = "quetzalcoatl whispers in the write-ahead log"
+        let id = MessageID.random()
+        try store.insertIncoming(contact: sam, id: id, content: .text(secret), at: 10)
+        for i in 0..<20 { try store.insertIncoming(contact: sam, id: .random(), content: .text("filler \(i)"), at: 11) }
+        try store.transaction { tx in
+            try tx.setExpiry(contact: sam, ids: [id], after: .thirtySeconds)
+            try tx.startExpiry(contact: sam, ids: [id], at: 20)
+        }
+        // Another connection open on the file, as the view's model or a command beside the
+        // engine: the log is not removed by the last close.
+        let other = try Store(home: home.path)
+        defer { other.close() }
+        XCTAssertEqual(try other.message(contact: sam, id: id)?.id, id)
+        func rawBytes() throws -> Data {
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: dbPath))
+            if let wal = try? Data(contentsOf: URL(fileURLWithPath: dbPath + "-wal")) { bytes.append(wal) }
+            return bytes
+        }
+        XCTAssertNotNil(try rawBytes().range(of: Data("quetzalcoatl".utf8)), "the text is there before its time")
+        XCTAssertEqual(try store.deletingExpired(at: 60).map(\.id), [id])
+        XCTAssertNil(try rawBytes().range(of: Data("quetzalcoatl".utf8)),
+                     "neither the log nor the database file keeps the disappeared text, with both connections open")
+        XCTAssertNil(try other.message(contact: sam, id: id), "the other connection sees it gone")
+    }
+}
