@@ -148,6 +148,9 @@ final class MediaViewTests: FolderTestCase {
         XCTAssertEqual(model.items[model.id("Sam")]?.count, 1)
         _ = voice
 
+        // Its length is read off the UI thread: the first frame goes without it.
+        XCTAssertTrue(view.frame().contains("Voice message · voice-message.ogg · 10 B"), view.frame().dump)
+        XCTAssertTrue(eventually { view.voiceLengths.idle })
         XCTAssertTrue(view.frame().contains("Voice message 0:01 · voice-message.ogg · 10 B"), "its length, read from the file: \(view.frame().dump)")
         view.press(.character("p"))
         XCTAssertEqual(view.state.notice?.text, "No player here: install pipewire (pw-play) or alsa-utils (aplay).")
@@ -275,5 +278,33 @@ final class PreviewPixelsTests: XCTestCase {
         XCTAssertNotEqual(PhotoPreviews.key(id, columns: 40, rows: 8, mode: .sixel, cell: CellPixels(width: 12, height: 24)),
                           PhotoPreviews.key(id, columns: 40, rows: 8, mode: .sixel, cell: CellPixels(width: 7, height: 14)),
                           "another font size: drawn again")
+    }
+}
+
+/// Issue 27, finding 7: a voice message whose file takes long to walk (50 MiB of empty Ogg
+/// pages froze the view 4.3 s at every opening) never holds up a frame: lengths are read off
+/// the UI thread, once, and a file larger than any voice message is not read at all.
+final class VoiceLengthTests: XCTestCase {
+    func testAHugeVoiceFileNeverHoldsUpAFrameAndIsNotRead() throws {
+        let dir = temporaryFolder("voice-length")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // One empty Ogg page (header only, no segments) repeated past the bound: what the
+        // attack sent, as far as size goes.
+        var page: [UInt8] = Array("OggS".utf8) + [0, 0] + [UInt8](repeating: 0, count: 8) + [1, 0, 0, 0] + [0, 0, 0, 0] + [0, 0, 0, 0] + [0]
+        page.reserveCapacity(page.count)
+        let pages = Int(VoiceLengths.maximumBytes) / page.count + 2
+        let path = dir + "/huge.ogg"
+        FileManager.default.createFile(atPath: path, contents: Data(Array(repeating: page, count: pages).joined()))
+        let model = FakeChatModel()
+        model.contact("Sam")
+        model.addAttachment("Sam", .incoming, .voice, name: "huge.ogg", size: 10, transfer: .complete(path: path))
+        let view = makeView(model, open: "Sam")
+        let started = Date()
+        let first = view.frame()
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "the first frame does not wait for the file")
+        XCTAssertTrue(first.contains("Voice message · huge.ogg"), first.dump)
+        XCTAssertTrue(eventually { view.voiceLengths.idle })
+        XCTAssertEqual(VoiceLengths.read(path), .unreadable, "larger than any voice message: not read")
+        XCTAssertFalse(view.frame().contains("0:"), "no length for it")
     }
 }

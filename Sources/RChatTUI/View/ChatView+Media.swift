@@ -42,13 +42,14 @@ extension ChatView {
         if shown != state.previews { state.previews = shown }
     }
 
-    /// How long the complete voice messages loaded are, read once each from their files
-    /// (the headers and the last page: libopusfile); one that does not read has none.
+    /// How long the complete voice messages loaded are, read once each from their files off
+    /// the UI thread (`VoiceLengths`); one still being read, or that does not read, has none
+    /// yet (the frame after it was read shows it).
     func refreshDurations() {
         for item in state.window?.items ?? [] {
             guard case .message(let m) = item, case .attachment(let a) = m.content, a.kind == .voice,
-                  case .complete(let path)? = m.transfer, state.durations[m.id] == nil, !unreadableVoice.contains(m.id) else { continue }
-            if let seconds = try? VoiceNote.duration(ofOggOpus: path) { state.durations[m.id] = seconds } else { unreadableVoice.insert(m.id) }
+                  case .complete(let path)? = m.transfer, state.durations[m.id] == nil else { continue }
+            if case .seconds(let seconds) = voiceLengths.length(of: m.id, path: path) { state.durations[m.id] = seconds }
         }
     }
 

@@ -42,8 +42,9 @@ public final class ChatView {
     public var terminalTraits = TerminalTraits()
     /// `/voice` under way.
     var recorder: ActiveRecording?
-    /// Voice messages whose length could not be read: not tried again.
-    var unreadableVoice: Set<MessageID> = []
+    /// Voice messages' lengths, read off the UI thread; its results wake the backend
+    /// through the previews' descriptor.
+    lazy var voiceLengths = VoiceLengths(done: { [previewCache] in previewCache.wake() })
     /// Whether the terminal was asked for mouse reports.
     var mouseReporting = false
     /// Messages held for a desktop alert while the view runs (`alerts-while-open`).

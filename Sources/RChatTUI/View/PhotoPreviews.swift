@@ -52,6 +52,13 @@ final class PhotoPreviews: @unchecked Sendable {   // every field below is guard
     /// Readable when a preview was rendered since `drain()`.
     var wakeDescriptor: Int32 { pipeFDs[0] }
 
+    /// Makes `wakeDescriptor` readable: something else done off the UI thread (a voice
+    /// message's length) wants a frame too.
+    func wake() {
+        var byte: UInt8 = 1
+        _ = write(pipeFDs[1], &byte, 1)
+    }
+
     func drain() {
         var buffer = [UInt8](repeating: 0, count: 64)
         while pipeFDs[0] >= 0, read(pipeFDs[0], &buffer, buffer.count) > 0 {}
@@ -109,8 +116,7 @@ final class PhotoPreviews: @unchecked Sendable {   // every field below is guard
             if entries[job.key] != nil { entries[job.key] = result.map(Entry.ready) ?? Entry.none }
             while order.count > Self.capacity { entries[order.removeFirst()] = nil }
             condition.unlock()
-            var byte: UInt8 = 1
-            _ = write(pipeFDs[1], &byte, 1)
+            wake()
         }
     }
 
