@@ -27,7 +27,8 @@ public enum AudioTools {
         return nil
     }
 
-    /// `pw-play` or `aplay` for a WAV file; nil when neither exists.
+    /// `pw-play` or `aplay` for a WAV file (`-`: read from standard input); nil when
+    /// neither exists.
     public static func player(of path: String, environment: [String: String]) -> AudioTool? {
         if let pw = find("pw-play", environment) { return AudioTool(executable: pw, arguments: [path]) }
         if let alsa = find("aplay", environment) { return AudioTool(executable: alsa, arguments: ["-q", path]) }

@@ -89,45 +89,59 @@ public enum VoiceNote {
         return Double(samples) / Double(decodedRate)
     }
 
-    /// Decodes to a new 0600 16-bit 48 kHz WAV (mono stays mono, anything else becomes stereo)
-    /// for playing through aplay / pw-play. On failure nothing is left at `wav`.
-    public static func decode(ogg: String, toWav wav: String) throws(MediaError) {
+    /// The longest voice message played: two hours. Its length is read from the final
+    /// granule position before anything is decoded, so a small file claiming days (or one of
+    /// one-byte packets that decodes to hours) is refused at once.
+    public static let maximumPlaySeconds = 2 * 3600
+
+    /// Streams the file, decoded, as a 16-bit 48 kHz WAV to `fd` (a pipe to the player):
+    /// nothing is written to disk. The header says the exact length, read first; decoding
+    /// stops at that length, and when the reader goes away (EPIPE). Blocks while the reader
+    /// is slow: run it off the UI thread. SIGPIPE is blocked on the calling thread, so a
+    /// player that quits early ends the stream with EPIPE instead of killing the process.
+    public static func stream(ogg: String, to fd: Int32, named destination: String = "the player",
+                              maximumSeconds: Int = maximumPlaySeconds) throws(MediaError) {
+        var broken = sigset_t()
+        sigemptyset(&broken)
+        sigaddset(&broken, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &broken, nil)
         let file = try OpusFile(path: ogg)
         defer { file.close() }
-        let output = try FileBytes.create(wav)
-        do throws(MediaError) {
-            try decode(file, ogg: ogg, into: output, wav: wav)
-            close(output)
-        } catch {
-            close(output)
-            unlink(wav)
-            throw error
+        let total = op_pcm_total(file.handle, -1)
+        guard total >= 0 else { throw MediaError(.notOggOpus(path: ogg, cause: OpusFile.describe(Int32(total)))) }
+        guard total <= Int64(maximumSeconds * decodedRate) else {
+            throw MediaError(.codec(path: ogg, cause: "longer than \(maximumSeconds) seconds"))
         }
-    }
-
-    private static func decode(_ file: OpusFile, ogg: String, into output: Int32, wav: String) throws(MediaError) {
         let mono = op_link_count(file.handle) == 1 && op_channel_count(file.handle, -1) == 1
         let channels = mono ? 1 : 2
-        try FileBytes.write(output, WAV.header(channels: channels, sampleRate: decodedRate, frames: 0), path: wav)
-        var frames = 0
+        try FileBytes.write(fd, WAV.header(channels: channels, sampleRate: decodedRate, frames: Int(total)), path: destination)
+        var left = Int(total)
         var buffer = [Int16](repeating: 0, count: block * channels)
-        while true {
+        while left > 0 {
             let read = buffer.withUnsafeMutableBufferPointer { samples in
                 mono ? op_read(file.handle, samples.baseAddress, Int32(samples.count), nil)
                      : op_read_stereo(file.handle, samples.baseAddress, Int32(samples.count))
             }
             guard read >= 0 else { throw MediaError(.notOggOpus(path: ogg, cause: OpusFile.describe(read))) }
             if read == 0 { break }
-            frames += Int(read)
-            guard frames * channels * 2 <= Int(UInt32.max) - WAV.headerSize else {
-                throw MediaError(.codec(path: ogg, cause: "too long for a WAV file"))
-            }
-            let samples = buffer[0..<Int(read) * channels].map { $0.littleEndian }
-            try FileBytes.write(output, samples, path: wav)
+            let frames = min(Int(read), left)
+            left -= frames
+            try FileBytes.write(fd, buffer[0..<frames * channels].map { $0.littleEndian }, path: destination)
         }
-        let header = WAV.header(channels: channels, sampleRate: decodedRate, frames: frames)
-        let written = header.withUnsafeBytes { pwrite(output, $0.baseAddress, $0.count, 0) }
-        guard written == header.count else { throw MediaError(.file(action: "write", path: wav, errno: errno)) }
+    }
+
+    /// Decodes to a new 0600 16-bit 48 kHz WAV (mono stays mono, anything else becomes stereo),
+    /// as `stream` writes it to a player. On failure nothing is left at `wav`.
+    public static func decode(ogg: String, toWav wav: String) throws(MediaError) {
+        let output = try FileBytes.create(wav)
+        do throws(MediaError) {
+            try stream(ogg: ogg, to: output, named: wav)
+            close(output)
+        } catch {
+            close(output)
+            unlink(wav)
+            throw error
+        }
     }
 }
 

@@ -156,17 +156,57 @@ final class MediaViewTests: FolderTestCase {
         XCTAssertEqual(view.state.notice?.text, "No player here: install pipewire (pw-play) or alsa-utils (aplay).")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home), [], "nothing left behind")
 
+        // Issue 27, finding 8: decoded into a pipe the player reads (`aplay -q -`), nothing
+        // written in the home or anywhere else.
         let played = dir + "/played.wav"
-        writeScript(bin + "/aplay", "for a; do last=$a; done; stat -c %a \"$last\" \"${last%/*}\" > \(dir)/modes; "
-                    + "cp \"$last\" \(played).tmp; mv \(played).tmp \(played)")
+        writeScript(bin + "/aplay", "echo \"$@\" > \(dir)/arguments; cat > \(played).tmp; mv \(played).tmp \(played)")
         view.press(.character("p"))
         XCTAssertTrue(view.frame().line(22).contains("Playing the voice message (0:01)."), view.frame().dump)
-        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: played) }, "the player was started")
+        XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: played) }, "the player was started and read to the end")
         let bytes = try XCTUnwrap(FileManager.default.contents(atPath: played))
         XCTAssertEqual(Array(bytes.prefix(4)), Array("RIFF".utf8), "a WAV")
-        XCTAssertEqual(try String(contentsOfFile: dir + "/modes", encoding: .utf8), "600\n700\n", "a 0600 file in a 0700 folder")
-        XCTAssertTrue(eventually { (try? FileManager.default.contentsOfDirectory(atPath: home))?.isEmpty == true },
-                      "the decoded copy goes when the player ends")
+        XCTAssertEqual(bytes.count, 44 + 48_000 * 2 * 12 / 10, "its header's length and no more: \(bytes.count)")
+        XCTAssertEqual(try String(contentsOfFile: dir + "/arguments", encoding: .utf8), "-q -\n", "read from its standard input")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home), [], "nothing written in the home")
+    }
+
+    /// The stream reads the length from the final granule position before decoding, and
+    /// refuses one over the limit without writing a byte (a small file of one-byte packets
+    /// decodes to hours: 329 MiB of WAV from 63 KB).
+    func testTheStreamRefusesALengthOverTheLimitBeforeWritingAnything() throws {
+        XCTAssertEqual(VoiceNote.maximumPlaySeconds, 7_200)
+        let dir = folder("limit")
+        let wav = dir + "/tone.wav", ogg = dir + "/tone.ogg"
+        _ = FileManager.default.createFile(atPath: wav, contents: Self.toneWAV(seconds: 1.2))
+        _ = try VoiceNote.encode(wav: wav, to: ogg)
+        let refused = Pipe()
+        XCTAssertThrowsError(try VoiceNote.stream(ogg: ogg, to: refused.fileHandleForWriting.fileDescriptor, maximumSeconds: 1))
+        try refused.fileHandleForWriting.close()
+        XCTAssertEqual(refused.fileHandleForReading.readDataToEndOfFile().count, 0, "nothing decoded")
+        // A reader that goes away early ends the stream with an error, not a SIGPIPE.
+        let early = Pipe()
+        try early.fileHandleForReading.close()
+        XCTAssertThrowsError(try VoiceNote.stream(ogg: ogg, to: early.fileHandleForWriting.fileDescriptor))
+    }
+
+    /// A voice message that does not read is refused before anything is decoded.
+    func testAVoiceMessageThatDoesNotReadIsNotPlayed() throws {
+        XCTAssertEqual(VoiceNote.maximumPlaySeconds, 7_200)
+        let model = FakeChatModel()
+        model.contact("Sam")
+        let bin = folder("bin"), dir = folder("voice")
+        writeScript(bin + "/aplay", "touch \(dir)/started; cat > /dev/null")
+        let ogg = dir + "/long.ogg"
+        FileManager.default.createFile(atPath: ogg, contents: Data("not opus".utf8))
+        model.addAttachment("Sam", .incoming, .voice, name: "long.ogg", size: 8, transfer: .complete(path: ogg))
+        let view = makeView(model, options: TUIOptions(timeZone: utc, environment: ["PATH": bin]), open: "Sam")
+        view.state.focus = .conversation
+        view.state.selected = 0
+        _ = view.frame()
+        XCTAssertTrue(eventually { view.voiceLengths.idle })
+        view.press(.character("p"))
+        XCTAssertEqual(view.state.notice?.text, "Cannot play it: it is not a voice message rChat can read.")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/started"), "no player started")
     }
 
     /// `/voice` through a fake `arecord` that writes a tone and waits for SIGINT.

@@ -16,7 +16,7 @@ enum Launch {
     /// once the program has exited (a temporary file or folder it reads). Returns the process,
     /// which runs until the program exits (setsid waits for it), or nil when it could not start.
     @discardableResult
-    static func detached(_ arguments: [String], removing file: String? = nil) -> Process? {
+    static func detached(_ arguments: [String], removing file: String? = nil, input: FileHandle? = nil) -> Process? {
         guard !arguments.isEmpty else { return nil }
         let script = #"f=$1; shift; "$@"; [ -n "$f" ] && rm -rf -- "$f""#
         let shell = ["/bin/sh", "-c", script, "rchat-launch", file ?? ""] + arguments
@@ -29,7 +29,7 @@ enum Launch {
             process.executableURL = URL(fileURLWithPath: shell[0])
             process.arguments = Array(shell.dropFirst())
         }
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = input ?? FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch { return nil }

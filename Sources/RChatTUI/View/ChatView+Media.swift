@@ -92,26 +92,35 @@ extension ChatView {
     /// `p`: a voice message decoded to a WAV in a private folder of the account home and
     /// played by `pw-play` or `aplay`, started on its own; the folder goes when it ends.
     func playAttachment() {
-        guard let (_, _, a, path) = selectedCompleteAttachment("played") else { return }
+        guard let (_, m, a, path) = selectedCompleteAttachment("played") else { return }
         guard a.kind == .voice else { return say("Only a voice message can be played; o opens the others.") }
-        guard let folder = temporaryFolder(Self.playPrefix, doing: "play it") else { return }
-        let wav = folder + "/voice.wav"
-        do {
-            try VoiceNote.decode(ogg: path, toWav: wav)
-        } catch {
-            try? FileManager.default.removeItem(atPath: folder)
-            return say("Cannot play it: \(error.description)", error: true)
+        // Its length, as read off the UI thread: one that is not read yet or does not read
+        // is not decoded here either.
+        let seconds: Double
+        switch voiceLengths.length(of: m.id, path: path) {
+        case .seconds(let s): seconds = s
+        case .reading: return say("Reading the voice message: press p again in a moment.")
+        case .unreadable: return say("Cannot play it: it is not a voice message rChat can read.", error: true)
         }
-        guard let player = AudioTools.player(of: wav, environment: options.environment) else {
-            try? FileManager.default.removeItem(atPath: folder)
+        guard seconds <= Double(VoiceNote.maximumPlaySeconds) else {
+            return say("Cannot play it: it is longer than \(VoiceNote.maximumPlaySeconds / 3600) hours.", error: true)
+        }
+        guard let player = AudioTools.player(of: "-", environment: options.environment) else {
             return say("No player here: install pipewire (pw-play) or alsa-utils (aplay).", error: true)
         }
-        guard let process = Launch.detached([player.executable] + player.arguments, removing: folder) else {
-            try? FileManager.default.removeItem(atPath: folder)
+        // Decoded into a pipe the player reads, on a thread of its own: nothing is written
+        // to disk, and the decoding goes at the player's pace.
+        let pipe = Pipe()
+        guard let process = Launch.detached([player.executable] + player.arguments, input: pipe.fileHandleForReading) else {
             return say("Could not start \(player.executable).", error: true)
         }
-        let length = (try? VoiceNote.duration(ofOggOpus: path)).map { " (\(TimeText.length($0)))" } ?? ""
-        say("Playing the voice message\(length).", lasts: .playing(Playback(process)))
+        try? pipe.fileHandleForReading.close()
+        let output = pipe.fileHandleForWriting
+        Thread.detachNewThread {
+            try? VoiceNote.stream(ogg: path, to: output.fileDescriptor)
+            try? output.close()
+        }
+        say("Playing the voice message (\(TimeText.length(seconds))).", lasts: .playing(Playback(process)))
     }
 
     /// `/voice`: records from the default input through `pw-record` or `arecord` until
