@@ -108,6 +108,8 @@ final class NoticeTests: FolderTestCase {
         let view = makeView(model, options: TUIOptions(timeZone: utc, draftDirectory: home, environment: ["PATH": bin]), open: "Sam")
         view.state.focus = .conversation
         view.state.selected = 0
+        _ = view.frame()
+        XCTAssertTrue(eventually { view.voiceLengths.idle }, "its length read off the UI thread")
         view.press(.character("p"))
         XCTAssertTrue(eventually { FileManager.default.fileExists(atPath: started) }, "the player runs")
         XCTAssertTrue(view.frame().line(22).contains("Playing the voice message (0:01)."), view.frame().dump)
