@@ -9,7 +9,7 @@ final class MailboxQueueTests: XCTestCase {
     func testHandsOverOldestFirstAndDeletesOnlyWhatWasAcknowledged() {
         let q = MailboxQueue(mailbox: mailbox)
         for i in 0..<1000 { q.append(id: HeldItemID(i + 1), heldAt: Int64(i), origin: 7, payload: [UInt8](repeating: UInt8(i % 256), count: 256)) }
-        // Compact: 25 header bytes per record, plus at most one partly filled chunk.
+        // Compact: 29 header bytes per record, plus at most one partly filled chunk.
         XCTAssertLessThanOrEqual(q.allocatedBytes, 1000 * (256 + MailboxQueue.headerBytes) + MailboxQueue.largestChunk)
         var taken: [MailboxQueue.Record] = []
         while let r = q.takeNext() { taken.append(r) }
