@@ -18,6 +18,12 @@ public struct HostAddress: Hashable, Sendable, CustomStringConvertible {
         low = Self.isIPv4(high: h, low: l) ? l : 0
     }
 
+    /// The two halves as `high` and `low` give them (what the relay's persistence stores).
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
     private static func isIPv4(high: UInt64, low: UInt64) -> Bool { high == 0 && low >> 32 == 0xFFFF }
 
     public var description: String {

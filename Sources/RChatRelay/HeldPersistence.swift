@@ -1,5 +1,6 @@
 import RChatCore
 import RChatCrypto
+import RChatNet
 import RChatWire
 import RChatSQL
 
@@ -10,6 +11,8 @@ struct PersistedItem {
     let heldAt: Int64
     let origin: DeliveryOrigin
     let payload: [UInt8]
+    /// Who sent it (nil in a row written before senders were kept: not budgeted again).
+    let sender: HeldSender?
 }
 
 /// `--persist FILE`: held items and invite registrations in SQLite (WAL, synchronous=FULL).
@@ -58,9 +61,11 @@ final class HeldPersistence {
             let id = try row.int64(at: 0), mailboxBytes = try row.blob(at: 1), heldAt = try row.int64(at: 2)
             guard let mailbox = MailboxID(bytes: mailboxBytes),
                   let plain = try? AEAD.openWithNonceInFront(try row.blob(at: 3), additionalData: Self.binding(id: id, mailbox: mailboxBytes, heldAt: heldAt), key: key),
-                  let (origin, payload) = Self.decodeContent(plain)
+                  let (sender, origin, payload) = Self.decodeContent(plain)
             else { unreadable += 1; continue }
-            items.append(PersistedItem(id: HeldItemID(id), mailbox: mailbox, heldAt: heldAt, origin: origin, payload: payload))
+            // An older row of cover was sent by the mailbox it is held for.
+            let known = sender ?? (origin == .own ? HeldSender(host: nil, mailbox: mailbox) : nil)
+            items.append(PersistedItem(id: HeldItemID(id), mailbox: mailbox, heldAt: heldAt, origin: origin, payload: payload, sender: known))
         }
         var invites: [(InviteToken, MailboxID)] = []
         for row in try database.query("SELECT token, mailbox FROM invites") {
@@ -69,8 +74,16 @@ final class HeldPersistence {
         return (items, expired, unreadable, invites)
     }
 
-    static func encodeContent(origin: DeliveryOrigin, payload: [UInt8]) -> [UInt8] {
-        var w = ByteWriter(capacity: 66 + payload.count)
+    /// Kind 5: the sender (a flags byte: bit 0 a host follows, bit 1 a mailbox; then the
+    /// host's 16 bytes, the mailbox's 32), then the content in one of the older kinds.
+    static func encodeContent(origin: DeliveryOrigin, payload: [UInt8], sender: HeldSender? = nil) -> [UInt8] {
+        var w = ByteWriter(capacity: 116 + payload.count)
+        if let sender {
+            w.u8(5)
+            w.u8((sender.host != nil ? 1 : 0) | (sender.mailbox != nil ? 2 : 0))
+            if let host = sender.host { w.u64(host.high); w.u64(host.low) }
+            if let mailbox = sender.mailbox { w.raw(mailbox.bytes) }
+        }
         switch origin {
         case .link(let code): w.u8(3); w.raw(code)
         case .invite(let token): w.u8(2); w.raw(token.bytes)
@@ -80,7 +93,28 @@ final class HeldPersistence {
         return w.bytes
     }
 
-    static func decodeContent(_ bytes: [UInt8]) -> (DeliveryOrigin, [UInt8])? {
+    static func decodeContent(_ bytes: [UInt8]) -> (HeldSender?, DeliveryOrigin, [UInt8])? {
+        var r = ByteReader(bytes)
+        guard let kind = try? r.u8() else { return nil }
+        if kind == 5 {
+            guard let flags = try? r.u8() else { return nil }
+            var host: HostAddress?, mailbox: MailboxID?
+            if flags & 1 != 0 {
+                guard let high = try? r.u64(), let low = try? r.u64() else { return nil }
+                host = HostAddress(high: high, low: low)
+            }
+            if flags & 2 != 0 {
+                guard let m = (try? r.raw(32)).flatMap(MailboxID.init(bytes:)) else { return nil }
+                mailbox = m
+            }
+            guard let (origin, payload) = decodeOrigin(r.rest()) else { return nil }
+            return (HeldSender(host: host, mailbox: mailbox), origin, payload)
+        }
+        guard let (origin, payload) = decodeOrigin(bytes) else { return nil }
+        return (nil, origin, payload)
+    }
+
+    private static func decodeOrigin(_ bytes: [UInt8]) -> (DeliveryOrigin, [UInt8])? {
         var r = ByteReader(bytes)
         guard let kind = try? r.u8() else { return nil }
         switch kind {
@@ -103,9 +137,9 @@ final class HeldPersistence {
 
     // MARK: changes, written at the next commit
 
-    func recordHeld(id: HeldItemID, mailbox: MailboxID, heldAt: Int64, origin: DeliveryOrigin, payload: [UInt8]) {
+    func recordHeld(id: HeldItemID, mailbox: MailboxID, heldAt: Int64, origin: DeliveryOrigin, payload: [UInt8], sender: HeldSender? = nil) {
         let rowID = Int64(bitPattern: id)
-        let box = AEAD.sealWithRandomNonce(Self.encodeContent(origin: origin, payload: payload),
+        let box = AEAD.sealWithRandomNonce(Self.encodeContent(origin: origin, payload: payload, sender: sender),
                                            additionalData: Self.binding(id: rowID, mailbox: mailbox.bytes, heldAt: heldAt), key: key)
         insertIndex[rowID] = inserts.count
         inserts.append((rowID, mailbox.bytes, heldAt, box))

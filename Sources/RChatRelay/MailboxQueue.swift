@@ -3,13 +3,15 @@ import RChatWire
 /// One mailbox's held frames, oldest first, packed into a few contiguous chunks.
 ///
 /// Why an arena: a held 256-byte frame should cost little more than 256 bytes of memory.
-/// Each record is a 25-byte header and the payload, appended to a chunk (a plain
+/// Each record is a 29-byte header and the payload, appended to a chunk (a plain
 /// `[UInt8]` whose capacity grows from 1 KiB to 64 KiB as the queue grows). Deleting marks
 /// the record; a chunk is freed when its last record is gone. Acknowledgements usually
 /// arrive in order, so chunks empty from the front.
 ///
-/// Record layout: id u64 ‖ held-at i64 ‖ origin u32 ‖ length u32 ‖ flags u8 ‖ payload;
-/// flags: bit 0 deleted, bit 1 a message request (counted apart, against its own quota).
+/// Record layout: id u64 ‖ held-at i64 ‖ origin u32 ‖ length u32 ‖ flags u8 ‖ sender u32 ‖ payload;
+/// flags: bit 0 deleted, bit 1 a message request (counted apart, against its own quota),
+/// bit 2 cover (the mailbox's own, against the cover allowance). The sender is a number of
+/// the relay's `SenderShares` (0: not known).
 final class MailboxQueue {
     let mailbox: MailboxID
     private(set) var chunks: [HeldChunk] = []
@@ -20,6 +22,9 @@ final class MailboxQueue {
     /// Of `liveCount` and `liveBytes`, the message requests.
     private(set) var liveRequests = 0
     private(set) var liveRequestBytes = 0
+    /// Of `liveCount` and `liveBytes`, cover (sent on link 0 by this mailbox itself).
+    private(set) var liveCover = 0
+    private(set) var liveCoverBytes = 0
     /// Where handover continues: the next record not yet handed to the current connection.
     private var cursor = Location(chunk: 0, offset: 0)
     /// Handed over on the current connection, not yet acknowledged.
@@ -30,7 +35,7 @@ final class MailboxQueue {
     private var ahead: [Location] = []
     private(set) var inFlightBytes = 0
 
-    static let headerBytes = 25
+    static let headerBytes = 29
     static let smallestChunk = 1024
     static let largestChunk = 64 * 1024
 
@@ -46,6 +51,8 @@ final class MailboxQueue {
         let location: Location
         let length: Int
         let isRequest: Bool
+        let isCover: Bool
+        let sender: UInt32
     }
 
     init(mailbox: MailboxID) {
@@ -60,7 +67,8 @@ final class MailboxQueue {
 
     // MARK: adding
 
-    func append(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8], ahead: Bool = false, request: Bool = false) {
+    func append(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8], ahead: Bool = false, request: Bool = false,
+                cover: Bool = false, sender: UInt32 = 0) {
         let size = Self.headerBytes + payload.count
         if chunks.isEmpty || chunks[chunks.count - 1].room < size {
             // Grow geometrically: a mailbox holding one frame costs 1 KiB, a busy one
@@ -70,12 +78,16 @@ final class MailboxQueue {
             chunks.append(HeldChunk(capacity: capacity))
         }
         if ahead { self.ahead.append(Location(chunk: firstChunkNumber + chunks.count - 1, offset: chunks[chunks.count - 1].bytes.count)) }
-        chunks[chunks.count - 1].append(id: id, heldAt: heldAt, origin: origin, payload: payload, request: request)
+        chunks[chunks.count - 1].append(id: id, heldAt: heldAt, origin: origin, payload: payload, request: request, cover: cover, sender: sender)
         liveCount += 1
         liveBytes += payload.count
         if request {
             liveRequests += 1
             liveRequestBytes += payload.count
+        }
+        if cover {
+            liveCover += 1
+            liveCoverBytes += payload.count
         }
     }
 
@@ -193,12 +205,16 @@ final class MailboxQueue {
 
     private func delete(at location: Location) {
         let index = location.chunk - firstChunkNumber
-        let (length, wasRequest) = chunks[index].markDeleted(at: location.offset)
+        let (length, flags) = chunks[index].markDeleted(at: location.offset)
         liveCount -= 1
         liveBytes -= length
-        if wasRequest {
+        if flags & HeldChunk.requestFlag != 0 {
             liveRequests -= 1
             liveRequestBytes -= length
+        }
+        if flags & HeldChunk.coverFlag != 0 {
+            liveCover -= 1
+            liveCoverBytes -= length
         }
         while let first = chunks.first, first.live == 0 {
             chunks.removeFirst()
@@ -222,9 +238,10 @@ final class HeldChunk {
 
     var room: Int { bytes.capacity - bytes.count }
 
-    func append(id: UInt64, heldAt: Int64, origin: UInt32, payload: [UInt8], request: Bool) {
+    func append(id: UInt64, heldAt: Int64, origin: UInt32, payload: [UInt8], request: Bool, cover: Bool, sender: UInt32) {
         put64(id); put64(UInt64(bitPattern: heldAt)); put32(origin); put32(UInt32(payload.count))
-        bytes.append(request ? Self.requestFlag : 0)
+        bytes.append((request ? Self.requestFlag : 0) | (cover ? Self.coverFlag : 0))
+        put32(sender)
         bytes.append(contentsOf: payload)
         live += 1
     }
@@ -238,23 +255,25 @@ final class HeldChunk {
     func length(at offset: Int) -> Int { Int(get32(offset + 20)) }
     static let deletedFlag: UInt8 = 1
     static let requestFlag: UInt8 = 2
+    static let coverFlag: UInt8 = 4
     func isDeleted(at offset: Int) -> Bool { bytes[offset + 24] & Self.deletedFlag != 0 }
 
     func record(at offset: Int, chunkNumber: Int) -> MailboxQueue.Record {
         MailboxQueue.Record(id: get64(offset), heldAt: Int64(bitPattern: get64(offset + 8)), origin: get32(offset + 16),
                             location: .init(chunk: chunkNumber, offset: offset), length: length(at: offset),
-                            isRequest: bytes[offset + 24] & Self.requestFlag != 0)
+                            isRequest: bytes[offset + 24] & Self.requestFlag != 0, isCover: bytes[offset + 24] & Self.coverFlag != 0,
+                            sender: get32(offset + 25))
     }
 
     func payload(at offset: Int, length: Int) -> ArraySlice<UInt8> {
         bytes[(offset + MailboxQueue.headerBytes)..<(offset + MailboxQueue.headerBytes + length)]
     }
 
-    /// Marks the record deleted; returns its payload length and whether it was a request.
-    func markDeleted(at offset: Int) -> (length: Int, request: Bool) {
+    /// Marks the record deleted; returns its payload length and its flags.
+    func markDeleted(at offset: Int) -> (length: Int, flags: UInt8) {
         precondition(!isDeleted(at: offset))
         bytes[offset + 24] |= Self.deletedFlag
         live -= 1
-        return (length(at: offset), bytes[offset + 24] & Self.requestFlag != 0)
+        return (length(at: offset), bytes[offset + 24])
     }
 }

@@ -123,7 +123,7 @@ extension Relay {
             if cluster != nil {
                 return clusterHold(payload, for: mailbox, origin: .own, kind: .conversation, seq: seq, from: session, forwarded: false)
             }
-            hold(payload, for: mailbox, origin: origins.retain(.own), seq: seq, from: session)
+            hold(payload, for: mailbox, origin: origins.retain(.own), seq: seq, from: session, cover: true)
         case .send(let seq, let link, let payload), .sendAhead(let seq, let link, let payload):
             guard let end = session.links[link] else {
                 return session.send(.refused(seq: seq, reason: RefusalReason.unknownLink.rawValue), kind: .refused)
@@ -151,9 +151,7 @@ extension Relay {
             guard let mailbox = session.mailbox, sessionsByMailbox[mailbox]?.first === session, let queue = queues[mailbox] else { return }
             for id in ids {
                 guard let record = queue.acknowledge(id) else { continue }
-                origins.release(record.origin)
-                totalHeldBytes -= record.length
-                totalHeldItems -= 1
+                forget(record)
                 persistence?.recordDeleted(id: id)
             }
             pump(queue)
@@ -187,18 +185,21 @@ extension Relay {
         var moved = 0
         if let from = queues.removeValue(forKey: old) {
             from.restartHandover()
-            var records: [(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8], request: Bool)] = []
+            var records: [(id: HeldItemID, heldAt: Int64, origin: UInt32, payload: [UInt8], request: Bool, sender: UInt32)] = []
             _ = from.expire(heldAtOrBefore: .max) { record in
-                records.append((record.id, record.heldAt, record.origin, Array(from.payload(of: record)), record.isRequest))
+                records.append((record.id, record.heldAt, record.origin, Array(from.payload(of: record)), record.isRequest, record.sender))
             }
             let to = queue(for: new)
             for record in records {
                 let id = nextItemID
                 nextItemID += 1
-                to.append(id: id, heldAt: record.heldAt, origin: record.origin, payload: record.payload, request: record.request)
+                // Cover of the old mailbox is no cover of the new one: an ordinary item now.
+                to.append(id: id, heldAt: record.heldAt, origin: record.origin, payload: record.payload, request: record.request,
+                          sender: record.sender)
                 if let persistence, let origin = origins.origin(record.origin) {
                     persistence.recordDeleted(id: record.id)
-                    persistence.recordHeld(id: id, mailbox: new, heldAt: record.heldAt, origin: origin, payload: record.payload)
+                    persistence.recordHeld(id: id, mailbox: new, heldAt: record.heldAt, origin: origin, payload: record.payload,
+                                           sender: shares.senders.origin(record.sender))
                 }
             }
             moved = records.count
@@ -210,16 +211,26 @@ extension Relay {
     /// Takes a frame for `mailbox` (its origin already retained): queue it, acknowledge the
     /// sender ("Sent"), and push it on if the mailbox is connected. Over quota (items or
     /// bytes): refuse. Message requests (`request`) have a quota and a rate of their own, so a
-    /// flood of them never makes a conversation's frame refused.
+    /// flood of them never makes a conversation's frame refused. Cover (`cover`) has a small
+    /// allowance of its own. What the sending host and mailbox hold is budgeted too, so no
+    /// stranger fills the relay; a frame for a connected recipient that keeps up (less than a
+    /// handover window of bytes waiting) is forwarded even when the relay is full.
     private func hold(_ payload: [UInt8], for mailbox: MailboxID, origin: UInt32, seq: UInt64, from sender: Session,
-                      ahead: Bool = false, request: Bool = false) {
+                      ahead: Bool = false, request: Bool = false, cover: Bool = false) {
         let queue = queue(for: mailbox)
+        let from = HeldSender(host: sender.host, mailbox: sender.mailbox)
+        let live = !cover && sessionsByMailbox[mailbox]?.first?.isOpen == true
+            && queue.liveBytes + payload.count <= configuration.handoverWindowBytes
         let refusal: RefusalReason?
         if request ? queue.liveRequests >= configuration.requestQuota : queue.liveConversationCount >= configuration.quota {
             refusal = request ? .requestQuotaExceeded : .quotaExceeded
         } else if !request, queue.liveConversationBytes + payload.count > configuration.quotaBytes {
             refusal = .byteQuotaExceeded
-        } else if totalHeldBytes + payload.count > configuration.maxHeldBytes {
+        } else if cover, queue.liveCover >= configuration.coverQuota || queue.liveCoverBytes + payload.count > configuration.coverQuotaBytes {
+            refusal = .quotaExceeded
+        } else if !shares.admits(payload.count, from: from, limits: configuration) {
+            refusal = .relayFull
+        } else if !live, totalHeldBytes + payload.count > configuration.maxHeldBytes {
             refusal = .relayFull
         } else if request, !takeRequestToken(for: mailbox) {
             refusal = .requestQuotaExceeded
@@ -234,11 +245,12 @@ extension Relay {
         let id = nextItemID
         nextItemID += 1
         let heldAt = clock.now()
-        queue.append(id: id, heldAt: heldAt, origin: origin, payload: payload, ahead: ahead, request: request)
+        queue.append(id: id, heldAt: heldAt, origin: origin, payload: payload, ahead: ahead, request: request, cover: cover,
+                     sender: shares.add(payload.count, from: from))
         totalHeldBytes += payload.count
         totalHeldItems += 1
         if let persistence, let o = origins.origin(origin) {
-            persistence.recordHeld(id: id, mailbox: mailbox, heldAt: heldAt, origin: o, payload: payload)
+            persistence.recordHeld(id: id, mailbox: mailbox, heldAt: heldAt, origin: o, payload: payload, sender: from)
         }
         let online = sessionsByMailbox[mailbox] != nil
         // Cover to the sender's own mailbox is answered as held, as for an offline peer.

@@ -35,6 +35,8 @@ public final class Relay: @unchecked Sendable {
     let origins = Origins()
     var nextItemID: HeldItemID = 1
     var totalHeldBytes = 0
+    /// What each sending host and mailbox holds here (one process only).
+    var shares = SenderShares()
     var totalHeldItems = 0
     var nextLinkID: LinkID = 1
     var pairing: Pairing
@@ -197,8 +199,10 @@ public final class Relay: @unchecked Sendable {
             let loaded = try persistence.load(expiredAtOrBefore: clock.now() - configuration.holdSeconds)
             for item in loaded.items {
                 let origin = origins.retain(item.origin)
+                // Held bytes per sender are counted again from what each row names.
+                let sender = item.sender.map { shares.add(item.payload.count, from: $0) } ?? 0
                 queue(for: item.mailbox).append(id: item.id, heldAt: item.heldAt, origin: origin, payload: item.payload,
-                                                request: item.origin.isRequest)
+                                                request: item.origin.isRequest, cover: item.origin == .own, sender: sender)
                 totalHeldBytes += item.payload.count
                 totalHeldItems += 1
                 nextItemID = max(nextItemID, item.id + 1)
@@ -379,15 +383,19 @@ public final class Relay: @unchecked Sendable {
         let cutoff = clock.now() - configuration.holdSeconds
         var removed = 0
         for (mailbox, queue) in queues {
-            removed += queue.expire(heldAtOrBefore: cutoff) { record in
-                origins.release(record.origin)
-                totalHeldBytes -= record.length
-                totalHeldItems -= 1
-            }
+            removed += queue.expire(heldAtOrBefore: cutoff) { record in forget(record) }
             if queue.isEmpty, sessionsByMailbox[mailbox] == nil { queues[mailbox] = nil }
         }
         do { try persistence?.expire(heldAtOrBefore: cutoff) } catch { log.error("persistence expiry failed: \(error)") }
         if removed > 0 { log.note("expiry sweep: dropped \(removed) held items older than \(configuration.holdHours) h") }
+    }
+
+    /// A record left its queue (acknowledged, expired): what it counted against is freed.
+    func forget(_ record: MailboxQueue.Record) {
+        origins.release(record.origin)
+        shares.remove(record.length, number: record.sender)
+        totalHeldBytes -= record.length
+        totalHeldItems -= 1
     }
 
     func queue(for mailbox: MailboxID) -> MailboxQueue {

@@ -40,6 +40,16 @@ public struct RelayConfiguration: Sendable {
     public var idleTimeout = 300.0
     /// Held payload bytes over all mailboxes; beyond it sends are refused ("relay full").
     public var maxHeldBytes = 1 << 30
+    /// Held payload bytes sent from one host (an IPv4 address, an IPv6 /64) and by one
+    /// mailbox, over every recipient: one stranger cannot fill `maxHeldBytes` (a quarter
+    /// and an eighth of it, and never more: `heldBytesPerHost`, `heldBytesPerSender`; a real
+    /// user sends its contacts far less than is held for them).
+    public var maxHeldBytesPerHost = 256 << 20
+    public var maxHeldBytesPerSender = 128 << 20
+    /// Cover (a `send` on link 0, held for the sender's own mailbox and handed straight
+    /// back) held at once per mailbox: an engine has one or two out at a time.
+    public var coverQuota = 16
+    public var coverQuotaBytes = 64 << 10
     /// Items (and bytes) handed to one connection before it must acknowledge some. A client
     /// acknowledges a batch once it has committed it; a window of a batch or two leaves it
     /// idle for every round trip (512 items cost a draining engine half its rate, 2,048 a
@@ -120,6 +130,10 @@ public struct RelayConfiguration: Sendable {
             seconds("--idle-timeout", \.idleTimeout, "an authenticated connection without a frame"),
             seconds("--pairing-timeout", \.pairingTimeout, "a presented code waiting for its match"),
             count("--max-held-bytes", 1...(1 << 40), \.maxHeldBytes, "held payload bytes over all mailboxes"),
+            count("--max-held-bytes-per-host", 1...(1 << 40), \.maxHeldBytesPerHost, "held payload bytes sent from one host (IPv4 address, IPv6 /64); at most a quarter of --max-held-bytes"),
+            count("--max-held-bytes-per-sender", 1...(1 << 40), \.maxHeldBytesPerSender, "held payload bytes sent by one mailbox; at most an eighth of --max-held-bytes"),
+            count("--cover-quota", 1...1_000_000, \.coverQuota, "cover frames (link 0) held per mailbox"),
+            count("--cover-quota-bytes", 1...(1 << 30), \.coverQuotaBytes, "cover payload bytes held per mailbox"),
             count("--max-output-bytes", (64 << 10)...(1 << 32), \.maxOutputBytes, "unread output after which a connection is dropped"),
             count("--max-codes-per-connection", 1...1_000_000, \.maxPendingCodesPerConnection, "presented codes waiting, per connection"),
             count("--max-codes-per-mailbox", 1...1_000_000, \.maxPendingCodesPerMailbox, "presented codes waiting, per mailbox"),
@@ -194,4 +208,9 @@ public struct RelayConfiguration: Sendable {
     }
 
     var holdSeconds: Int64 { Int64(holdHours) * 3600 }
+
+    /// The budgets in force: as given, but never more than a quarter (a host) and an eighth
+    /// (a mailbox) of `maxHeldBytes`, so that a lowered relay-wide bound lowers them too.
+    var heldBytesPerHost: Int { min(maxHeldBytesPerHost, maxHeldBytes / 4) }
+    var heldBytesPerSender: Int { min(maxHeldBytesPerSender, maxHeldBytes / 8) }
 }

@@ -42,10 +42,10 @@ struct LinkedPair {
     let code: [UInt8]
 }
 
-func link(_ address: RelayAddress, keyA: SigningKey = .generate(), keyB: SigningKey = .generate(),
+func link(_ address: RelayAddress, keyA: SigningKey = .generate(), keyB: SigningKey = .generate(), from host: String? = nil,
           file: StaticString = #filePath, line: UInt = #line) throws -> LinkedPair {
-    let a = try RelayClient.connect(to: address, mailboxKey: keyA)
-    let b = try RelayClient.connect(to: address, mailboxKey: keyB)
+    let a = try RelayClient.connect(to: address, mailboxKey: keyA, from: host)
+    let b = try RelayClient.connect(to: address, mailboxKey: keyB, from: host)
     XCTAssertEqual(a.nextEvent(timeout: 5), .drained, file: file, line: line)
     XCTAssertEqual(b.nextEvent(timeout: 5), .drained, file: file, line: line)
     let code = Random.bytes(32)

@@ -104,7 +104,7 @@ struct HeldSealing: Sendable {
         guard let raw = try? r.u64() else { return nil }
         let heldAt = Int64(bitPattern: raw)
         guard let plain = try? AEAD.openWithNonceInFront(r.rest(), additionalData: Self.binding(kind, mailbox, heldAt), key: key),
-              let (origin, payload) = HeldPersistence.decodeContent(plain) else { return nil }
+              let (_, origin, payload) = HeldPersistence.decodeContent(plain) else { return nil }
         return (heldAt, origin, payload)
     }
 
