@@ -35,7 +35,15 @@ extension Relay {
         fail(session, .timeout, because: "not reading (\(session.connection.outboundBytes) bytes unread)")
     }
 
+    /// Opens a client's sealed frame. Every frame a client seals is one of the wire sizes
+    /// (`Padding.wireSizes`, its 4-byte length included): one of another length comes from a
+    /// client that does not pad, whose frames would tell the network their lengths, and is
+    /// refused before it is opened.
     private func open(_ frame: [UInt8], _ channel: Session.Channel, on session: Session) -> [UInt8]? {
+        guard Padding.wireSizes.contains(frame.count + 4) else {
+            fail(session, .malformed, because: "a frame of \(frame.count + 4) bytes, not one of the padded sizes")
+            return nil
+        }
         do {
             return try channel.cipher.open(frame)
         } catch {

@@ -501,3 +501,46 @@ extension RelayClient {
         return events
     }
 }
+
+/// Issue 27, finding 13: a client that does not pad leaks its frames' lengths to the network.
+/// The relay refuses a sealed client frame that is not one of the wire sizes — properly
+/// sealed, authenticated and in order — before it acts on it, and serves the others.
+final class UnpaddedFrameTests: XCTestCase {
+    var relay: RelayProcess!
+
+    override func tearDown() { relay?.stop(signal: SIGKILL); relay = nil }
+
+    /// Reads what the relay sends until the pong for `n` (other messages come after
+    /// authentication first); false when none came.
+    private func pong(_ n: UInt64, on client: RawClient) throws -> Bool {
+        for _ in 0..<20 {
+            guard let message = try client.readMessage() else { return false }
+            if case .pong(n) = message { return true }
+        }
+        return false
+    }
+
+    func testAFrameNotPaddedToAWireSizeIsRefused() throws {
+        relay = RelayProcess()
+        let address = try relay.start([])
+        // Padded (as every rChat client seals): served.
+        let padded = try RawClient(address)
+        try padded.handshake(relayKey: address.publicKey)
+        try padded.authenticate(.generate())
+        _ = try padded.writeSealed(.ping(7))
+        XCTAssertTrue(try pong(7, on: padded), "a padded ping is answered")
+
+        // The same ping sealed with its trailer only: 4 + 9 + 4 + 16 bytes on the wire.
+        let bare = try RawClient(address)
+        try bare.handshake(relayKey: address.publicKey)
+        try bare.authenticate(.generate())
+        let frame = FrameCodec.encode(bare.cipher!.seal(ClientMessage.ping(8).encoded(), fill: .trailerOnly))
+        XCTAssertFalse(Padding.wireSizes.contains(frame.count), "\(frame.count) bytes")
+        try bare.write(frame)
+        XCTAssertEqual(bare.expectClosed(), .malformed)
+        XCTAssertTrue(relay.stderr.contains("not one of the padded sizes"), relay.stderr)
+        // The relay and its other clients carry on.
+        _ = try padded.writeSealed(.ping(9))
+        XCTAssertTrue(try pong(9, on: padded), "the padded client is still served")
+    }
+}
