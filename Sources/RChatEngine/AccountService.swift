@@ -18,6 +18,9 @@ public final class AccountService {
     public init(locations: Locations, clock: Clock = SystemClock()) throws(EngineError) {
         self.locations = locations
         self.clock = clock
+        // Before anything in them is read: another user's home or device directory is refused.
+        try PrivateFiles.checkDirectory(locations.home)
+        try PrivateFiles.checkDirectory(locations.deviceDirectory)
         guard FileManager.default.fileExists(atPath: locations.databasePath) else { throw .noAccount(locations.home) }
         let keystore = DeviceKeystore(directory: locations.deviceDirectory)
         // A damaged key file is refused before the database is even opened.
@@ -131,6 +134,8 @@ public final class AccountService {
 
     private static func install(_ identity: AccountIdentity, at locations: Locations, clock: Clock,
                                 extra: (StoreTransaction) throws -> Void) throws(EngineError) {
+        // Another user's home is refused before anything, a device key included, is written.
+        try PrivateFiles.checkDirectory(locations.home)
         let keystore = DeviceKeystore(directory: locations.deviceDirectory)
         let device = try keystore.loadOrCreate()
         try PrivateFiles.makeDirectory(locations.home)
@@ -233,8 +238,15 @@ public final class AccountService {
         .deviceKey("the account data in \(locations.home) belongs to another device or machine (its sealed state cannot be opened with \(locations.deviceDirectory)); restore the account into a new home with `rchat init --import`")
     }
 
+    /// The home is checked (`PrivateFiles.checkDirectory`) and `rchat.db` opened only as a
+    /// file of its own: a symlink there is refused, never followed.
     static func openStore(_ locations: Locations) throws(EngineError) -> Store {
-        try wrap { try Store(home: locations.home) }
+        try PrivateFiles.checkDirectory(locations.home)
+        var st = stat()
+        if lstat(locations.databasePath, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
+            throw .io("\(locations.databasePath) is a symbolic link: rChat opens its database only as a file in the home, never through a link")
+        }
+        return try wrap { try Store(home: locations.home) }
     }
 
     /// Store and database errors become engine errors that keep them (one clear line for
