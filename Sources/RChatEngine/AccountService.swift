@@ -21,7 +21,7 @@ public final class AccountService {
         // Before anything in them is read: another user's home or device directory is refused.
         try PrivateFiles.checkDirectory(locations.home)
         try PrivateFiles.checkDirectory(locations.deviceDirectory)
-        guard FileManager.default.fileExists(atPath: locations.databasePath) else { throw .noAccount(locations.home) }
+        guard !Self.holdsNoDatabase(locations) else { throw .noAccount(locations.home) }
         let keystore = DeviceKeystore(directory: locations.deviceDirectory)
         // A damaged key file is refused before the database is even opened.
         let device = keystore.exists ? try keystore.load() : nil
@@ -232,6 +232,18 @@ public final class AccountService {
                 throw .accountRecord("the \(which.rawValue) in \(locations.databasePath) does not open with this device's key (\(error)): the record is damaged; restore the account with `rchat init --import`")
             }
         }
+    }
+
+    /// No `rchat.db`, or a 0-byte one with no write-ahead log beside it (an `rchat init`
+    /// stopped before its first write): no account, and opening it would write SQLite's
+    /// header, log and index into it — a command that fails leaves it as it was.
+    static func holdsNoDatabase(_ locations: Locations) -> Bool {
+        func size(_ path: String) -> off_t? {
+            var st = stat()
+            return lstat(path, &st) == 0 ? st.st_size : nil
+        }
+        guard let bytes = size(locations.databasePath) else { return true }
+        return bytes == 0 && (size(locations.databasePath + "-wal") ?? 0) == 0
     }
 
     static func anotherDevice(_ locations: Locations) -> EngineError {
