@@ -87,6 +87,16 @@ final class PrivateHomeTests: XCTestCase {
         XCTAssertEqual(FileManager.default.contents(atPath: elsewhere), before)
     }
 
+    func testASymlinkedDeviceKeyIsRefused() throws {
+        try box.accounts(["alice"])
+        let elsewhere = box.path("elsewhere.key")
+        try FileManager.default.moveItem(atPath: "\(device)/device.key", toPath: elsewhere)
+        XCTAssertEqual(symlink(elsewhere, "\(device)/device.key"), 0)
+        let before = box.snapshot(home)
+        XCTAssertFailsCleanly(try box.rchat("alice", ["code"]), status: 1, mentions: "symbolic link")
+        XCTAssertEqual(box.snapshot(home), before)
+    }
+
     /// Another user's symlink at view.log (planted before the home was made private) is
     /// removed, never written through; a loose home is tightened by the view too.
     func testTheViewNeverWritesItsLogThroughALinkAndTightensItsHome() throws {
