@@ -18,7 +18,10 @@ public final class AccountService {
     public init(locations: Locations, clock: Clock = SystemClock()) throws(EngineError) {
         self.locations = locations
         self.clock = clock
-        guard FileManager.default.fileExists(atPath: locations.databasePath) else { throw .noAccount(locations.home) }
+        // Before anything in them is read: another user's home or device directory is refused.
+        try PrivateFiles.checkDirectory(locations.home)
+        try PrivateFiles.checkDirectory(locations.deviceDirectory)
+        guard !Self.holdsNoDatabase(locations) else { throw .noAccount(locations.home) }
         let keystore = DeviceKeystore(directory: locations.deviceDirectory)
         // A damaged key file is refused before the database is even opened.
         let device = keystore.exists ? try keystore.load() : nil
@@ -131,6 +134,8 @@ public final class AccountService {
 
     private static func install(_ identity: AccountIdentity, at locations: Locations, clock: Clock,
                                 extra: (StoreTransaction) throws -> Void) throws(EngineError) {
+        // Another user's home is refused before anything, a device key included, is written.
+        try PrivateFiles.checkDirectory(locations.home)
         let keystore = DeviceKeystore(directory: locations.deviceDirectory)
         let device = try keystore.loadOrCreate()
         try PrivateFiles.makeDirectory(locations.home)
@@ -229,12 +234,31 @@ public final class AccountService {
         }
     }
 
+    /// No `rchat.db`, or a 0-byte one with no write-ahead log beside it (an `rchat init`
+    /// stopped before its first write): no account, and opening it would write SQLite's
+    /// header, log and index into it — a command that fails leaves it as it was.
+    static func holdsNoDatabase(_ locations: Locations) -> Bool {
+        func size(_ path: String) -> off_t? {
+            var st = stat()
+            return lstat(path, &st) == 0 ? st.st_size : nil
+        }
+        guard let bytes = size(locations.databasePath) else { return true }
+        return bytes == 0 && (size(locations.databasePath + "-wal") ?? 0) == 0
+    }
+
     static func anotherDevice(_ locations: Locations) -> EngineError {
         .deviceKey("the account data in \(locations.home) belongs to another device or machine (its sealed state cannot be opened with \(locations.deviceDirectory)); restore the account into a new home with `rchat init --import`")
     }
 
+    /// The home is checked (`PrivateFiles.checkDirectory`) and `rchat.db` opened only as a
+    /// file of its own: a symlink there is refused, never followed.
     static func openStore(_ locations: Locations) throws(EngineError) -> Store {
-        try wrap { try Store(home: locations.home) }
+        try PrivateFiles.checkDirectory(locations.home)
+        var st = stat()
+        if lstat(locations.databasePath, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
+            throw .io("\(locations.databasePath) is a symbolic link: rChat opens its database only as a file in the home, never through a link")
+        }
+        return try wrap { try Store(home: locations.home) }
     }
 
     /// Store and database errors become engine errors that keep them (one clear line for

@@ -27,6 +27,10 @@ public struct DeviceKeystore {
     }
 
     public func load() throws(EngineError) -> SigningKey {
+        var st = stat()
+        if lstat(keyPath, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
+            throw .deviceKey("device key \(keyPath) is a symbolic link: rChat reads it only as a file of the device directory's own, never through a link")
+        }
         guard let mode = PrivateFiles.mode(keyPath) else { throw .deviceKey("no device key in \(directory)") }
         // Like ssh: a key others can read is not this machine's secret any more.
         guard mode & 0o077 == 0 else {

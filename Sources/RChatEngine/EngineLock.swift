@@ -18,7 +18,7 @@ public final class EngineLock {
     /// nil when another process holds it.
     public init?(home: String) throws(EngineError) {
         let path = Self.path(home)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = PrivateFiles.open(path, O_RDWR | O_CREAT)
         guard fd >= 0 else { throw .io("cannot open \(path): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
@@ -39,7 +39,7 @@ public final class EngineLock {
     /// its lock, or nobody does (checked by taking it for a moment).
     static func noOtherEngine(home: String) -> Bool {
         if heldHere.withLock({ $0.contains(key(home)) }) { return true }
-        let fd = open(path(home), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = PrivateFiles.open(path(home), O_RDWR | O_CREAT)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }

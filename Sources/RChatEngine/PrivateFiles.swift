@@ -5,14 +5,13 @@ import RChatCrypto
 import Glibc
 #endif
 
-/// Files that hold secrets: 0600 in 0700 directories, written whole or not at all.
-enum PrivateFiles {
-    /// Creates `path` (and missing parents) as 0700; tightens an existing one to 0700.
+/// Files that hold secrets: 0600 in 0700 directories of the user's own, written whole or
+/// not at all, never opened through a link.
+public enum PrivateFiles {
+    /// Creates `path` (and missing parents) as 0700; an existing one is checked as
+    /// `checkDirectory` does (tightened to 0700 when it is ours, refused when it is not).
     static func makeDirectory(_ path: String) throws(EngineError) {
-        var isDir: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
-            guard isDir.boolValue else { throw .io("\(path) exists and is not a directory") }
-        } else {
+        if !exists(path) {
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
@@ -20,7 +19,41 @@ enum PrivateFiles {
                 throw .io("cannot create \(path): \(error.localizedDescription)")
             }
         }
-        guard chmod(path, 0o700) == 0 else { throw .io("cannot set permissions on \(path): \(String(cString: strerror(errno)))") }
+        try checkDirectory(path)
+    }
+
+    /// A home or device directory before anything in it is read or written
+    /// (`PrivateDirectory`): nothing there, nothing to do; the user's own but open to
+    /// others, tightened to 0700; another user's, or not a directory, refused in one line.
+    static func checkDirectory(_ path: String) throws(EngineError) {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            if errno == ENOENT { return }
+            throw .io("cannot use \(path): \(String(cString: strerror(errno)))")
+        }
+        switch PrivateDirectory.judge(mode: UInt32(st.st_mode), owner: st.st_uid, user: geteuid()) {
+        case .isPrivate:
+            return
+        case .tighten:
+            guard chmod(path, 0o700) == 0 else { throw .io("cannot set permissions on \(path): \(String(cString: strerror(errno)))") }
+        case .ownedByAnother(let owner):
+            throw .io("\(path) belongs to another user (uid \(owner)), not to you (uid \(geteuid())): rChat keeps an account only in a directory of your own; choose another")
+        case .notADirectory:
+            throw .io("\(path) exists and is not a directory")
+        }
+    }
+
+    /// Opens a file in a home or device directory, never through a link (a symlink at
+    /// `path` fails with ELOOP); a new file is 0600. Returns the descriptor, or -1 (errno set).
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) -> Int32 {
+        Glibc.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+    }
+
+    /// A new, empty file at `path` for this run alone (a log): whatever was there, a planted
+    /// symlink included, is removed, never followed. Returns the descriptor, or -1.
+    public static func createAfresh(_ path: String, _ flags: Int32) -> Int32 {
+        unlink(path)
+        return open(path, flags | O_CREAT | O_EXCL)
     }
 
     /// Writes a new file with mode 0600, whole or not at all, never through a link:
@@ -43,7 +76,7 @@ enum PrivateFiles {
         var fd: Int32 = -1
         for _ in 0..<16 {
             temp = "\(directory)/\(temporaryName())"
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL)
             if fd >= 0 || errno != EEXIST { break }
         }
         guard fd >= 0 else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
@@ -73,7 +106,7 @@ enum PrivateFiles {
         default: throw .io("cannot write \(path): \(String(cString: strerror(failure)))")
         }
         // Make the new name itself durable.
-        let dirFD = open(directory, O_RDONLY | O_DIRECTORY)
+        let dirFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFD >= 0 { fsync(dirFD); close(dirFD) }
     }
 

@@ -33,7 +33,9 @@ public final class Database: @unchecked Sendable {
 
         var handle: OpaquePointer?
         let access = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-        let rc = sqlite3_open_v2(path, &handle, access | SQLITE_OPEN_FULLMUTEX, nil)
+        // Never through a symlink at the database's name (SQLite refuses any link in the
+        // path with NOFOLLOW, so the directory's own links are resolved first).
+        let rc = sqlite3_open_v2(Self.directoryResolved(path), &handle, access | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW, nil)
         guard rc == SQLITE_OK, let handle else {
             let error = Statement.error(handle, rc, nil)
             sqlite3_close_v2(handle)
@@ -218,11 +220,22 @@ public final class Database: @unchecked Sendable {
 
     // MARK: files
 
+    /// `path` with its directory's symlinks resolved and its last component as it is.
+    private static func directoryResolved(_ path: String) -> String {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return path }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(directory, nil) else { return path }
+        defer { free(resolved) }
+        return "\(String(cString: resolved))/\(name)"
+    }
+
     /// Creates an empty file with `mode` (an empty file is a valid empty database), so the
     /// database never exists, even briefly, with wider permissions than asked for.
     private static func createIfMissing(_ path: String, mode: UInt32) {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(mode))
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
         // Already there, or not creatable: SQLite opens it or reports why it cannot.
         if fd >= 0 { _ = Glibc.close(fd) }
     }

@@ -98,7 +98,8 @@ final class ViewSession {
 }
 
 /// Where the view's log goes instead of the screen: one timestamped line per event, the
-/// file started afresh each run (mode 0600).
+/// file started afresh each run (mode 0600; whatever was at its name, a planted symlink
+/// included, is removed, never written through).
 final class LogFile: @unchecked Sendable {
     /// A logger writing to a new file at `path`.
     static func logger(path: String, threshold: LogLevel = .note) -> Logger {
@@ -110,7 +111,7 @@ final class LogFile: @unchecked Sendable {
     private let lock = NSLock()
 
     init(path: String) {
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+        fd = PrivateFiles.createAfresh(path, O_WRONLY | O_APPEND)
     }
 
     deinit { if fd >= 0 { close(fd) } }

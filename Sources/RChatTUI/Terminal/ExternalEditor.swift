@@ -69,7 +69,9 @@ public struct ExternalEditor: Sendable {
             let how = (status & 0x7F) == 0 ? "exited with status \((status >> 8) & 0xFF)" : "was stopped by signal \(status & 0x7F)"
             return .failed("The editor (\(command)) \(how); the draft is kept.")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        // Read back never through a link (mkstemp created it with O_EXCL: never through one).
+        let back = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard back >= 0, let data = try? FileHandle(fileDescriptor: back, closeOnDealloc: true).readToEnd() ?? Data() else {
             return .failed("The editor's file is gone; the draft is kept.")
         }
         var text = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
