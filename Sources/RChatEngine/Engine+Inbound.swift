@@ -465,9 +465,11 @@ extension Engine {
                 switch message.content {
                 case .attachment(let attachment):
                     try attachmentItemStored(conversation, id: message.id, attachment, tx)
-                case .control(.timerChanged(let timer)):
+                case .control(.timerChanged(let timer, let counter)):
                     // Every side applies every change by the same rule, so both end on the same timer.
-                    if try tx.applyTimer(timer, setBy: message.id, contact: id) { after.events.append(.conversationsChanged) }
+                    if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {
+                        after.events.append(.conversationsChanged)
+                    }
                 case .text:
                     break
                 }
@@ -547,8 +549,8 @@ extension Engine {
         guard let contact else { return }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
-        if case .control(.timerChanged(let timer)) = request.content,
-           try tx.applyTimer(timer, setBy: request.messageID, contact: contact.id) {
+        if case .control(.timerChanged(let timer, let counter)) = request.content,
+           try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: request.messageID), contact: contact.id) {
             after.events.append(.conversationsChanged)
         }
         conversations[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming

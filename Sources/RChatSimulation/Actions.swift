@@ -150,9 +150,10 @@ extension SimulatedWorld {
             let contact = try service.contact(named: b.name)
             guard contact.state == .ok else { return }
             let id = try service.setTimer(timer, for: contact)
+            let inForce = try service.store.conversationTimer(contact: contact.id)
             invariants.sent(id, from: a, to: b)
-            invariants.timerSet(timer, by: id, between: a, and: b)
-            trace.note("\(a.name) set the timer with \(b.name) to \(timer.word) (\(id.hex))")
+            invariants.timerSet(timer, by: id, inForce: inForce, between: a, and: b)
+            trace.note("\(a.name) set the timer with \(b.name) to \(timer.word) (\(inForce.setBy?.description ?? id.hex))")
             a.engine?.wake()
         }
     }

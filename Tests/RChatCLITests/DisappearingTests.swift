@@ -168,4 +168,43 @@ final class DisappearingTests: EngineTestCase {
         world.stopSync("alice")
         world.stopSync("sam")
     }
+
+    /// A contact whose clock is ten years ahead (RCHAT_FAKE_NOW on their `rchat timer`, so the
+    /// change's id begins with that time) turns the timer off; their sync, on a true clock,
+    /// sends it (a sync whose clock is years ahead keeps no session to send it in). Alice's later change must
+    /// still win on both sides: changes are ordered by a logical counter, not by clocks, and
+    /// what `rchat timer` prints is what is in force.
+    func testAContactsClockYearsAheadDoesNotPinTheTimer() throws {
+        try world.pairWithSession()
+        try world.expectSuccess(world.box.rchat("alice", ["timer", "Sam", "1d"]))
+        try world.eventually("both on 1 day", timeout: 30) { try self.timers("alice") == ["1d"] && self.timers("sam") == ["1d"] }
+        let tenYearsAhead = ["RCHAT_FAKE_NOW": String(Int(Date().timeIntervalSince1970) + 10 * 365 * 86_400)]
+        world.stopSync("sam")
+        try world.expectSuccess(world.box.rchat("sam", ["timer", "Alice", "off"], env: tenYearsAhead))
+        try world.startSync("sam")
+        try world.eventually("both off", timeout: 30) { try self.timers("alice") == ["off"] && self.timers("sam") == ["off"] }
+
+        let set = try world.box.rchat("alice", ["timer", "Sam", "1h"])
+        try world.expectSuccess(set)
+        XCTAssertEqual(set.lines.first, "disappearing messages set to 1 hour for Sam")
+        XCTAssertEqual(try timers("alice"), ["1h"], "what rchat timer printed is in force at once")
+        try world.eventually("both end on Alice's change", timeout: 30) { try self.timers("sam") == ["1h"] }
+        XCTAssertEqual(try timers("alice"), ["1h"])
+        try world.eventually("Sam shows Alice's row", timeout: 20) {
+            try self.world.list("sam", "Alice").contains { $0.text == "Alice set disappearing messages to 1 hour." }
+        }
+        XCTAssertTrue(try world.list("alice", "Sam").contains { $0.text == "You set disappearing messages to 1 hour." })
+        world.stopSync("alice")
+        world.stopSync("sam")
+
+        // A contact that sent the greatest counter there can be: a change here cannot come
+        // after it, so it is refused in one line, with nothing stored and nothing reported.
+        let db = try Database(path: world.box.path("alice-home") + "/rchat.db", fileMode: 0o600)
+        try db.execute("UPDATE contacts SET timer_seconds = 0, timer_counter = 4611686018427387904")
+        db.close()
+        let before = try world.list("alice", "Sam")
+        XCTAssertFailsCleanly(try world.box.rchat("alice", ["timer", "Sam", "8h"]), status: 1, mentions: "cannot be changed")
+        XCTAssertEqual(try world.list("alice", "Sam"), before, "nothing stored")
+        XCTAssertEqual(try timers("alice"), ["off"])
+    }
 }
