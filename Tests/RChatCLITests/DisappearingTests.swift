@@ -140,14 +140,15 @@ final class DisappearingTests: EngineTestCase {
         return try run.lines.map { try XCTUnwrap((try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["timer"] as? String) }
     }
 
-    /// Both sides change the timer while apart: once they meet, both end on the later change
-    /// (by its writer's clock), and each shows both rows.
+    /// Both sides change the timer while apart (the same counter, neither saw the other's):
+    /// once they meet, both end on the same change (the tie broken by id), and each shows
+    /// both rows.
     func testBothChangingAtOnceEndOnTheSameTimer() throws {
         try world.pairWithSession()
         world.stopSync("alice")
         world.stopSync("sam")
         try world.expectSuccess(world.box.rchat("alice", ["timer", "Sam", "1h"]))
-        // Later by Sam's clock (ids carry their milliseconds): Sam's change wins on both sides.
+        // A tie of counters, broken by id (ids begin with their milliseconds): Sam's wins.
         try world.eventually("a millisecond later", timeout: 1) { true }
         try world.expectSuccess(world.box.rchat("sam", ["timer", "Alice", "5m"]))
         XCTAssertEqual(try timers("alice"), ["1h"])
@@ -171,9 +172,9 @@ final class DisappearingTests: EngineTestCase {
 
     /// A contact whose clock is ten years ahead (RCHAT_FAKE_NOW on their `rchat timer`, so the
     /// change's id begins with that time) turns the timer off; their sync, on a true clock,
-    /// sends it (a sync whose clock is years ahead keeps no session to send it in). Alice's later change must
-    /// still win on both sides: changes are ordered by a logical counter, not by clocks, and
-    /// what `rchat timer` prints is what is in force.
+    /// sends it (a sync whose clock is years ahead keeps no session to send it in). Alice's
+    /// later change must still win on both sides: changes are ordered by a logical counter,
+    /// not by clocks, and what `rchat timer` prints is what is in force.
     func testAContactsClockYearsAheadDoesNotPinTheTimer() throws {
         try world.pairWithSession()
         try world.expectSuccess(world.box.rchat("alice", ["timer", "Sam", "1d"]))
