@@ -38,6 +38,17 @@ public enum TimerPolicy {
         return seen < maximumCounter ? seen + 1 : nil
     }
 
+    /// How far past the greatest counter seen a contact's change may go. An honest one is
+    /// at most one past every change it saw, so only changes lost on the way put it further;
+    /// a contact that sends one further (to spend the counters, so that no change here can
+    /// come after it) is refused. Reaching `maximumCounter` takes 2^46 messages then.
+    public static let maximumStep: UInt64 = 1 << 16
+
+    /// Whether a contact's change with `counter` is believable when `current` is in force.
+    public static func isBelievable(_ counter: UInt64, after current: Change?) -> Bool {
+        counter <= (current?.counter ?? 0) + maximumStep
+    }
+
     /// When a message whose clock started at `start` is deleted.
     public static func expiry(start: Int64, after timer: DisappearingTimer) -> Int64? {
         timer == .off ? nil : start + Int64(timer.rawValue)

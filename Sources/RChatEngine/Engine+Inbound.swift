@@ -398,6 +398,10 @@ extension Engine {
                     return rejectForged("a message from \(contact.name) whose content does not decode (\(error))")
                 }
             }
+            if case .control(.timerChanged(_, let counter)) = content,
+               !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
+                return rejectForged("a timer change from \(contact.name) whose counter is far past every one seen")
+            }
             // What this version cannot show (a timer change from a later version) is kept as it
             // came and shown as a row saying so (`MessageContent.displayText`).
             after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
@@ -547,6 +551,10 @@ extension Engine {
             }
         }
         guard let contact else { return }
+        if case .control(.timerChanged(_, let counter)) = request.content,
+           !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
+            return rejectForged("a timer change in a message request whose counter is far past every one seen")
+        }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
         if case .control(.timerChanged(let timer, let counter)) = request.content,

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RChatCore
 import RChatSQL
 
 /// Disappearing messages with real processes: the timer travels as a control item with a
@@ -195,6 +196,27 @@ final class DisappearingTests: EngineTestCase {
             try self.world.list("sam", "Alice").contains { $0.text == "Alice set disappearing messages to 1 hour." }
         }
         XCTAssertTrue(try world.list("alice", "Sam").contains { $0.text == "You set disappearing messages to 1 hour." })
+
+        // A contact whose rChat was changed to send the greatest counter there can be (its
+        // plaintext rewritten before its engine seals it), to spend the counters: refused.
+        world.stopSync("sam")
+        let offAgain = try XCTUnwrap(try world.box.rchat("sam", ["timer", "Alice", "off"]).lines.last)
+        let samDB = try Database(path: world.box.path("sam-home") + "/rchat.db", fileMode: 0o600)
+        let guardTrigger = try XCTUnwrap(try samDB.queryOne("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%content never changes%'"))
+        try samDB.execute("DROP TRIGGER \(try guardTrigger.string("name"))")
+        try samDB.execute("UPDATE messages SET content = ? WHERE id = ?",
+                          [.blob([3, 1, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0]), .blob(try XCTUnwrap(MessageID(hex: offAgain)).bytes)])
+        try samDB.execute(try guardTrigger.string("sql"))
+        samDB.close()
+        try world.startSync("sam")
+        try world.eventually("the forged change reached Alice", timeout: 30) {
+            try self.world.syncLog("alice").contains("far past every one seen") || self.timers("alice") != ["1h"]
+        }
+        XCTAssertEqual(try timers("alice"), ["1h"], "refused")
+        XCTAssertFalse(try world.list("alice", "Sam").contains { $0.id == offAgain }, "not stored")
+        let again = try world.box.rchat("alice", ["timer", "Sam", "8h"])
+        try world.expectSuccess(again)
+        XCTAssertEqual(try timers("alice"), ["8h"], "the user's change still takes effect")
         world.stopSync("alice")
         world.stopSync("sam")
 

@@ -68,6 +68,20 @@ final class TimerPolicyTests: XCTestCase {
         }
     }
 
+    func testAContactsCounterFarPastEveryOneSeenIsNotBelieved() {
+        for current in [nil] + changes.filter({ $0.counter < TimerPolicy.maximumCounter - TimerPolicy.maximumStep }) {
+            let seen = current?.counter ?? 0
+            for step in [0, 1, 2, TimerPolicy.maximumStep - 1, TimerPolicy.maximumStep] {
+                XCTAssertTrue(TimerPolicy.isBelievable(seen + step, after: current), "\(seen) + \(step)")
+            }
+            XCTAssertFalse(TimerPolicy.isBelievable(seen + TimerPolicy.maximumStep + 1, after: current), "\(seen) + step + 1")
+            XCTAssertFalse(TimerPolicy.isBelievable(TimerPolicy.maximumCounter, after: current), "the last counter, from \(seen)")
+            // What is believed never spends the counters: a change here still comes after it.
+            let believed = Change(counter: seen + TimerPolicy.maximumStep, id: ids[3])
+            XCTAssertNotNil(TimerPolicy.next(after: believed))
+        }
+    }
+
     func testExpiry() {
         XCTAssertNil(TimerPolicy.expiry(start: 100, after: .off))
         XCTAssertEqual(TimerPolicy.expiry(start: 100, after: .oneHour), 3_700)
