@@ -14,6 +14,8 @@
 ///     u8 kind = 3   control item
 ///         u8        control kind: 1 disappearing-timer change
 ///         u32       the timer in seconds: 0 (off) or one of `DisappearingTimer`'s
+///         u64       the change's counter (`TimerPolicy.Change`), 1 … 2^62; absent: 0
+///                   (an rChat before counters; counter 0 is always written this way)
 ///
 /// Decoding refuses an unknown kind, a field cut short, a length over its bound, text or a
 /// name that is not UTF-8, and any byte after the last field, with the cause
@@ -62,11 +64,13 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             w.raw(a.contentHash)
             w.raw(a.key)
             return w.bytes
-        case .control(.timerChanged(let timer)):
-            var w = ByteWriter(capacity: 6)
+        case .control(.timerChanged(let timer, let counter)):
+            var w = ByteWriter(capacity: 14)
             w.u8(Kind.control.rawValue)
             w.u8(ControlItem.Kind.timerChanged.rawValue)
             w.u32(timer.rawValue)
+            precondition(counter <= TimerPolicy.maximumCounter, "a timer change's counter is at most 2^62")
+            if counter > 0 { w.u64(counter) }
             return w.bytes
         }
     }
@@ -101,8 +105,16 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             case .timerChanged:
                 let seconds = try r.u32("timer")
                 guard let timer = DisappearingTimer(rawValue: seconds) else { throw .unknownTimer(seconds: seconds) }
+                var counter: UInt64 = 0
+                if !r.atEnd {
+                    counter = try r.u64("counter")
+                    guard counter > 0 else { throw .empty(field: "counter") }
+                    guard counter <= TimerPolicy.maximumCounter else {
+                        throw .tooLarge(field: "counter", value: counter, maximum: TimerPolicy.maximumCounter)
+                    }
+                }
                 try r.end()
-                self = .control(.timerChanged(timer))
+                self = .control(.timerChanged(timer, counter: counter))
             }
         }
     }
@@ -115,7 +127,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             return text
         case .attachment(let a):
             return "\(a.kind.title): \(a.name) (\(ByteCount.display(a.size)))"
-        case .control(.timerChanged(let timer)):
+        case .control(.timerChanged(let timer, _)):
             let who = direction == .outgoing ? "You" : peer
             guard let phrase = timer.phrase else { return "\(who) turned off disappearing messages." }
             return "\(who) set disappearing messages to \(phrase)."
@@ -127,7 +139,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .text(let text): return "text (\(text.utf8.count) bytes)"
         case .attachment(let a): return "\(a.kind) attachment (\(a.size) bytes)"
-        case .control(.timerChanged(let timer)): return "disappearing timer change (\(timer.rawValue) s)"
+        case .control(.timerChanged(let timer, _)): return "disappearing timer change (\(timer.rawValue) s)"
         }
     }
 }
@@ -181,8 +193,9 @@ public struct Attachment: Equatable, Sendable, CustomStringConvertible {
 
 /// Items a conversation carries that are not written by a person.
 public enum ControlItem: Equatable, Sendable {
-    /// The conversation's disappearing-message timer was set (or turned off).
-    case timerChanged(DisappearingTimer)
+    /// The conversation's disappearing-message timer was set (or turned off), with the
+    /// change's counter (`TimerPolicy.Change`; 0: from an rChat before counters).
+    case timerChanged(DisappearingTimer, counter: UInt64 = 0)
 
     enum Kind: UInt8 {
         case timerChanged = 1
@@ -290,6 +303,8 @@ private struct ContentReader {
     mutating func u64(_ field: String) throws(MessageContentError) -> UInt64 {
         try bytes(8, field).reduce(0) { $0 << 8 | UInt64($1) }
     }
+
+    var atEnd: Bool { offset >= bytes.count }
 
     func end() throws(MessageContentError) {
         if offset < bytes.count { throw .trailingBytes(bytes.count - offset) }

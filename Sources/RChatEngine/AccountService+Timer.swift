@@ -8,8 +8,11 @@ import Glibc
 /// Disappearing messages (docs/ARCHITECTURE.md, "Disappearing messages").
 extension AccountService {
     /// `rchat timer NAME 1h`, `/timer`: sets the conversation's timer on both sides. Applied
-    /// here at once (`TimerPolicy`), and sent as a control item with its own id and status;
-    /// both sides show a row. Returns that item's id.
+    /// here at once, and sent as a control item with its own id and status; both sides show
+    /// a row. Its counter is one more than every one seen (`TimerPolicy.next`), so it takes
+    /// effect here whatever the clocks say, and on the other side once delivered unless a
+    /// change made there meanwhile comes after it (both sides end on the same one). Nothing
+    /// is written or reported when it could not take effect. Returns that item's id.
     public func setTimer(_ timer: DisappearingTimer, for contact: Contact) throws(EngineError) -> MessageID {
         guard contact.state != .request else {
             throw .usage("\(contact.name) is a message request: add their code to accept it first")
@@ -18,9 +21,14 @@ extension AccountService {
         let t = clock.now()
         try Self.wrap {
             try store.transaction { tx in
-                let row = try tx.insertOutgoing(contact: contact.id, id: id, content: .control(.timerChanged(timer)), at: t,
+                guard let counter = TimerPolicy.next(after: try tx.conversationTimer(contact: contact.id).setBy) else {
+                    throw EngineError.refused("the timer with \(contact.name) cannot be changed any more: their rChat sent the last change there can be")
+                }
+                let row = try tx.insertOutgoing(contact: contact.id, id: id, content: .control(.timerChanged(timer, counter: counter)), at: t,
                                                 keysFingerprint: Self.keysFingerprint(contact))
-                try tx.applyTimer(timer, setBy: id, contact: contact.id)
+                guard try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: id), contact: contact.id) else {
+                    throw EngineError.io("the timer change with \(contact.name) did not take effect; nothing was changed")
+                }
                 if contact.isBlocked || contact.state == .keysDontMatch {
                     try tx.raiseStatus(message: row, event: .gaveUp, at: t)
                     _ = try tx.removeFromOutbox(message: row)

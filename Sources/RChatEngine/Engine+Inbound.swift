@@ -398,6 +398,10 @@ extension Engine {
                     return rejectForged("a message from \(contact.name) whose content does not decode (\(error))")
                 }
             }
+            if case .control(.timerChanged(_, let counter)) = content,
+               !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
+                return rejectForged("a timer change from \(contact.name) whose counter is far past every one seen")
+            }
             // What this version cannot show (a timer change from a later version) is kept as it
             // came and shown as a row saying so (`MessageContent.displayText`).
             after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
@@ -465,9 +469,11 @@ extension Engine {
                 switch message.content {
                 case .attachment(let attachment):
                     try attachmentItemStored(conversation, id: message.id, attachment, tx)
-                case .control(.timerChanged(let timer)):
+                case .control(.timerChanged(let timer, let counter)):
                     // Every side applies every change by the same rule, so both end on the same timer.
-                    if try tx.applyTimer(timer, setBy: message.id, contact: id) { after.events.append(.conversationsChanged) }
+                    if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {
+                        after.events.append(.conversationsChanged)
+                    }
                 case .text:
                     break
                 }
@@ -545,10 +551,14 @@ extension Engine {
             }
         }
         guard let contact else { return }
+        if case .control(.timerChanged(_, let counter)) = request.content,
+           !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
+            return rejectForged("a timer change in a message request whose counter is far past every one seen")
+        }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
-        if case .control(.timerChanged(let timer)) = request.content,
-           try tx.applyTimer(timer, setBy: request.messageID, contact: contact.id) {
+        if case .control(.timerChanged(let timer, let counter)) = request.content,
+           try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: request.messageID), contact: contact.id) {
             after.events.append(.conversationsChanged)
         }
         conversations[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming

@@ -146,13 +146,19 @@ extension SimulatedWorld {
             invariants.verified(b, by: a)
         case let .timer(who, contact, timer):
             let a = accounts[who], b = accounts[contact]
-            let service = try a.commands(clock)
+            // The first account's ids are ten years behind when it changes a timer (every
+            // other one is ten years ahead of it; ids begin with the writer's clock): its
+            // change must take effect all the same, and both sides converge.
+            let service = who == 0 ? try AccountService(locations: a.locations, clock: SkewedClock(clock, by: -10 * 365 * 86_400))
+                                   : try a.commands(clock)
             let contact = try service.contact(named: b.name)
             guard contact.state == .ok else { return }
+            let before = try service.store.conversationTimer(contact: contact.id).setBy
             let id = try service.setTimer(timer, for: contact)
+            let inForce = try service.store.conversationTimer(contact: contact.id)
             invariants.sent(id, from: a, to: b)
-            invariants.timerSet(timer, by: id, between: a, and: b)
-            trace.note("\(a.name) set the timer with \(b.name) to \(timer.word) (\(id.hex))")
+            invariants.timerSet(timer, by: id, inForce: inForce, before: before, between: a, and: b)
+            trace.note("\(a.name) set the timer with \(b.name) to \(timer.word) (\(inForce.setBy?.description ?? id.hex))")
             a.engine?.wake()
         }
     }

@@ -69,31 +69,54 @@ final class Invariants {
         everPresent[key, default: []].formUnion(present)
     }
 
-    /// Per pair of accounts (names sorted), the timer change with the greatest id, and the
-    /// installs of both when it was made.
-    private var latestTimer: [[String]: (id: MessageID, timer: DisappearingTimer, installs: [Int])] = [:]
+    /// Per pair of accounts (names sorted), the timer change that comes last
+    /// (`TimerPolicy.replaces`), and the installs of both when it was made.
+    private var latestTimer: [[String]: (change: TimerPolicy.Change, timer: DisappearingTimer, installs: [Int])] = [:]
+    /// Changes the user made that were reported as set but were not in force right after.
+    private var timersNotApplied: [String] = []
+    /// Per pair, the changes each side made (by name), and the last change made, with
+    /// whether its maker had seen every change the other side made before it: then it is
+    /// the one both must end on, once delivered.
+    private var timersMade: [[String]: [String: [TimerPolicy.Change]]] = [:]
+    private var lastTimerMade: [[String]: (change: TimerPolicy.Change, by: String, sawAll: Bool)] = [:]
 
-    func timerSet(_ timer: DisappearingTimer, by id: MessageID, between a: SimulatedAccount, and b: SimulatedAccount) {
+    /// The user set the timer: it must be in force on their side at once (its counter exceeds
+    /// every one seen there, whatever either clock says), and it is the pair's latest unless a
+    /// change made on the other side meanwhile comes after it.
+    func timerSet(_ timer: DisappearingTimer, by id: MessageID, inForce: (timer: DisappearingTimer, setBy: TimerPolicy.Change?),
+                  before: TimerPolicy.Change?, between a: SimulatedAccount, and b: SimulatedAccount) {
+        guard let change = inForce.setBy, change.id == id, inForce.timer == timer else {
+            timersNotApplied.append("\(a.name) set the timer with \(b.name) to \(timer.word) (\(id.hex)), "
+                                    + "but \(inForce.timer.word) (set by \(inForce.setBy?.description ?? "none")) is in force")
+            return
+        }
         let (first, second) = a.name < b.name ? (a, b) : (b, a)
         let key = [first.name, second.name]
-        if TimerPolicy.replaces(id, latestTimer[key]?.id) {
-            latestTimer[key] = (id, timer, [first.installs, second.installs])
+        let theirs = timersMade[key]?[b.name] ?? []
+        let sawAll = theirs.allSatisfy { made in made == before || (before.map { !TimerPolicy.replaces(made, $0) } ?? false) }
+        timersMade[key, default: [:]][a.name, default: []].append(change)
+        lastTimerMade[key] = (change, a.name, sawAll)
+        if TimerPolicy.replaces(change, latestTimer[key]?.change) {
+            latestTimer[key] = (change, timer, [first.installs, second.installs])
         }
     }
 
     /// After healing: both sides of every pair that changed its timer show the latest change
     /// (a side reinstalled since starts over, and is not judged).
     func timersDisagree() throws -> [String] {
-        var wrong: [String] = []
+        var wrong = timersNotApplied
         for (key, latest) in latestTimer.sorted(by: { $0.key.joined() < $1.key.joined() }) {
             let sides = key.compactMap { name in world.accounts.first { $0.name == name } }
             guard sides.count == 2, sides.map(\.installs) == latest.installs else { continue }
+            if let last = lastTimerMade[key], last.sawAll, last.change != latest.change {
+                wrong.append("\(last.by)'s last timer change (\(last.change)), made after seeing every other, is not the one in force: \(latest.change)")
+            }
             for (me, them) in [(sides[0], sides[1]), (sides[1], sides[0])] {
                 let service = try me.commands(world.clock)
                 let (timer, setBy) = try service.store.conversationTimer(contact: service.contact(named: them.name).id)
-                if timer != latest.timer || setBy != latest.id {
-                    wrong.append("after healing, \(me.name)'s timer with \(them.name) is \(timer.word) (set by \(setBy?.hex ?? "none")), "
-                                 + "not \(latest.timer.word) (set by \(latest.id.hex))")
+                if timer != latest.timer || setBy != latest.change {
+                    wrong.append("after healing, \(me.name)'s timer with \(them.name) is \(timer.word) (set by \(setBy?.description ?? "none")), "
+                                 + "not \(latest.timer.word) (set by \(latest.change))")
                 }
             }
         }

@@ -121,3 +121,19 @@ public struct SimulationRandom: RandomNumberGenerator {
     mutating func uniform(_ range: ClosedRange<Double>) -> Double { Double.random(in: range, using: &self) }
     mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
 }
+
+/// The world's clock, but the milliseconds new ids begin with are `offset` seconds off (a
+/// device whose clock is wrong, as far as the order of ids goes; its seconds, which statuses
+/// and the outbox are timed by, stay the world's).
+struct SkewedClock: Clock {
+    let base: VirtualClock
+    let offset: Int64
+
+    init(_ base: VirtualClock, by offset: Int64) {
+        self.base = base
+        self.offset = offset
+    }
+
+    func now() -> Int64 { base.now() }
+    func nowMilliseconds() -> Int64 { base.nowMilliseconds() + offset * 1000 }
+}

@@ -73,6 +73,13 @@ enum Migrations {
             UPDATE outbox SET asked_at_position =
                 (SELECT m.position FROM messages m WHERE m.rowid = outbox.message_rowid AND m.auto_resent_at IS NULL);
             """),
+        Migration(version: 13, sql: """
+            -- The counter of the timer change in force (TimerPolicy.Change: a logical clock, the
+            -- greatest seen + 1, ties broken by timer_set_by). 0: set before counters, or never
+            -- set; such a change is ordered by its id, and every later one comes after it.
+            ALTER TABLE contacts ADD COLUMN timer_counter INTEGER NOT NULL DEFAULT 0
+                CHECK (timer_counter BETWEEN 0 AND 4611686018427387904);
+            """),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite

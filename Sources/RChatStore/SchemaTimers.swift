@@ -1,9 +1,8 @@
 /// The schema step for disappearing messages. Only adds columns and an index.
 ///
 /// contacts.timer_seconds: the conversation's timer (0: off); timer_set_by: the id of the
-/// control item that set it (NULL: never set). Ids begin with their writer's clock in
-/// milliseconds, so comparing them bytewise is "the later change by the sender's clock,
-/// ties broken by id" (`TimerPolicy`).
+/// control item that set it (NULL: never set). Changes are ordered by the counter of step 13
+/// (`contacts.timer_counter`), then by this id (`TimerPolicy.replaces`).
 /// messages.expires_after: the timer in force when the message was written, in seconds
 /// (NULL: none); expires_at: when it is deleted, unix seconds, set when its clock starts
 /// (own messages: when the relay took them; received ones: when first shown).

@@ -12,32 +12,37 @@ public struct ExpiredMessage: Equatable, Sendable {
 }
 
 extension StoreAccess {
-    /// The conversation's timer and the control item that set it.
-    public func conversationTimer(contact: ContactID) throws -> (timer: DisappearingTimer, setBy: MessageID?) {
-        guard let row = try database.queryOne("SELECT timer_seconds, timer_set_by FROM contacts WHERE id = ?",
+    /// The conversation's timer and the change that set it (nil: never set).
+    public func conversationTimer(contact: ContactID) throws -> (timer: DisappearingTimer, setBy: TimerPolicy.Change?) {
+        guard let row = try database.queryOne("SELECT timer_seconds, timer_set_by, timer_counter FROM contacts WHERE id = ?",
                                               [.integer(contact.rawValue)]) else { throw StoreError.unknownContact(contact) }
         let seconds = try row.int64("timer_seconds")
         guard let timer = DisappearingTimer(rawValue: UInt32(clamping: seconds)), seconds >= 0 else {
             throw StoreError.malformedValue(table: "contacts", column: "timer_seconds", detail: "\(seconds) is not a timer")
         }
+        let counter = try row.int64("timer_counter")
+        guard counter >= 0, UInt64(counter) <= TimerPolicy.maximumCounter else {
+            throw StoreError.malformedValue(table: "contacts", column: "timer_counter", detail: "\(counter) is not a counter")
+        }
         let by = try row.optionalBlob("timer_set_by").map { bytes throws in
             guard let id = MessageID(bytes: bytes) else {
                 throw StoreError.malformedValue(table: "contacts", column: "timer_set_by", detail: "not a 16-byte id")
             }
-            return id
+            return TimerPolicy.Change(counter: UInt64(counter), id: id)
         }
         return (timer, by)
     }
 
-    /// Applies a timer change made by control item `id`, if it is the latest
+    /// Applies timer change `change`, if it replaces the one in force
     /// (`TimerPolicy.replaces`); returns whether it did.
     @discardableResult
-    public func applyTimer(_ timer: DisappearingTimer, setBy id: MessageID, contact: ContactID) throws -> Bool {
+    public func applyTimer(_ timer: DisappearingTimer, setBy change: TimerPolicy.Change, contact: ContactID) throws -> Bool {
         try atomically {
             let current = try conversationTimer(contact: contact)
-            guard TimerPolicy.replaces(id, current.setBy) else { return false }
-            try database.execute("UPDATE contacts SET timer_seconds = ?, timer_set_by = ? WHERE id = ?",
-                                 [.integer(Int64(timer.rawValue)), .blob(id.bytes), .integer(contact.rawValue)])
+            guard TimerPolicy.replaces(change, current.setBy) else { return false }
+            try database.execute("UPDATE contacts SET timer_seconds = ?, timer_set_by = ?, timer_counter = ? WHERE id = ?",
+                                 [.integer(Int64(timer.rawValue)), .blob(change.id.bytes), .integer(Int64(change.counter)),
+                                  .integer(contact.rawValue)])
             return true
         }
     }

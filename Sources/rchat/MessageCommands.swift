@@ -13,7 +13,7 @@ enum MessageCommands {
         Messages written from now on disappear that long after they were sent (yours) or
         first shown (theirs), on each device. The change travels as a control item with its
         own id, printed here; both sides show a row. If both sides change it at once, both
-        end with the later change.
+        end on the same one (changes are ordered by a counter, not by clocks).
         """
     ) { args, locations in
         try args.expectPositionals(max: 2)

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RChatCore
 import RChatSQL
 
 /// Disappearing messages with real processes: the timer travels as a control item with a
@@ -140,14 +141,15 @@ final class DisappearingTests: EngineTestCase {
         return try run.lines.map { try XCTUnwrap((try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["timer"] as? String) }
     }
 
-    /// Both sides change the timer while apart: once they meet, both end on the later change
-    /// (by its writer's clock), and each shows both rows.
+    /// Both sides change the timer while apart (the same counter, neither saw the other's):
+    /// once they meet, both end on the same change (the tie broken by id), and each shows
+    /// both rows.
     func testBothChangingAtOnceEndOnTheSameTimer() throws {
         try world.pairWithSession()
         world.stopSync("alice")
         world.stopSync("sam")
         try world.expectSuccess(world.box.rchat("alice", ["timer", "Sam", "1h"]))
-        // Later by Sam's clock (ids carry their milliseconds): Sam's change wins on both sides.
+        // A tie of counters, broken by id (ids begin with their milliseconds): Sam's wins.
         try world.eventually("a millisecond later", timeout: 1) { true }
         try world.expectSuccess(world.box.rchat("sam", ["timer", "Alice", "5m"]))
         XCTAssertEqual(try timers("alice"), ["1h"])
@@ -167,5 +169,65 @@ final class DisappearingTests: EngineTestCase {
         }
         world.stopSync("alice")
         world.stopSync("sam")
+    }
+
+    /// A contact whose clock is ten years ahead (RCHAT_FAKE_NOW on their `rchat timer`, so the
+    /// change's id begins with that time) turns the timer off; their sync, on a true clock,
+    /// sends it (a sync whose clock is years ahead keeps no session to send it in). Alice's
+    /// later change must still win on both sides: changes are ordered by a logical counter,
+    /// not by clocks, and what `rchat timer` prints is what is in force.
+    func testAContactsClockYearsAheadDoesNotPinTheTimer() throws {
+        try world.pairWithSession()
+        try world.expectSuccess(world.box.rchat("alice", ["timer", "Sam", "1d"]))
+        try world.eventually("both on 1 day", timeout: 30) { try self.timers("alice") == ["1d"] && self.timers("sam") == ["1d"] }
+        let tenYearsAhead = ["RCHAT_FAKE_NOW": String(Int(Date().timeIntervalSince1970) + 10 * 365 * 86_400)]
+        world.stopSync("sam")
+        try world.expectSuccess(world.box.rchat("sam", ["timer", "Alice", "off"], env: tenYearsAhead))
+        try world.startSync("sam")
+        try world.eventually("both off", timeout: 30) { try self.timers("alice") == ["off"] && self.timers("sam") == ["off"] }
+
+        let set = try world.box.rchat("alice", ["timer", "Sam", "1h"])
+        try world.expectSuccess(set)
+        XCTAssertEqual(set.lines.first, "disappearing messages set to 1 hour for Sam")
+        XCTAssertEqual(try timers("alice"), ["1h"], "what rchat timer printed is in force at once")
+        try world.eventually("both end on Alice's change", timeout: 30) { try self.timers("sam") == ["1h"] }
+        XCTAssertEqual(try timers("alice"), ["1h"])
+        try world.eventually("Sam shows Alice's row", timeout: 20) {
+            try self.world.list("sam", "Alice").contains { $0.text == "Alice set disappearing messages to 1 hour." }
+        }
+        XCTAssertTrue(try world.list("alice", "Sam").contains { $0.text == "You set disappearing messages to 1 hour." })
+
+        // A contact whose rChat was changed to send the greatest counter there can be (its
+        // plaintext rewritten before its engine seals it), to spend the counters: refused.
+        world.stopSync("sam")
+        let offAgain = try XCTUnwrap(try world.box.rchat("sam", ["timer", "Alice", "off"]).lines.last)
+        let samDB = try Database(path: world.box.path("sam-home") + "/rchat.db", fileMode: 0o600)
+        let guardTrigger = try XCTUnwrap(try samDB.queryOne("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%content never changes%'"))
+        try samDB.execute("DROP TRIGGER \(try guardTrigger.string("name"))")
+        try samDB.execute("UPDATE messages SET content = ? WHERE id = ?",
+                          [.blob([3, 1, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0]), .blob(try XCTUnwrap(MessageID(hex: offAgain)).bytes)])
+        try samDB.execute(try guardTrigger.string("sql"))
+        samDB.close()
+        try world.startSync("sam")
+        try world.eventually("the forged change reached Alice", timeout: 30) {
+            try self.world.syncLog("alice").contains("far past every one seen") || self.timers("alice") != ["1h"]
+        }
+        XCTAssertEqual(try timers("alice"), ["1h"], "refused")
+        XCTAssertFalse(try world.list("alice", "Sam").contains { $0.id == offAgain }, "not stored")
+        let again = try world.box.rchat("alice", ["timer", "Sam", "8h"])
+        try world.expectSuccess(again)
+        XCTAssertEqual(try timers("alice"), ["8h"], "the user's change still takes effect")
+        world.stopSync("alice")
+        world.stopSync("sam")
+
+        // A contact that sent the greatest counter there can be: a change here cannot come
+        // after it, so it is refused in one line, with nothing stored and nothing reported.
+        let db = try Database(path: world.box.path("alice-home") + "/rchat.db", fileMode: 0o600)
+        try db.execute("UPDATE contacts SET timer_seconds = 0, timer_counter = 4611686018427387904")
+        db.close()
+        let before = try world.list("alice", "Sam")
+        XCTAssertFailsCleanly(try world.box.rchat("alice", ["timer", "Sam", "8h"]), status: 1, mentions: "cannot be changed")
+        XCTAssertEqual(try world.list("alice", "Sam"), before, "nothing stored")
+        XCTAssertEqual(try timers("alice"), ["off"])
     }
 }

@@ -11,6 +11,10 @@ final class MessageContentTests: XCTestCase {
         XCTAssertEqual(MessageContent.text("").encoded(), [1])
         XCTAssertEqual(MessageContent.control(.timerChanged(.oneHour)).encoded(), [3, 1, 0, 0, 0x0e, 0x10])
         XCTAssertEqual(MessageContent.control(.timerChanged(.off)).encoded(), [3, 1, 0, 0, 0, 0])
+        // A counter follows the timer (counter 0, an older rChat's change, is written without it).
+        XCTAssertEqual(MessageContent.control(.timerChanged(.oneHour, counter: 0)).encoded(), [3, 1, 0, 0, 0x0e, 0x10])
+        XCTAssertEqual(MessageContent.control(.timerChanged(.oneHour, counter: 0x0102)).encoded(),
+                       [3, 1, 0, 0, 0x0e, 0x10, 0, 0, 0, 0, 0, 0, 1, 2])
         let attachment = MessageContent.attachment(photo).encoded()
         XCTAssertEqual(Array(attachment.prefix(12)), [2, 1, 9] + Array("beach.jpg".utf8))
         XCTAssertEqual(Array(attachment[12..<20]), [0, 0, 0, 0, 0, 0x01, 0xe2, 0x40])
@@ -26,6 +30,7 @@ final class MessageContentTests: XCTestCase {
         all.append(.attachment(Attachment(kind: .file, name: String(repeating: "é", count: 127) + "a", size: Attachment.maximumSize,
                                           contentHash: [UInt8](repeating: 1, count: 32), key: [UInt8](repeating: 2, count: 32))))
         all += DisappearingTimer.allCases.map { .control(.timerChanged($0)) }
+        all += [1, 2, 0xffff_ffff, TimerPolicy.maximumCounter].map { .control(.timerChanged(.oneWeek, counter: $0)) }
         for content in all {
             XCTAssertEqual(try MessageContent(decoding: content.encoded()), content, "\(content)")
         }
@@ -62,7 +67,10 @@ final class MessageContentTests: XCTestCase {
             ([3, 2, 0, 0, 0, 0], .unknownControlKind(2)),
             ([3, 1, 0, 0], .truncated(field: "timer")),
             ([3, 1, 0, 0, 0, 31], .unknownTimer(seconds: 31)),
-            (timer + [0, 0], .trailingBytes(2)),
+            (timer + [0, 0], .truncated(field: "counter")),
+            (timer + [0, 0, 0, 0, 0, 0, 0, 0], .empty(field: "counter")),
+            (timer + [0x40, 0, 0, 0, 0, 0, 0, 1], .tooLarge(field: "counter", value: 1 << 62 | 1, maximum: TimerPolicy.maximumCounter)),
+            (timer + [0, 0, 0, 0, 0, 0, 0, 1, 0], .trailingBytes(1)),
         ]
         for (bytes, cause) in cases {
             XCTAssertThrowsError(try MessageContent(decoding: bytes), "\(bytes.prefix(16))") { error in
