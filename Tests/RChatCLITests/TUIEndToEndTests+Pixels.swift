@@ -119,29 +119,34 @@ final class XvfbDisplay {
     private let server: Process
     private let box: Sandbox
 
+    /// Xvfb chooses the display itself (`-displayfd 1`: it writes the number to standard
+    /// output once it listens), so nothing here guesses at which displays are taken.
     init(box: Sandbox) throws {
         self.box = box
-        for n in 90..<160 where !FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock")
-            && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["Xvfb", ":\(n)", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"]
-            p.standardInput = FileHandle.nullDevice
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let deadline = Date(timeIntervalSinceNow: 10)
-            while p.isRunning && !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") && Date() < deadline {
-                waitUntilDeadline(Date(timeIntervalSinceNow: 0.02))
-            }
-            if p.isRunning && FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") {
-                name = ":\(n)"
-                server = p
-                return
-            }
-            Self.end(p)
+        let p = Process()
+        let out = Pipe()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["Xvfb", "-displayfd", "1", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"]
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let fd = out.fileHandleForReading.fileDescriptor
+        var text = ""
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while p.isRunning, !text.contains("\n"), Date() < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 50) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(fd, &byte, 1) == 1 else { break }
+            text.append(Character(UnicodeScalar(byte)))
         }
-        throw TimedOut(what: "a free X display for Xvfb", seconds: 10, context: "")
+        guard p.isRunning, let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            Self.end(p)
+            throw TimedOut(what: "Xvfb to say its display", seconds: 10, context: text)
+        }
+        name = ":\(number)"
+        server = p
     }
 
     /// The whole screen as RGB bytes (1280×1024), also written to `path` as PNG; nil when
