@@ -8,9 +8,10 @@ PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
 # What tests need beyond that: the fonts whose charsets the view's glyphs must be in
 # (FontCoverageTests), a real xterm under Xvfb read back with ImageMagick's import (the
 # glyph and sixel screenshots: XtermScreenshotTests, TUIEndToEndTests+Xterm.swift,
-# Tests/Scripts/), and zsh to load the completion script.
+# Tests/Scripts/), zsh to load the completion script, and dbus-daemon for the private
+# session bus the desktop alert tests run a notification service on (Tests/DesktopBusFixture).
 TEST_PACKAGES := fontconfig fonts-dejavu-core fonts-liberation2 fonts-noto-mono xfonts-base \
-                 xvfb xterm imagemagick x11-utils zsh
+                 xvfb xterm imagemagick x11-utils zsh dbus-daemon
 # What the relay benchmark's reference needs: the broker, and the library its client
 # (Benchmarks/mq_bench.c, built into .build/mq-bench/) links.
 BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev

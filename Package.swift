@@ -25,6 +25,10 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CChafa", pkgConfig: "chafa", providers: [.apt(["libchafa-dev", "libglib2.0-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opusfile", providers: [.apt(["libopus-dev", "libopusenc-dev", "libopusfile-dev"])]),
+        // GIO's GDBus: desktop notifications over the session bus (never a command line). Its
+        // headers are glib-2.0's (gio-2.0's pkg-config adds -pthread, which SwiftPM refuses);
+        // the module map links gio.
+        .systemLibrary(name: "CGio", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
         // The NATS C client: the relay's cluster mode keeps mailboxes in JetStream.
         .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
 
@@ -69,6 +73,9 @@ let package = Package(
         // Benchmarks: separate from tests, each printing a ratio against a reference.
         .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient", "RChatEngine", "RChatTUI", "RChatCommandLine"]),
 
+        // For tests: a private session bus (dbus-daemon) and a notification service on it that
+        // records what it is sent and can be clicked.
+        .target(name: "DesktopBusFixture", dependencies: ["CGio"], path: "Tests/DesktopBusFixture"),
         .testTarget(name: "RChatCoreTests", dependencies: ["RChatCore", "CWidth"]),
         .testTarget(name: "RChatCommandLineTests", dependencies: ["RChatCommandLine"]),
         .testTarget(name: "RChatCryptoTests", dependencies: ["RChatCrypto", "RChatCore"]),
@@ -76,7 +83,8 @@ let package = Package(
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
         .testTarget(name: "RChatStoreTests", dependencies: ["RChatCore", "RChatSQL", "RChatStore"]),
         .testTarget(name: "RChatNetTests", dependencies: ["RChatCore", "RChatNet"]),
-        .testTarget(name: "RChatEngineTests", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatWire", "RChatRelayClient", "RChatEngine"]),
+        .testTarget(name: "RChatEngineTests", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatWire", "RChatRelayClient", "RChatEngine",
+                                                        "DesktopBusFixture"]),
         .testTarget(name: "RChatTUITests", dependencies: ["RChatCore", "RChatTUI", "RChatMedia", "CNcursesw"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "RChatSQL", "CEpoll"]),
         // Three nats-server processes, relay nodes in cluster mode and clients on different nodes.
@@ -84,7 +92,7 @@ let package = Package(
         .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto"]),
         // Runs the built executables: the scripting interface as a user sees it.
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",
-                                                     "RChatEngine", "RChatMedia", "RChatTUI", "CWidth"]),
+                                                     "RChatEngine", "RChatMedia", "RChatTUI", "CWidth", "DesktopBusFixture"]),
     ],
     swiftLanguageModes: [.v6]
 )
