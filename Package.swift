@@ -57,7 +57,7 @@ let package = Package(
 
         // Accounts, contacts, sessions, outbox, receipts, recovery: the store-and-sync engine.
         .target(name: "RChatEngine", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient",
-                                                   "RChatMedia"]),
+                                                   "RChatMedia", "CGio"]),
 
         // The full-screen view: a screen model of cells, an ncursesw renderer, the key map.
         // It sees the engine only through Core's ChatModel.

@@ -54,13 +54,10 @@ extension AccountService {
 
 /// The desktop's notification service, beyond posting (`AlertSink`).
 enum DesktopAlerts {
-    /// Closes notification `id` (freedesktop `CloseNotification`, through `gdbus`), when its
-    /// message disappeared. Without `gdbus` or a session bus there is nothing to close.
+    /// Closes notification `id` (freedesktop `CloseNotification`, over the session bus),
+    /// when its message disappeared. Without a session bus there is nothing to close.
     static func close(_ id: Int64, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        guard environment["DBUS_SESSION_BUS_ADDRESS"] != nil,
-              let gdbus = Detached.executable("gdbus", path: environment["PATH"]) else { return }
-        _ = Detached.start([gdbus, "call", "--session", "--dest", "org.freedesktop.Notifications",
-                            "--object-path", "/org/freedesktop/Notifications",
-                            "--method", "org.freedesktop.Notifications.CloseNotification", String(id)])
+        guard let address = DesktopBus.address(environment: environment), let id = UInt32(exactly: id) else { return }
+        try? DesktopBus(address: address).close(id)
     }
 }

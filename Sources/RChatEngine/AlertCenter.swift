@@ -142,11 +142,14 @@ extension AlertCenter {
 /// blocking: a hard time limit per alert), else the terminal; `--print` writes each as
 /// TITLE<TAB>TEXT to standard output.
 public enum AlertSink: Sendable {
-    /// The desktop. With `onClick` (the command line of `rchat notify` for this account),
-    /// each alert is handed to that command, started in the background, which shows it with
-    /// a default action and opens its conversation when it is clicked; without, it is shown
-    /// here, waiting at most two seconds.
-    case desktop(notifySend: String, onClick: [String]? = nil)
+    /// The desktop: its notification service on the session bus at `bus` (nil: the one GIO
+    /// finds through the display), spoken to over D-Bus from inside the process
+    /// (`DesktopBus`), so an alert's title and text are never in a command line. With
+    /// `onClick` (the command line of `rchat notify` for this account), each alert is handed
+    /// to that command, started in the background and given the title and text on its
+    /// standard input, which shows it with a default action and opens its conversation when
+    /// it is clicked; without, it is shown here, waiting at most two seconds.
+    case desktop(bus: String?, onClick: [String]? = nil)
     /// Standard error.
     case terminal
     /// A terminal device by its path: the one the view ran in, written to by the linger
@@ -161,27 +164,19 @@ public enum AlertSink: Sendable {
     }
 
     /// The desktop, when there is one here: a session bus (`DBUS_SESSION_BUS_ADDRESS`, or
-    /// the socket `$XDG_RUNTIME_DIR/bus`) or a display (`DISPLAY`, `WAYLAND_DISPLAY`), and
-    /// `notify-send` on PATH. nil over ssh, on a console, in a container without them.
+    /// the socket `$XDG_RUNTIME_DIR/bus`) or a display (`DISPLAY`, `WAYLAND_DISPLAY`). nil
+    /// over ssh, on a console, in a container without them.
     public static func desktop(environment: [String: String] = ProcessInfo.processInfo.environment,
                                onClick: [String]? = nil) -> AlertSink? {
         func set(_ key: String) -> Bool { !(environment[key] ?? "").isEmpty }
-        var bus = set("DBUS_SESSION_BUS_ADDRESS")
-        if !bus, let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            var info = stat()
-            bus = lstat("\(runtime)/bus", &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
-        }
-        guard bus || set("DISPLAY") || set("WAYLAND_DISPLAY"),
-              let path = Detached.executable("notify-send", path: environment["PATH"]) else { return nil }
-        return .desktop(notifySend: path, onClick: onClick)
+        let bus = DesktopBus.address(environment: environment)
+        guard bus != nil || set("DISPLAY") || set("WAYLAND_DISPLAY") else { return nil }
+        return .desktop(bus: bus, onClick: onClick)
     }
 
-    /// The arguments of `notify-send` for an alert: the app name, an optional default action
-    /// (clicking the alert) with `--print-id` (so the alert can be closed when its message
-    /// disappears), then the title and the body as markup-escaped text.
-    public static func notifySendArguments(title: String, text: String, clickable: Bool) -> [String] {
-        ["--app-name=rChat"] + (clickable ? ["--action=default=Open", "--print-id"] : []) + ["--", title, AlertPolicy.desktopBody(text)]
-    }
+    /// What `rchat notify` reads on its standard input: the title, then the text, each one
+    /// line (both are sanitized to one line before).
+    public static func notifyInput(title: String, text: String) -> Data { Data("\(title)\n\(text)\n".utf8) }
 
     /// Shows the alert; false when it could not be shown anywhere (a terminal device that is
     /// gone).
@@ -205,26 +200,19 @@ public enum AlertSink: Sendable {
             guard isatty(fd) == 1 else { return false }
             let bytes = Array("\(alert.line)\n".utf8)
             return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
-        case .desktop(let notifySend, let onClick?):
-            // Shown, and waited for, by `rchat notify` in the background: the alert says only
-            // which conversation it opens, never more.
+        case .desktop(let bus, let onClick?):
+            // Shown, and waited for, by `rchat notify` in the background: its command line
+            // says only which conversation it opens, never more.
             let conversation = alert.conversation.map { ["--conversation", String($0.rawValue)] } ?? []
-            guard Detached.start(onClick + ["--notify-send", notifySend] + conversation + ["--", alert.title, alert.text]) else {
+            guard Detached.start(onClick + conversation, input: Self.notifyInput(title: alert.title, text: alert.text),
+                                 environment: bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:]) else {
                 return AlertSink.terminal.post(alert)
             }
-        case .desktop(let notifySend, nil):
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: notifySend)
-            process.arguments = Self.notifySendArguments(title: alert.title, text: alert.text, clickable: false)
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else {
-                return AlertSink.terminal.post(alert)
-            }
+        case .desktop(let bus, nil):
             // At most two seconds per alert: a stuck notification service never holds us up.
-            Polling.until(within: 2) { !process.isRunning }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+            do {
+                _ = try DesktopBus(address: bus).notify(title: alert.title, body: AlertPolicy.desktopBody(alert.text), timeout: 2)
+            } catch {
                 return AlertSink.terminal.post(alert)
             }
         }

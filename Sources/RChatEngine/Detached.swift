@@ -5,8 +5,10 @@ import Foundation
 /// after the view, an alert waiting to be clicked, a terminal opened for a clicked alert.
 public enum Detached {
     /// `arguments[0]` is the program's path. False when it could not be started.
+    /// `input`: what its standard input reads (through a pipe, then the end), for what must
+    /// never be in a command line; `environment`: variables set for it.
     @discardableResult
-    public static func start(_ arguments: [String]) -> Bool {
+    public static func start(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) -> Bool {
         guard let program = arguments.first else { return false }
         let process = Process()
         let setsid = "/usr/bin/setsid"
@@ -17,11 +19,26 @@ public enum Detached {
             process.executableURL = URL(fileURLWithPath: program)
             process.arguments = Array(arguments.dropFirst())
         }
-        process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        var pipe: Pipe?
+        if let input {
+            // Written before the start, while this process still holds the reading end: a
+            // program that exits at once never raises SIGPIPE here. Small (an alert's name and
+            // line), so it fits in the pipe and never blocks.
+            guard input.count <= inputLimit else { return false }
+            pipe = Pipe()
+            guard (try? pipe?.fileHandleForWriting.write(contentsOf: input)) != nil else { return false }
+            try? pipe?.fileHandleForWriting.close()
+        }
+        defer { try? pipe?.fileHandleForReading.close() }
+        process.standardInput = pipe ?? FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         return (try? process.run()) != nil
     }
+
+    /// The most `start` writes to a program's standard input (far below a pipe's 64 KiB).
+    public static let inputLimit = 16_384
 
     /// A program by name (searched in `path`, a PATH list) or by path, if it can be run.
     public static func executable(_ name: String, path: String?) -> String? {

@@ -14,7 +14,7 @@ enum CheckCommand {
         requests held there, stores them with the saved state, alerts, and disconnects. It
         opens no conversations and sends nothing: Delivered receipts go at the next sync or
         view. If rChat is already running on this home, the running one does the work.
-        Alerts go to the desktop (notify-send) when one is reachable and desktop alerts
+        Alerts go to the desktop (over the session bus) when one is reachable and desktop alerts
         were allowed (`rchat settings desktop-alerts on`), else to the terminal;
         --print writes each as TITLE<TAB>TEXT to standard output instead.
         --install-timer writes a systemd user timer that runs the check about every 15

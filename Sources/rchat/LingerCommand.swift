@@ -46,7 +46,7 @@ enum Linger {
         summary: "(started by the view when it quits) finish sending and alert for about 30 s.",
         details: """
         Alerts as `rchat check` does: on the desktop when desktop alerts are on and there is
-        a desktop (a session bus or a display, and notify-send), else on the terminal PATH
+        a desktop (a session bus or a display), else on the terminal PATH
         the view ran in; when that terminal is gone, they are kept and shown at the next
         start of the view ("While you were away").
         """,
@@ -60,7 +60,7 @@ enum Linger {
         let engine = try Engine(account: account, log: .discarding)
         let center = AlertCenter(account: account)
         // The desktop when desktop alerts are on and there is one (a session bus or a
-        // display, and notify-send); else the terminal, never standard error (nowhere here).
+        // display); else the terminal, never standard error (nowhere here).
         let desktop = try center.desktopAllowed ? AlertSink.desktop(onClick: NotifyCommand.onClick(locations)) : nil
         let sink = desktop ?? args.value("--tty").map { .device(path: $0) }
         let alerts = AlertFeed(center: center) { alert in

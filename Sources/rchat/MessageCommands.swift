@@ -214,7 +214,7 @@ enum ContactStateCommands {
         try account.setSetting(args.positionals[0], args.positionals[1])
         say("\(args.positionals[0]) \(args.positionals[1])")
         if args.positionals == [Setting.desktopAlerts.rawValue, "on"], AlertSink.desktop() == nil {
-            warn("no desktop here (no session bus or display, or no notify-send): alerts here go to the terminal")
+            warn("no desktop here (no session bus or display): alerts here go to the terminal")
         }
     }
 }

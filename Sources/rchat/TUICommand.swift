@@ -16,7 +16,8 @@ enum TUICommand {
         details: """
         Takes the account's engine lock, like `rchat sync`: only one of them runs on a home at
         a time. The engine's log goes to view.log in the home directory, not to the screen.
-        --open NAME opens that conversation (a clicked alert starts the view so).
+        --open NAME opens that conversation (a clicked alert asks for its own through the
+        store instead, so that no command line names the contact).
         """,
         options: [.text("--open", "NAME", help: "open this conversation")]
     ) { args, locations in

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import RChatCore
 import RChatSQL
+import DesktopBusFixture
 
 /// Disappearing messages with real processes: the timer travels as a control item with a
 /// row on each side, a message carries the timer it was written with, its clock starts when
@@ -86,30 +87,15 @@ final class DisappearingTests: EngineTestCase {
         XCTAssertEqual(try world.list("alice", "Sam"), [], "nothing stored")
     }
 
-    /// In a chat with a timer, the desktop alert goes when its message does: the id
-    /// `notify-send --print-id` gave is closed through the notification service (a fake
-    /// `notify-send` and `gdbus` on PATH record it).
+    /// In a chat with a timer, the desktop alert goes when its message does: the id the
+    /// notification service gave is closed through it (a service on a private session bus
+    /// records both).
     func testTheAlertIsClosedWhenItsMessageDisappears() throws {
-        let saved: [(String, String?)] = ["PATH", "DBUS_SESSION_BUS_ADDRESS"].map { ($0, ProcessInfo.processInfo.environment[$0]) }
-        defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
-        let bin = world.box.path("fake-desktop")
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let notify = """
-        #!/bin/sh
-        printf '%s\\n' "$@" >> "\(bin)/notify-args"
-        case "$*" in *--print-id*) echo 4242 ;; esac
-        exit 0
-        """
-        let gdbus = """
-        #!/bin/sh
-        printf '%s\\n' "$@" > "\(bin)/part" && mv "\(bin)/part" "\(bin)/gdbus-args"
-        """
-        for (name, text) in [("notify-send", notify), ("gdbus", gdbus)] {
-            try text.write(toFile: "\(bin)/\(name)", atomically: true, encoding: .utf8)
-            chmod("\(bin)/\(name)", 0o755)
-        }
-        setenv("PATH", bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), 1)
-        setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent", 1)
+        let saved = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+        defer { if let saved { setenv("DBUS_SESSION_BUS_ADDRESS", saved, 1) } else { unsetenv("DBUS_SESSION_BUS_ADDRESS") } }
+        let desktop = try PrivateDesktop(directory: world.box.path("bus"))
+        defer { desktop.stop() }
+        setenv("DBUS_SESSION_BUS_ADDRESS", desktop.address, 1)
 
         try world.makePair()
         try world.expectSuccess(world.box.rchat("sam", ["settings", "desktop-alerts", "on"]))
@@ -119,20 +105,20 @@ final class DisappearingTests: EngineTestCase {
         try world.waitForStatus("alice", "Sam", control, "Delivered", timeout: 20)
         let id = try world.send("alice", to: "Sam", "gone soon")
         try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 20)
-        try world.eventually("the alert was shown and its id kept", timeout: 10) {
+        try world.eventually("the alert shown", timeout: 10) { desktop.notifications.count == 1 }
+        let shownID = desktop.notifications[0].id
+        try world.eventually("the alert's id kept", timeout: 10) {
             let db = try Database(path: self.world.box.path("sam-home") + "/rchat.db", readOnly: true)
             defer { db.close() }
-            return try db.queryOne("SELECT 1 FROM alerts WHERE notification_id = 4242") != nil
+            return try db.queryOne("SELECT 1 FROM alerts WHERE notification_id = ?", [.integer(Int64(shownID))]) != nil
         }
         try world.expectSuccess(world.box.rchat("sam", ["read", "Alice"]))
         let shown = try XCTUnwrap(try expiresAt("sam", "Alice", id))
         world.stopSync("sam")
         world.stopSync("alice")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(bin)/gdbus-args"), "nothing closed before its time")
+        XCTAssertEqual(desktop.service.closed, [], "nothing closed before its time")
         _ = try listed("sam", "Alice", env: ["RCHAT_FAKE_NOW": String(shown + 1)])
-        try world.eventually("the alert closed", timeout: 10) { FileManager.default.fileExists(atPath: "\(bin)/gdbus-args") }
-        let args = try String(contentsOfFile: "\(bin)/gdbus-args", encoding: .utf8).split(separator: "\n").map(String.init)
-        XCTAssertEqual(Array(args.suffix(3)), ["--method", "org.freedesktop.Notifications.CloseNotification", "4242"])
+        try world.eventually("the alert closed", timeout: 10) { desktop.service.closed == [shownID] }
     }
 
     func timers(_ person: String) throws -> [String] {

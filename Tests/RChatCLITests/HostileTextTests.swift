@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import RChatCore
 import RChatStore
+import DesktopBusFixture
 
 /// What a terminal would act on: C0 controls but the line break and the tab, DEL, C1
 /// controls, line and paragraph separators, direction marks, embeddings, overrides and
@@ -98,31 +99,24 @@ final class HostileTextTests: EngineTestCase {
         world.stopSync("mallory")
     }
 
-    /// The desktop alert (through `notify-send`, here a script in PATH that records its
-    /// arguments): stand-ins in the title and the body, and no markup in the body.
+    /// The desktop alert (a notification service on a private session bus records what it
+    /// was sent): stand-ins in the title and the body, and no markup in the body.
     func testDesktopAlertCarriesStandInsAndNoMarkup() throws {
         _ = try world.hostileMessageWaitingForAlice()
         try world.expectSuccess(world.box.rchat("alice", ["settings", "show-in-alerts", "message"]))
         try world.expectSuccess(world.box.rchat("alice", ["settings", "desktop-alerts", "on"]))
-        let bin = world.box.path("bin"), recorded = world.box.path("notify-send.args")
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        // Written whole, then moved into place: the test never reads half of it.
-        try "#!/bin/sh\nprintf '%s\\0' \"$@\" > '\(recorded).part' && mv '\(recorded).part' '\(recorded)'\n"
-            .write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
-        chmod("\(bin)/notify-send", 0o755)
-        let env = ["PATH": "\(bin):" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), "DISPLAY": ":99"]
-        let check = try world.box.rchat("alice", ["check"], env: env)
+        let desktop = try PrivateDesktop(directory: world.box.path("bus"))
+        defer { desktop.stop() }
+        let check = try world.box.rchat("alice", ["check"], env: ["DBUS_SESSION_BUS_ADDRESS": desktop.address])
         XCTAssertEqual(check.status, 0, check.stderr)
         // Shown by `rchat notify`, started in the background by the check.
-        try world.eventually("the alert shown", timeout: 10) {
-            (try? String(contentsOfFile: recorded, encoding: .utf8))?.split(separator: "\0").count == 6
-        }
-        let args = try String(contentsOfFile: recorded, encoding: .utf8).split(separator: "\0").map(String.init)
-        XCTAssertEqual(Array(args.prefix(4)), ["--app-name=rChat", "--action=default=Open", "--print-id", "--"])
-        XCTAssertEqual(args[4], "Mallory")
-        XCTAssertTrue(args[5].hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), args[5])
-        XCTAssertTrue(args[5].hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), args[5])
-        XCTAssertEqual(terminalControls(in: args.joined(), allowing: []), [], "\(args)")
+        try world.eventually("the alert shown", timeout: 10) { !desktop.notifications.isEmpty }
+        let alert = desktop.notifications[0]
+        XCTAssertEqual(alert.actions, ["default", "Open"])
+        XCTAssertEqual(alert.title, "Mallory")
+        XCTAssertTrue(alert.body.hasPrefix("hi \u{241B}]0;pwned\u{2407}\u{241B}[2J"), alert.body)
+        XCTAssertTrue(alert.body.hasSuffix("third &lt;a href=\"https://evil\"&gt;x&lt;/a&gt;"), alert.body)
+        XCTAssertEqual(terminalControls(in: alert.title + alert.body, allowing: []), [], "\(alert)")
         world.stopSync("mallory")
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import RChatSQL
+import DesktopBusFixture
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,10 +10,11 @@ extension TUIEndToEndTests {
     /// Issue 26: desktop alerts while the view runs but nobody sees it. A tmux session made
     /// with `new-session -d` has no client: the view in it is hidden, so with
     /// `alerts-while-open unfocused` (the default) a message in another conversation gives
-    /// exactly one desktop alert (a fake `notify-send` records its arguments), one in the
+    /// exactly one desktop alert (a notification service on a private bus records it), one in the
     /// conversation on screen none; with `off`, none.
     func testADetachedViewAlertsOnTheDesktopForOtherConversationsOnly() throws {
         let desktop = try recordingDesktop()
+        defer { desktop.stop() }
         let env = desktop.env, calls = desktop.calls, alertsRecorded = desktop.alertsRecorded
         // Recorded before the view opens (Sam's first message alerted on the terminal).
         try aliceViewOnSamWithCarolElsewhere(settings: [("show-in-alerts", "message")], env: env, desktopAlerts: "on")
@@ -23,7 +25,7 @@ extension TUIEndToEndTests {
         try world.send("carol", to: "Alice", "from elsewhere")
         try screen("alice", "the banner for Carol") { $0.contains("Carol: from elsewhere") }
         try world.eventually("one desktop alert, for Carol", timeout: 10) { calls().count == 1 }
-        XCTAssertTrue(calls()[0].hasSuffix("-- Carol from elsewhere"), calls()[0])
+        XCTAssertEqual(calls()[0], "Carol from elsewhere")
         XCTAssertEqual(try alertsRecorded() - alertedBefore, 1, "recorded once, so the linger or a check never alerts it again")
 
         // Off: banners only. Read with the words setting, so the banner shows it was read.
@@ -36,7 +38,7 @@ extension TUIEndToEndTests {
         try screen("alice", "the banner for the last one") { $0.contains("Carol: always") }
         try world.eventually("the second desktop alert", timeout: 10) { calls().count >= 2 }
         XCTAssertEqual(calls().count, 2, "\(calls())")
-        XCTAssertTrue(calls()[1].hasSuffix("-- Carol always"), calls()[1])
+        XCTAssertEqual(calls()[1], "Carol always")
         XCTAssertEqual(try alertsRecorded() - alertedBefore, 2)
         XCTAssertFalse(calls().joined().contains("on screen"), "never the conversation on screen")
         try screens.keys(session("alice"), "C-q")
@@ -46,30 +48,20 @@ extension TUIEndToEndTests {
 }
 
 extension TUIEndToEndTests {
-    /// A desktop for the view: a session bus named and a `notify-send` on PATH that records
-    /// each alert as one line (`calls`), prints an id as `--print-id` asks and is never
-    /// clicked; `alertsRecorded`: the alerts Alice's store recorded.
-    func recordingDesktop() throws -> (env: [String: String], calls: () -> [String], alertsRecorded: () throws -> Int) {
-        let bin = world.box.path("desktop-while-open")
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let recorded = "\(bin)/notify-send-calls"
-        try """
-        #!/bin/sh
-        printf '%s\\n' "$*" >> '\(recorded)'
-        case "$*" in *--print-id*) echo 77 ;; esac
-        exit 0
-        """.write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
-        chmod("\(bin)/notify-send", 0o755)
-        let env = Self.utf8.merging(["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-                                     "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]) { $1 }
-        let calls = { ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+    /// A desktop for the view: a private session bus with a notification service on it,
+    /// which records each alert as "TITLE TEXT" (`calls`) and is never clicked (`stop` ends
+    /// both); `alertsRecorded`: the alerts Alice's store recorded.
+    func recordingDesktop() throws -> (env: [String: String], calls: () -> [String], alertsRecorded: () throws -> Int, stop: () -> Void) {
+        let desktop = try PrivateDesktop(directory: world.box.path("bus"))
+        let env = Self.utf8.merging(["DBUS_SESSION_BUS_ADDRESS": desktop.address]) { $1 }
+        let calls = { desktop.notifications.map { "\($0.title) \($0.body)" } }
         let home = world.box.path("alice-home")
         let alertsRecorded = { () throws -> Int in
             let db = try Database(path: "\(home)/rchat.db", readOnly: true)
             defer { db.close() }
             return Int(try XCTUnwrap(try db.queryOne("SELECT COUNT(*) AS n FROM alerts", [])).int64("n"))
         }
-        return (env, calls, alertsRecorded)
+        return (env, calls, alertsRecorded, desktop.stop)
     }
 
     /// Changes Alice's settings while her view runs, and dismisses the banner showing
@@ -86,6 +78,7 @@ extension TUIEndToEndTests {
     /// typed into the composer.
     func testAnAttachedViewAlertsOnTheDesktopOnlyWhileItsWindowLostFocus() throws {
         let desktop = try recordingDesktop()
+        defer { desktop.stop() }
         try aliceViewOnSamWithCarolElsewhere(settings: [("show-in-alerts", "message")], env: desktop.env, desktopAlerts: "on")
         let alertedBefore = try desktop.alertsRecorded()
         // A client in a session of its own on the same server (TMUX unset: not nested).
@@ -102,7 +95,7 @@ extension TUIEndToEndTests {
         try world.send("carol", to: "Alice", "unseen")
         try screen("alice", "the next banner") { $0.contains("Carol: 2 new messages") }
         try world.eventually("one desktop alert, for the message while focus was lost", timeout: 10) { desktop.calls().count == 1 }
-        XCTAssertTrue(desktop.calls()[0].hasSuffix("-- Carol unseen"), desktop.calls()[0])
+        XCTAssertEqual(desktop.calls()[0], "Carol unseen")
 
         try screens.tmux(["send-keys", "-t", session("alice"), "-H", "1b", "5b", "49"])   // ESC [ I
         try world.send("carol", to: "Alice", "seen again")
@@ -112,7 +105,7 @@ extension TUIEndToEndTests {
         try world.send("carol", to: "Alice", "always")
         try screen("alice", "the last banner, with the settings read again") { $0.contains("Carol: New message") }
         try world.eventually("the desktop alert with always", timeout: 10) { desktop.calls().count >= 2 }
-        XCTAssertEqual(desktop.calls().map { $0.components(separatedBy: "-- ").last ?? "" }, ["Carol unseen", "Carol New message"])
+        XCTAssertEqual(desktop.calls(), ["Carol unseen", "Carol New message"])
         XCTAssertEqual(try desktop.alertsRecorded() - alertedBefore, 2)
         let last = try screens.capture(session("alice"))
         XCTAssertFalse(last.contains("[O") || last.contains("[I"), "focus reports never typed:\n\(last)")

@@ -674,7 +674,7 @@ final class TUIEndToEndTests: XCTestCase {
     /// speaks of F1 for the keys.
     @discardableResult
     func openDemo() throws -> String {
-        try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8.merging(try noDesktop().env) { $1 })
+        try screens.open(session("demo"), [Binaries.path("rchat"), "demo"], env: Self.utf8.merging(try noDesktop()) { $1 })
         let greeted = try screen("demo", "Sam's greeting") { $0.contains("Hi, I'm Sam") && $0.contains("Online") }
         XCTAssertFalse(greeted.contains("Show desktop alerts"), greeted)
         XCTAssertTrue(greeted.contains("F1 shows the keys"), greeted)

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import RChatSQL
+import DesktopBusFixture
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -91,29 +92,22 @@ extension TUIEndToEndTests {
     }
 
     /// Issue 26: the same with desktop alerts on where there is no desktop (no session bus,
-    /// no display): never to the linger's standard error, which goes nowhere, and never to
-    /// `notify-send`, which is there but has nothing to show on.
+    /// no display): never to the linger's standard error, which goes nowhere.
     func testWithoutADesktopTheLingerAlertsOnItsTerminalOrKeepsTheAlert() throws {
         try lingerAlertsOnItsTerminalOrKeepsThem(desktopAlerts: "on")
     }
 
     /// An environment without a desktop: no session bus (neither the variable nor
-    /// `$XDG_RUNTIME_DIR/bus`), no display, and a `notify-send` on PATH that records any
-    /// call (in `recorded`).
-    func noDesktop() throws -> (env: [String: String], recorded: String) {
-        let bin = world.box.path("no-desktop"), runtime = world.box.path("no-desktop-runtime")
-        for dir in [bin, runtime] { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-        let recorded = "\(bin)/notify-send-calls"
-        try "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '\(recorded)'\n".write(toFile: "\(bin)/notify-send", atomically: true, encoding: .utf8)
-        chmod("\(bin)/notify-send", 0o755)
-        let env = ["DISPLAY": "", "WAYLAND_DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": runtime,
-                   "PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
-        return (env, recorded)
+    /// `$XDG_RUNTIME_DIR/bus`), no display.
+    func noDesktop() throws -> [String: String] {
+        let runtime = world.box.path("no-desktop-runtime")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        return ["DISPLAY": "", "WAYLAND_DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": runtime]
     }
 
     private func lingerAlertsOnItsTerminalOrKeepsThem(desktopAlerts: String) throws {
         let desktop = try noDesktop()
-        try warmedUpViews(samEnv: Self.utf8.merging(desktop.env) { $1 }, samDesktopAlerts: desktopAlerts)
+        try warmedUpViews(samEnv: Self.utf8.merging(desktop) { $1 }, samDesktopAlerts: desktopAlerts)
 
         try screens.keys(session("sam"), "C-q")
         try screen("sam", "Sam's view quit") { $0.contains("[exited 0]") }
@@ -129,7 +123,7 @@ extension TUIEndToEndTests {
         linger.executableURL = URL(fileURLWithPath: Binaries.path("rchat"))
         linger.arguments = ["linger", "--tty", "/dev/pts/999999", "--home", world.box.path("sam-home"),
                             "--device-dir", world.box.path("sam-device")]
-        linger.environment = ProcessInfo.processInfo.environment.merging(desktop.env) { $1 }
+        linger.environment = ProcessInfo.processInfo.environment.merging(desktop) { $1 }
         linger.standardInput = FileHandle.nullDevice
         linger.standardOutput = FileHandle.nullDevice
         linger.standardError = FileHandle.nullDevice
@@ -146,95 +140,89 @@ extension TUIEndToEndTests {
             return try db.queryOne("SELECT value FROM settings WHERE key = 'owed_alerts'", [])?.string("value") == "Alice: New message"
         }
         try stopLinger("sam")
-        try openView("sam", env: Self.utf8.merging(desktop.env) { $1 }, desktopAlerts: desktopAlerts)
+        try openView("sam", env: Self.utf8.merging(desktop) { $1 }, desktopAlerts: desktopAlerts)
         try screen("sam", "the kept alert shown at the next start") { $0.contains("While you were away: Alice: New message") }
         try screens.keys(session("sam"), "C-q")
         try screen("sam", "quit again") { $0.contains("[exited 0]") }
         try stopLinger("sam")
-        try openView("sam", env: Self.utf8.merging(desktop.env) { $1 }, desktopAlerts: desktopAlerts)
+        try openView("sam", env: Self.utf8.merging(desktop) { $1 }, desktopAlerts: desktopAlerts)
         let again = try screen("sam", "the view again") { $0.contains("Alice") && $0.contains("Online") }
         XCTAssertFalse(again.contains("While you were away"), "shown once:\n\(again)")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: desktop.recorded), "no desktop to show alerts on")
     }
 }
 
 extension TUIEndToEndTests {
-    /// A fake `notify-send` and terminal in a folder of the sandbox, put first on PATH for
-    /// every process this test starts: the alert's arguments are recorded, a click is the
-    /// file `click` appearing (the alert then prints its action, "default"), and the
-    /// terminal records what it was asked to run.
-    func fakeDesktop() throws -> String {
+    /// A `PrivateDesktop` for every process this test starts (the variables are set here;
+    /// the caller puts them back), named in `DBUS_SESSION_BUS_ADDRESS`, and a stand-in
+    /// terminal in `TERMINAL` that records what it was asked to run (`BIN/terminal-args`).
+    func testDesktop() throws -> (desktop: PrivateDesktop, bin: String) {
         let bin = world.box.path("fake-desktop")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let notify = """
-        #!/bin/sh
-        n=$(ls "\(bin)" | grep -c '^alert-')
-        printf '%s\\n' "$@" > "\(bin)/part-$n" && mv "\(bin)/part-$n" "\(bin)/alert-$n"
-        case "$*" in *--print-id*) echo "7$n" ;; esac
-        case "$*" in *--action=default=*) ;; *) exit 0 ;; esac
-        i=0
-        while [ ! -e "\(bin)/click" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
-        [ -e "\(bin)/click" ] && rm "\(bin)/click" && echo default
-        exit 0
-        """
-        let terminal = """
+        try """
         #!/bin/sh
         printf '%s\\n' "$@" > "\(bin)/part-terminal" && mv "\(bin)/part-terminal" "\(bin)/terminal-args"
-        """
-        for (name, text) in [("notify-send", notify), ("fake-terminal", terminal)] {
-            try text.write(toFile: "\(bin)/\(name)", atomically: true, encoding: .utf8)
-            chmod("\(bin)/\(name)", 0o755)
-        }
+        """.write(toFile: "\(bin)/fake-terminal", atomically: true, encoding: .utf8)
+        chmod("\(bin)/fake-terminal", 0o755)
+        let desktop = try PrivateDesktop(directory: world.box.path("bus"))
         setenv("PATH", bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), 1)
-        setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent", 1)
+        setenv("DBUS_SESSION_BUS_ADDRESS", desktop.address, 1)
         setenv("TERMINAL", "fake-terminal", 1)
-        return bin
+        return (desktop, bin)
     }
 
-    func alerts(in bin: String) -> [[String]] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: bin)) ?? []).filter { $0.hasPrefix("alert-") }.sorted()
-            .compactMap { try? String(contentsOfFile: "\(bin)/\($0)", encoding: .utf8) }
-            .map { $0.split(separator: "\n").map(String.init) }
-    }
-
-    /// Clicking an alert opens its conversation: in a new terminal (`rchat --open NAME`)
-    /// when no view runs, in the running view when one does. The alert says only whose it is.
+    /// Clicking an alert opens its conversation: in a new terminal running the view when no
+    /// view runs, in the running view when one does. The alert says only whose it is, and
+    /// no command line names the contact (the view is asked through the store).
     func testClickingAnAlertOpensItsConversation() throws {
         let saved: [(String, String?)] = ["PATH", "DBUS_SESSION_BUS_ADDRESS", "TERMINAL"].map { key in
             (key, ProcessInfo.processInfo.environment[key])
         }
         defer { for (key, value) in saved { if let value { setenv(key, value, 1) } else { unsetenv(key) } } }
-        let bin = try fakeDesktop()
+        let (desktop, bin) = try testDesktop()
+        defer { desktop.stop() }
         try world.makePair("alice", "sam")
         try world.expectSuccess(world.box.rchat("sam", ["settings", "desktop-alerts", "on"]))
         try world.startSync("sam")
         try world.startSync("alice")
         let first = try world.send("alice", to: "Sam", "secret plans")
         try world.waitForStatus("alice", "Sam", first, "Delivered", timeout: 20)
-        try world.eventually("the alert shown", timeout: 10) { self.alerts(in: bin).count == 1 }
-        let alert = alerts(in: bin)[0]
-        XCTAssertEqual(alert, ["--app-name=rChat", "--action=default=Open", "--print-id", "--", "Alice", "New message"])
-        XCTAssertFalse(alert.joined().contains("secret"))
+        try world.eventually("the alert shown", timeout: 10) { desktop.service.notifications.count == 1 }
+        let alert = desktop.service.notifications[0]
+        XCTAssertEqual([alert.appName, alert.title, alert.body], ["rChat", "Alice", "New message"])
+        XCTAssertEqual(alert.actions, ["default", "Open"])
 
-        // No view runs: the click opens a terminal with the view on Alice.
+        // No view runs: the click opens a terminal with the view, which opens Alice's
+        // conversation (never opened before: the click's request, taken at its start).
         world.stopSync("sam")
-        XCTAssertTrue(FileManager.default.createFile(atPath: "\(bin)/click", contents: nil))
+        try desktop.service.click(alert.id)
         try world.eventually("a terminal asked for", timeout: 10) { FileManager.default.fileExists(atPath: "\(bin)/terminal-args") }
         let args = try String(contentsOfFile: "\(bin)/terminal-args", encoding: .utf8).split(separator: "\n").map(String.init)
         XCTAssertEqual(args.first, "-e")
-        XCTAssertEqual(Array(args.suffix(2)), ["--open", "Alice"])
-        XCTAssertTrue(args.contains(world.box.path("sam-home")), "\(args)")
+        XCTAssertEqual(Array(args.dropFirst()), [Binaries.path("rchat"), "--home", world.box.path("sam-home"),
+                                                 "--device-dir", world.box.path("sam-device")], "never the contact's name")
+        try screens.open(session("sam"), Array(args.dropFirst()), env: Self.utf8)
+        try screen("sam", "the view the click asked for, on Alice") { $0.screenLines.first?.contains("rChat · Alice") ?? false }
+        try screens.keys(session("sam"), "C-q")
+        try screen("sam", "quit") { $0.contains("[exited 0]") }
+        try stopLinger("sam")
+        // The next start would reopen Alice's conversation: as if the view had quit on the list.
+        try world.expectSuccess(world.box.rchat("sam", ["settings", "desktop-alerts", "on"]))
+        do {
+            let db = try Database(path: world.box.path("sam-home/rchat.db"))
+            defer { db.close() }
+            try db.execute("DELETE FROM settings WHERE key = 'last_open_conversation'")
+        }
 
         // A view runs: the click brings the conversation to its front, and no terminal opens.
         try FileManager.default.removeItem(atPath: "\(bin)/terminal-args")
         try world.startSync("sam")
         let second = try world.send("alice", to: "Sam", "again")
         try world.waitForStatus("alice", "Sam", second, "Delivered", timeout: 20)
-        try world.eventually("the second alert shown", timeout: 10) { self.alerts(in: bin).count == 2 }
+        try world.eventually("the second alert shown", timeout: 10) { desktop.service.notifications.count == 2 }
         world.stopSync("sam")
         try openView("sam")
         try screen("sam", "the list") { $0.contains("Alice") && $0.screenLines.first?.trimmingCharacters(in: .whitespaces) == "rChat" }
-        XCTAssertTrue(FileManager.default.createFile(atPath: "\(bin)/click", contents: nil))
+        try desktop.service.click(desktop.service.notifications[1].id)
         try screen("sam", "Alice's conversation opened by the click") { $0.screenLines.first?.contains("rChat · Alice") ?? false }
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(bin)/terminal-args"))
         try screens.keys(session("sam"), "C-q")

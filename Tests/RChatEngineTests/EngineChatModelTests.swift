@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import RChatCore
 import RChatStore
+import DesktopBusFixture
 @testable import RChatEngine
 #if canImport(Glibc)
 import Glibc
@@ -256,18 +257,18 @@ final class EngineChatModelTests: XCTestCase {
     /// Issue 26: what the view says of the desktop (`ViewSettings.desktop`, `whileOpen`),
     /// and its desktop alerts: only where there is a desktop and they are allowed, grouped as
     /// one check (five each, more one summary), recorded so never twice, never for the
-    /// conversation on screen (a fake `notify-send` records each alert).
+    /// conversation on screen (a notification service on a private session bus records each
+    /// alert).
     func testDesktopAlertsWhileTheViewRuns() throws {
         let sam = try sam
-        let script = directory.path + "/notify-send", recorded = directory.path + "/notify-send-calls"
-        try "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '\(recorded)'\n".write(toFile: script, atomically: true, encoding: .utf8)
-        chmod(script, 0o755)
+        let desktop = try PrivateDesktop(directory: directory.path + "/bus")
+        defer { desktop.stop() }
         func calls() -> [String] {
-            ((try? String(contentsOfFile: recorded, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            desktop.notifications.map { "\($0.appName): \($0.title) \($0.body)" + ($0.actions.isEmpty ? "" : " \($0.actions)") }
         }
         XCTAssertEqual(model.viewSettings().desktop, .unavailable, "no desktop here")
         XCTAssertEqual(model.viewSettings().whileOpen, .unfocused)
-        model.desktop = .desktop(notifySend: script)
+        model.desktop = .desktop(bus: desktop.address)
         XCTAssertEqual(model.viewSettings().desktop, .notAllowed)
         let first = try incoming("one")
         model.alertOnDesktop([(sam, first)], onScreen: nil)
@@ -277,12 +278,12 @@ final class EngineChatModelTests: XCTestCase {
         XCTAssertEqual(model.viewSettings().desktop, .allowed)
         let three = [first] + (try (2...3).map { try incoming("m\($0)") })
         model.alertOnDesktop(three.map { (sam, $0) }, onScreen: nil)
-        XCTAssertEqual(calls(), Array(repeating: "--app-name=rChat -- Sam New message", count: 3))
+        XCTAssertEqual(calls(), Array(repeating: "rChat: Sam New message", count: 3))
         model.alertOnDesktop(three.map { (sam, $0) }, onScreen: nil)
         XCTAssertEqual(calls().count, 3, "never twice")
         let seven = try (1...7).map { try incoming("burst \($0)") }
         model.alertOnDesktop(seven.map { (sam, $0) }, onScreen: nil)
-        XCTAssertEqual(calls().last, "--app-name=rChat -- rChat 7 new messages")
+        XCTAssertEqual(calls().last, "rChat: rChat 7 new messages")
         XCTAssertEqual(calls().count, 4)
         model.alertOnDesktop([(sam, try incoming("on screen"))], onScreen: sam)
         XCTAssertEqual(calls().count, 4, "never for the conversation on screen")

@@ -139,7 +139,7 @@ final class AlertPermissionTests: XCTestCase {
 }
 
 extension AlertPermissionTests {
-    /// Issue 26: where there is no desktop (no session bus or display, or no notify-send)
+    /// Issue 26: where there is no desktop (no session bus and no display)
     /// desktop alerts are never offered: no question at the first open, nothing stored.
     func testNeverAskedWithoutADesktop() {
         let model = notAskedYetWithoutADesktop()

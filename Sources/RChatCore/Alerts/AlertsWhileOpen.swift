@@ -17,7 +17,7 @@ extension AlertPolicy {
 
     /// Whether desktop alerts can be shown here, and may be.
     public enum Desktop: Sendable, CaseIterable {
-        /// No session bus and no display, or no `notify-send`: nothing to show them on.
+        /// No session bus and no display: nothing to show them on.
         case unavailable
         /// Not asked yet, or refused (`desktop-alerts off`).
         case notAllowed

@@ -11,7 +11,7 @@ extension ChatView {
     func askAlertPermissionOnce() {
         guard !alertPermissionConsidered, state.overlay == nil else { return }
         alertPermissionConsidered = true
-        // Without a desktop (no session bus or display, or no notify-send) they are never
+        // Without a desktop (no session bus and no display) they are never
         // offered: alerts there go to the terminal.
         guard settings.desktop != .unavailable, !model.alertPermissionAsked else { return }
         state.overlay = Overlay(kind: .alertPermission, title: "Desktop alerts", lines: [

@@ -71,7 +71,9 @@ public final class ChatView {
         applyMouseSetting()
         let owed = model.takeOwedAlerts()
         if !owed.isEmpty { say("While you were away: " + owed.joined(separator: state.glyphs.separator)) }
-        if let name = options.openAtStart, let summary = ContactNames.pick(name, from: state.conversations, name: \.name) {
+        if let requested = model.takeOpenRequest(), state.summary(requested) != nil {
+            open(requested)   // a clicked alert started this view (`rchat notify` asked for it)
+        } else if let name = options.openAtStart, let summary = ContactNames.pick(name, from: state.conversations, name: \.name) {
             open(summary.id)
         } else if let last = model.lastOpenConversation, state.conversations.contains(where: { $0.id == last }) {
             open(last)
