@@ -20,18 +20,13 @@ public enum Detached {
             process.arguments = Array(arguments.dropFirst())
         }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        var pipe: Pipe?
+        var reading: FileHandle?
         if let input {
-            // Written before the start, while this process still holds the reading end: a
-            // program that exits at once never raises SIGPIPE here. Small (an alert's name and
-            // line), so it fits in the pipe and never blocks.
-            guard input.count <= inputLimit else { return false }
-            pipe = Pipe()
-            guard (try? pipe?.fileHandleForWriting.write(contentsOf: input)) != nil else { return false }
-            try? pipe?.fileHandleForWriting.close()
+            guard let handle = filledPipe(input) else { return false }
+            reading = handle
         }
-        defer { try? pipe?.fileHandleForReading.close() }
-        process.standardInput = pipe ?? FileHandle.nullDevice
+        defer { try? reading?.close() }   // the program has its own copy
+        process.standardInput = reading ?? FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         return (try? process.run()) != nil
@@ -39,6 +34,25 @@ public enum Detached {
 
     /// The most `start` writes to a program's standard input (far below a pipe's 64 KiB).
     public static let inputLimit = 16_384
+
+    /// The reading end of a new pipe that holds `input`, then its end (the writing end is
+    /// closed). Written before the program starts, while this process holds the reading end:
+    /// a program that exits at once never raises SIGPIPE here; at most `inputLimit`, so it
+    /// fits in the pipe and never blocks. Both ends close on exec: no other program started
+    /// meanwhile keeps them (the one started here gets its standard input, a copy).
+    static func filledPipe(_ input: Data) -> FileHandle? {
+        guard input.count <= inputLimit else { return nil }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return nil }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let written = input.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) }
+        close(ends[1])
+        guard written == input.count else {
+            close(ends[0])
+            return nil
+        }
+        return FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
+    }
 
     /// A program by name (searched in `path`, a PATH list) or by path, if it can be run.
     public static func executable(_ name: String, path: String?) -> String? {
