@@ -6,13 +6,15 @@ import Glibc
 #endif
 
 /// Every command line on this machine that contains one of `secrets`, as "PID: ARGS"
-/// (`/proc/PID/cmdline`, which any local user may read); processes gone meanwhile are skipped.
-func commandLines(containing secrets: [String]) -> [String] {
-    let needles = secrets.map { Data($0.utf8) }
+/// (`/proc/PID/cmdline`, which any local user may read), but those that contain `ignoring`
+/// (the sender's `rchat send`, the test's own); processes gone meanwhile are skipped.
+func commandLines(containing secrets: [String], ignoring: String? = nil) -> [String] {
+    let needles = secrets.map { Data($0.utf8) }, ignored = ignoring.map { Data($0.utf8) }
     var found: [String] = []
     for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int32(entry) != nil {
         guard let cmdline = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
-              needles.contains(where: { cmdline.range(of: $0) != nil }) else { continue }
+              needles.contains(where: { cmdline.range(of: $0) != nil }),
+              ignored.map({ cmdline.range(of: $0) == nil }) ?? true else { continue }
         found.append("\(entry): " + String(decoding: cmdline.map { $0 == 0 ? 32 : $0 }, as: UTF8.self))
     }
     return found
@@ -76,6 +78,28 @@ final class AlertCommandLineTests: EngineTestCase {
         // Dismissed: the wait ends.
         try desktop.service.dismiss(shown[0].id)
         try world.eventually("the waiting alert ended", timeout: 10) { processes(withCommandLine: ["notify", home]).isEmpty }
+
+        // The same for a message arriving while `rchat sync` runs (started with this
+        // process's environment: the private bus). The sender's `rchat send` has the text in
+        // its command line, as its user typed it: not the alert's, not looked at.
+        let saved = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+        defer { if let saved { setenv("DBUS_SESSION_BUS_ADDRESS", saved, 1) } else { unsetenv("DBUS_SESSION_BUS_ADDRESS") } }
+        setenv("DBUS_SESSION_BUS_ADDRESS", desktop.address, 1)
+        let live = "the ferry at \(UUID().uuidString.prefix(8))"
+        let sender = world.box.path("mallory-home")
+        let liveWatcher = CommandLineWatcher(secrets: [name, live], ignoring: sender)
+        try world.startSync("alice")
+        let second = try world.send("mallory", to: "Alice", live)
+        try world.waitForStatus("mallory", "Alice", second, "Delivered")
+        try world.eventually("the live alert reached the desktop", timeout: 15) { desktop.notifications.count == 2 }
+        XCTAssertEqual(desktop.notifications.last.map { [$0.title, $0.body] }, [name, live])
+        let waitingLive = processes(withCommandLine: ["notify", home])
+        defer { for pid in waitingLive where kill(pid, 0) == 0 { kill(pid, SIGKILL) } }
+        XCTAssertEqual(waitingLive.count, 1)
+        XCTAssertEqual(liveWatcher.stop(), [], "never, while sync ran and the alert waits")
+        world.stopSync("alice")
+        try desktop.service.dismiss(desktop.notifications[1].id)
+        try world.eventually("the second waiting alert ended", timeout: 10) { processes(withCommandLine: ["notify", home]).isEmpty }
     }
 }
 
@@ -131,10 +155,10 @@ final class CommandLineWatcher: @unchecked Sendable {
     private var watching = true
     private var thread: Thread!
 
-    init(secrets: [String]) {
+    init(secrets: [String], ignoring: String? = nil) {
         thread = Thread { [self] in
             while lock.withLock({ watching }) {
-                let hits = commandLines(containing: secrets)
+                let hits = commandLines(containing: secrets, ignoring: ignoring)
                 if !hits.isEmpty { lock.withLock { found.formUnion(hits) } }
                 usleep(2_000)
             }
