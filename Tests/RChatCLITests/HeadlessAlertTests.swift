@@ -7,7 +7,7 @@ import Glibc
 
 /// Alerts from a running engine without a view: `rchat sync`, and the linger after the
 /// view quits, follow the check's policy (grouped, a summary after five, never twice).
-final class HeadlessAlertTests: EngineTestCase {
+final class HeadlessAlertTests: RecoveryTestCase {   // a reinstall: a resent message goes back to Sending on purpose
     /// The alert lines a sync wrote to standard error (desktop alerts are off here).
     func alertLines(_ person: String) -> [String] {
         world.syncLog(person).split(separator: "\n").map(String.init).filter {
