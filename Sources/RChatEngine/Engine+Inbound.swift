@@ -27,6 +27,8 @@ extension Engine {
         var keysDontMatch: [LiveConversation] = []
         /// Partial files written in this batch: fsynced before it commits.
         var partialFiles: [String: OpenFile] = [:]
+        /// Whose file each of them is: a sync that fails discards that file alone.
+        var partialOwners: [String: (LiveConversation, MessageRowID, session: [UInt8])] = [:]
         /// Files no longer needed once the batch committed (a partial file made whole).
         var filesToRemove: [String] = []
         /// Messages of this batch that came with a disappearing timer.
@@ -81,7 +83,7 @@ extension Engine {
                     after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(inbound.delivery.id)
                 }
                 try storeIncoming(&after, tx)
-                try syncPartialFiles(&after)
+                try syncPartialFiles(&after, tx)
             }
         }
         // Only while more is waiting: a lone batch (a message as it is sent) is synced here,
@@ -468,7 +470,7 @@ extension Engine {
             for message in messages {
                 switch message.content {
                 case .attachment(let attachment):
-                    try attachmentItemStored(conversation, id: message.id, attachment, tx)
+                    try attachmentItemStored(conversation, id: message.id, attachment, tx, &after.events)
                 case .control(.timerChanged(let timer, let counter)):
                     // Every side applies every change by the same rule, so both end on the same timer.
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {

@@ -51,8 +51,12 @@ extension Engine {
         let deadline = ticks + Double(settings.acknowledgementTimeoutSeconds)
         if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
                   let client = connections[conversation.relay]?.client {
+            // The receiver takes at most so many files from one contact at once
+            // (`IncomingFilePolicy`): a file starts once fewer are ahead of it, not yet taken whole.
+            let startable = Set(items.filter(\.content.isAttachment).prefix(IncomingFilePolicy.maximumMovingPerContact).map(\.message))
             for item in dueItems {
                 if item.content.isAttachment {
+                    guard startable.contains(item.message) else { continue }
                     conversation.roomRefused.remove(item.message)  // tried again now
                     guard try sendAttachment(item, conversation, &saved, keys: keys, client: client, deadline: deadline) else { break }
                     continue
