@@ -17,10 +17,12 @@ final class AttachmentClaimTests: RelayEngineTestCase {
                                                         key: key.withBytes { Array(UnsafeBufferPointer(start: $0, count: key.count)) })).encoded()
     }
 
-    func storeBytes(_ service: AccountService) -> Int {
-        [Store.fileName, Store.fileName + "-wal"].reduce(0) { total, name in
-            total + ((try? FileManager.default.attributesOfItem(atPath: service.locations.home + "/" + name)[.size] as? Int) ?? 0)
-        }
+    /// The database's size as of its last commit (its pages, whether in the file or still
+    /// in the WAL): what it holds, however the WAL happens to be checkpointed.
+    func storeBytes(_ service: AccountService) throws -> Int64 {
+        let pages = try XCTUnwrap(try service.store.database.queryOne("PRAGMA page_count")).int64(at: 0)
+        let size = try XCTUnwrap(try service.store.database.queryOne("PRAGMA page_size")).int64(at: 0)
+        return pages * size
     }
 
     func waitForLog(_ line: String, count: Int = 1) throws {
@@ -28,12 +30,13 @@ final class AttachmentClaimTests: RelayEngineTestCase {
     }
 
     /// Twenty one-line "files", each declaring 2^40 bytes and followed by a chunk of the
-    /// length such a file's chunk has: the store grows by less than 1 MiB (it grew by 40 MiB
-    /// and more, a 2.2 MB bitmap per file, rewritten with each chunk), nothing is written to
+    /// length such a file's chunk has: the database grows by less than 256 KiB (before
+    /// ranges, each file was a 2.2 MB bitmap, and each chunk wrote one again: the store's
+    /// files, with the WAL, grew by 76 MB), nothing is written to
     /// disk for them, each has its row, and Sam's next message arrives as ever.
     func testTwentyFilesClaimingATerabyteEachBarelyGrowTheStore() throws {
         let (alice, engine, send) = try hostileSamMeetsAlice()
-        let before = storeBytes(alice)
+        let before = try storeBytes(alice)
         var chunk = ByteWriter()
         chunk.u32(1)
         chunk.raw([UInt8](repeating: 0x5A, count: FileStream.cipherChunkBytes))
@@ -45,9 +48,9 @@ final class AttachmentClaimTests: RelayEngineTestCase {
         let hello = MessageID.random()
         try send(.message, hello, MessageContent.text("after the claims").encoded())
         try untilDeadline("Sam's message after the claims", seconds: 60) { try self.messages(alice, "Sam").contains { $0.id == hello } }
-        let grown = storeBytes(alice) - before
-        print("twenty claims of 2^40 bytes grew the store by \(grown) bytes")
-        XCTAssertLessThan(grown, 1 << 20, "the store grew by \(grown) bytes")
+        let grown = try storeBytes(alice) - before
+        print("twenty claims of 2^40 bytes grew the database by \(grown) bytes")
+        XCTAssertLessThan(grown, 256 << 10, "the store grew by \(grown) bytes")
         let refused = try rows(alice, "Sam").map(\.text).filter { $0.contains("over your limit") }
         XCTAssertEqual(refused.count, 20, "\(refused)")
         XCTAssertEqual(refused.first, "Sam offered line1.txt (1.0 TB), over your limit of 2048 MB; it was not downloaded (rchat settings max-incoming-mb N changes the limit).")
@@ -56,6 +59,25 @@ final class AttachmentClaimTests: RelayEngineTestCase {
         let files = try messages(alice, "Sam").filter { if case .attachment = $0.content { true } else { false } }
         XCTAssertEqual(files.count, 20)
         XCTAssertTrue(files.allSatisfy { $0.transfer == .discarded(reason: "it is over your limit of 2048 MB, so it was not downloaded") })
+        XCTAssertTrue(engine.stop())
+    }
+
+    /// With the limit at its largest, a file that claims more than the disk has free (real
+    /// `statvfs`, less the 64 MiB margin) is refused with a row before anything is written.
+    func testAFileLargerThanTheFreeDiskIsRefused() throws {
+        let (alice, engine, send) = try hostileSamMeetsAlice { try $0.setSetting(.maxIncoming, "1048576") }
+        let free = try XCTUnwrap(AttachmentFiles(home: alice.locations.home).freeBytes())
+        let size = free + (1 << 30)
+        guard size <= Attachment.maximumSize else { throw XCTSkip("this disk has more free than a file can claim") }
+        let id = MessageID.random()
+        try send(.message, id, try claim("disk.img", size: size))
+        try waitForLog("a file from Sam was refused")
+        let row = try XCTUnwrap(try rows(alice, "Sam").first?.text)
+        XCTAssertTrue(row.hasPrefix("Sam offered disk.img (") && row.contains("), more than this disk can take (")
+                      && row.hasSuffix(" free); it was not downloaded."), row)
+        XCTAssertEqual(try messages(alice, "Sam").first { $0.id == id }?.transfer,
+                       .discarded(reason: "the disk had no room for it, so it was not downloaded"))
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: alice.locations.home + "/files/partial")) ?? [], [])
         XCTAssertTrue(engine.stop())
     }
 

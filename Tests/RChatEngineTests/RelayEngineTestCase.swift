@@ -184,10 +184,12 @@ class RelayEngineTestCase: XCTestCase {
     /// Alice's running engine, and Sam's keys in a raw client of the relay protocol (starting
     /// over) in a session with it: `send` seals what it is given, in order, as Sam's engine
     /// would never send it.
-    func hostileSamMeetsAlice() throws -> (alice: AccountService, engine: EngineThread,
-                                           send: (EnvelopeKind, MessageID, [UInt8]) throws -> Void) {
+    /// `prepare` runs on Alice's account before her engine starts (settings, say).
+    func hostileSamMeetsAlice(prepare: (AccountService) throws -> Void = { _ in }) throws
+        -> (alice: AccountService, engine: EngineThread, send: (EnvelopeKind, MessageID, [UInt8]) throws -> Void) {
         let address = try startRelay()
         let alice = try account("Alice", relay: address)
+        try prepare(alice)
         let sam = try account("Sam", relay: address)
         let samIdentity = try sam.identity(), aliceIdentity = try alice.identity()
         _ = try alice.addContact(samIdentity.contactCode(device: sam.device), name: nil)
