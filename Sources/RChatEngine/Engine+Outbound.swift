@@ -117,6 +117,9 @@ extension Engine {
         var receiptsSettled = false
         var ready: [LiveConversation] = []
         var roomRefusedNow: Set<ContactID> = []
+        // Conversations with a file now taken whole: one waiting behind the bound of files
+        // at once (`IncomingFilePolicy`) may start.
+        var filesTakenWhole: Set<ContactID> = []
         try AccountService.wrap {
             try store.transaction { tx in
                 // Sent: the relay took these messages. Raised together after the loop.
@@ -223,7 +226,9 @@ extension Engine {
                     }
                 }
                 if !chunksTaken.isEmpty || !attachmentItems.isEmpty {
-                    taken += try attachmentsTaken(chunks: chunksTaken, items: attachmentItems, tx, &events)
+                    let whole = try attachmentsTaken(chunks: chunksTaken, items: attachmentItems, tx, &events)
+                    taken += whole
+                    filesTakenWhole.formUnion(whole.compactMap { takenFor[$0] })
                 }
                 // A disappearing message's clock starts when it is sent: when the relay took it.
                 try tx.startExpiry(messages: taken, at: t)
@@ -239,6 +244,9 @@ extension Engine {
             if let c = conversations[contactID] { noteUploadWaits(c, Array(c.roomRefused)) }
         }
         for conversation in ready { try sessionReady(conversation) }
+        for contactID in filesTakenWhole {
+            if let c = conversations[contactID] { try flushOutbox(c) }
+        }
         // More may be owed than one flush takes (a long backlog): go on at once.
         if receiptsSettled { scheduleReceipts(urgent: true) }
     }

@@ -40,6 +40,22 @@ extension AttachmentTests {
         XCTAssertTrue(world.syncLog("alice").contains("a file from Sam was refused"), world.diagnostics())
     }
 
+    /// A stock sender keeps to the receiver's bound of 16 files arriving at once: twenty
+    /// files queued while Alice's sync was stopped all go when it starts and arrive whole,
+    /// none refused, the last ones starting as the first are taken whole by the relay.
+    func testTwentyFilesSentAtOnceAllArrive() throws {
+        try chattingPair()
+        world.stopSync("alice")
+        var ids: [String] = []
+        for n in 1...20 {
+            let (path, _) = try randomFile("photo\(n).bin", bytes: 70_000 + n)
+            ids.append(try sendFile("alice", to: "Sam", path))
+        }
+        try world.startSync("alice")
+        for id in ids { try world.waitForStatus("alice", "Sam", id, "Delivered", timeout: 60) }
+        XCTAssertEqual(try world.rows("sam", "Alice").map(\.text), [], "none refused")
+    }
+
     /// Alice's sync runs under an 8 MiB file-size limit (twice what SQLite's WAL reaches
     /// before its checkpoint) while a 12 MiB file from Sam and a
     /// message from Bob wait at the relay: the file is discarded with a row and its partial
