@@ -185,7 +185,7 @@ extension Engine {
         // What the contact declares is checked before anything is written for it.
         let decision = IncomingFilePolicy.decide(
             size: attachment.size, limitMB: UInt64(settings.maxIncomingMB), moving: try tx.incomingFilesMoving(contact: contact.id),
-            reserved: UInt64(try tx.incomingChunksOutstanding()) * UInt64(FileStream.plainChunkBytes),
+            reserved: UInt64(try tx.incomingChunksOutstanding(contact: contact.id)) * UInt64(FileStream.plainChunkBytes),
             free: AttachmentFiles(home: account.locations.home).freeBytes())
         if let stored = try tx.attachment(message: message.rowID) {
             // Sent again after it was discarded: from nothing, if it may come now.

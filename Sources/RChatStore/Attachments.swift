@@ -138,12 +138,13 @@ extension StoreAccess {
             """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0)
     }
 
-    /// The chunks every file arriving (of any contact) has still to decrypt: what the disk
-    /// must still take for them, in chunks.
-    public func incomingChunksOutstanding() throws -> Int64 {
+    /// The chunks `contact`'s files arriving have still to decrypt: what the disk must still
+    /// take for them, in chunks.
+    public func incomingChunksOutstanding(contact: ContactID) throws -> Int64 {
         try database.queryOne("""
-            SELECT coalesce(sum(chunk_count - next_chunk), 0) FROM attachments WHERE direction = 'in' AND state = 'moving'
-            """)?.int64(at: 0) ?? 0
+            SELECT coalesce(sum(a.chunk_count - a.next_chunk), 0) FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
+            WHERE m.contact_id = ? AND a.direction = 'in' AND a.state = 'moving'
+            """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
     }
 
     /// Incoming files not whole yet, of `contact`.

@@ -63,20 +63,31 @@ final class AttachmentClaimTests: RelayEngineTestCase {
     }
 
     /// With the limit at its largest, a file that claims more than the disk has free (real
-    /// `statvfs`, less the 64 MiB margin) is refused with a row before anything is written.
+    /// `statvfs`, less the 64 MiB margin) is refused with a row before anything is written,
+    /// and so is one that fits alone but not beside what the contact's file arriving still
+    /// needs.
     func testAFileLargerThanTheFreeDiskIsRefused() throws {
         let (alice, engine, send) = try hostileSamMeetsAlice { try $0.setSetting(.maxIncoming, "1048576") }
         let free = try XCTUnwrap(AttachmentFiles(home: alice.locations.home).freeBytes())
-        let size = free + (1 << 30)
-        guard size <= Attachment.maximumSize else { throw XCTSkip("this disk has more free than a file can claim") }
-        let id = MessageID.random()
-        try send(.message, id, try claim("disk.img", size: size))
-        try waitForLog("a file from Sam was refused")
-        let row = try XCTUnwrap(try rows(alice, "Sam").first?.text)
-        XCTAssertTrue(row.hasPrefix("Sam offered disk.img (") && row.contains("), more than this disk can take (")
-                      && row.hasSuffix(" free); it was not downloaded."), row)
-        XCTAssertEqual(try messages(alice, "Sam").first { $0.id == id }?.transfer,
-                       .discarded(reason: "the disk had no room for it, so it was not downloaded"))
+        guard free + (1 << 30) <= Attachment.maximumSize else { throw XCTSkip("this disk has more free than a file can claim") }
+        guard free > 4 << 30 else { throw XCTSkip("half of this disk's free space is too little to fit a file of it and the margin") }
+        let half = free / 2 + (1 << 30)
+        let (first, second, whole) = (MessageID.random(), MessageID.random(), MessageID.random())
+        try send(.message, first, try claim("half.img", size: half))
+        try send(.message, second, try claim("other-half.img", size: half))
+        try send(.message, whole, try claim("disk.img", size: free + (1 << 30)))
+        try waitForLog("a file from Sam was refused", count: 2)
+        let rows = try rows(alice, "Sam").map(\.text)
+        XCTAssertEqual(rows.count, 2, "\(rows)")
+        for (row, name) in zip(rows, ["other-half.img", "disk.img"]) {
+            XCTAssertTrue(row.hasPrefix("Sam offered \(name) (") && row.contains("), more than this disk can take (")
+                          && row.hasSuffix(" free); it was not downloaded."), row)
+        }
+        let transfers = Dictionary(uniqueKeysWithValues: try messages(alice, "Sam").map { ($0.id, $0.transfer) })
+        XCTAssertEqual(transfers[first], .moving(done: 0), "it fits alone")
+        for id in [second, whole] {
+            XCTAssertEqual(transfers[id], .discarded(reason: "the disk had no room for it, so it was not downloaded"))
+        }
         XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: alice.locations.home + "/files/partial")) ?? [], [])
         XCTAssertTrue(engine.stop())
     }

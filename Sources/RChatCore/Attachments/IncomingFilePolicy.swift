@@ -8,8 +8,11 @@
 ///   wait: chunks come in the one ordered stream of the conversation, so holding back one
 ///   file's chunks at the relay would hold back every message behind them, and chunks
 ///   dropped while a file waited would have to be asked for again.
-/// - Not fitting the free disk, with what the files arriving still need and a margin:
-///   refused (`free` nil: the disk could not be asked, and the write decides).
+/// - Not fitting the free disk, with what the contact's files arriving still need and a
+///   margin: refused (`free` nil: the disk could not be asked, and the write decides). Only
+///   the same contact's files count, so that offers one contact never completes cannot
+///   make another's refused; files of several contacts that together overfill the disk
+///   meet the write's ENOSPC, which discards the one it hit.
 ///
 /// A refused file is recorded as discarded with a row; its chunks are acknowledged and dropped.
 public enum IncomingFilePolicy {
@@ -25,8 +28,8 @@ public enum IncomingFilePolicy {
         case noRoom(freeBytes: UInt64)
     }
 
-    /// `moving`: the contact's files still arriving; `reserved`: what every file arriving
-    /// (of any contact) still needs on the disk; `free`: what the disk has for this user.
+    /// `moving`: the contact's files still arriving; `reserved`: what they still need on
+    /// the disk; `free`: what the disk has for this user.
     public static func decide(size: UInt64, limitMB: UInt64, moving: Int, reserved: UInt64, free: UInt64?) -> Decision {
         let limit = limitMB.multipliedReportingOverflow(by: AttachmentLimits.bytesPerMB)
         if !limit.overflow, size > limit.partialValue { return .overLimit(limitMB: limitMB) }
