@@ -329,8 +329,12 @@ extension Engine {
             guard stored.nextChunk < count, stored.chunks.contains(stored.nextChunk) else { break }
             let next = stored.nextChunk
             let length = FileStream.plainBytes(ofChunk: next, size: attachment.size) + FileStream.overheadBytes
-            cipher = try ahead().read(count: length, at: Int64(next) * Int64(FileStream.cipherChunkBytes))
-            guard cipher.count == length else { throw .io("a chunk that waited for its turn is missing from its file") }
+            // Not there to read back: the file cannot be read (and is asked for again), unlike
+            // one that cannot be written (`Discard`).
+            do { cipher = try ahead().read(count: length, at: Int64(next) * Int64(FileStream.cipherChunkBytes)) } catch {
+                throw .crypto("a chunk that waited for its turn cannot be read back: \(error)")
+            }
+            guard cipher.count == length else { throw .crypto("a chunk that waited for its turn is missing from its file") }
         }
         stored.streamState = decryptor.stateBytes
         stored.hashState = hash.stateBytes
