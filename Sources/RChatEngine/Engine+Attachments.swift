@@ -179,7 +179,7 @@ extension Engine {
     /// A message item that is an attachment was stored (or came again): its file record,
     /// or, if it was discarded before, a fresh start (the sender resent it).
     func attachmentItemStored(_ conversation: LiveConversation, id: MessageID, _ attachment: Attachment,
-                              _ tx: StoreTransaction, _ events: inout [ChatEvent]) throws {
+                              _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let contact = conversation.contact
         guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming else { return }
         // What the contact declares is checked before anything is written for it.
@@ -200,7 +200,41 @@ extension Engine {
         log("a file from \(contact.name) was refused: \(decision)")
         try tx.discardReceiving(message: message.rowID, reason: reason)
         _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded, text: row, action: nil, messageIDs: [id], at: now)
-        events.append(.rowAdded(conversation: contact.id.conversation))
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        after.refusals.append((conversation, id, decision))
+    }
+
+    /// After a durable batch: tells the sender its file was not taken in, and why. Best
+    /// effort, as progress reports are: without it the sender's copy is just as true (Sent,
+    /// never Delivered), only silent about why.
+    func tellFileRefused(_ id: MessageID, _ decision: IncomingFilePolicy.Decision, _ conversation: LiveConversation) {
+        guard let (why, figure) = IncomingFilePolicy.wire(decision), conversation.canSend, var saved = conversation.saved,
+              saved.peerHoldsSendingSession, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+        var body = ByteWriter(capacity: 9)
+        body.u8(why)
+        body.u64(figure)
+        let envelope = Envelope.seal(kind: .fileRefused, messageID: id, sequence: sequence, body: body.bytes, keys: keys,
+                                     conversation: conversation.secret)
+        conversation.saved = saved
+        let frame = LinkFrame.envelope(envelope)
+        _ = try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))
+    }
+
+    /// The contact did not take in a file this side sent: a row says why, once.
+    func fileRefused(_ body: [UInt8], id: MessageID, in conversation: LiveConversation, _ tx: StoreTransaction,
+                     _ after: inout AfterCommit) throws {
+        let contact = conversation.contact
+        var r = ByteReader(body)
+        guard let why = try? r.u8(), let figure = try? r.u64(), let decision = IncomingFilePolicy.refusal(why: why, figure: figure),
+              let message = try tx.message(contact: contact.id, id: id), message.direction == .outgoing,
+              case .attachment(let attachment) = message.content,
+              let text = IncomingFilePolicy.senderRow(decision, name: attachment.name, contact: contact.name) else {
+            return rejectForged("a file refusal from \(contact.name) for no file sent to them")
+        }
+        guard try tx.systemRowPosition(contact: contact.id, kind: .fileRefused(id), since: 0) == nil else { return }
+        log("\(contact.name) did not take in a file: \(decision)")
+        _ = try tx.addSystemRow(contact: contact.id, kind: .fileRefused(id), text: text, action: nil, messageIDs: [id], at: now)
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
     }
 
     /// One chunk of a file being received. In its turn it is decrypted at once and its

@@ -16,7 +16,8 @@ extension AttachmentTests {
 
     /// Sam's stock client sends a file of 3 MB; Alice takes at most 1 MB: a row says so,
     /// nothing of it is written, its chunks are acknowledged and dropped (the relay holds
-    /// nothing of it), and Sam's copy is Sent, never Delivered, with nothing left queued.
+    /// nothing of it), and Sam's copy is Sent, never Delivered, with nothing left queued; a
+    /// row tells Sam why.
     func testAFileOverTheReceiversLimitIsRefusedWithARowAndNothingWritten() throws {
         try chattingPair()
         try world.expectSuccess(world.box.rchat("alice", ["settings", "max-incoming-mb", "1"]))
@@ -38,6 +39,7 @@ extension AttachmentTests {
         XCTAssertEqual(theirs["received"] as? Int ?? 0, 0)
         XCTAssertNil(theirs["path"] as? String)
         XCTAssertTrue(world.syncLog("alice").contains("a file from Sam was refused"), world.diagnostics())
+        XCTAssertEqual(try world.rows("sam", "Alice").map(\.text), ["Alice did not download huge.iso: it is over their limit of 1 MB."])
     }
 
     /// A stock sender keeps to the receiver's bound of 16 files arriving at once: twenty

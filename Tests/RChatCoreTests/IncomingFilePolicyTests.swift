@@ -23,6 +23,28 @@ final class IncomingFilePolicyTests: XCTestCase {
         XCTAssertEqual(decide(100, reserved: .max, free: nil), .accept, "a disk that cannot be asked: the write decides")
     }
 
+    /// What the receiver tells the sender comes back as the same refusal, and says why in
+    /// the sender's row; what this version does not know is nothing.
+    func testTheRefusalOnTheWireAndTheSendersRow() {
+        let refusals: [IncomingFilePolicy.Decision] = [.overLimit(limitMB: 2048), .tooMany(moving: 16), .noRoom(freeBytes: 5 * mb)]
+        for decision in refusals {
+            let (why, figure) = try! XCTUnwrap(IncomingFilePolicy.wire(decision))
+            XCTAssertEqual(IncomingFilePolicy.refusal(why: why, figure: figure), decision)
+        }
+        XCTAssertEqual(refusals.compactMap { IncomingFilePolicy.wire($0)?.why }, [1, 2, 3])
+        XCTAssertNil(IncomingFilePolicy.wire(.accept))
+        XCTAssertNil(IncomingFilePolicy.refusal(why: 0, figure: 1))
+        XCTAssertNil(IncomingFilePolicy.refusal(why: 4, figure: 1))
+        XCTAssertNil(IncomingFilePolicy.refusal(why: 2, figure: .max))
+        XCTAssertEqual(IncomingFilePolicy.senderRow(.overLimit(limitMB: 1), name: "a.iso", contact: "Alice"),
+                       "Alice did not download a.iso: it is over their limit of 1 MB.")
+        XCTAssertEqual(IncomingFilePolicy.senderRow(.tooMany(moving: 16), name: "b.jpg", contact: "Alice"),
+                       "Alice did not download b.jpg: too many of your files were arriving there at once.")
+        XCTAssertEqual(IncomingFilePolicy.senderRow(.noRoom(freeBytes: 0), name: "c.mov", contact: "Alice"),
+                       "Alice did not download c.mov: their disk had no room for it.")
+        XCTAssertNil(IncomingFilePolicy.senderRow(.accept, name: "d", contact: "Alice"))
+    }
+
     func testTheRowsAndReasons() {
         XCTAssertEqual(IncomingFilePolicy.row(.overLimit(limitMB: 2048), name: "a.iso", size: 3 << 40, contact: "Sam"),
                        "Sam offered a.iso (3.0 TB), over your limit of 2048 MB; it was not downloaded (rchat settings max-incoming-mb N changes the limit).")

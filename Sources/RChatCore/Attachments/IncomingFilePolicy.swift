@@ -67,6 +67,37 @@ public enum IncomingFilePolicy {
         }
     }
 
+    /// A refusal as the receiver tells the sender (envelope kind 12, `fileRefused`): why, and
+    /// its figure; nil for `accept`.
+    public static func wire(_ decision: Decision) -> (why: UInt8, figure: UInt64)? {
+        switch decision {
+        case .accept: nil
+        case .overLimit(let limitMB): (1, limitMB)
+        case .tooMany(let moving): (2, UInt64(moving))
+        case .noRoom(let free): (3, free)
+        }
+    }
+
+    /// What `wire` made; nil for a reason this version does not know.
+    public static func refusal(why: UInt8, figure: UInt64) -> Decision? {
+        switch why {
+        case 1: .overLimit(limitMB: figure)
+        case 2: figure <= UInt64(Int.max) ? .tooMany(moving: Int(figure)) : nil
+        case 3: .noRoom(freeBytes: figure)
+        default: nil
+        }
+    }
+
+    /// The sender's row when `contact` refused its file called `name`; nil for `accept`.
+    public static func senderRow(_ decision: Decision, name: String, contact: String) -> String? {
+        switch decision {
+        case .accept: nil
+        case .overLimit(let limitMB): "\(contact) did not download \(name): it is over their limit of \(limitMB) MB."
+        case .tooMany: "\(contact) did not download \(name): too many of your files were arriving there at once."
+        case .noRoom: "\(contact) did not download \(name): their disk had no room for it."
+        }
+    }
+
     /// The row for a file whose chunk could not be written (`reason`: the system's, such as
     /// "No space left on device").
     public static func writeFailedRow(name: String, contact: String, reason: String) -> String {
