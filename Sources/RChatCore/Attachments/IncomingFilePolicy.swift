@@ -14,7 +14,8 @@
 ///   make another's refused; files of several contacts that together overfill the disk
 ///   meet the write's ENOSPC, which discards the one it hit.
 ///
-/// A refused file is recorded as discarded with a row; its chunks are acknowledged and dropped.
+/// A refused file is recorded as discarded with a row; its chunks are acknowledged and
+/// dropped, and the sender is told why (`wire`, envelope kind 12) for a row of its own.
 public enum IncomingFilePolicy {
     public static let defaultMaximumMB: UInt64 = 2048
     public static let maximumMovingPerContact = 16
