@@ -33,6 +33,15 @@ struct AttachmentFiles {
         return path
     }
 
+    /// What the disk holding the home has free for this user (`statvfs`: blocks available
+    /// to a user who is not root); nil when it cannot be asked.
+    func freeBytes() -> UInt64? {
+        var st = statvfs()
+        guard statvfs(home, &st) == 0 else { return nil }
+        let (bytes, overflow) = UInt64(st.f_bavail).multipliedReportingOverflow(by: UInt64(st.f_frsize))
+        return overflow ? .max : bytes
+    }
+
     /// A free name for `name` in the folder (relative path), numbered on a clash.
     func freeName(_ name: String, in folder: String) -> String {
         let taken = { (candidate: String) in PrivateFiles.exists(self.absolute("\(folder)/\(candidate)")) }
@@ -124,6 +133,11 @@ final class OpenFile {
     }
 
     func sync() throws(EngineError) {
-        guard fsync(fd) == 0 else { throw .io("cannot sync \(path): \(String(cString: strerror(errno)))") }
+        if let failure = syncFailure() { throw .io(failure) }
+    }
+
+    /// `sync`'s failure in words (nil: on disk).
+    func syncFailure() -> String? {
+        fsync(fd) == 0 ? nil : "cannot sync \(path): \(String(cString: strerror(errno)))"
     }
 }

@@ -179,14 +179,62 @@ extension Engine {
     /// A message item that is an attachment was stored (or came again): its file record,
     /// or, if it was discarded before, a fresh start (the sender resent it).
     func attachmentItemStored(_ conversation: LiveConversation, id: MessageID, _ attachment: Attachment,
-                              _ tx: StoreTransaction) throws {
-        guard let message = try tx.message(contact: conversation.contact.id, id: id), message.direction == .incoming else { return }
+                              _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let contact = conversation.contact
+        guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming else { return }
+        // What the contact declares is checked before anything is written for it.
+        let decision = IncomingFilePolicy.decide(
+            size: attachment.size, limitMB: UInt64(settings.maxIncomingMB), moving: try tx.incomingFilesMoving(contact: contact.id),
+            reserved: UInt64(try tx.incomingChunksOutstanding(contact: contact.id)) * UInt64(FileStream.plainChunkBytes),
+            free: AttachmentFiles(home: account.locations.home).freeBytes())
         if let stored = try tx.attachment(message: message.rowID) {
-            if case .discarded = stored.state { try tx.restartReceiving(message: message.rowID) }
+            // Sent again after it was discarded: from nothing, if it may come now.
+            if case .discarded = stored.state, decision == .accept { try tx.restartReceiving(message: message.rowID) }
             return
         }
         try tx.insertIncomingAttachment(message: message.rowID, chunkCount: FileStream.chunkCount(size: attachment.size),
-                                        workFile: "\(AttachmentFiles.partial)/\(conversation.contact.id.rawValue)-\(id.hex).part")
+                                        workFile: "\(AttachmentFiles.partial)/\(contact.id.rawValue)-\(id.hex).part")
+        guard let row = IncomingFilePolicy.row(decision, name: attachment.name, size: attachment.size, contact: contact.name),
+              let reason = IncomingFilePolicy.reason(decision) else { return }
+        // Refused: recorded as discarded, so its chunks are acknowledged and dropped as they come.
+        log("a file from \(contact.name) was refused: \(decision)")
+        try tx.discardReceiving(message: message.rowID, reason: reason)
+        _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded, text: row, action: nil, messageIDs: [id], at: now)
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        after.refusals.append((conversation, id, decision))
+    }
+
+    /// After a durable batch: tells the sender its file was not taken in, and why. Best
+    /// effort, as progress reports are: without it the sender's copy is just as true (Sent,
+    /// never Delivered), only silent about why.
+    func tellFileRefused(_ id: MessageID, _ decision: IncomingFilePolicy.Decision, _ conversation: LiveConversation) {
+        guard let (why, figure) = IncomingFilePolicy.wire(decision), conversation.canSend, var saved = conversation.saved,
+              saved.peerHoldsSendingSession, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+        var body = ByteWriter(capacity: 9)
+        body.u8(why)
+        body.u64(figure)
+        let envelope = Envelope.seal(kind: .fileRefused, messageID: id, sequence: sequence, body: body.bytes, keys: keys,
+                                     conversation: conversation.secret)
+        conversation.saved = saved
+        let frame = LinkFrame.envelope(envelope)
+        _ = try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))
+    }
+
+    /// The contact did not take in a file this side sent: a row says why, once.
+    func fileRefused(_ body: [UInt8], id: MessageID, in conversation: LiveConversation, _ tx: StoreTransaction,
+                     _ after: inout AfterCommit) throws {
+        let contact = conversation.contact
+        var r = ByteReader(body)
+        guard let why = try? r.u8(), let figure = try? r.u64(), let decision = IncomingFilePolicy.refusal(why: why, figure: figure),
+              let message = try tx.message(contact: contact.id, id: id), message.direction == .outgoing,
+              case .attachment(let attachment) = message.content,
+              let text = IncomingFilePolicy.senderRow(decision, name: attachment.name, contact: contact.name) else {
+            return rejectForged("a file refusal from \(contact.name) for no file sent to them")
+        }
+        guard try tx.systemRowPosition(contact: contact.id, kind: .fileRefused(id), since: 0) == nil else { return }
+        log("\(contact.name) did not take in a file: \(decision)")
+        _ = try tx.addSystemRow(contact: contact.id, kind: .fileRefused(id), text: text, action: nil, messageIDs: [id], at: now)
+        after.events.append(.rowAdded(conversation: contact.id.conversation))
     }
 
     /// One chunk of a file being received. In its turn it is decrypted at once and its
@@ -231,20 +279,25 @@ extension Engine {
             let path = files.absolute(relative)
             let file = PrivateFiles.exists(path) ? try OpenFile.openOwn(path, writable: true) : try OpenFile.create(path)
             after.partialFiles[relative] = file
+            after.partialOwners[relative] = (conversation, message.rowID, session)
             return file
         }
         let ahead = workFile + ".ahead"
         stored.chunks.insert(index)
         chunksWrittenThisRun[message.rowID, default: 0] += 1
-        if index == stored.nextChunk {
-            do {
+        // A chunk that does not decrypt: the file cannot be read, and the sender is told. One
+        // that cannot be written (the disk is full, a file-size limit): that file is given up
+        // here, and the batch — every other conversation's messages — commits as ever.
+        do {
+            if index == stored.nextChunk {
                 try decryptInTurn(&stored, first: chunk, attachment, plain: open(workFile), ahead: { () throws(EngineError) in try open(ahead) })
-            } catch {
-                try discardIncoming(message, attachment, stored, reason: error, session: session, in: conversation, tx, &after)
-                return
+            } else {
+                try open(ahead).write(chunk, at: Int64(index) * Int64(FileStream.cipherChunkBytes))
             }
-        } else {
-            try open(ahead).write(chunk, at: Int64(index) * Int64(FileStream.cipherChunkBytes))
+        } catch EngineError.io(let text) {
+            return try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: conversation, tx, &after)
+        } catch {
+            return try discardIncoming(message, attachment, stored, .unreadable(error), session: session, in: conversation, tx, &after)
         }
         try tx.updateProgress(stored)
         after.fileProgress[message.rowID] = (conversation, id, stored.chunks.doneCount, stored.chunks.isComplete)
@@ -252,8 +305,21 @@ extension Engine {
             after.events.append(.transferMoved(conversation: contact.id.conversation, id: id))
         }
         if stored.nextChunk == stored.chunks.count {
-            try finishIncoming(message, attachment, stored, plain: open(workFile), session: session, in: conversation, tx, &after)
+            do {
+                try finishIncoming(message, attachment, stored, plain: open(workFile), session: session, in: conversation, tx, &after)
+            } catch EngineError.io(let text) {
+                after.fileProgress[message.rowID] = nil
+                try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: conversation, tx, &after)
+            }
         }
+    }
+
+    /// Why a file being received is discarded.
+    enum Discard {
+        /// A chunk did not decrypt, or the hash did not match: the sender is told, to send it again.
+        case unreadable(Error)
+        /// Writing or syncing it failed (`EngineError.io`'s text, ending in the system's reason).
+        case unwritable(String)
     }
 
     /// Decrypts `first` (chunk `stored.nextChunk`) and then every chunk that waited ahead of
@@ -297,8 +363,12 @@ extension Engine {
             guard stored.nextChunk < count, stored.chunks.contains(stored.nextChunk) else { break }
             let next = stored.nextChunk
             let length = FileStream.plainBytes(ofChunk: next, size: attachment.size) + FileStream.overheadBytes
-            cipher = try ahead().read(count: length, at: Int64(next) * Int64(FileStream.cipherChunkBytes))
-            guard cipher.count == length else { throw .io("a chunk that waited for its turn is missing from its file") }
+            // Not there to read back: the file cannot be read (and is asked for again), unlike
+            // one that cannot be written (`Discard`).
+            do { cipher = try ahead().read(count: length, at: Int64(next) * Int64(FileStream.cipherChunkBytes)) } catch {
+                throw .crypto("a chunk that waited for its turn cannot be read back: \(error)")
+            }
+            guard cipher.count == length else { throw .crypto("a chunk that waited for its turn is missing from its file") }
         }
         stored.streamState = decryptor.stateBytes
         stored.hashState = hash.stateBytes
@@ -311,7 +381,7 @@ extension Engine {
                                 _ after: inout AfterCommit) throws {
         guard let state = stored.hashState, let hash = StreamingHash(stateBytes: state),
               constantTimeEqual(hash.finish(), attachment.contentHash) else {
-            return try discardIncoming(message, attachment, stored, reason: EngineError.crypto("the file's hash does not match"),
+            return try discardIncoming(message, attachment, stored, .unreadable(EngineError.crypto("the file's hash does not match")),
                                        session: session, in: conversation, tx, &after)
         }
         let files = AttachmentFiles(home: account.locations.home)
@@ -332,8 +402,10 @@ extension Engine {
 
     /// A file that cannot be read (a chunk that does not decrypt, a hash that does not
     /// match): nothing of it is kept, a row says so, and its id is reported as could not be
-    /// read, so the sender's recovery sends it again.
-    private func discardIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, reason error: Error,
+    /// read, so the sender's recovery sends it again. One that cannot be written: nothing of
+    /// it is kept either (the partial file goes, giving its space back) and a row says why;
+    /// the sender is not asked again (on a full disk it would only fill it again).
+    private func discardIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, _ why: Discard,
                                  session: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
                                  _ after: inout AfterCommit) throws {
         let contact = conversation.contact
@@ -343,20 +415,45 @@ extension Engine {
             after.partialFiles[workFile + ".ahead"] = nil
             after.filesToRemove += [files.absolute(workFile), files.absolute(workFile + ".ahead")]
         }
-        log("a file from \(contact.name) was discarded: \(error)")
-        try tx.discardReceiving(message: message.rowID, reason: "it did not match what \(contact.name) sent")
-        _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded,
-                                text: "\(attachment.name) from \(contact.name) could not be read and was discarded. \(contact.name) has been told, so they can send it again.",
-                                action: nil, messageIDs: [message.id], at: now)
-        _ = try tx.recordUndecryptable(contact: contact.id, id: message.id, session: session, at: now)
+        switch why {
+        case .unreadable(let error):
+            log("a file from \(contact.name) was discarded: \(error)")
+            try tx.discardReceiving(message: message.rowID, reason: "it did not match what \(contact.name) sent")
+            _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded,
+                                    text: "\(attachment.name) from \(contact.name) could not be read and was discarded. \(contact.name) has been told, so they can send it again.",
+                                    action: nil, messageIDs: [message.id], at: now)
+            _ = try tx.recordUndecryptable(contact: contact.id, id: message.id, session: session, at: now)
+        case .unwritable(let text):
+            log("a file from \(contact.name) was discarded: \(text)")
+            // The system's reason ends the text ("cannot write PATH: No space left on device").
+            let system = text.components(separatedBy: ": ").last ?? text
+            try tx.discardReceiving(message: message.rowID, reason: "it could not be saved (\(system))")
+            _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded,
+                                    text: IncomingFilePolicy.writeFailedRow(name: attachment.name, contact: contact.name, reason: system),
+                                    action: nil, messageIDs: [message.id], at: now)
+        }
         after.events.append(.rowAdded(conversation: contact.id.conversation))
         after.events.append(.transferMoved(conversation: contact.id.conversation, id: message.id))
     }
 
-    /// Before the batch commits: what was written to partial files is on disk.
-    func syncPartialFiles(_ after: inout AfterCommit) throws(EngineError) {
-        for file in after.partialFiles.values { try file.sync() }
+    /// Before the batch commits: what was written to partial files is on disk. A file that
+    /// cannot be synced (the disk filled up under it) is discarded like one that cannot be
+    /// written; the batch commits with the rest.
+    func syncPartialFiles(_ after: inout AfterCommit, _ tx: StoreTransaction) throws {
+        for (relative, file) in after.partialFiles.sorted(by: { $0.key < $1.key }) where after.partialFiles[relative] != nil {
+            let failure = file.syncFailure()
+            guard let text = failure else { continue }
+            guard let (conversation, row, session) = after.partialOwners[relative], let message = try tx.message(row),
+                  case .attachment(let attachment) = message.content, let stored = try tx.attachment(message: row)
+            else { throw EngineError.io(text) }
+            // Whole in this batch: its plaintext was synced before it was moved, and what is
+            // left (its `.ahead` file) goes after the commit.
+            guard case .moving = stored.state else { continue }
+            try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: conversation, tx, &after)
+            after.fileProgress[row] = nil
+        }
         after.partialFiles.removeAll()
+        after.partialOwners.removeAll()
     }
 
     // MARK: receipts for whole files

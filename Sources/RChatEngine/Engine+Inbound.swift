@@ -27,6 +27,8 @@ extension Engine {
         var keysDontMatch: [LiveConversation] = []
         /// Partial files written in this batch: fsynced before it commits.
         var partialFiles: [String: OpenFile] = [:]
+        /// Whose file each of them is: a sync that fails discards that file alone.
+        var partialOwners: [String: (LiveConversation, MessageRowID, session: [UInt8])] = [:]
         /// Files no longer needed once the batch committed (a partial file made whole).
         var filesToRemove: [String] = []
         /// Messages of this batch that came with a disappearing timer.
@@ -34,6 +36,8 @@ extension Engine {
         /// Files being received that moved in this batch: their progress goes to the sender
         /// once the batch is durable.
         var fileProgress: [MessageRowID: (LiveConversation, MessageID, Int, complete: Bool)] = [:]
+        /// Files refused as they were offered: the sender is told once the batch is durable.
+        var refusals: [(LiveConversation, MessageID, IncomingFilePolicy.Decision)] = []
         var events: [ChatEvent] = []
         var receiptsOwed = 0
         /// The contact showed it holds a session this side answered: receipts and notices
@@ -81,7 +85,7 @@ extension Engine {
                     after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(inbound.delivery.id)
                 }
                 try storeIncoming(&after, tx)
-                try syncPartialFiles(&after)
+                try syncPartialFiles(&after, tx)
             }
         }
         // Only while more is waiting: a lone batch (a message as it is sent) is synced here,
@@ -139,6 +143,7 @@ extension Engine {
         for conversation in after.keysDontMatch { leaveLink(conversation, .detached) }
         for path in after.filesToRemove { unlink(path) }
         for (row, (conversation, id, chunks, complete)) in after.fileProgress { reportFileProgress(row, id, chunks, complete: complete, conversation) }
+        for (conversation, id, decision) in after.refusals { tellFileRefused(id, decision, conversation) }
         for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation) }
         if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
             scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch)
@@ -408,6 +413,8 @@ extension Engine {
                                                                  sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
         case .chunk:
             try receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: conversation, tx, &after)
+        case .fileRefused:
+            try fileRefused(body, id: header.messageID, in: conversation, tx, &after)
         case .fileProgress:
             var r = ByteReader(body)
             guard let chunks = try? r.u32(), let message = try tx.message(contact: contact.id, id: header.messageID),
@@ -468,7 +475,7 @@ extension Engine {
             for message in messages {
                 switch message.content {
                 case .attachment(let attachment):
-                    try attachmentItemStored(conversation, id: message.id, attachment, tx)
+                    try attachmentItemStored(conversation, id: message.id, attachment, tx, &after)
                 case .control(.timerChanged(let timer, let counter)):
                     // Every side applies every change by the same rule, so both end on the same timer.
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {

@@ -51,8 +51,12 @@ extension Engine {
         let deadline = ticks + Double(settings.acknowledgementTimeoutSeconds)
         if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
                   let client = connections[conversation.relay]?.client {
+            // The receiver takes at most so many files from one contact at once
+            // (`IncomingFilePolicy`): a file starts once fewer are ahead of it, not yet taken whole.
+            let startable = Set(items.filter(\.content.isAttachment).prefix(IncomingFilePolicy.maximumMovingPerContact).map(\.message))
             for item in dueItems {
                 if item.content.isAttachment {
+                    guard startable.contains(item.message) else { continue }
                     conversation.roomRefused.remove(item.message)  // tried again now
                     guard try sendAttachment(item, conversation, &saved, keys: keys, client: client, deadline: deadline) else { break }
                     continue
@@ -113,6 +117,9 @@ extension Engine {
         var receiptsSettled = false
         var ready: [LiveConversation] = []
         var roomRefusedNow: Set<ContactID> = []
+        // Conversations with a file now taken whole: one waiting behind the bound of files
+        // at once (`IncomingFilePolicy`) may start.
+        var filesTakenWhole: Set<ContactID> = []
         try AccountService.wrap {
             try store.transaction { tx in
                 // Sent: the relay took these messages. Raised together after the loop.
@@ -219,7 +226,9 @@ extension Engine {
                     }
                 }
                 if !chunksTaken.isEmpty || !attachmentItems.isEmpty {
-                    taken += try attachmentsTaken(chunks: chunksTaken, items: attachmentItems, tx, &events)
+                    let whole = try attachmentsTaken(chunks: chunksTaken, items: attachmentItems, tx, &events)
+                    taken += whole
+                    filesTakenWhole.formUnion(whole.compactMap { takenFor[$0] })
                 }
                 // A disappearing message's clock starts when it is sent: when the relay took it.
                 try tx.startExpiry(messages: taken, at: t)
@@ -235,6 +244,9 @@ extension Engine {
             if let c = conversations[contactID] { noteUploadWaits(c, Array(c.roomRefused)) }
         }
         for conversation in ready { try sessionReady(conversation) }
+        for contactID in filesTakenWhole {
+            if let c = conversations[contactID] { try flushOutbox(c) }
+        }
         // More may be owed than one flush takes (a long backlog): go on at once.
         if receiptsSettled { scheduleReceipts(urgent: true) }
     }

@@ -11,6 +11,8 @@ public struct EngineSettings: Equatable, Sendable {
     public var acknowledgementTimeoutSeconds = Setting.acknowledgementTimeout.numbers!.default
     /// The largest file `sendFile` takes, in MB of 1,048,576 bytes.
     public var maxAttachmentMB = Setting.maxAttachment.numbers!.default
+    /// The largest file a contact may send (`IncomingFilePolicy`), in MB of 1,048,576 bytes.
+    public var maxIncomingMB = Setting.maxIncoming.numbers!.default
     /// Dummies in open sessions and cover to the own mailbox (`SteadyTraffic`).
     public var steadyTraffic = SteadyTraffic.default
 
@@ -29,6 +31,7 @@ public struct EngineSettings: Equatable, Sendable {
         receiptBatch = try int(.receiptBatch) ?? receiptBatch
         acknowledgementTimeoutSeconds = try int(.acknowledgementTimeout) ?? acknowledgementTimeoutSeconds
         maxAttachmentMB = try int(.maxAttachment) ?? maxAttachmentMB
+        maxIncomingMB = try int(.maxIncoming) ?? maxIncomingMB
         if let text = try store.setting(Setting.steadyTraffic.storeKey) {
             guard let pace = SteadyTraffic(rawValue: text) else {
                 throw StoreError.malformedValue(table: "settings", column: Setting.steadyTraffic.storeKey, detail: "not off, low or normal")

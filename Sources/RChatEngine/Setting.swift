@@ -12,6 +12,7 @@ public enum Setting: String, CaseIterable, Sendable {
     case receiptBatch = "receipt-batch"
     case acknowledgementTimeout = "ack-timeout-s"
     case maxAttachment = "max-attachment-mb"
+    case maxIncoming = "max-incoming-mb"
     case steadyTraffic = "steady-traffic"
     case mouse
     case glyphs
@@ -23,7 +24,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .desktopAlerts: SettingKey.alertsPermission
         case .bell: SettingKey.bell
         case .mouse: SettingKey.mouse
-        case .alertsWhileOpen, .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .steadyTraffic, .glyphs: rawValue
+        case .alertsWhileOpen, .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .maxIncoming, .steadyTraffic, .glyphs: rawValue
         }
     }
 
@@ -34,6 +35,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: (1...1_000, 64)
         case .acknowledgementTimeout: (1...3_600, 15)
         case .maxAttachment: (1...1_048_576, 100)
+        case .maxIncoming: (1...1_048_576, Int(IncomingFilePolicy.defaultMaximumMB))
         case .showInAlerts, .desktopAlerts, .alertsWhileOpen, .bell, .steadyTraffic, .mouse, .glyphs: nil
         }
     }
@@ -49,6 +51,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .receiptBatch: "how many owed receipts send a batch at once (default 64)"
         case .acknowledgementTimeout: "seconds without a relay acknowledgement before Not confirmed (default 15)"
         case .maxAttachment: "the largest file sent, in MB of 1,048,576 bytes (default 100)"
+        case .maxIncoming: "the largest file a contact may send you, in MB of 1,048,576 bytes (default 2048); a larger one is not downloaded and a row says so"
         case .mouse: "on (default) or off: in the full-screen view the wheel scrolls the pane under the pointer and a click selects a conversation or a message (Shift with the mouse keeps the terminal's own selection); off leaves the mouse to the terminal"
         case .steadyTraffic: "off, low or normal (default): while a conversation is open, a frame every 10 s (low) or 2 s (normal), a dummy when there is nothing to send, and cover frames to your own mailbox, so the relay cannot tell chatting from quiet"
         case .glyphs: "unicode (default) or ascii: the characters of the full-screen view's statuses, borders and marks (ascii: for a font that lacks even the common ones; what contacts write is drawn as written)"
@@ -80,7 +83,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .glyphs:
             guard GlyphChoice(rawValue: value) != nil else { throw .usage("glyphs is unicode or ascii") }
             return value
-        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment:
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .maxIncoming:
             let range = numbers!.range
             guard let n = Int(value), range.contains(n) else {
                 throw .usage("\(rawValue) takes a whole number from \(range.lowerBound) to \(range.upperBound)")
@@ -99,7 +102,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .mouse: stored == "off" ? "off" : "on"
         case .steadyTraffic: stored ?? SteadyTraffic.default.rawValue
         case .glyphs: stored ?? GlyphChoice.unicode.rawValue
-        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment: stored ?? String(numbers!.default)
+        case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .maxIncoming: stored ?? String(numbers!.default)
         }
     }
 }

@@ -47,7 +47,7 @@ extension StoreAccess {
         try database.execute("""
             INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, file, stream_header, stream_state)
             VALUES (?, 'out', ?, ?, ?, ?, ?)
-            """, [.integer(message.rawValue), SQLValue(chunkCount), .blob(ChunkSet(count: chunkCount).bits), .text(sentCopy),
+            """, [.integer(message.rawValue), SQLValue(chunkCount), .blob(ChunkSet(count: chunkCount).encoded), .text(sentCopy),
                   .blob(streamHeader), .blob(streamState)])
     }
 
@@ -55,7 +55,7 @@ extension StoreAccess {
     public func insertIncomingAttachment(message: MessageRowID, chunkCount: Int, workFile: String) throws {
         try database.execute("""
             INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, work_file) VALUES (?, 'in', ?, ?, ?)
-            """, [.integer(message.rawValue), SQLValue(chunkCount), .blob(ChunkSet(count: chunkCount).bits), .text(workFile)])
+            """, [.integer(message.rawValue), SQLValue(chunkCount), .blob(ChunkSet(count: chunkCount).encoded), .text(workFile)])
     }
 
     public func attachment(message: MessageRowID) throws -> StoredAttachment? {
@@ -76,18 +76,18 @@ extension StoreAccess {
         return out
     }
 
-    /// Writes back what moved: the chunk bitmap, the item; incoming, the header and where
+    /// Writes back what moved: the chunks done (ranges), the item; incoming, the header and where
     /// decryption stands.
     public func updateProgress(_ a: StoredAttachment) throws {
         if a.direction == .outgoing {
             try database.execute("UPDATE attachments SET chunks = ?, item_taken = ? WHERE message_rowid = ?",
-                                 [.blob(a.chunks.bits), SQLValue(a.itemTaken), .integer(a.message.rawValue)])
+                                 [.blob(a.chunks.encoded), SQLValue(a.itemTaken), .integer(a.message.rawValue)])
             return
         }
         try database.execute("""
             UPDATE attachments SET chunks = ?, stream_header = ?, stream_state = ?, next_chunk = ?, hash_state = ?
             WHERE message_rowid = ?
-            """, [.blob(a.chunks.bits), a.streamHeader.map(SQLValue.blob) ?? .null, a.streamState.map(SQLValue.blob) ?? .null,
+            """, [.blob(a.chunks.encoded), a.streamHeader.map(SQLValue.blob) ?? .null, a.streamState.map(SQLValue.blob) ?? .null,
                   SQLValue(a.nextChunk), a.hashState.map(SQLValue.blob) ?? .null, .integer(a.message.rawValue)])
     }
 
@@ -100,14 +100,14 @@ extension StoreAccess {
     /// Sent again from the start (a resend): nothing counts as taken.
     public func restartSending(message: MessageRowID) throws {
         try database.execute("""
-            UPDATE attachments SET chunks = zeroblob(length(chunks)), item_taken = 0 WHERE message_rowid = ? AND direction = 'out'
+            UPDATE attachments SET chunks = X'', item_taken = 0 WHERE message_rowid = ? AND direction = 'out'
             """, [.integer(message.rawValue)])
     }
 
     /// An incoming file that was discarded comes again (the sender resent it): from nothing.
     public func restartReceiving(message: MessageRowID) throws {
         try database.execute("""
-            UPDATE attachments SET chunks = zeroblob(length(chunks)), stream_header = NULL, stream_state = NULL, next_chunk = 0,
+            UPDATE attachments SET chunks = X'', stream_header = NULL, stream_state = NULL, next_chunk = 0,
                    hash_state = NULL, state = 'moving', reason = NULL, file = NULL, delivered_owed = 0
             WHERE message_rowid = ? AND direction = 'in' AND state = 'discarded'
             """, [.integer(message.rawValue)])
@@ -128,6 +128,23 @@ extension StoreAccess {
             UPDATE attachments SET state = 'discarded', reason = ?, file = NULL, delivered_owed = 0
             WHERE message_rowid = ? AND direction = 'in'
             """, [.text(reason), .integer(message.rawValue)])
+    }
+
+    /// How many of `contact`'s files are arriving (incoming, not whole and not discarded).
+    public func incomingFilesMoving(contact: ContactID) throws -> Int {
+        Int(try database.queryOne("""
+            SELECT count(*) FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
+            WHERE m.contact_id = ? AND a.direction = 'in' AND a.state = 'moving'
+            """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0)
+    }
+
+    /// The chunks `contact`'s files arriving have still to decrypt: what the disk must still
+    /// take for them, in chunks.
+    public func incomingChunksOutstanding(contact: ContactID) throws -> Int64 {
+        try database.queryOne("""
+            SELECT coalesce(sum(a.chunk_count - a.next_chunk), 0) FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
+            WHERE m.contact_id = ? AND a.direction = 'in' AND a.state = 'moving'
+            """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
     }
 
     /// Incoming files not whole yet, of `contact`.
@@ -193,8 +210,8 @@ extension StoreAccess {
 
     static func decodeAttachment(_ row: Row) throws -> StoredAttachment {
         let count = Int(try row.int64("chunk_count"))
-        guard let chunks = ChunkSet(count: count, bits: try row.blob("chunks")) else {
-            throw StoreError.malformedValue(table: "attachments", column: "chunks", detail: "a bitmap that does not fit \(count) chunks")
+        guard let chunks = ChunkSet(count: count, encoded: try row.blob("chunks")) else {
+            throw StoreError.malformedValue(table: "attachments", column: "chunks", detail: "ranges that do not fit \(count) chunks")
         }
         let state: StoredAttachment.State
         switch try row.string("state") {

@@ -10,6 +10,8 @@ struct Migration: Sendable {
     /// foreign keys off, so that dropping the old table does not cascade to the rows that
     /// refer to it, and every reference is checked before it commits.
     var rebuildsTables = false
+    /// What SQL cannot do, run after `sql` in the same transaction (data turned into a new form).
+    var convert: (@Sendable (Database) throws -> Void)? = nil
 }
 
 enum Migrations {
@@ -80,6 +82,7 @@ enum Migrations {
             ALTER TABLE contacts ADD COLUMN timer_counter INTEGER NOT NULL DEFAULT 0
                 CHECK (timer_counter BETWEEN 0 AND 4611686018427387904);
             """),
+        Migration(version: 14, sql: SchemaChunkRanges.sql, rebuildsTables: true, convert: SchemaChunkRanges.convert),
     ]
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite
@@ -97,6 +100,7 @@ enum Migrations {
             do {
                 try db.transaction {
                     try db.executeScript(step.sql)
+                    try step.convert?(db)
                     if step.rebuildsTables, let broken = try db.queryOne("PRAGMA foreign_key_check") {
                         throw StoreError.malformedValue(
                             table: try broken.string(at: 0), column: "rowid",

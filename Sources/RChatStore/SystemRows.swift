@@ -15,6 +15,8 @@ public enum SystemRowKind: Equatable, Hashable, Sendable {
     case keysDontMatch
     /// A received file whose hash did not match, discarded.
     case fileDiscarded
+    /// The contact did not take in a file sent to them: one per message id.
+    case fileRefused(MessageID)
     /// A message request from someone using this contact's name with other keys: one per
     /// requester's account key, so repeated requests add no second row.
     case namesakeRequest([UInt8])
@@ -31,6 +33,7 @@ public enum SystemRowKind: Equatable, Hashable, Sendable {
         case .keysChanged: "keys-changed"
         case .keysDontMatch: "keys-dont-match"
         case .fileDiscarded: "file-discarded"
+        case .fileRefused(let id): "file-refused \(id.hex)"
         case .namesakeRequest(let key): "namesake-request \(Hex.encode(key))"
         case .earlier(let text): text
         }
@@ -39,6 +42,11 @@ public enum SystemRowKind: Equatable, Hashable, Sendable {
     public init(stored: String) {
         if stored.hasPrefix("new-device "), let key = Hex.decode(String(stored.dropFirst("new-device ".count))) {
             self = .newDevice(key)
+            return
+        }
+        if stored.hasPrefix("file-refused "), let bytes = Hex.decode(String(stored.dropFirst("file-refused ".count))),
+           let id = MessageID(bytes: bytes) {
+            self = .fileRefused(id)
             return
         }
         if stored.hasPrefix("namesake-request "), let key = Hex.decode(String(stored.dropFirst("namesake-request ".count))) {

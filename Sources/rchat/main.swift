@@ -60,6 +60,10 @@ guard let command = words.isEmpty ? TUICommand.view
 }
 let rest = viewOnly ? CommandLine.arguments.dropFirst() : words.dropFirst(command.name.isEmpty ? 0 : command.name.contains(" ") ? 2 : 1)
 
+// A write past a file-size limit (`ulimit -f`) fails with EFBIG, which the engine handles
+// (a file being received is discarded), instead of a SIGXFSZ that would kill it mid-batch.
+signal(SIGXFSZ, SIG_IGN)
+
 do {
     let arguments = before.merging(try command.parser.parse(rest).arguments)
     if arguments.wantsHelp {

@@ -71,7 +71,7 @@ final class ContactCommandTests: XCTestCase {
         let listed = try box.rchat("alice", ["settings"]).lines
         XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "alerts-while-open unfocused", "bell off",
                                 "receipt-window-ms 200", "receipt-batch 64", "ack-timeout-s 15", "max-attachment-mb 100",
-                                "steady-traffic normal", "mouse on", "glyphs unicode"])
+                                "max-incoming-mb 2048", "steady-traffic normal", "mouse on", "glyphs unicode"])
         for (key, good, bad, says) in [("show-in-alerts", "message", "everything", "one of: name, nothing, message"),
                                        ("desktop-alerts", "on", "yes", "on or off"),
                                        ("alerts-while-open", "always", "hidden", "one of: off, unfocused, always"),
@@ -80,6 +80,7 @@ final class ContactCommandTests: XCTestCase {
                                        ("receipt-batch", "1000", "1001", "from 1 to 1000"),
                                        ("ack-timeout-s", "30", "zero", "from 1 to 3600"),
                                        ("max-attachment-mb", "250", "0", "from 1 to 1048576"),
+                                       ("max-incoming-mb", "4096", "1048577", "from 1 to 1048576"),
                                        ("steady-traffic", "low", "high", "one of: off, low, normal"),
                                        ("mouse", "off", "maybe", "on or off"),
                                        ("glyphs", "ascii", "emoji", "glyphs is unicode or ascii")] {
@@ -89,7 +90,7 @@ final class ContactCommandTests: XCTestCase {
         XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "volume", "11"]), status: 2, mentions: "unknown setting volume")
         XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "alerts-while-open always", "bell on",
                                                                     "receipt-window-ms 0", "receipt-batch 1000", "ack-timeout-s 30",
-                                                                    "max-attachment-mb 250", "steady-traffic low", "mouse off", "glyphs ascii"])
+                                                                    "max-attachment-mb 250", "max-incoming-mb 4096", "steady-traffic low", "mouse off", "glyphs ascii"])
     }
 
     /// Issue 26: turning desktop alerts on where there is no desktop says where alerts go

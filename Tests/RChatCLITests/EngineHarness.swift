@@ -194,16 +194,24 @@ final class EngineWorld {
     // MARK: sync processes
 
     /// Starts `rchat sync` for a person (with a long --seconds as a safety net: a process
-    /// orphaned by a crashed test run still ends on its own).
-    func startSync(_ person: String, seconds: Int = 300) throws {
+    /// orphaned by a crashed test run still ends on its own). `fileSizeLimit`: under
+    /// RLIMIT_FSIZE of that many bytes (`prlimit` sets it, then execs rchat: the same PID),
+    /// so that a write past it fails with EFBIG as a full disk fails with ENOSPC.
+    func startSync(_ person: String, seconds: Int = 300, fileSizeLimit: Int? = nil) throws {
         precondition(syncs[person] == nil, "\(person)'s sync is already running")
         let n = (syncRuns[person] ?? 0) + 1
         syncRuns[person] = n
         let err = box.path("\(person)-sync-\(n).err")
         _ = FileManager.default.createFile(atPath: err, contents: nil)
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Binaries.path("rchat"))
-        p.arguments = ["sync", "--seconds", String(seconds), "--home", box.path("\(person)-home"), "--device-dir", box.path("\(person)-device")]
+        let arguments = ["sync", "--seconds", String(seconds), "--home", box.path("\(person)-home"), "--device-dir", box.path("\(person)-device")]
+        if let fileSizeLimit {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            p.arguments = ["--fsize=\(fileSizeLimit)", "--", Binaries.path("rchat")] + arguments
+        } else {
+            p.executableURL = URL(fileURLWithPath: Binaries.path("rchat"))
+            p.arguments = arguments
+        }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
         p.standardInput = FileHandle.nullDevice

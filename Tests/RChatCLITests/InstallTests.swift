@@ -118,7 +118,7 @@ final class InstallTests: XCTestCase {
         }), "the first word: every command")
         XCTAssertEqual(Set(try bashCompletes(script, ["rchat", "se"], sandbox)), ["send", "settings", "search"])
         XCTAssertEqual(try bashCompletes(script, ["rchat", "account", ""], sandbox), ["export"])
-        XCTAssertEqual(Set(try bashCompletes(script, ["rchat", "settings", "m"], sandbox)), ["mouse", "max-attachment-mb"],
+        XCTAssertEqual(Set(try bashCompletes(script, ["rchat", "settings", "m"], sandbox)), ["mouse", "max-attachment-mb", "max-incoming-mb"],
                        "a setting's name after settings")
         XCTAssertEqual(Set(try bashCompletes(script, ["rchat", "send", "Sam", "--"], sandbox)),
                        ["--file", "--as", "--home", "--device-dir", "--help"])

@@ -11,22 +11,8 @@ import RChatRelayClient
 /// reported as could not be read; a name with `../` lands in the home, cleaned.
 final class AttachmentHostileSenderTests: RelayEngineTestCase {
     func testBadChunksAndALyingHashNeverMakeAWholeFile() throws {
-        let address = try startRelay()
-        let alice = try account("Alice", relay: address)
-        let sam = try account("Sam", relay: address)
-        let samIdentity = try sam.identity(), aliceIdentity = try alice.identity()
-        _ = try alice.addContact(samIdentity.contactCode(device: sam.device), name: nil)
-        _ = try sam.addContact(aliceIdentity.contactCode(device: alice.device), name: nil)
-        let aliceEngine = try sessionThenSamAway(alice: alice, sam: sam, samLogged: false)
-
         // Sam, as a raw client with his own keys, starting over.
-        let (client, link, session, secret) = try rawSessionStartingOver(as: sam, mailboxKey: SigningKey.generate(), with: alice, relay: address)
-        var sequence: UInt64 = 0
-        func send(_ kind: EnvelopeKind, _ id: MessageID, _ body: [UInt8]) throws {
-            let envelope = Envelope.seal(kind: kind, messageID: id, sequence: sequence, body: body, keys: session.keys, conversation: secret)
-            sequence += 1
-            _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
-        }
+        let (alice, aliceEngine, send) = try hostileSamMeetsAlice()
         /// A file of two chunks, encrypted as `FileStream` does; `hash` may lie.
         func file(_ plain: [UInt8], name: String, hash: [UInt8]? = nil) -> (item: MessageContent, chunks: [[UInt8]]) {
             let key = FileStream.generateKey()

@@ -181,6 +181,29 @@ class RelayEngineTestCase: XCTestCase {
         return aliceEngine
     }
 
+    /// Alice's running engine, and Sam's keys in a raw client of the relay protocol (starting
+    /// over) in a session with it: `send` seals what it is given, in order, as Sam's engine
+    /// would never send it.
+    /// `prepare` runs on Alice's account before her engine starts (settings, say).
+    func hostileSamMeetsAlice(prepare: (AccountService) throws -> Void = { _ in }) throws
+        -> (alice: AccountService, engine: EngineThread, send: (EnvelopeKind, MessageID, [UInt8]) throws -> Void) {
+        let address = try startRelay()
+        let alice = try account("Alice", relay: address)
+        try prepare(alice)
+        let sam = try account("Sam", relay: address)
+        let samIdentity = try sam.identity(), aliceIdentity = try alice.identity()
+        _ = try alice.addContact(samIdentity.contactCode(device: sam.device), name: nil)
+        _ = try sam.addContact(aliceIdentity.contactCode(device: alice.device), name: nil)
+        let engine = try sessionThenSamAway(alice: alice, sam: sam, samLogged: false)
+        let (client, link, session, secret) = try rawSessionStartingOver(as: sam, mailboxKey: SigningKey.generate(), with: alice, relay: address)
+        var sequence: UInt64 = 0
+        return (alice, engine, { kind, id, body in
+            let envelope = Envelope.seal(kind: kind, messageID: id, sequence: sequence, body: body, keys: session.keys, conversation: secret)
+            sequence += 1
+            _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
+        })
+    }
+
     /// `peer`'s keys in a raw client of the relay protocol that started over (it presents
     /// recovery codes), in a fresh session with `engineSide`'s running engine: linked, and the
     /// handshake done in whichever role its account key gives it.

@@ -1,51 +1,56 @@
 /// Which of an attachment's chunks are done (taken by the relay, for a file being sent;
-/// stored here, for a file being received): one bit per chunk, chunk i in bit (i mod 8) of
-/// byte i / 8. These bytes are what the store keeps (`attachments.chunks`).
+/// stored here, for a file being received), as ranges (`ChunkRanges`): what the store keeps
+/// (`attachments.chunks`) grows with the gaps, not with the chunks a file claims.
 public struct ChunkSet: Equatable, Sendable {
     public let count: Int
-    public private(set) var bits: [UInt8]
-    public private(set) var doneCount: Int
+    public private(set) var done: ChunkRanges
 
     public init(count: Int) {
         precondition(count >= 1)
         self.count = count
-        bits = [UInt8](repeating: 0, count: (count + 7) / 8)
-        doneCount = 0
+        done = ChunkRanges()
     }
 
-    /// The stored bytes; nil when they do not fit `count` (a damaged row).
-    public init?(count: Int, bits: [UInt8]) {
-        guard count >= 1, bits.count == (count + 7) / 8 else { return nil }
-        // Bits past the last chunk must be clear.
-        if count % 8 != 0, bits[bits.count - 1] >> UInt8(count % 8) != 0 { return nil }
+    /// The stored bytes (`ChunkRanges.encoded`); nil when they do not fit `count` (a
+    /// damaged row).
+    public init?(count: Int, encoded: [UInt8]) {
+        guard count >= 1, let done = ChunkRanges(encoded: encoded), (done.ranges.last?.upperBound ?? 0) <= count else { return nil }
         self.count = count
-        self.bits = bits
-        doneCount = bits.reduce(0) { $0 + $1.nonzeroBitCount }
+        self.done = done
     }
 
-    public func contains(_ index: Int) -> Bool {
-        index >= 0 && index < count && bits[index / 8] & (1 << UInt8(index % 8)) != 0
+    /// A bitmap as stores before schema version 14 kept it: chunk i in bit (i mod 8) of
+    /// byte i / 8. nil when it does not fit `count`.
+    public init?(count: Int, bitmap: [UInt8]) {
+        guard count >= 1, bitmap.count == (count + 7) / 8 else { return nil }
+        if count % 8 != 0, bitmap[bitmap.count - 1] >> UInt8(count % 8) != 0 { return nil }
+        self.init(count: count)
+        for (byte, bits) in bitmap.enumerated() where bits != 0 {
+            for bit in 0..<8 where bits & (1 << UInt8(bit)) != 0 { done.insert(byte * 8 + bit) }
+        }
     }
+
+    public var encoded: [UInt8] { done.encoded }
+    public var doneCount: Int { done.count }
+    public var isComplete: Bool { done.count == count }
+
+    public func contains(_ index: Int) -> Bool { index >= 0 && index < count && done.contains(index) }
 
     /// Marks chunk `index` done; false when it was already, or is out of range.
     @discardableResult
     public mutating func insert(_ index: Int) -> Bool {
-        guard index >= 0, index < count, !contains(index) else { return false }
-        bits[index / 8] |= 1 << UInt8(index % 8)
-        doneCount += 1
-        return true
+        guard index >= 0, index < count else { return false }
+        return done.insert(index)
     }
-
-    public var isComplete: Bool { doneCount == count }
 
     /// The chunks not done, in order, at most `limit` of them.
     public func missing(limit: Int = .max) -> [Int] {
         var out: [Int] = []
-        var i = 0
-        while i < count && out.count < limit {
-            if bits[i / 8] == 0xFF && i % 8 == 0 && i + 8 <= count { i += 8; continue }
-            if !contains(i) { out.append(i) }
-            i += 1
+        for gap in done.missing(in: 0..<count) {
+            for index in gap {
+                guard out.count < limit else { return out }
+                out.append(index)
+            }
         }
         return out
     }

@@ -26,6 +26,11 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     /// A message item written with a disappearing timer: body u32 seconds, then the content
     /// as kind 1 carries it. The receiver keeps the message for that long once it was shown.
     case timedMessage = 11
+    /// The receiver did not take in the file with this message id (`IncomingFilePolicy`):
+    /// body u8 why (1 over its limit, 2 too many of the sender's files arriving at once,
+    /// 3 no room on its disk), then u64 the figure (the limit in MB, the files arriving, the
+    /// bytes free). The sender says so in a row; its copy stays Sent, never Delivered.
+    case fileRefused = 12
 }
 
 /// The part of an envelope sealed under the conversation's header key: readable by anyone
