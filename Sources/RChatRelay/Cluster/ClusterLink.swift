@@ -72,6 +72,9 @@ struct HeldCount: Sendable {
 enum PublishOutcome: Sendable {
     case stored(sequence: UInt64)
     case refused(RefusalReason)
+    /// Refused before it was published: the mailbox's tally across the cluster had no room
+    /// for it (or could not be read), so nothing was counted.
+    case overQuota(RefusalReason)
     /// No answer in time: it may be stored or not, so the sender is told neither.
     case unanswered
 }
@@ -142,6 +145,7 @@ final class ClusterLink: @unchecked Sendable {
     static let stream = "RCHAT"
     static let pairingBucket = "rchat-pairing"
     static let inviteBucket = "rchat-invites"
+    static let tallyBucket = "rchat-held"
 
     let inbox: ClusterInbox
     let node: ClusterNodeID
@@ -150,6 +154,9 @@ final class ClusterLink: @unchecked Sendable {
     private let jetStream: OpaquePointer
     private let pairing: OpaquePointer
     private let invites: OpaquePointer
+    private let held: OpaquePointer
+    /// Each mailbox's held frames across the cluster: what a frame is published through.
+    let tallies: ClusterTallies
     private let ledger: PublishLedger
     /// Where calls that wait for a server's answer run: a few serial queues, a session's
     /// always on the same one (its readers open and close in order), so that many
@@ -217,12 +224,19 @@ final class ClusterLink: @unchecked Sendable {
         do {
             try Self.whileJetStreamStarts { () throws(NatsError) in try Self.ensureStream(js, configuration: configuration, replicas: replicas) }
             pairing = try Self.bucket(js, name: Self.pairingBucket, ttlSeconds: configuration.pairingTimeout, replicas: replicas)
-            invites = try Self.bucket(js, name: Self.inviteBucket, ttlSeconds: nil, replicas: replicas)
+            // An invite not registered again within the expiry goes (a node re-registers
+            // those of its connected mailboxes in time: `Relay.sweepInvites`).
+            invites = try Self.bucket(js, name: Self.inviteBucket, ttlSeconds: Double(configuration.inviteExpirySeconds), replicas: replicas)
+            held = try Self.bucket(js, name: Self.tallyBucket, ttlSeconds: Double(configuration.holdSeconds), replicas: replicas)
         } catch {
             jsCtx_Destroy(js)
             natsConnection_Destroy(nc)
             throw error
         }
+        let context = SubscriptionBox(raw: js)
+        tallies = ClusterTallies(bucket: held, limits: HeldLimits(configuration), publish: { hold in
+            Self.publish(context.raw, ledger, subject: hold.subject, data: hold.data, token: hold.token)
+        }, answer: { token, outcome in inbox.post(.published(token: token, outcome)) })
         try subscribeNodeSubjects()
     }
 
@@ -311,7 +325,10 @@ final class ClusterLink: @unchecked Sendable {
 
     private static func bucket(_ js: OpaquePointer, name: String, ttlSeconds: Double?, replicas: Int) throws(NatsError) -> OpaquePointer {
         var kv: OpaquePointer?
-        if js_KeyValue(&kv, js, name) == NATS_OK, let kv { return kv }
+        if js_KeyValue(&kv, js, name) == NATS_OK, let kv {
+            try keepTTL(js, bucket: name, ttlSeconds: ttlSeconds)
+            return kv
+        }
         var config = kvConfig()
         kvConfig_Init(&config)
         let cName = strdup(name)
@@ -329,11 +346,27 @@ final class ClusterLink: @unchecked Sendable {
         return kv
     }
 
+    /// A bucket made before (by an older node, or with another expiry) takes this node's TTL.
+    private static func keepTTL(_ js: OpaquePointer, bucket name: String, ttlSeconds: Double?) throws(NatsError) {
+        let wanted = ttlSeconds.map { Int64($0 * 1_000_000_000) } ?? 0
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(0)
+        var s = js_GetStreamInfo(&info, js, "KV_\(name)", nil, &code)
+        guard s == NATS_OK, let info else { throw NatsError("cannot read the JetStream bucket \(name)", s, code: code) }
+        defer { jsStreamInfo_Destroy(info) }
+        guard let config = info.pointee.Config, config.pointee.MaxAge != wanted else { return }
+        config.pointee.MaxAge = wanted
+        var updated: UnsafeMutablePointer<jsStreamInfo>?
+        s = js_UpdateStream(&updated, js, config, nil, &code)
+        guard s == NATS_OK else { throw NatsError("cannot set the TTL of the JetStream bucket \(name)", s, code: code) }
+        if let updated { jsStreamInfo_Destroy(updated) }
+    }
+
     // MARK: held frames
 
     /// Publishes one sealed frame; `inbox` gets `.published(token, …)` once JetStream
     /// stored it on a quorum of its servers, or refused it.
-    func publish(subject: String, data: [UInt8], token: UInt64) -> PublishOutcome? {
+    private static func publish(_ jetStream: OpaquePointer, _ ledger: PublishLedger, subject: String, data: [UInt8], token: UInt64) -> PublishOutcome? {
         var msg: OpaquePointer?
         var s = data.withUnsafeBufferPointer { natsMsg_Create(&msg, subject, nil, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
         guard s == NATS_OK, let created = msg else { return .refused(.clusterUnavailable) }
@@ -559,9 +592,11 @@ final class ClusterLink: @unchecked Sendable {
     func close() {
         for sub in ownSubscriptions { natsSubscription_Destroy(sub) }
         for queue in requestQueues { queue.sync {} }
+        tallies.finish()
         natsConnection_Close(connection)
         kvStore_Destroy(pairing)
         kvStore_Destroy(invites)
+        kvStore_Destroy(held)
         jsCtx_Destroy(jetStream)
         natsConnection_Destroy(connection)
     }

@@ -1,0 +1,185 @@
+import CNats
+import Dispatch
+import RChatWire
+import Synchronization
+
+/// The `HeldTally` of every recipient mailbox, sending host and sending mailbox in the
+/// `rchat-held` bucket (`TallyKey.name`; TTL the hold, so a tally no frame changed for 72 h
+/// is gone with what it counted). Changes to one tally wait in one list and are applied in
+/// order by one worker at a time, each batch with one compare-and-set of the bucket's
+/// entry. A frame is counted by its recipient's tally, then its host's, then its sender's
+/// (one refusing gives it back to those before), and published only once all counted it:
+/// the frames of one sender to one mailbox keep their order. A refusal is only ever made
+/// on a tally read from the bucket, never on a cached one.
+final class ClusterTallies: @unchecked Sendable {
+    /// A frame waiting for its charge to be counted, then published.
+    struct Hold: Sendable {
+        let charge: HeldCharge
+        let heldAt: Int64
+        /// The tallies it is counted by, in order (`TallyKey.keys`), and how many already did.
+        let keys: [TallyKey]
+        var counted = 0
+        let subject: String
+        let data: [UInt8]
+        let token: UInt64
+    }
+
+    enum Change: Sendable {
+        case hold(Hold)
+        case release(HeldCharge, heldAt: Int64)
+        case handedOver
+    }
+
+    private struct Pending {
+        var waiting: [Change] = []
+        var running = false
+        /// The entry as this node last wrote or read it (a guess until read again).
+        var known: (tally: HeldTally, revision: UInt64)?
+    }
+
+    private let bucket: OpaquePointer
+    private let limits: HeldLimits
+    private let state = Mutex<[TallyKey: Pending]>([:])
+    private static let keptTallies = 4096
+    private let workers = (0..<4).map { DispatchQueue(label: "rchat-relay cluster tallies \($0)") }
+    /// Publishes a frame whose charge is counted; nil when it was handed to JetStream (the
+    /// answer comes later), else the refusal.
+    private let publish: @Sendable (Hold) -> PublishOutcome?
+    private let answer: @Sendable (UInt64, PublishOutcome) -> Void
+
+    init(bucket: OpaquePointer, limits: HeldLimits, publish: @escaping @Sendable (Hold) -> PublishOutcome?,
+         answer: @escaping @Sendable (UInt64, PublishOutcome) -> Void) {
+        self.bucket = bucket
+        self.limits = limits
+        self.publish = publish
+        self.answer = answer
+    }
+
+    /// Counts `hold` (then publishes it, or refuses it with `.overQuota`).
+    func hold(_ hold: Hold) { change(hold.keys[0], .hold(hold)) }
+
+    /// A frame counted by `keys` is gone.
+    func release(_ charge: HeldCharge, heldAt: Int64, keys: [TallyKey]) {
+        for key in keys { change(key, .release(charge, heldAt: heldAt)) }
+    }
+
+    func handedOver(_ mailbox: MailboxID) { change(.recipient(mailbox), .handedOver) }
+
+    private func change(_ key: TallyKey, _ change: Change) {
+        let start = state.withLock { all -> Bool in
+            var entry = all[key, default: Pending()]
+            entry.waiting.append(change)
+            let start = !entry.running
+            entry.running = true
+            all[key] = entry
+            return start
+        }
+        if start { workers[abs(key.hashValue % workers.count)].async { [self] in work(key) } }
+    }
+
+    /// Applies what waits for `key`, batch after batch, until nothing does.
+    private func work(_ key: TallyKey) {
+        while true {
+            let (changes, known) = state.withLock { all -> ([Change], (tally: HeldTally, revision: UInt64)?) in
+                guard var entry = all[key] else { return ([], nil) }
+                let taken = entry.waiting
+                entry.waiting = []
+                if taken.isEmpty {
+                    // Nothing more. What was last known is kept for the next frame (one
+                    // round trip instead of two), for a few thousand tallies at most.
+                    entry.running = false
+                    all[key] = all.count > Self.keptTallies ? nil : entry
+                } else {
+                    all[key] = entry
+                }
+                return (taken, entry.known)
+            }
+            guard !changes.isEmpty else { return }
+            let written = apply(changes, key: key, known: known)
+            state.withLock { all in all[key]?.known = written }
+        }
+    }
+
+    /// One batch: the tally read (or as last known), every change applied in order, the
+    /// result written with compare-and-set — again from a fresh read when another node
+    /// changed it meanwhile, or when a frame would be refused on what was only known.
+    /// Then the frames it counted are published, and the others refused. Returns the entry
+    /// as written (nil when unknown).
+    private func apply(_ changes: [Change], key: TallyKey, known start: (tally: HeldTally, revision: UInt64)?) -> (tally: HeldTally, revision: UInt64)? {
+        var known = start, fresh = false
+        for _ in 0..<8 {
+            if known == nil {
+                guard let read = read(key.name) else { break }
+                known = read
+                fresh = true
+            }
+            var tally = known!.tally
+            var verdicts: [RefusalReason?] = []
+            for change in changes {
+                switch change {
+                case .hold(let hold): verdicts.append(tally.admit(hold.charge, heldAt: hold.heldAt, as: key, limits: limits))
+                case .release(let charge, let heldAt): tally.release(charge, heldAt: heldAt, as: key); verdicts.append(nil)
+                case .handedOver: tally.handedOver(); verdicts.append(nil)
+                }
+            }
+            if !fresh, verdicts.contains(where: { $0 != nil }) {
+                known = nil
+                continue
+            }
+            if tally != known!.tally {
+                guard let revision = write(key.name, tally, after: known!.revision) else {
+                    known = nil
+                    continue
+                }
+                known = (tally, revision)
+            }
+            for (change, verdict) in zip(changes, verdicts) {
+                guard case .hold(var hold) = change else { continue }
+                if let verdict {
+                    refuse(hold, verdict)
+                } else if hold.counted + 1 < hold.keys.count {
+                    hold.counted += 1
+                    self.change(hold.keys[hold.counted], .hold(hold))
+                } else if let outcome = publish(hold) {
+                    // Refused by JetStream: the loop gives it back (as for a later refusal).
+                    answer(hold.token, outcome)
+                }
+            }
+            return known
+        }
+        // The bucket does not answer, or keeps changing: nothing of this batch was counted.
+        for change in changes {
+            if case .hold(let hold) = change { refuse(hold, .clusterUnavailable) }
+        }
+        return nil
+    }
+
+    /// Not counted by its tally now: those that counted it give it back.
+    private func refuse(_ hold: Hold, _ reason: RefusalReason) {
+        release(hold.charge, heldAt: hold.heldAt, keys: Array(hold.keys.prefix(hold.counted)))
+        answer(hold.token, .overQuota(reason))
+    }
+
+    /// The entry and its revision; a missing key (or one that is not a tally) as a fresh
+    /// tally at revision 0; nil when the bucket does not answer.
+    private func read(_ key: String) -> (tally: HeldTally, revision: UInt64)? {
+        var entry: OpaquePointer?
+        let s = kvStore_Get(&entry, bucket, key)
+        if s == NATS_NOT_FOUND { return (HeldTally(), 0) }
+        guard s == NATS_OK, let entry else { return nil }
+        defer { kvEntry_Destroy(entry) }
+        let text = kvEntry_ValueString(entry).map { String(cString: $0) } ?? ""
+        return (HeldTally(encoded: text) ?? HeldTally(), kvEntry_Revision(entry))
+    }
+
+    /// The new revision, or nil when the entry changed since `revision` (0: did not exist).
+    private func write(_ key: String, _ tally: HeldTally, after revision: UInt64) -> UInt64? {
+        var rev: UInt64 = 0
+        let s = revision == 0 ? kvStore_CreateString(&rev, bucket, key, tally.encoded)
+                              : kvStore_UpdateString(&rev, bucket, key, tally.encoded, revision)
+        return s == NATS_OK ? rev : nil
+    }
+
+    /// Waits for every worker (at close).
+    func finish() { for worker in workers { worker.sync {} } }
+}
