@@ -1,3 +1,4 @@
+import RChatCrypto
 import RChatNet
 @testable import RChatRelay
 import RChatWire
@@ -34,7 +35,16 @@ final class HeldTallyTests: XCTestCase {
         let host = HostAddress(high: 0x2001_0db8_0000_0001, low: 0)
         let keys = TallyKey.keys(recipient: mailbox, sender: HeldSender(host: host, mailbox: mailbox))
         XCTAssertEqual(keys, [.recipient(mailbox), .host(host), .sender(mailbox)])
-        XCTAssertEqual(keys.map(\.name), [mailbox.hex, "h.20010db800000001.0", "s." + mailbox.hex])
+        var a = [UInt8](repeating: 3, count: 32), b = [UInt8](repeating: 4, count: 32)
+        let hiding = SecretBytes(consuming: &a), other = SecretBytes(consuming: &b)
+        let names = keys.map { $0.name(hiding: hiding) }
+        XCTAssertEqual(names[0], mailbox.hex, "a recipient as the stream's subjects name it")
+        XCTAssertTrue(names[1].hasPrefix("h.") && names[2].hasPrefix("s."), "\(names)")
+        XCTAssertEqual(names.map(\.count), [64, 34, 34])
+        XCTAssertFalse(names[2].contains(mailbox.hex), "no sending mailbox in the clear")
+        XCTAssertNotEqual(names[1], TallyKey.host(HostAddress(high: 0x2001_0db8_0000_0002, low: 0)).name(hiding: hiding))
+        XCTAssertNotEqual(names[2], TallyKey.sender(mailbox).name(hiding: other), "keyed by the relay")
+        XCTAssertNotEqual(names[2].dropFirst(2), TallyKey.host(HostAddress(high: 0, low: 0)).name(hiding: hiding).dropFirst(2))
         XCTAssertEqual(TallyKey.keys(recipient: mailbox, sender: HeldSender(host: nil, mailbox: nil)), [.recipient(mailbox)])
         XCTAssertEqual(limits.heldBytesPerHost, 900)
         XCTAssertEqual(limits.heldBytesPerSender, 500, "never more than an eighth of --max-held-bytes")

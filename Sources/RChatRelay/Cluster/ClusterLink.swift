@@ -167,7 +167,8 @@ final class ClusterLink: @unchecked Sendable {
 
     /// The servers as `nats://HOST:PORT`. Fails (one line) when none answers or JetStream
     /// cannot keep the stream and buckets.
-    init(servers: [String], configuration: RelayConfiguration, inbox: ClusterInbox) throws(NatsError) {
+    /// `tallyNamingKey` hides senders and hosts in the names of the held bucket's keys.
+    init(servers: [String], configuration: RelayConfiguration, inbox: ClusterInbox, tallyNamingKey: SecretBytes) throws(NatsError) {
         self.inbox = inbox
         let node = ClusterNodeID(bytes: Random.bytes(ClusterNodeID.byteCount))
         self.node = node
@@ -234,7 +235,7 @@ final class ClusterLink: @unchecked Sendable {
             throw error
         }
         let context = SubscriptionBox(raw: js)
-        tallies = ClusterTallies(bucket: held, limits: HeldLimits(configuration), publish: { hold in
+        tallies = ClusterTallies(bucket: held, limits: HeldLimits(configuration), namingKey: tallyNamingKey, publish: { hold in
             Self.publish(context.raw, ledger, subject: hold.subject, data: hold.data, token: hold.token)
         }, answer: { token, outcome in inbox.post(.published(token: token, outcome)) })
         try subscribeNodeSubjects()

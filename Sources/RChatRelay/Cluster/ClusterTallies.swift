@@ -1,10 +1,11 @@
 import CNats
 import Dispatch
+import RChatCrypto
 import RChatWire
 import Synchronization
 
 /// The `HeldTally` of every recipient mailbox, sending host and sending mailbox in the
-/// `rchat-held` bucket (`TallyKey.name`; TTL the hold, so a tally no frame changed for 72 h
+/// `rchat-held` bucket (`TallyKey.name(hiding:)`; TTL the hold, so a tally no frame changed for 72 h
 /// is gone with what it counted). Changes to one tally wait in one list and are applied in
 /// order by one worker at a time, each batch with one compare-and-set of the bucket's
 /// entry. A frame is counted by its recipient's tally, then its host's, then its sender's
@@ -39,6 +40,7 @@ final class ClusterTallies: @unchecked Sendable {
 
     private let bucket: OpaquePointer
     private let limits: HeldLimits
+    private let namingKey: SecretBytes
     private let state = Mutex<[TallyKey: Pending]>([:])
     private static let keptTallies = 4096
     private let workers = (0..<4).map { DispatchQueue(label: "rchat-relay cluster tallies \($0)") }
@@ -47,10 +49,11 @@ final class ClusterTallies: @unchecked Sendable {
     private let publish: @Sendable (Hold) -> PublishOutcome?
     private let answer: @Sendable (UInt64, PublishOutcome) -> Void
 
-    init(bucket: OpaquePointer, limits: HeldLimits, publish: @escaping @Sendable (Hold) -> PublishOutcome?,
+    init(bucket: OpaquePointer, limits: HeldLimits, namingKey: SecretBytes, publish: @escaping @Sendable (Hold) -> PublishOutcome?,
          answer: @escaping @Sendable (UInt64, PublishOutcome) -> Void) {
         self.bucket = bucket
         self.limits = limits
+        self.namingKey = namingKey
         self.publish = publish
         self.answer = answer
     }
@@ -109,7 +112,7 @@ final class ClusterTallies: @unchecked Sendable {
         var known = start, fresh = false
         for _ in 0..<8 {
             if known == nil {
-                guard let read = read(key.name) else { break }
+                guard let read = read(key.name(hiding: namingKey)) else { break }
                 known = read
                 fresh = true
             }
@@ -127,7 +130,7 @@ final class ClusterTallies: @unchecked Sendable {
                 continue
             }
             if tally != known!.tally {
-                guard let revision = write(key.name, tally, after: known!.revision) else {
+                guard let revision = write(key.name(hiding: namingKey), tally, after: known!.revision) else {
                     known = nil
                     continue
                 }

@@ -1,3 +1,5 @@
+import RChatCore
+import RChatCrypto
 import RChatNet
 import RChatWire
 
@@ -37,12 +39,19 @@ enum TallyKey: Hashable, Sendable {
     case host(HostAddress)
     case sender(MailboxID)
 
-    /// Its key in the bucket.
-    var name: String {
+    /// Its key in the bucket: a recipient's mailbox in hex (as the stream's subjects name
+    /// it), a host or a sending mailbox by a hash keyed with `key` (derived from the relay
+    /// key), so that what NATS stores names no sender and no address.
+    func name(hiding key: SecretBytes) -> String {
         switch self {
-        case .recipient(let mailbox): return mailbox.hex
-        case .host(let host): return "h.\(String(host.high, radix: 16)).\(String(host.low, radix: 16))"
-        case .sender(let mailbox): return "s.\(mailbox.hex)"
+        case .recipient(let mailbox):
+            return mailbox.hex
+        case .host(let host):
+            var w = ByteWriter(capacity: 17)
+            w.u8(1); w.u64(host.high); w.u64(host.low)
+            return "h." + Hex.encode(Hash.blake2b(w.bytes, key: key, outputBytes: 16))
+        case .sender(let mailbox):
+            return "s." + Hex.encode(Hash.blake2b([2] + mailbox.bytes, key: key, outputBytes: 16))
         }
     }
 

@@ -13,7 +13,8 @@ extension Relay {
     static func startCluster(_ configuration: RelayConfiguration, relayKey: AgreementKey, loop: EventLoop) throws(StartError) -> ClusterNode {
         let inbox = ClusterInbox(wake: { loop.wake() })
         do {
-            let link = try ClusterLink(servers: configuration.clusterServers, configuration: configuration, inbox: inbox)
+            let link = try ClusterLink(servers: configuration.clusterServers, configuration: configuration, inbox: inbox,
+                                       tallyNamingKey: Hash.deriveKey(from: relayKey.secretKey, context: "rchat relay cluster tallies v1"))
             return ClusterNode(link: link, relayKey: relayKey)
         } catch {
             throw StartError(description: error.description)
