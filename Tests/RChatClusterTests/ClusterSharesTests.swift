@@ -137,6 +137,41 @@ final class ClusterSharesTests: XCTestCase {
                        "another host is still held for")
     }
 
+    /// Many hosts within their budgets fill the stream's `--max-held-bytes`: held frames
+    /// are then refused, and two connected users still chat across the nodes.
+    func testLiveForwardingGoesOnWhenTheClusterIsFull() throws {
+        let fixture = try TwoNodes(["--max-held-bytes", String(4 << 20)])
+        let nodes = [fixture.first.address, fixture.second.address]
+        for host in 2...5 {
+            for i in 0..<2 {
+                let member = try Member(nodes[i], from: "127.0.0.\(host)")
+                XCTAssertEqual(member.next(), .drained)
+                _ = try sendUntilRefused(member, on: try heldFor(member, recipientOn: nodes[1 - i]), Self.big, limit: 8)
+                member.client.close()
+            }
+        }
+        let late = try Member(nodes[0], from: "127.0.0.6")
+        XCTAssertEqual(late.next(), .drained)
+        let lateLink = try heldFor(late, recipientOn: nodes[1])
+        // Each node reads what the stream holds at its heartbeat.
+        let full = poll(timeout: 5, interval: 0.1) { () -> Bool? in
+            (try? sendUntilRefused(late, on: lateLink, Self.big, limit: 1).refusal) == .relayFull ? true : nil
+        }
+        XCTAssertNotNil(full, "a held frame is refused once the stream holds --max-held-bytes")
+
+        let carol = try Member(nodes[0], from: "127.0.0.7"), dave = try Member(nodes[1], from: "127.0.0.8")
+        XCTAssertEqual(carol.next(), .drained)
+        XCTAssertEqual(dave.next(), .drained)
+        let (lc, _, _) = try link(carol, dave)
+        for i in 0..<4 {
+            let seq = try carol.client.send(on: lc, Self.big)
+            XCTAssertEqual(carol.next(), .sent(seq: seq, forwarded: true), "live chat frame \(i) in a full cluster")
+            guard case .delivery(let d)? = dave.next() else { return XCTFail("dave got no frame \(i)") }
+            XCTAssertEqual(d.payload, Self.big)
+            try dave.client.acknowledge([d.id])
+        }
+    }
+
     func testCoverThroughBothNodesStaysWithinItsAllowance() throws {
         let fixture = try TwoNodes()
         let first = fixture.alice, second = try again(fixture.alice, on: fixture.second.address)

@@ -164,6 +164,9 @@ final class ClusterLink: @unchecked Sendable {
     private let requestQueues = (0..<8).map { DispatchQueue(label: "rchat-relay cluster requests \($0)") }
     private func requests(_ key: Int) -> DispatchQueue { requestQueues[abs(key % requestQueues.count)] }
     private var ownSubscriptions: [OpaquePointer] = []
+    /// The bytes the stream holds, as last read (`refreshStreamBytes`).
+    private let storedBytes = Atomic<Int>(0)
+    private let stateQueue = DispatchQueue(label: "rchat-relay cluster stream state")
 
     /// The servers as `nats://HOST:PORT`. Fails (one line) when none answers or JetStream
     /// cannot keep the stream and buckets.
@@ -305,7 +308,7 @@ final class ClusterLink: @unchecked Sendable {
             config.Replicas = Int64(replicas)
             config.MaxAge = configuration.holdSeconds * 1_000_000_000
             config.MaxMsgsPerSubject = Int64(configuration.quota)
-            config.MaxBytes = Int64(configuration.maxHeldBytes)
+            config.MaxBytes = Int64(configuration.maxHeldBytes + liveRoom(configuration))
             config.MaxMsgSize = Int32(RelayProtocol.maximumFrameBytes + 512)
             config.Discard = js_DiscardNew
             config.DiscardNewPerSubject = true
@@ -322,6 +325,26 @@ final class ClusterLink: @unchecked Sendable {
             }
         }
         guard status == NATS_OK else { throw NatsError("cannot keep the JetStream stream \(stream)", status, code: code) }
+    }
+
+    /// Room the stream keeps beyond `--max-held-bytes` for frames to connected recipients
+    /// (a quarter of it): a node refuses other frames once the stream holds
+    /// `--max-held-bytes` (`streamBytes`, read every heartbeat), so live chat goes on when
+    /// strangers filled the rest; JetStream's own limit is the hard one.
+    static func liveRoom(_ configuration: RelayConfiguration) -> Int { configuration.maxHeldBytes / 4 }
+
+    /// What the stream holds, as last read.
+    var streamBytes: Int { storedBytes.load(ordering: .relaxed) }
+
+    /// Reads what the stream holds again, off the loop's thread.
+    func refreshStreamBytes() {
+        stateQueue.async { [self] in
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(0)
+            guard js_GetStreamInfo(&info, jetStream, Self.stream, nil, &code) == NATS_OK, let info else { return }
+            storedBytes.store(Int(clamping: info.pointee.State.Bytes), ordering: .relaxed)
+            jsStreamInfo_Destroy(info)
+        }
     }
 
     private static func bucket(_ js: OpaquePointer, name: String, ttlSeconds: Double?, replicas: Int) throws(NatsError) -> OpaquePointer {
@@ -593,6 +616,7 @@ final class ClusterLink: @unchecked Sendable {
     func close() {
         for sub in ownSubscriptions { natsSubscription_Destroy(sub) }
         for queue in requestQueues { queue.sync {} }
+        stateQueue.sync {}
         tallies.finish()
         natsConnection_Close(connection)
         kvStore_Destroy(pairing)

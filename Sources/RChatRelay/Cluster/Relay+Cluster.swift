@@ -27,8 +27,10 @@ extension Relay {
         loop.addBeforeFlush { [unowned self] in
             for event in cluster.link.inbox.takeAll() { handle(event, cluster) }
         }
+        cluster.link.refreshStreamBytes()
         loop.schedule(after: ClusterNode.heartbeatInterval, repeating: true) { [unowned self] in
             cluster.link.heartbeat(NodeMessage.heartbeat(cluster.link.node).encoded())
+            cluster.link.refreshStreamBytes()
             noticeSilence(cluster)
             let failed = cluster.link.failedDeletes
             if failed > cluster.failedDeletesLogged {
@@ -128,11 +130,15 @@ extension Relay {
     /// Publishes a frame for `mailbox` once the mailbox's tally across the cluster counted it
     /// (`ClusterTallies`: its bytes, cover and requests bounded as one relay bounds them);
     /// the sender hears `sent` once JetStream stored it. JetStream's per-subject limit is
-    /// the item quota.
+    /// the item quota. Once the stream holds `--max-held-bytes`, only frames for a
+    /// connected recipient (`forwarded`) are taken, into the room kept for them.
     func clusterHold(_ payload: [UInt8], for mailbox: MailboxID, origin: DeliveryOrigin, kind: ClusterNode.Kind, seq: UInt64,
                      from sender: Session, forwarded: Bool) {
         guard let cluster else { return }
         guard cluster.isUp else { return sender.send(.refused(seq: seq, reason: RefusalReason.clusterUnavailable.rawValue), kind: .refused) }
+        if !forwarded, cluster.link.streamBytes + payload.count > configuration.maxHeldBytes {
+            return sender.send(.refused(seq: seq, reason: RefusalReason.relayFull.rawValue), kind: .refused)
+        }
         let heldAt = clock.now()
         let from = HeldSender(host: sender.host, mailbox: sender.mailbox)
         let data = cluster.sealing.seal(kind, mailbox: mailbox, heldAt: heldAt, origin: origin, payload: payload, sender: from)
