@@ -31,6 +31,21 @@ final class ClusterSharesTests: XCTestCase {
         return (limit, nil)
     }
 
+    /// Two fresh users on these nodes chat: each frame forwarded, handed over, acknowledged.
+    private func assertLiveChat(from first: RelayAddress, to second: RelayAddress, file: StaticString = #filePath, line: UInt = #line) throws {
+        let carol = try Member(first, from: "127.0.0.7"), dave = try Member(second, from: "127.0.0.8")
+        XCTAssertEqual(carol.next(), .drained, file: file, line: line)
+        XCTAssertEqual(dave.next(), .drained, file: file, line: line)
+        let (lc, _, _) = try link(carol, dave, file: file, line: line)
+        for i in 0..<4 {
+            let seq = try carol.client.send(on: lc, Self.big)
+            XCTAssertEqual(carol.next(), .sent(seq: seq, forwarded: true), "live chat frame \(i)", file: file, line: line)
+            guard case .delivery(let d)? = dave.next() else { return XCTFail("dave got no frame \(i)", file: file, line: line) }
+            XCTAssertEqual(d.payload, Self.big, file: file, line: line)
+            try dave.client.acknowledge([d.id])
+        }
+    }
+
     /// A second connection of `member`'s mailbox, on `address`.
     private func again(_ member: Member, on address: RelayAddress, file: StaticString = #filePath, line: UInt = #line) throws -> Member {
         let other = try Member(address, key: member.key)
@@ -64,16 +79,7 @@ final class ClusterSharesTests: XCTestCase {
         XCTAssertTrue(refusals.contains(.byteQuotaExceeded), "\(refusals)")
 
         // Two others chat live across the nodes meanwhile.
-        let carol = try Member(fixture.first.address), dave = try Member(fixture.second.address)
-        XCTAssertEqual(carol.next(), .drained)
-        XCTAssertEqual(dave.next(), .drained)
-        let (lc, _, _) = try link(carol, dave)
-        for i in 0..<4 {
-            let seq = try carol.client.send(on: lc, Self.big)
-            XCTAssertEqual(carol.next(), .sent(seq: seq, forwarded: true), "live chat frame \(i)")
-            guard case .delivery(let d)? = dave.next() else { return XCTFail("dave got no frame \(i)") }
-            try dave.client.acknowledge([d.id])
-        }
+        try assertLiveChat(from: fixture.first.address, to: fixture.second.address)
 
         // Bob comes back, takes and acknowledges it all: there is room again.
         try bob.reconnect(to: fixture.first.address)
@@ -159,17 +165,7 @@ final class ClusterSharesTests: XCTestCase {
         }
         XCTAssertNotNil(full, "a held frame is refused once the stream holds --max-held-bytes")
 
-        let carol = try Member(nodes[0], from: "127.0.0.7"), dave = try Member(nodes[1], from: "127.0.0.8")
-        XCTAssertEqual(carol.next(), .drained)
-        XCTAssertEqual(dave.next(), .drained)
-        let (lc, _, _) = try link(carol, dave)
-        for i in 0..<4 {
-            let seq = try carol.client.send(on: lc, Self.big)
-            XCTAssertEqual(carol.next(), .sent(seq: seq, forwarded: true), "live chat frame \(i) in a full cluster")
-            guard case .delivery(let d)? = dave.next() else { return XCTFail("dave got no frame \(i)") }
-            XCTAssertEqual(d.payload, Self.big)
-            try dave.client.acknowledge([d.id])
-        }
+        try assertLiveChat(from: nodes[0], to: nodes[1])
     }
 
     func testCoverThroughBothNodesStaysWithinItsAllowance() throws {
