@@ -116,6 +116,12 @@ final class HeldTallyTests: XCTestCase {
         XCTAssertEqual(h.slots[t0 / 3600], HeldTally.Slot(bytes: 400))
         XCTAssertNil(s.admit(.conversation(bytes: 500), heldAt: t0, as: sender, limits: limits))
         XCTAssertEqual(s.admit(.request(bytes: 1), heldAt: t0, as: sender, limits: limits), .relayFull)
+        // A live frame already forwarded is counted whatever is held, and refuses the next.
+        h.count(600, heldAt: t0 + 3600)
+        XCTAssertEqual(h.total(now: t0 + 3600, holdSeconds: limits.holdSeconds).bytes, 1000)
+        XCTAssertEqual(h.admit(.conversation(bytes: 1), heldAt: t0 + 3600, as: host, limits: limits), .relayFull)
+        h.release(.conversation(bytes: 600), heldAt: t0 + 3600, as: host)
+        XCTAssertNil(h.admit(.conversation(bytes: 500), heldAt: t0 + 3600, as: host, limits: limits))
     }
 
     func testTheBucketsTextRoundTripsAndNonsenseCountsAfresh() {

@@ -9,9 +9,13 @@ import Synchronization
 /// is gone with what it counted). Changes to one tally wait in one list and are applied in
 /// order by one worker at a time, each batch with one compare-and-set of the bucket's
 /// entry. A frame is counted by its recipient's tally, then its host's, then its sender's
-/// (one refusing gives it back to those before), and published only once all counted it:
-/// the frames of one sender to one mailbox keep their order. A refusal is only ever made
-/// on a tally read from the bucket, never on a cached one.
+/// (one refusing gives it back to those before), and published only once all counted it —
+/// except a frame for a connected recipient that keeps up (less than a handover window
+/// held for it), published once its recipient's tally took it and counted by the others
+/// after, as one relay forwards it: live chat waits for one compare-and-set, not three.
+/// While a recipient has frames waiting for their host's and sender's tallies, its live
+/// frames wait behind them, so the frames of one sender to one mailbox keep their order. A
+/// refusal is only ever made on a tally read from the bucket, never on a cached one.
 final class ClusterTallies: @unchecked Sendable {
     /// A frame waiting for its charge to be counted, then published.
     struct Hold: Sendable {
@@ -20,6 +24,11 @@ final class ClusterTallies: @unchecked Sendable {
         /// The tallies it is counted by, in order (`TallyKey.keys`), and how many already did.
         let keys: [TallyKey]
         var counted = 0
+        /// For a connected recipient (`forwarded`): may be published before its host and
+        /// sender counted it.
+        let live: Bool
+        /// Waiting for the host's and sender's tallies (its recipient's live frames wait too).
+        var strict = false
         let subject: String
         let data: [UInt8]
         let token: UInt64
@@ -28,6 +37,8 @@ final class ClusterTallies: @unchecked Sendable {
     enum Change: Sendable {
         case hold(Hold)
         case release(HeldCharge, heldAt: Int64)
+        /// A live frame already published: counted, never refused.
+        case count(HeldCharge, heldAt: Int64)
         case handedOver
     }
 
@@ -36,6 +47,8 @@ final class ClusterTallies: @unchecked Sendable {
         var running = false
         /// The entry as this node last wrote or read it (a guess until read again).
         var known: (tally: HeldTally, revision: UInt64)?
+        /// A recipient's frames waiting for their host's and sender's tallies.
+        var strict = 0
     }
 
     private let bucket: OpaquePointer
@@ -91,7 +104,7 @@ final class ClusterTallies: @unchecked Sendable {
                     // Nothing more. What was last known is kept for the next frame (one
                     // round trip instead of two), for a few thousand tallies at most.
                     entry.running = false
-                    all[key] = all.count > Self.keptTallies ? nil : entry
+                    all[key] = all.count > Self.keptTallies && entry.strict == 0 ? nil : entry
                 } else {
                     all[key] = entry
                 }
@@ -118,10 +131,18 @@ final class ClusterTallies: @unchecked Sendable {
             }
             var tally = known!.tally
             var verdicts: [RefusalReason?] = []
+            var keepsUp: [Bool] = []
             for change in changes {
+                keepsUp.append(false)
                 switch change {
-                case .hold(let hold): verdicts.append(tally.admit(hold.charge, heldAt: hold.heldAt, as: key, limits: limits))
+                case .hold(let hold):
+                    if hold.live, hold.counted == 0 {
+                        keepsUp[keepsUp.count - 1] = tally.total(now: hold.heldAt, holdSeconds: limits.holdSeconds).bytes + hold.charge.bytes
+                            <= limits.handoverWindowBytes
+                    }
+                    verdicts.append(tally.admit(hold.charge, heldAt: hold.heldAt, as: key, limits: limits))
                 case .release(let charge, let heldAt): tally.release(charge, heldAt: heldAt, as: key); verdicts.append(nil)
+                case .count(let charge, let heldAt): tally.count(charge.bytes, heldAt: heldAt); verdicts.append(nil)
                 case .handedOver: tally.handedOver(); verdicts.append(nil)
                 }
             }
@@ -136,16 +157,26 @@ final class ClusterTallies: @unchecked Sendable {
                 }
                 known = (tally, revision)
             }
-            for (change, verdict) in zip(changes, verdicts) {
+            var behindStrict = state.withLock { $0[key]?.strict ?? 0 } > 0
+            for (i, change) in changes.enumerated() {
                 guard case .hold(var hold) = change else { continue }
-                if let verdict {
+                if let verdict = verdicts[i] {
                     refuse(hold, verdict)
                 } else if hold.counted + 1 < hold.keys.count {
+                    if hold.counted == 0, keepsUp[i], !behindStrict {
+                        published(hold)
+                        for later in hold.keys.dropFirst() { self.change(later, .count(hold.charge, heldAt: hold.heldAt)) }
+                        continue
+                    }
+                    if hold.counted == 0 {
+                        hold.strict = true
+                        behindStrict = true
+                        state.withLock { $0[key]?.strict += 1 }
+                    }
                     hold.counted += 1
                     self.change(hold.keys[hold.counted], .hold(hold))
-                } else if let outcome = publish(hold) {
-                    // Refused by JetStream: the loop gives it back (as for a later refusal).
-                    answer(hold.token, outcome)
+                } else {
+                    published(hold)
                 }
             }
             return known
@@ -161,6 +192,18 @@ final class ClusterTallies: @unchecked Sendable {
     private func refuse(_ hold: Hold, _ reason: RefusalReason) {
         release(hold.charge, heldAt: hold.heldAt, keys: Array(hold.keys.prefix(hold.counted)))
         answer(hold.token, .overQuota(reason))
+        done(hold)
+    }
+
+    private func published(_ hold: Hold) {
+        // Refused by JetStream: the loop gives it back (as for a later refusal).
+        if let outcome = publish(hold) { answer(hold.token, outcome) }
+        done(hold)
+    }
+
+    /// Its recipient's live frames need not wait for it any more.
+    private func done(_ hold: Hold) {
+        if hold.strict { state.withLock { $0[hold.keys[0]]?.strict -= 1 } }
     }
 
     /// The entry and its revision; a missing key (or one that is not a tally) as a fresh

@@ -71,6 +71,9 @@ struct HeldLimits: Equatable, Sendable {
     var heldBytesPerHost: Int
     var heldBytesPerSender: Int
     var holdSeconds: Int64
+    /// A connected recipient with less than this held for it keeps up: frames for it are
+    /// forwarded (published before their host's and sender's tallies counted them).
+    var handoverWindowBytes: Int
 
     init(_ c: RelayConfiguration) {
         quotaBytes = c.quotaBytes
@@ -80,6 +83,7 @@ struct HeldLimits: Equatable, Sendable {
         heldBytesPerHost = c.heldBytesPerHost
         heldBytesPerSender = c.heldBytesPerSender
         holdSeconds = c.holdSeconds
+        handoverWindowBytes = c.handoverWindowBytes
     }
 }
 
@@ -150,6 +154,12 @@ struct HeldTally: Equatable, Sendable {
         }
         slots[heldAt / Self.hour, default: Slot()] = slots[heldAt / Self.hour, default: Slot()] + add
         return nil
+    }
+
+    /// Counts a live frame's `bytes` (already published) against a host's or sender's tally,
+    /// whatever it holds.
+    mutating func count(_ bytes: Int, heldAt: Int64) {
+        slots[heldAt / Self.hour, default: Slot()].bytes += bytes
     }
 
     /// A counted frame is gone (acknowledged, or not stored after all): its slot gives it back.

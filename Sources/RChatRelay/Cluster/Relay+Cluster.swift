@@ -145,7 +145,8 @@ extension Relay {
         let charge = HeldCharge(kind, origin: origin, bytes: payload.count)
         let keys = TallyKey.keys(recipient: mailbox, sender: from)
         let token = cluster.register(.init(session: sender.number, seq: seq, forwarded: forwarded, charge: charge, heldAt: heldAt, keys: keys))
-        cluster.link.tallies.hold(.init(charge: charge, heldAt: heldAt, keys: keys, subject: ClusterNode.subject(kind, mailbox), data: data, token: token))
+        cluster.link.tallies.hold(.init(charge: charge, heldAt: heldAt, keys: keys, live: forwarded, subject: ClusterNode.subject(kind, mailbox),
+                                        data: data, token: token))
     }
 
     // MARK: handing over
