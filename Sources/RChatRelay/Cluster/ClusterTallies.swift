@@ -29,6 +29,8 @@ final class ClusterTallies: @unchecked Sendable {
         let live: Bool
         /// Waiting for the host's and sender's tallies (its recipient's live frames wait too).
         var strict = false
+        /// Counted in its recipient's `unpublished`.
+        var tracked = false
         let subject: String
         let data: [UInt8]
         let token: UInt64
@@ -45,10 +47,16 @@ final class ClusterTallies: @unchecked Sendable {
     private struct Pending {
         var waiting: [Change] = []
         var running = false
+        /// A worker starts after `gathering`, with what gathered meanwhile.
+        var scheduled = false
         /// The entry as this node last wrote or read it (a guess until read again).
         var known: (tally: HeldTally, revision: UInt64)?
         /// A recipient's frames waiting for their host's and sender's tallies.
         var strict = 0
+        /// A recipient's frames neither published nor refused yet.
+        var unpublished = 0
+        /// The bytes of the live frames waiting to be counted (`.count`).
+        var gatheredBytes = 0
     }
 
     private let bucket: OpaquePointer
@@ -56,6 +64,9 @@ final class ClusterTallies: @unchecked Sendable {
     private let namingKey: SecretBytes
     private let state = Mutex<[TallyKey: Pending]>([:])
     private static let keptTallies = 4096
+    /// How long what can wait (frames given back, live frames counted after) gathers before
+    /// it is written, so that one write carries many.
+    private static let gathering = 0.05
     private let workers = (0..<4).map { DispatchQueue(label: "rchat-relay cluster tallies \($0)") }
     /// Publishes a frame whose charge is counted; nil when it was handed to JetStream (the
     /// answer comes later), else the refusal.
@@ -71,8 +82,29 @@ final class ClusterTallies: @unchecked Sendable {
         self.answer = answer
     }
 
-    /// Counts `hold` (then publishes it, or refuses it with `.overQuota`).
-    func hold(_ hold: Hold) { change(hold.keys[0], .hold(hold)) }
+    /// Counts `hold` (then publishes it, or refuses it with `.overQuota`). A live frame for a
+    /// recipient that keeps up by what this node last read of its tally, with nothing of
+    /// its own waiting before it, is published at once and counted after.
+    func hold(_ hold: Hold) {
+        var hold = hold
+        let key = hold.keys[0]
+        let now = state.withLock { all -> Bool in
+            if hold.live, let entry = all[key], entry.unpublished == 0, let known = entry.known,
+               known.tally.total(now: hold.heldAt, holdSeconds: limits.holdSeconds).bytes + entry.gatheredBytes + hold.charge.bytes
+                <= limits.handoverWindowBytes {
+                return true
+            }
+            all[key, default: Pending()].unpublished += 1
+            return false
+        }
+        if now {
+            published(hold)
+            for counting in hold.keys { change(counting, .count(hold.charge, heldAt: hold.heldAt)) }
+        } else {
+            hold.tracked = true
+            change(key, .hold(hold))
+        }
+    }
 
     /// A frame counted by `keys` is gone.
     func release(_ charge: HeldCharge, heldAt: Int64, keys: [TallyKey]) {
@@ -82,15 +114,44 @@ final class ClusterTallies: @unchecked Sendable {
     func handedOver(_ mailbox: MailboxID) { change(.recipient(mailbox), .handedOver) }
 
     private func change(_ key: TallyKey, _ change: Change) {
-        let start = state.withLock { all -> Bool in
-            var entry = all[key, default: Pending()]
-            entry.waiting.append(change)
-            let start = !entry.running
-            entry.running = true
-            all[key] = entry
-            return start
+        // A frame to hold, and a handover's zeroing (which must not wipe what is counted
+        // after it), are applied at once; the rest gathers.
+        var urgent = true
+        switch change {
+        case .hold, .handedOver: break
+        case .release, .count: urgent = false
         }
-        if start { workers[abs(key.hashValue % workers.count)].async { [self] in work(key) } }
+        // In place: a copy of the entry would copy its list at every change.
+        let start = state.withLock { all -> Bool? in
+            all[key, default: Pending()].waiting.append(change)
+            if case .count(let charge, _) = change { all[key]!.gatheredBytes += charge.bytes }
+            guard let entry = all[key], !entry.running else { return nil }
+            if urgent {
+                all[key]!.running = true
+                return true
+            }
+            guard !entry.scheduled else { return nil }
+            all[key]!.scheduled = true
+            return false
+        }
+        let worker = workers[abs(key.hashValue % workers.count)]
+        switch start {
+        case true?: worker.async { [self] in work(key) }
+        case false?: worker.asyncAfter(deadline: .now() + Self.gathering) { [self] in startGathered(key) }
+        case nil: break
+        }
+    }
+
+    /// What gathered for `key` is applied, unless a worker already took it.
+    private func startGathered(_ key: TallyKey) {
+        let start = state.withLock { all -> Bool in
+            guard all[key] != nil else { return false }
+            all[key]!.scheduled = false
+            guard !all[key]!.running, !all[key]!.waiting.isEmpty else { return false }
+            all[key]!.running = true
+            return true
+        }
+        if start { work(key) }
     }
 
     /// Applies what waits for `key`, batch after batch, until nothing does.
@@ -100,11 +161,12 @@ final class ClusterTallies: @unchecked Sendable {
                 guard var entry = all[key] else { return ([], nil) }
                 let taken = entry.waiting
                 entry.waiting = []
+                entry.gatheredBytes = 0
                 if taken.isEmpty {
                     // Nothing more. What was last known is kept for the next frame (one
                     // round trip instead of two), for a few thousand tallies at most.
                     entry.running = false
-                    all[key] = all.count > Self.keptTallies && entry.strict == 0 ? nil : entry
+                    all[key] = all.count > Self.keptTallies && entry.unpublished == 0 && !entry.scheduled ? nil : entry
                 } else {
                     all[key] = entry
                 }
@@ -203,7 +265,11 @@ final class ClusterTallies: @unchecked Sendable {
 
     /// Its recipient's live frames need not wait for it any more.
     private func done(_ hold: Hold) {
-        if hold.strict { state.withLock { $0[hold.keys[0]]?.strict -= 1 } }
+        guard hold.strict || hold.tracked else { return }
+        state.withLock { all in
+            if hold.strict { all[hold.keys[0]]?.strict -= 1 }
+            if hold.tracked { all[hold.keys[0]]?.unpublished -= 1 }
+        }
     }
 
     /// The entry and its revision; a missing key (or one that is not a tally) as a fresh
