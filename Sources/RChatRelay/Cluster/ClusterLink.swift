@@ -167,6 +167,7 @@ final class ClusterLink: @unchecked Sendable {
     /// The bytes the stream holds, as last read (`refreshStreamBytes`).
     private let storedBytes = Atomic<Int>(0)
     private let stateQueue = DispatchQueue(label: "rchat-relay cluster stream state")
+    private let refreshing = Atomic<Bool>(false)
 
     /// The servers as `nats://HOST:PORT`. Fails (one line) when none answers or JetStream
     /// cannot keep the stream and buckets.
@@ -338,7 +339,10 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Reads what the stream holds again, off the loop's thread.
     func refreshStreamBytes() {
+        // One at a time: while NATS does not answer, reads do not pile up behind each other.
+        guard refreshing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         stateQueue.async { [self] in
+            defer { refreshing.store(false, ordering: .releasing) }
             var info: UnsafeMutablePointer<jsStreamInfo>?
             var code = jsErrCode(0)
             guard js_GetStreamInfo(&info, jetStream, Self.stream, nil, &code) == NATS_OK, let info else { return }

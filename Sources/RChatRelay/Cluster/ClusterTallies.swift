@@ -63,6 +63,7 @@ final class ClusterTallies: @unchecked Sendable {
     private let limits: HeldLimits
     private let namingKey: SecretBytes
     private let state = Mutex<[TallyKey: Pending]>([:])
+    private let closing = Atomic<Bool>(false)
     private static let keptTallies = 4096
     /// How long what can wait (frames given back, live frames counted after) gathers before
     /// it is written, so that one write carries many.
@@ -172,7 +173,7 @@ final class ClusterTallies: @unchecked Sendable {
                 }
                 return (taken, entry.known)
             }
-            guard !changes.isEmpty else { return }
+            guard !changes.isEmpty, !closing.load(ordering: .acquiring) else { return }
             let written = apply(changes, key: key, known: known)
             state.withLock { all in all[key]?.known = written }
         }
@@ -292,6 +293,10 @@ final class ClusterTallies: @unchecked Sendable {
         return s == NATS_OK ? rev : nil
     }
 
-    /// Waits for every worker (at close).
-    func finish() { for worker in workers { worker.sync {} } }
+    /// Waits for every worker (at close); what still waits is dropped (the tallies are
+    /// zeroed at the next complete handover, or expire with the hold).
+    func finish() {
+        closing.store(true, ordering: .releasing)
+        for worker in workers { worker.sync {} }
+    }
 }
