@@ -32,7 +32,7 @@ final class HeldPersistence {
     private var inserts: [(id: Int64, mailbox: [UInt8], heldAt: Int64, box: [UInt8])?] = []
     private var insertIndex: [Int64: Int] = [:]
     private var deletes: [Int64] = []
-    private var inviteChanges: [(token: [UInt8], mailbox: [UInt8]?)] = []
+    private var inviteChanges: [(token: [UInt8], mailbox: [UInt8]?, refreshed: Int64)] = []
 
     init(path: String, relayKey: AgreementKey) throws {
         database = try Database(path: path, fileMode: 0o600)
@@ -40,8 +40,12 @@ final class HeldPersistence {
         try database.execute("PRAGMA synchronous=FULL")
         try database.executeScript("""
             CREATE TABLE IF NOT EXISTS held (id INTEGER PRIMARY KEY, mailbox BLOB NOT NULL, held_at INTEGER NOT NULL, box BLOB NOT NULL);
-            CREATE TABLE IF NOT EXISTS invites (token BLOB PRIMARY KEY, mailbox BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS invites (token BLOB PRIMARY KEY, mailbox BLOB NOT NULL, refreshed INTEGER NOT NULL DEFAULT 0);
             """)
+        // A file from before invites expired: their time is unknown (0), taken as the load's.
+        if try !database.query("PRAGMA table_info(invites)").contains(where: { try $0.string(at: 1) == "refreshed" }) {
+            try database.execute("ALTER TABLE invites ADD COLUMN refreshed INTEGER NOT NULL DEFAULT 0")
+        }
         key = Hash.deriveKey(from: relayKey.secretKey, context: "rchat relay persistence v1")
     }
 
@@ -52,7 +56,8 @@ final class HeldPersistence {
     }
 
     /// Drops what expired, then returns every held item oldest first, and the invites.
-    func load(expiredAtOrBefore cutoff: Int64) throws -> (items: [PersistedItem], expired: Int, unreadable: Int, invites: [(InviteToken, MailboxID)]) {
+    func load(expiredAtOrBefore cutoff: Int64) throws -> (items: [PersistedItem], expired: Int, unreadable: Int,
+                                                          invites: [(token: InviteToken, mailbox: MailboxID, refreshed: Int64)]) {
         try database.execute("DELETE FROM held WHERE held_at <= ?", [.integer(cutoff)])
         let expired = database.changes
         var items: [PersistedItem] = []
@@ -67,9 +72,9 @@ final class HeldPersistence {
             let known = sender ?? (origin == .own ? HeldSender(host: nil, mailbox: mailbox) : nil)
             items.append(PersistedItem(id: HeldItemID(id), mailbox: mailbox, heldAt: heldAt, origin: origin, payload: payload, sender: known))
         }
-        var invites: [(InviteToken, MailboxID)] = []
-        for row in try database.query("SELECT token, mailbox FROM invites") {
-            if let t = InviteToken(bytes: try row.blob(at: 0)), let m = MailboxID(bytes: try row.blob(at: 1)) { invites.append((t, m)) }
+        var invites: [(token: InviteToken, mailbox: MailboxID, refreshed: Int64)] = []
+        for row in try database.query("SELECT token, mailbox, refreshed FROM invites") {
+            if let t = InviteToken(bytes: try row.blob(at: 0)), let m = MailboxID(bytes: try row.blob(at: 1)) { invites.append((t, m, try row.int64(at: 2))) }
         }
         return (items, expired, unreadable, invites)
     }
@@ -152,8 +157,8 @@ final class HeldPersistence {
         deletes.append(rowID)
     }
 
-    func recordInvite(_ token: InviteToken, mailbox: MailboxID?) {
-        inviteChanges.append((token.bytes, mailbox?.bytes))
+    func recordInvite(_ token: InviteToken, mailbox: MailboxID?, refreshed: Int64) {
+        inviteChanges.append((token.bytes, mailbox?.bytes, refreshed))
     }
 
     var hasChanges: Bool { !inserts.isEmpty || !deletes.isEmpty || !inviteChanges.isEmpty }
@@ -168,7 +173,8 @@ final class HeldPersistence {
             for id in deletes { try database.execute("DELETE FROM held WHERE id = ?", [.integer(id)]) }
             for change in inviteChanges {
                 if let mailbox = change.mailbox {
-                    try database.execute("INSERT OR REPLACE INTO invites (token, mailbox) VALUES (?, ?)", [.blob(change.token), .blob(mailbox)])
+                    try database.execute("INSERT OR REPLACE INTO invites (token, mailbox, refreshed) VALUES (?, ?, ?)",
+                                         [.blob(change.token), .blob(mailbox), .integer(change.refreshed)])
                 } else {
                     try database.execute("DELETE FROM invites WHERE token = ?", [.blob(change.token)])
                 }

@@ -107,23 +107,26 @@ extension Relay {
         case .registerInvites(let salts):
             // Only tokens derived from this connection's own mailbox: a token read in someone
             // else's contact code cannot be claimed.
+            let now = clock.now()
             for salt in salts {
                 let token = InviteToken.derived(mailbox: mailbox, salt: salt)
-                switch invites.register(token, for: mailbox, limits: configuration) {
+                switch invites.register(token, for: mailbox, from: session.host, now: now, limits: configuration) {
                 case .registered(let dropped):
-                    persistence?.recordInvite(token, mailbox: mailbox)
-                    cluster?.link.registerInvite(token, for: mailbox)
-                    if let dropped {
-                        persistence?.recordInvite(dropped, mailbox: nil)
-                        cluster?.link.registerInvite(dropped, for: nil)
-                    }
-                case .alreadyRegistered:
-                    break
+                    recordInvite(token, for: mailbox, refreshed: now)
+                    if let dropped { recordInvite(dropped, for: nil, refreshed: now) }
+                case .refreshed:
+                    recordInvite(token, for: mailbox, refreshed: now)
                 case .takenByAnother:
                     // Two mailboxes deriving one 128-bit token: not expected to happen, ever.
                     log.warning("\(session.name): invite token already registered by another mailbox; refused")
+                case .hostFull:
+                    if session.ignoredInvitesLogged.insert(.hostFull).inserted {
+                        log.warning("\(session.name): its host has \(configuration.invitesPerHost) invites registered, its limit; ignored")
+                    }
                 case .full:
-                    log.warning("\(session.name): invite registry full (\(configuration.maxInvites)); ignored")
+                    if session.ignoredInvitesLogged.insert(.full).inserted {
+                        log.warning("\(session.name): invite registry full (\(configuration.maxInvites)); ignored")
+                    }
                 }
             }
         case .send(let seq, 0, let payload):
@@ -185,10 +188,7 @@ extension Relay {
     /// from the front, so one moved behind newer items can outlive 72 h by at most their
     /// difference — they are handed over at once to the connection that asked for the move.
     private func move(_ old: MailboxID, to new: MailboxID) {
-        for token in invites.removeAll(of: old) {
-            persistence?.recordInvite(token, mailbox: nil)
-            cluster?.link.registerInvite(token, for: nil)
-        }
+        for token in invites.removeAll(of: old) { recordInvite(token, for: nil, refreshed: 0) }
         if cluster != nil { return clusterMove(old, to: new) }
         var moved = 0
         if let from = queues.removeValue(forKey: old) {
@@ -214,6 +214,23 @@ extension Relay {
             pump(to)
         }
         if moved > 0 { log.note("\(moved) held items moved to mailbox \(new)") }
+    }
+
+    /// An invite registered, refreshed (`mailbox`) or forgotten (nil): kept by `--persist`
+    /// and the cluster's bucket (whose TTL a registration starts again).
+    func recordInvite(_ token: InviteToken, for mailbox: MailboxID?, refreshed: Int64) {
+        persistence?.recordInvite(token, mailbox: mailbox, refreshed: refreshed)
+        cluster?.link.registerInvite(token, for: mailbox)
+    }
+
+    /// Invites not registered again within `--invite-expiry` are forgotten; those of
+    /// connected mailboxes are refreshed (and so kept) instead.
+    func sweepInvites() {
+        let swept = invites.sweep(now: clock.now(), expirySeconds: configuration.inviteExpirySeconds) { sessionsByMailbox[$0] != nil }
+        let now = clock.now()
+        for token in swept.refreshed { recordInvite(token, for: invites.owner(of: token), refreshed: now) }
+        for token in swept.expired { recordInvite(token, for: nil, refreshed: now) }
+        if !swept.expired.isEmpty { log.note("invite sweep: forgot \(swept.expired.count) invites not registered again within \(configuration.inviteExpirySeconds) s") }
     }
 
     /// Takes a frame for `mailbox` (its origin already retained): queue it, acknowledge the

@@ -119,6 +119,9 @@ public final class Relay: @unchecked Sendable {
         let sweep = max(0.05, min(1.0, min(configuration.handshakeTimeout, configuration.frameTimeout, configuration.idleTimeout) / 4))
         loop.schedule(after: sweep, repeating: true) { [unowned self] in sweepConnections() }
         loop.schedule(after: 60, repeating: true) { [unowned self] in expireHeld() }
+        // A quarter of the expiry late at most (an hour for the default's 30 days).
+        let inviteSweep = max(0.25, min(3600, Double(configuration.inviteExpirySeconds) / 4))
+        loop.schedule(after: inviteSweep, repeating: true) { [unowned self] in sweepInvites() }
     }
 
     private static func guessHost() -> String { ProcessInfo.processInfo.hostName }
@@ -207,7 +210,13 @@ public final class Relay: @unchecked Sendable {
                 totalHeldItems += 1
                 nextItemID = max(nextItemID, item.id + 1)
             }
-            for (token, mailbox) in loaded.invites { _ = invites.register(token, for: mailbox, limits: configuration) }
+            let now = clock.now()
+            for invite in loaded.invites {
+                // Not counted for a host (not stored); a row without a time is given the load's.
+                _ = invites.register(invite.token, for: invite.mailbox, from: nil, now: invite.refreshed == 0 ? now : invite.refreshed,
+                                     limits: configuration)
+            }
+            sweepInvites()
             log.note("loaded \(loaded.items.count) held items and \(loaded.invites.count) invites from \(configuration.persistPath!); dropped \(loaded.expired) expired" + (loaded.unreadable > 0 ? ", \(loaded.unreadable) unreadable" : ""))
         } catch {
             throw StartError(description: "cannot load --persist \(configuration.persistPath!): \(error)")

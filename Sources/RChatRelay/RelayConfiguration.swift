@@ -76,9 +76,16 @@ public struct RelayConfiguration: Sendable {
     /// Links one connection keeps (a link costs about 700 bytes, both ends); at the bound,
     /// links whose peer left are dropped, and a new link beyond it is not made.
     public var maxLinksPerConnection = 2_048
-    /// Invite tokens kept per mailbox (the newest) and in all.
+    /// Invite tokens kept per mailbox (the newest), registered from one host (an IPv4
+    /// address, an IPv6 /64; never more than a quarter of `maxInvites`: `invitesPerHost`)
+    /// and in all. A household behind one NAT registers one per account.
     public var maxInvitesPerMailbox = 16
+    public var maxInvitesPerHost = 1_024
     public var maxInvites = 1_000_000
+    /// Seconds an invite stays registered without being registered again (30 days). An
+    /// engine registers its invite at every connection, and the relay refreshes those of
+    /// connected mailboxes, so only the invites of clients gone that long are forgotten.
+    public var inviteExpirySeconds = 30 * 86_400
     /// The least a line must matter to be logged: `.note` logs every event, `.warning`
     /// only refusals and limits, `.error` only failures.
     public var logLevel = LogLevel.note
@@ -138,6 +145,9 @@ public struct RelayConfiguration: Sendable {
             count("--max-codes-per-connection", 1...1_000_000, \.maxPendingCodesPerConnection, "presented codes waiting, per connection"),
             count("--max-codes-per-mailbox", 1...1_000_000, \.maxPendingCodesPerMailbox, "presented codes waiting, per mailbox"),
             count("--max-links-per-connection", 1...1_000_000, \.maxLinksPerConnection, "links one connection keeps"),
+            count("--max-invites", 1...100_000_000, \.maxInvites, "invite tokens registered in all"),
+            count("--max-invites-per-host", 1...100_000_000, \.maxInvitesPerHost, "invite tokens registered from one host (IPv4 address, IPv6 /64); at most a quarter of --max-invites"),
+            count("--invite-expiry", 1...(366 * 86_400), \.inviteExpirySeconds, "seconds an invite stays registered unless registered again (a connected client's is kept)"),
         ]
 
         /// Everything but --listen and --help, in the order the usage shows them.
@@ -213,4 +223,5 @@ public struct RelayConfiguration: Sendable {
     /// (a mailbox) of `maxHeldBytes`, so that a lowered relay-wide bound lowers them too.
     var heldBytesPerHost: Int { min(maxHeldBytesPerHost, maxHeldBytes / 4) }
     var heldBytesPerSender: Int { min(maxHeldBytesPerSender, maxHeldBytes / 8) }
+    var invitesPerHost: Int { min(maxInvitesPerHost, max(1, maxInvites / 4)) }
 }

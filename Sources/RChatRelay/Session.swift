@@ -76,6 +76,8 @@ final class Session: StreamConnectionDelegate {
     var pendingCodes: Set<[UInt8]> = []
     /// Why codes it presented were ignored, each logged once per connection.
     var ignoredCodesLogged: Set<Pairing.Ignored> = []
+    /// Why invites it registered were ignored (host or registry full), each logged once.
+    var ignoredInvitesLogged: Set<InviteRegistry.Outcome> = []
     /// When its last frame arrived (loop time): an idle connection is closed.
     var lastFrameAt: Double
     var counters = FrameCounters()

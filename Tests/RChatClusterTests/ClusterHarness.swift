@@ -203,9 +203,10 @@ struct TwoNodes {
 final class Member {
     let key: SigningKey
     private(set) var client: RelayClient
-    init(_ address: RelayAddress, key: SigningKey = .generate()) throws {
+    /// `host`: the loopback address it connects from (127.0.0.1 when nil).
+    init(_ address: RelayAddress, key: SigningKey = .generate(), from host: String? = nil) throws {
         self.key = key
-        client = try RelayClient.connect(to: address, mailboxKey: key)
+        client = try RelayClient.connect(to: address, mailboxKey: key, from: host)
     }
 
     func reconnect(to address: RelayAddress) throws {

@@ -30,6 +30,8 @@ final class RelayCommandLineTests: XCTestCase {
             (["--quota-bytes", "256MiB"], #"rchat-relay: --quota-bytes must be a whole number from 1048576 to 1099511627776, not "256MiB""#),
             (["--quota-bytes", "1099511627777"], #"rchat-relay: --quota-bytes must be a whole number from 1048576 to 1099511627776, not "1099511627777""#),
             (["--idle-timeout", "0"], #"rchat-relay: --idle-timeout must be a number of seconds above 0, not "0""#),
+            (["--max-invites", "0"], #"rchat-relay: --max-invites must be a whole number from 1 to 100000000, not "0""#),
+            (["--invite-expiry", "1d"], #"rchat-relay: --invite-expiry must be a whole number from 1 to 31622400, not "1d""#),
             (["--bogus"], #"rchat-relay: unknown option "--bogus" (see rchat-relay --help)"#),
             (["--max-connections"], "rchat-relay: --max-connections needs a value"),
             (["stray"], #"rchat-relay: unexpected argument "stray""#),

@@ -72,6 +72,9 @@ struct HeldCount: Sendable {
 enum PublishOutcome: Sendable {
     case stored(sequence: UInt64)
     case refused(RefusalReason)
+    /// Refused before it was published: the mailbox's tally across the cluster had no room
+    /// for it (or could not be read), so nothing was counted.
+    case overQuota(RefusalReason)
     /// No answer in time: it may be stored or not, so the sender is told neither.
     case unanswered
 }
@@ -142,6 +145,7 @@ final class ClusterLink: @unchecked Sendable {
     static let stream = "RCHAT"
     static let pairingBucket = "rchat-pairing"
     static let inviteBucket = "rchat-invites"
+    static let tallyBucket = "rchat-held"
 
     let inbox: ClusterInbox
     let node: ClusterNodeID
@@ -150,6 +154,9 @@ final class ClusterLink: @unchecked Sendable {
     private let jetStream: OpaquePointer
     private let pairing: OpaquePointer
     private let invites: OpaquePointer
+    private let held: OpaquePointer
+    /// Each mailbox's held frames across the cluster: what a frame is published through.
+    let tallies: ClusterTallies
     private let ledger: PublishLedger
     /// Where calls that wait for a server's answer run: a few serial queues, a session's
     /// always on the same one (its readers open and close in order), so that many
@@ -157,10 +164,15 @@ final class ClusterLink: @unchecked Sendable {
     private let requestQueues = (0..<8).map { DispatchQueue(label: "rchat-relay cluster requests \($0)") }
     private func requests(_ key: Int) -> DispatchQueue { requestQueues[abs(key % requestQueues.count)] }
     private var ownSubscriptions: [OpaquePointer] = []
+    /// The bytes the stream holds, as last read (`refreshStreamBytes`).
+    private let storedBytes = Atomic<Int>(0)
+    private let stateQueue = DispatchQueue(label: "rchat-relay cluster stream state")
+    private let refreshing = Atomic<Bool>(false)
 
     /// The servers as `nats://HOST:PORT`. Fails (one line) when none answers or JetStream
     /// cannot keep the stream and buckets.
-    init(servers: [String], configuration: RelayConfiguration, inbox: ClusterInbox) throws(NatsError) {
+    /// `tallyNamingKey` hides senders and hosts in the names of the held bucket's keys.
+    init(servers: [String], configuration: RelayConfiguration, inbox: ClusterInbox, tallyNamingKey: SecretBytes) throws(NatsError) {
         self.inbox = inbox
         let node = ClusterNodeID(bytes: Random.bytes(ClusterNodeID.byteCount))
         self.node = node
@@ -217,12 +229,19 @@ final class ClusterLink: @unchecked Sendable {
         do {
             try Self.whileJetStreamStarts { () throws(NatsError) in try Self.ensureStream(js, configuration: configuration, replicas: replicas) }
             pairing = try Self.bucket(js, name: Self.pairingBucket, ttlSeconds: configuration.pairingTimeout, replicas: replicas)
-            invites = try Self.bucket(js, name: Self.inviteBucket, ttlSeconds: nil, replicas: replicas)
+            // An invite not registered again within the expiry goes (a node re-registers
+            // those of its connected mailboxes in time: `Relay.sweepInvites`).
+            invites = try Self.bucket(js, name: Self.inviteBucket, ttlSeconds: Double(configuration.inviteExpirySeconds), replicas: replicas)
+            held = try Self.bucket(js, name: Self.tallyBucket, ttlSeconds: Double(configuration.holdSeconds), replicas: replicas)
         } catch {
             jsCtx_Destroy(js)
             natsConnection_Destroy(nc)
             throw error
         }
+        let context = SubscriptionBox(raw: js)
+        tallies = ClusterTallies(bucket: held, limits: HeldLimits(configuration), namingKey: tallyNamingKey, publish: { hold in
+            Self.publish(context.raw, ledger, subject: hold.subject, data: hold.data, token: hold.token)
+        }, answer: { token, outcome in inbox.post(.published(token: token, outcome)) })
         try subscribeNodeSubjects()
     }
 
@@ -290,7 +309,7 @@ final class ClusterLink: @unchecked Sendable {
             config.Replicas = Int64(replicas)
             config.MaxAge = configuration.holdSeconds * 1_000_000_000
             config.MaxMsgsPerSubject = Int64(configuration.quota)
-            config.MaxBytes = Int64(configuration.maxHeldBytes)
+            config.MaxBytes = Int64(configuration.maxHeldBytes + liveRoom(configuration))
             config.MaxMsgSize = Int32(RelayProtocol.maximumFrameBytes + 512)
             config.Discard = js_DiscardNew
             config.DiscardNewPerSubject = true
@@ -309,9 +328,35 @@ final class ClusterLink: @unchecked Sendable {
         guard status == NATS_OK else { throw NatsError("cannot keep the JetStream stream \(stream)", status, code: code) }
     }
 
+    /// Room the stream keeps beyond `--max-held-bytes` for frames to connected recipients
+    /// (a quarter of it): a node refuses other frames once the stream holds
+    /// `--max-held-bytes` (`streamBytes`, read every heartbeat), so live chat goes on when
+    /// strangers filled the rest; JetStream's own limit is the hard one.
+    static func liveRoom(_ configuration: RelayConfiguration) -> Int { configuration.maxHeldBytes / 4 }
+
+    /// What the stream holds, as last read.
+    var streamBytes: Int { storedBytes.load(ordering: .relaxed) }
+
+    /// Reads what the stream holds again, off the loop's thread.
+    func refreshStreamBytes() {
+        // One at a time: while NATS does not answer, reads do not pile up behind each other.
+        guard refreshing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        stateQueue.async { [self] in
+            defer { refreshing.store(false, ordering: .releasing) }
+            var info: UnsafeMutablePointer<jsStreamInfo>?
+            var code = jsErrCode(0)
+            guard js_GetStreamInfo(&info, jetStream, Self.stream, nil, &code) == NATS_OK, let info else { return }
+            storedBytes.store(Int(clamping: info.pointee.State.Bytes), ordering: .relaxed)
+            jsStreamInfo_Destroy(info)
+        }
+    }
+
     private static func bucket(_ js: OpaquePointer, name: String, ttlSeconds: Double?, replicas: Int) throws(NatsError) -> OpaquePointer {
         var kv: OpaquePointer?
-        if js_KeyValue(&kv, js, name) == NATS_OK, let kv { return kv }
+        if js_KeyValue(&kv, js, name) == NATS_OK, let kv {
+            try keepTTL(js, bucket: name, ttlSeconds: ttlSeconds)
+            return kv
+        }
         var config = kvConfig()
         kvConfig_Init(&config)
         let cName = strdup(name)
@@ -329,11 +374,27 @@ final class ClusterLink: @unchecked Sendable {
         return kv
     }
 
+    /// A bucket made before (by an older node, or with another expiry) takes this node's TTL.
+    private static func keepTTL(_ js: OpaquePointer, bucket name: String, ttlSeconds: Double?) throws(NatsError) {
+        let wanted = ttlSeconds.map { Int64($0 * 1_000_000_000) } ?? 0
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(0)
+        var s = js_GetStreamInfo(&info, js, "KV_\(name)", nil, &code)
+        guard s == NATS_OK, let info else { throw NatsError("cannot read the JetStream bucket \(name)", s, code: code) }
+        defer { jsStreamInfo_Destroy(info) }
+        guard let config = info.pointee.Config, config.pointee.MaxAge != wanted else { return }
+        config.pointee.MaxAge = wanted
+        var updated: UnsafeMutablePointer<jsStreamInfo>?
+        s = js_UpdateStream(&updated, js, config, nil, &code)
+        guard s == NATS_OK else { throw NatsError("cannot set the TTL of the JetStream bucket \(name)", s, code: code) }
+        if let updated { jsStreamInfo_Destroy(updated) }
+    }
+
     // MARK: held frames
 
     /// Publishes one sealed frame; `inbox` gets `.published(token, …)` once JetStream
     /// stored it on a quorum of its servers, or refused it.
-    func publish(subject: String, data: [UInt8], token: UInt64) -> PublishOutcome? {
+    private static func publish(_ jetStream: OpaquePointer, _ ledger: PublishLedger, subject: String, data: [UInt8], token: UInt64) -> PublishOutcome? {
         var msg: OpaquePointer?
         var s = data.withUnsafeBufferPointer { natsMsg_Create(&msg, subject, nil, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
         guard s == NATS_OK, let created = msg else { return .refused(.clusterUnavailable) }
@@ -559,9 +620,12 @@ final class ClusterLink: @unchecked Sendable {
     func close() {
         for sub in ownSubscriptions { natsSubscription_Destroy(sub) }
         for queue in requestQueues { queue.sync {} }
+        stateQueue.sync {}
+        tallies.finish()
         natsConnection_Close(connection)
         kvStore_Destroy(pairing)
         kvStore_Destroy(invites)
+        kvStore_Destroy(held)
         jsCtx_Destroy(jetStream)
         natsConnection_Destroy(connection)
     }

@@ -33,6 +33,10 @@ final class ClusterNode {
         let session: Int
         let seq: UInt64
         let forwarded: Bool
+        /// What it counts against the tallies of `keys` until it is acknowledged.
+        let charge: HeldCharge
+        let heldAt: Int64
+        let keys: [TallyKey]
     }
 
     struct MatchKey: Hashable {
@@ -85,27 +89,30 @@ final class ClusterNode {
 
 /// A held frame as JetStream keeps it: held-at i64 ‖ a box sealed under a key every node
 /// derives from the shared relay key (nonce in front) of `HeldPersistence`'s content
-/// (origin ‖ payload), bound to "rchat cluster held v1" ‖ kind ‖ mailbox ‖ held-at — so what
+/// (sender ‖ origin ‖ payload; the sender's host and mailbox, so that the node handing it
+/// over gives its bytes back to their tallies), bound to "rchat cluster held v1" ‖ kind ‖ mailbox ‖ held-at — so what
 /// the NATS servers store names no origin, and a frame cannot be moved to another mailbox
 /// or kind unseen.
 struct HeldSealing: Sendable {
     let key: SecretBytes
 
-    func seal(_ kind: ClusterNode.Kind, mailbox: MailboxID, heldAt: Int64, origin: DeliveryOrigin, payload: [UInt8]) -> [UInt8] {
-        var w = ByteWriter(capacity: 8 + 64 + payload.count)
+    func seal(_ kind: ClusterNode.Kind, mailbox: MailboxID, heldAt: Int64, origin: DeliveryOrigin, payload: [UInt8],
+              sender: HeldSender?) -> [UInt8] {
+        var w = ByteWriter(capacity: 8 + 120 + payload.count)
         w.u64(UInt64(bitPattern: heldAt))
-        w.raw(AEAD.sealWithRandomNonce(HeldPersistence.encodeContent(origin: origin, payload: payload),
+        w.raw(AEAD.sealWithRandomNonce(HeldPersistence.encodeContent(origin: origin, payload: payload, sender: sender),
                                        additionalData: Self.binding(kind, mailbox, heldAt), key: key))
         return w.bytes
     }
 
-    func open(_ data: [UInt8], kind: ClusterNode.Kind, mailbox: MailboxID) -> (heldAt: Int64, origin: DeliveryOrigin, payload: [UInt8])? {
+    func open(_ data: [UInt8], kind: ClusterNode.Kind, mailbox: MailboxID)
+        -> (heldAt: Int64, origin: DeliveryOrigin, payload: [UInt8], sender: HeldSender?)? {
         var r = ByteReader(data)
         guard let raw = try? r.u64() else { return nil }
         let heldAt = Int64(bitPattern: raw)
         guard let plain = try? AEAD.openWithNonceInFront(r.rest(), additionalData: Self.binding(kind, mailbox, heldAt), key: key),
-              let (_, origin, payload) = HeldPersistence.decodeContent(plain) else { return nil }
-        return (heldAt, origin, payload)
+              let (sender, origin, payload) = HeldPersistence.decodeContent(plain) else { return nil }
+        return (heldAt, origin, payload, sender)
     }
 
     private static func binding(_ kind: ClusterNode.Kind, _ mailbox: MailboxID, _ heldAt: Int64) -> [UInt8] {
@@ -139,9 +146,15 @@ final class ClusterHandover {
     var queuedAhead: [(HeldArrival, ReaderRole)] = []
     var queued: [HeldArrival] = []
     var queuedHead = 0
-    /// Handed over, not yet acknowledged: stream sequence → payload bytes, the reader, and
-    /// what it takes of that reader's budget.
-    var inFlight: [UInt64: (bytes: Int, role: ReaderRole, units: Int)] = [:]
+    /// Handed over, not yet acknowledged: stream sequence → payload bytes, the reader, what
+    /// it takes of that reader's budget, and what it counts against the mailbox's tally.
+    var inFlight: [UInt64: (bytes: Int, role: ReaderRole, units: Int, counted: Counted)] = [:]
+    /// What an acknowledged frame gives back, and to which tallies.
+    struct Counted {
+        let charge: HeldCharge
+        let heldAt: Int64
+        let keys: [TallyKey]
+    }
     var inFlightBytes = 0
 
     init(ahead: MailboxReader, mailbox: MailboxID, welcomeOwed: Bool) {

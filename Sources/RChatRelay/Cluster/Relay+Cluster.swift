@@ -13,7 +13,8 @@ extension Relay {
     static func startCluster(_ configuration: RelayConfiguration, relayKey: AgreementKey, loop: EventLoop) throws(StartError) -> ClusterNode {
         let inbox = ClusterInbox(wake: { loop.wake() })
         do {
-            let link = try ClusterLink(servers: configuration.clusterServers, configuration: configuration, inbox: inbox)
+            let link = try ClusterLink(servers: configuration.clusterServers, configuration: configuration, inbox: inbox,
+                                       tallyNamingKey: Hash.deriveKey(from: relayKey.secretKey, context: "rchat relay cluster tallies v1"))
             return ClusterNode(link: link, relayKey: relayKey)
         } catch {
             throw StartError(description: error.description)
@@ -26,8 +27,10 @@ extension Relay {
         loop.addBeforeFlush { [unowned self] in
             for event in cluster.link.inbox.takeAll() { handle(event, cluster) }
         }
+        cluster.link.refreshStreamBytes()
         loop.schedule(after: ClusterNode.heartbeatInterval, repeating: true) { [unowned self] in
             cluster.link.heartbeat(NodeMessage.heartbeat(cluster.link.node).encoded())
+            cluster.link.refreshStreamBytes()
             noticeSilence(cluster)
             let failed = cluster.link.failedDeletes
             if failed > cluster.failedDeletesLogged {
@@ -41,11 +44,14 @@ extension Relay {
     private func handle(_ event: ClusterEvent, _ cluster: ClusterNode) {
         switch event {
         case .published(let token, let outcome):
-            guard let waiting = cluster.answer(for: token), let session = sessions[waiting.session], session.isOpen else { return }
+            guard let waiting = cluster.answer(for: token) else { return }
+            // Counted, then not stored: the mailbox's tally gives it back.
+            if case .refused = outcome { cluster.link.tallies.release(waiting.charge, heldAt: waiting.heldAt, keys: waiting.keys) }
+            guard let session = sessions[waiting.session], session.isOpen else { return }
             switch outcome {
             case .stored:
                 session.send(.sent(seq: waiting.seq, forwarded: waiting.forwarded), kind: .sent)
-            case .refused(let reason):
+            case .refused(let reason), .overQuota(let reason):
                 session.send(.refused(seq: waiting.seq, reason: reason.rawValue), kind: .refused)
             case .unanswered:
                 log.warning("\(session.name): JetStream did not answer a publish within \(ClusterLink.publishWait / 1000) s; the sender will send it again")
@@ -121,26 +127,26 @@ extension Relay {
 
     // MARK: holding
 
-    /// Publishes a frame for `mailbox`; the sender hears `sent` once JetStream stored it.
+    /// Publishes a frame for `mailbox` once the mailbox's tally across the cluster counted it
+    /// (`ClusterTallies`: its bytes, cover and requests bounded as one relay bounds them);
+    /// the sender hears `sent` once JetStream stored it. JetStream's per-subject limit is
+    /// the item quota. Once the stream holds `--max-held-bytes`, only frames for a
+    /// connected recipient (`forwarded`) are taken, into the room kept for them.
     func clusterHold(_ payload: [UInt8], for mailbox: MailboxID, origin: DeliveryOrigin, kind: ClusterNode.Kind, seq: UInt64,
                      from sender: Session, forwarded: Bool) {
         guard let cluster else { return }
-        let refusal: RefusalReason?
-        if !cluster.isUp {
-            refusal = .clusterUnavailable
-        } else if kind == .request, !takeRequestToken(for: mailbox) {
-            refusal = .requestQuotaExceeded
-        } else {
-            let data = cluster.sealing.seal(kind, mailbox: mailbox, heldAt: clock.now(), origin: origin, payload: payload)
-            let token = cluster.register(.init(session: sender.number, seq: seq, forwarded: forwarded))
-            if case .refused(let reason)? = cluster.link.publish(subject: ClusterNode.subject(kind, mailbox), data: data, token: token) {
-                _ = cluster.answer(for: token)
-                refusal = reason
-            } else {
-                refusal = nil
-            }
+        guard cluster.isUp else { return sender.send(.refused(seq: seq, reason: RefusalReason.clusterUnavailable.rawValue), kind: .refused) }
+        if !forwarded, cluster.link.streamBytes + payload.count > configuration.maxHeldBytes {
+            return sender.send(.refused(seq: seq, reason: RefusalReason.relayFull.rawValue), kind: .refused)
         }
-        if let refusal { sender.send(.refused(seq: seq, reason: refusal.rawValue), kind: .refused) }
+        let heldAt = clock.now()
+        let from = HeldSender(host: sender.host, mailbox: sender.mailbox)
+        let data = cluster.sealing.seal(kind, mailbox: mailbox, heldAt: heldAt, origin: origin, payload: payload, sender: from)
+        let charge = HeldCharge(kind, origin: origin, bytes: payload.count)
+        let keys = TallyKey.keys(recipient: mailbox, sender: from)
+        let token = cluster.register(.init(session: sender.number, seq: seq, forwarded: forwarded, charge: charge, heldAt: heldAt, keys: keys))
+        cluster.link.tallies.hold(.init(charge: charge, heldAt: heldAt, keys: keys, live: forwarded, subject: ClusterNode.subject(kind, mailbox),
+                                        data: data, token: token))
     }
 
     // MARK: handing over
@@ -175,9 +181,10 @@ extension Relay {
     func clusterAcknowledge(_ ids: [HeldItemID], on session: Session) {
         guard let cluster, let handover = cluster.handovers[session.number] else { return }
         for id in ids {
-            guard let (bytes, role, units) = handover.inFlight.removeValue(forKey: id) else { continue }
+            guard let (bytes, role, units, counted) = handover.inFlight.removeValue(forKey: id) else { continue }
             handover.inFlightBytes -= bytes
             cluster.link.delete(sequence: id)
+            cluster.link.tallies.release(counted.charge, heldAt: counted.heldAt, keys: counted.keys)
             handover.reader(role)?.release(units)
         }
         pump(handover, on: session, cluster)
@@ -190,7 +197,7 @@ extension Relay {
         if case .opening = handover.phase { return }
         while handover.inFlightBytes < configuration.handoverWindowBytes, let (arrival, role) = handover.next() {
             guard let (kind, mailbox) = ClusterNode.parse(subject: arrival.subject), mailbox == handover.mailbox,
-                  let (heldAt, origin, payload) = cluster.sealing.open(arrival.data, kind: kind, mailbox: mailbox) else {
+                  let (heldAt, origin, payload, from) = cluster.sealing.open(arrival.data, kind: kind, mailbox: mailbox) else {
                 // Not sealed with this node's key for this mailbox (a node started with another
                 // key file?): never handed on, and not deleted either — it may be another's
                 // to read; it expires with the hold.
@@ -202,7 +209,10 @@ extension Relay {
                 handover.reader(role)?.release(arrival.units)
                 continue
             }
-            handover.inFlight[arrival.sequence] = (payload.count, role, arrival.units)
+            // A frame sealed before senders were kept counts for its recipient only.
+            let counted = ClusterHandover.Counted(charge: HeldCharge(kind, origin: origin, bytes: payload.count), heldAt: heldAt,
+                                                  keys: TallyKey.keys(recipient: mailbox, sender: from ?? HeldSender(host: nil, mailbox: nil)))
+            handover.inFlight[arrival.sequence] = (payload.count, role, arrival.units, counted)
             handover.inFlightBytes += payload.count
             let number = origins.retain(origin)
             var w = ByteWriter(capacity: 86 + payload.count)
@@ -220,6 +230,9 @@ extension Relay {
         if session.drainedNoticeDue, case .reading(caughtUp: true) = handover.phase, handover.inFlight.isEmpty, !handover.hasQueued {
             session.drainedNoticeDue = false
             session.send(.drained, kind: .drained)
+            // Everything it held was handed over and acknowledged: it holds nothing now, and
+            // what expired unacknowledged no longer counts.
+            cluster.link.tallies.handedOver(handover.mailbox)
         }
     }
 
@@ -230,8 +243,8 @@ extension Relay {
         let sealing = cluster.sealing
         cluster.link.move(from: old) { subject, data in
             guard let (kind, mailbox) = ClusterNode.parse(subject: subject), mailbox == old,
-                  let (heldAt, origin, payload) = sealing.open(data, kind: kind, mailbox: old) else { return nil }
-            return (ClusterNode.subject(kind, new), sealing.seal(kind, mailbox: new, heldAt: heldAt, origin: origin, payload: payload))
+                  let (heldAt, origin, payload, sender) = sealing.open(data, kind: kind, mailbox: old) else { return nil }
+            return (ClusterNode.subject(kind, new), sealing.seal(kind, mailbox: new, heldAt: heldAt, origin: origin, payload: payload, sender: sender))
         }
     }
 
