@@ -65,6 +65,10 @@ final class LiveConversation {
     var acknowledgementDeadlines: [MessageRowID: Double] = [:]
     /// The steady-traffic slot clock while the session is open (`Engine.keepSteadyTraffic`).
     var pace = SteadyPace.stopped
+    /// What waits for the pace's next slot's end (receipts, a file's chunks) while it runs.
+    var slotWaiting = SlotWaiting()
+    /// Progress reports on files being received that wait for a slot's end (the latest each).
+    var progressOwed: [MessageRowID: (id: MessageID, chunks: Int, complete: Bool)] = [:]
 
     /// Who this side is in this conversation: the account key it speaks with (the previous
     /// one until the contact accepts a rotation) and this device.
