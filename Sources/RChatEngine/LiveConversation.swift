@@ -44,6 +44,9 @@ final class LiveConversation {
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Double)] = []
     /// The peer as the current session's handshake proved it.
     var peer: VerifiedPeer? { linkState.session }
+    /// The device key each session of this run was made with (by session id): a notice sealed
+    /// in one may come when no link is up (`receiveNotice`).
+    var sessionDevices: [[UInt8]: [UInt8]] = [:]
     /// What recovery keeps across restarts (mirrors the store's `RecoveryFlags`, written in
     /// the transaction that changes them): this side started over and owes its notice; the
     /// peer started over and its notice is still to come (until then, recent messages may not
