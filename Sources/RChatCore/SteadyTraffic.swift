@@ -30,6 +30,17 @@ public enum SteadyTraffic: String, CaseIterable, Sendable {
         meanSeconds.map { $0 * (1 - Self.jitter + 2 * Self.jitter * min(max(u, 0), 1)) }
     }
 
+    /// How many times shorter a slot is while a file goes (`transferSlotSeconds`): one chunk
+    /// per slot, so a file moves at 25 chunks (about 1.5 MiB) a second at normal and 5 (about
+    /// 300 KiB) at low, a steady stream rather than a burst at the link's speed.
+    public static let transferSpeedUp = 50.0
+
+    /// A slot's length while chunks of a file wait for slots: the mean divided by
+    /// `transferSpeedUp`, ± 30 % as any slot. nil when off.
+    public func transferSlotSeconds(uniform u: Double) -> Double? {
+        slotSeconds(uniform: u).map { $0 / Self.transferSpeedUp }
+    }
+
     /// The wait before the next cover frame for a uniform draw `u` in [0, 1): exponential with
     /// the slot's mean (a Poisson process: when the last one went says nothing about the
     /// next), capped at ten means so that a draw near 1 never silences cover for long.
@@ -65,4 +76,38 @@ public enum SteadyPace: Equatable, Sendable {
         if case .slot(let end, _) = self { return end }
         return nil
     }
+
+    /// What a slot's end may carry, in the order the engine tries them: the first that goes
+    /// fills the slot. Receipts (Delivered, Read, a whole file's, a file's progress) wait for
+    /// a slot's end so that none follows a message by the few hundred milliseconds a reply
+    /// takes, and go first: a status is late by one slot at most. A file's chunks go one per
+    /// slot. A dummy only where nothing real went in the slot; a slot that carried a message
+    /// still takes the receipt owed at its end (else a chatting side would hold them back).
+    public static func slotFrames(_ waiting: SlotWaiting, slotUsed: Bool) -> [SlotFrame] {
+        var frames: [SlotFrame] = []
+        if waiting.receipts { frames.append(.receipt) }
+        if waiting.chunks { frames.append(.chunk) }
+        if !slotUsed { frames.append(.dummy) }
+        return frames
+    }
+}
+
+/// What a conversation has waiting for its next slot's end (steady traffic on).
+public struct SlotWaiting: Equatable, Sendable {
+    /// Receipts may be owed: the store says which at the slot's end.
+    public var receipts: Bool
+    /// Chunks of a file being sent may go: the outbox says which at the slot's end.
+    public var chunks: Bool
+
+    public init(receipts: Bool = false, chunks: Bool = false) {
+        self.receipts = receipts
+        self.chunks = chunks
+    }
+}
+
+/// One frame at a slot's end.
+public enum SlotFrame: Equatable, Sendable {
+    case receipt
+    case chunk
+    case dummy
 }

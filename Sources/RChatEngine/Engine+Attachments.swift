@@ -16,8 +16,10 @@ extension Engine {
     /// Sends an attachment's item (unless the relay took it) and the chunks the relay has
     /// not taken and that are not on their way, while the relay has room. Returns false when
     /// it stopped for lack of room (nothing after it should go now).
+    /// `chunks`: how many chunks may go now (nil: as many as the window and the relay's room
+    /// let); one that could go but is over it waits for the steady pace's next slot.
     func sendAttachment(_ item: OutboxItem, _ conversation: LiveConversation, _ saved: inout SavedSessionState,
-                        keys: SessionKeys, client: any RelayLink, deadline: Double) throws(EngineError) -> Bool {
+                        keys: SessionKeys, client: any RelayLink, deadline: Double, chunks budget: inout Int?) throws(EngineError) -> Bool {
         guard let stored = try AccountService.wrap({ try store.attachment(message: item.message) }) else {
             log("an attachment to \(conversation.contact.name) has no file record; it stays Sending")
             return true
@@ -61,6 +63,10 @@ extension Engine {
                 conversation.windowReopensAt = min(conversation.windowReopensAt ?? reopens, reopens)
                 return true
             }
+            if budget == 0 {
+                conversation.slotWaiting.chunks = true
+                return true
+            }
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let chunk = try stream.chunk(index)
             var body = ByteWriter(capacity: 4 + FileStream.headerBytes + chunk.count)
@@ -75,6 +81,7 @@ extension Engine {
                 return false
             }
             inFlight.insert(index)
+            budget = budget.map { $0 - 1 }
         }
         return true
     }
@@ -100,19 +107,46 @@ extension Engine {
     /// A receiver reports its progress every this many chunks stored, and when whole.
     static let progressEveryChunks = 32
 
-    /// After a durable batch: tells the sender how many chunks of its file are stored here.
+    /// After a durable batch: tells the sender how many chunks of its file are stored here
+    /// (at the steady pace's next slot's end, if it runs: `sendProgressOwed`).
     func reportFileProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ conversation: LiveConversation) {
-        guard complete || chunks - (fileProgressReported[row] ?? 0) >= Self.progressEveryChunks,
-              conversation.canSend, var saved = conversation.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
-              let sequence = saved.takeSendSequence() else { return }
+        guard complete || chunks - (fileProgressReported[row] ?? 0) >= Self.progressEveryChunks else { return }
+        if keepsPace(conversation) {
+            conversation.progressOwed[row] = (id, chunks, complete)
+            conversation.slotWaiting.receipts = true
+            return
+        }
+        sendProgress(row, id, chunks, complete: complete, conversation)
+    }
+
+    /// The progress reports that waited for a slot: one (`one`: at a slot's end) or all.
+    /// Returns whether one went.
+    @discardableResult
+    func sendProgressOwed(_ conversation: LiveConversation, one: Bool) -> Bool {
+        var went = false
+        for row in conversation.progressOwed.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let owed = conversation.progressOwed.removeValue(forKey: row) else { continue }
+            if sendProgress(row, owed.id, owed.chunks, complete: owed.complete, conversation) {
+                went = true
+                if one { return true }
+            }
+        }
+        return went
+    }
+
+    @discardableResult
+    private func sendProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ conversation: LiveConversation) -> Bool {
+        guard conversation.canSend, var saved = conversation.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
+              let sequence = saved.takeSendSequence() else { return false }
         var body = ByteWriter(capacity: 4)
         body.u32(UInt32(chunks))
         let envelope = Envelope.seal(kind: .fileProgress, messageID: id, sequence: sequence, body: body.bytes, keys: keys,
                                      conversation: conversation.secret)
         conversation.saved = saved
         let frame = LinkFrame.envelope(envelope)
-        guard (try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))) != nil else { return }
+        guard (try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))) != nil else { return false }
         fileProgressReported[row] = complete ? nil : chunks
+        return true
     }
 
     /// What each file being sent to this conversation waits for (`UploadWait`), written
@@ -458,21 +492,35 @@ extension Engine {
 
     // MARK: receipts for whole files
 
-    /// Delivered receipts for whole files, in the sessions the contacts hold.
+    /// Delivered receipts for whole files, in the sessions the contacts hold (at the steady
+    /// pace's next slot's end where it runs: `sendFileReceipt`).
     func flushFileReceipts() throws(EngineError) {
         let owed = try AccountService.wrap { try store.contactsOwedFileReceipts() }
         for contactID in owed {
-            guard let conversation = conversations[contactID], conversation.canSend, var saved = conversation.saved,
-                  saved.peerHoldsSendingSession, let keys = saved.sendKeys,
-                  let client = connections[conversation.relay]?.client else { continue }
-            let ids = try AccountService.wrap { try store.fileReceiptsOwed(contact: contactID, limit: Self.receiptsPerFrame) }
-                .filter { !conversation.fileReceiptsInFlight.contains($0) }
-            guard !ids.isEmpty, client.hasRoom(), let sequence = saved.takeSendSequence() else { continue }
-            let envelope = receiptEnvelope(.fileDelivered, ids, sequence: sequence, keys: keys, conversation: conversation)
-            conversation.saved = saved
-            guard (try? sendOnLink(conversation, .envelope(envelope), as: .fileReceipts(contactID, ids))) != nil else { continue }
-            conversation.fileReceiptsInFlight.formUnion(ids)
+            guard let conversation = conversations[contactID] else { continue }
+            if keepsPace(conversation) {
+                conversation.slotWaiting.receipts = true
+                continue
+            }
+            try sendFileReceipt(conversation)
         }
+    }
+
+    /// One frame of the whole-file receipts owed to this conversation; whether it went.
+    @discardableResult
+    func sendFileReceipt(_ conversation: LiveConversation) throws(EngineError) -> Bool {
+        let contactID = conversation.contact.id
+        guard conversation.canSend, var saved = conversation.saved,
+              saved.peerHoldsSendingSession, let keys = saved.sendKeys,
+              let client = connections[conversation.relay]?.client else { return false }
+        let ids = try AccountService.wrap { try store.fileReceiptsOwed(contact: contactID, limit: Self.receiptsPerFrame) }
+            .filter { !conversation.fileReceiptsInFlight.contains($0) }
+        guard !ids.isEmpty, client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
+        let envelope = receiptEnvelope(.fileDelivered, ids, sequence: sequence, keys: keys, conversation: conversation)
+        conversation.saved = saved
+        guard (try? sendOnLink(conversation, .envelope(envelope), as: .fileReceipts(contactID, ids))) != nil else { return false }
+        conversation.fileReceiptsInFlight.formUnion(ids)
+        return true
     }
 }
 

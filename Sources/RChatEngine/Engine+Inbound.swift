@@ -277,6 +277,7 @@ extension Engine {
         conversation.readReceiptsInFlight.removeAll()
         try persist(conversation, tx)
         conversation.newDeviceRow = session.peer.deviceKeyIsPinned ? nil : try newDeviceRow(conversation, session.peer.deviceKey, tx, &after)
+        conversation.sessionDevices[session.keys.sessionID] = session.peer.deviceKey
         after.sessionsStarted.append(conversation)
     }
 

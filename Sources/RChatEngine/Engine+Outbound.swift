@@ -10,12 +10,16 @@ extension Engine {
     /// session if there is one; as message requests if the conversation never had one;
     /// otherwise it waits, Sending, until both sides are online.
     /// A new session is a new attempt: `ignoringBackoff` sends what a refusal postponed.
-    func flushOutbox(_ conversation: LiveConversation, ignoringBackoff: Bool = false) throws(EngineError) {
-        guard policy.sends else { return }
+    /// While the conversation keeps the steady pace a file's chunks go one per slot: at a
+    /// slot's end (`inSlot`) one chunk may go, else none (they wait for the next slot).
+    /// Returns whether a chunk went.
+    @discardableResult
+    func flushOutbox(_ conversation: LiveConversation, ignoringBackoff: Bool = false, inSlot: Bool = false) throws(EngineError) -> Bool {
+        guard policy.sends else { return false }
         let contact = conversation.contact
         let t = now
         let items = try AccountService.wrap { try store.outbox(contact: contact.id) }
-        guard !items.isEmpty else { return }
+        guard !items.isEmpty else { return false }
         // Whatever this flush did: what each file being sent waits for now.
         defer { noteUploadWaits(conversation, items.filter(\.content.isAttachment).map(\.message)) }
         // Who may be sent what (`SendPolicy`): nothing to a blocked or deleted contact or to
@@ -33,7 +37,7 @@ extension Engine {
                 }
             }
             for c in changes where c.changed { emit(.statusChanged(conversation: contact.id.conversation, id: c.id, status: c.current)) }
-            return
+            return false
         }
         // An attachment stays due while chunks of it are still to go (`sendAttachment`).
         var due = zip(items, decisions).filter { item, decision in
@@ -47,8 +51,10 @@ extension Engine {
         }
         due.removeAll { $0.1 != .send }
         let dueItems = due.map(\.0)
-        guard !dueItems.isEmpty else { return }
+        guard !dueItems.isEmpty else { return false }
         let deadline = ticks + Double(settings.acknowledgementTimeoutSeconds)
+        let slotChunks: Int? = keepsPace(conversation) ? (inSlot ? 1 : 0) : nil
+        var chunks = slotChunks
         if conversation.hasSession, var saved = conversation.saved, let keys = saved.sendKeys,
                   let client = connections[conversation.relay]?.client {
             // The receiver takes at most so many files from one contact at once
@@ -58,7 +64,8 @@ extension Engine {
                 if item.content.isAttachment {
                     guard startable.contains(item.message) else { continue }
                     conversation.roomRefused.remove(item.message)  // tried again now
-                    guard try sendAttachment(item, conversation, &saved, keys: keys, client: client, deadline: deadline) else { break }
+                    guard try sendAttachment(item, conversation, &saved, keys: keys, client: client, deadline: deadline, chunks: &chunks)
+                    else { break }
                     continue
                 }
                 // A relay slow to read (or not reading) has a backlog: the rest stays in the
@@ -93,6 +100,7 @@ extension Engine {
             }
             try? client.flush()
         }
+        return slotChunks == 1 && chunks == 0
     }
 
     /// The relay's answers to what we sent: `sent` is "Sent" (and the outbox row goes),
@@ -278,7 +286,9 @@ extension Engine {
     }
 
     /// Sends the receipts owed, up to `receiptsPerFlush` of each kind per conversation; when
-    /// more are owed it comes back at once (a long backlog goes out frame after frame).
+    /// more are owed it comes back at once (a long backlog goes out frame after frame). A
+    /// conversation that keeps the steady pace sends its receipts at its slots' ends instead
+    /// (`SteadyPace.slotFrames`), one frame per slot.
     func flushReceipts() throws(EngineError) {
         receiptsDue = nil
         guard policy.sendsReceipts else { return }
@@ -286,43 +296,64 @@ extension Engine {
         let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
         var more = false
         for contactID in owed {
-            // Only in a session the contact holds: a receipt it cannot read is lost for good.
-            guard let conversation = conversations[contactID], conversation.canSend, var saved = conversation.saved,
-                  saved.peerHoldsSendingSession, let keys = saved.sendKeys else { continue }
-            // Owed: what this run stored, from memory; else from the store — but not while a
-            // batch of this conversation waits for the disk (its messages are in the store,
-            // not yet durable; their receipts go once they are).
-            let sentThrough = conversation.deliveredInFlight.sentThrough
-            let after: Int64
-            if let sentThrough { after = sentThrough } else {
-                after = try AccountService.wrap { try store.deliveredReceiptedThrough(contact: contactID) }
+            guard let conversation = conversations[contactID] else { continue }
+            if keepsPace(conversation) {
+                conversation.slotWaiting.receipts = true
+                continue
             }
-            var delivered = conversation.storedThisRun.owed(after: after, limit: Self.receiptsPerFlush) ?? []
-            if delivered.isEmpty && durableThrough >= startupSync
-                && !awaitingDisk.contains(where: { $0.after.stored.contains { $0.0 === conversation } }) {
-                delivered = try AccountService.wrap {
-                    try store.deliveredReceiptsOwed(contact: contactID, after: sentThrough, limit: Self.receiptsPerFlush)
-                }
+            if try sendReceipts(conversation, frames: nil).more { more = true }
+        }
+        if more { scheduleReceipts(urgent: true) }
+    }
+
+    /// Sends the Delivered and Read receipts owed to one conversation, up to `frames` frames
+    /// (nil: up to `receiptsPerFlush` of each kind). Returns whether more may be owed than
+    /// this took (a long backlog), and how many frames went.
+    func sendReceipts(_ conversation: LiveConversation, frames: Int?) throws(EngineError) -> (more: Bool, sent: Int) {
+        let contactID = conversation.contact.id
+        // Only in a session the contact holds: a receipt it cannot read is lost for good.
+        guard conversation.canSend, var saved = conversation.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys
+        else { return (false, 0) }
+        let limit = frames ?? Int.max
+        var budget = limit
+        var more = false
+        // Owed: what this run stored, from memory; else from the store — but not while a
+        // batch of this conversation waits for the disk (its messages are in the store,
+        // not yet durable; their receipts go once they are).
+        let sentThrough = conversation.deliveredInFlight.sentThrough
+        let after: Int64
+        if let sentThrough { after = sentThrough } else {
+            after = try AccountService.wrap { try store.deliveredReceiptedThrough(contact: contactID) }
+        }
+        var delivered = conversation.storedThisRun.owed(after: after, limit: Self.receiptsPerFlush) ?? []
+        if delivered.isEmpty && durableThrough >= startupSync
+            && !awaitingDisk.contains(where: { $0.after.stored.contains { $0.0 === conversation } }) {
+            delivered = try AccountService.wrap {
+                try store.deliveredReceiptsOwed(contact: contactID, after: sentThrough, limit: Self.receiptsPerFlush)
             }
+        }
+        let client = connections[conversation.relay]?.client
+        var rest = delivered[...]
+        while !rest.isEmpty, budget > 0, let client, client.hasRoom() {
+            let chunk = rest.prefix(Self.receiptsPerFrame)
+            rest = rest.dropFirst(chunk.count)
+            guard let sequence = saved.takeSendSequence() else { break }
+            let envelope = receiptEnvelope(.receiptDelivered, chunk.map(\.id), sequence: sequence, keys: keys, conversation: conversation)
+            let through = chunk.last!.position
+            guard let seq = try? sendOnLink(conversation, .envelope(envelope), as: .deliveredReceipts(contactID, through: through),
+                                            flush: false) else { break }
+            conversation.deliveredInFlight.sent(seq: seq, through: through)
+            budget -= 1
+        }
+        // All of this flush went, and more may be owed: come back at once. (A frame that
+        // could not go leaves the rest for the session's next start or settle.)
+        if rest.isEmpty && delivered.count == Self.receiptsPerFlush { more = true }
+        if !rest.isEmpty && budget == 0 { more = true }
+        if budget > 0 {
             let read = try AccountService.wrap { try store.readReceiptsOwed(contact: contactID, limit: Self.receiptsPerFlush) }
                 .filter { !conversation.readReceiptsInFlight.contains($0) }
-            let client = connections[conversation.relay]?.client
-            var rest = delivered[...]
-            while !rest.isEmpty, let client, client.hasRoom() {
-                let chunk = rest.prefix(Self.receiptsPerFrame)
-                rest = rest.dropFirst(chunk.count)
-                guard let sequence = saved.takeSendSequence() else { break }
-                let envelope = receiptEnvelope(.receiptDelivered, chunk.map(\.id), sequence: sequence, keys: keys, conversation: conversation)
-                let through = chunk.last!.position
-                guard let seq = try? sendOnLink(conversation, .envelope(envelope), as: .deliveredReceipts(contactID, through: through),
-                                                flush: false) else { break }
-                conversation.deliveredInFlight.sent(seq: seq, through: through)
-            }
-            // All of this flush went, and more may be owed: come back at once. (A frame that
-            // could not go leaves the rest for the session's next start or settle.)
-            if rest.isEmpty && delivered.count == Self.receiptsPerFlush { more = true }
             var readRest = read[...]
-            while !readRest.isEmpty, let client, client.hasRoom() {
+            while !readRest.isEmpty, budget > 0, let client, client.hasRoom() {
                 let chunk = Array(readRest.prefix(Self.receiptsPerFrame))
                 readRest = readRest.dropFirst(chunk.count)
                 guard let sequence = saved.takeSendSequence() else { break }
@@ -330,11 +361,13 @@ extension Engine {
                 guard (try? sendOnLink(conversation, .envelope(envelope), as: .readReceipts(contactID, chunk), flush: false)) != nil
                 else { break }
                 conversation.readReceiptsInFlight.formUnion(chunk)
+                budget -= 1
             }
-            conversation.saved = saved
-            try? client?.flush()
+            if !readRest.isEmpty && budget == 0 { more = true }
         }
-        if more { scheduleReceipts(urgent: true) }
+        conversation.saved = saved
+        try? client?.flush()
+        return (more, limit - budget)
     }
 
     /// Receipts taken from the store per conversation and kind in one flush, and ids per frame.
@@ -382,7 +415,7 @@ extension Engine {
     func runTimers() throws(EngineError) {
         thread.check()
         if let due = receiptsDue, due <= ticks { try flushReceipts() }
-        keepSteadyTraffic()
+        try keepSteadyTraffic()
         try deleteExpiredMessages()
         let retryTime = ticks
         for conversation in conversations.values where conversation.controlRetries.contains(where: { $0.at <= retryTime }) {

@@ -78,7 +78,12 @@ extension Engine {
             try CouldNotReadNotice.open(body, conversation: conversation.secret, session: session, signedBy: key)
         }
         var signers: [(ResendPolicy.NoticeSigner, [UInt8])] = [(.pinnedDevice, contact.deviceKey)]
-        if let peer = conversation.peer, peer.deviceKey != contact.deviceKey { signers.append((.unpinnedDevice, peer.deviceKey)) }
+        // The device that made the session it came in: the link's, or, when the notice comes
+        // while there is none (held by the relay for this side, handed over at once on a
+        // reconnect), the one that session was made with in this run.
+        if let key = conversation.peer?.deviceKey ?? conversation.sessionDevices[session], key != contact.deviceKey {
+            signers.append((.unpinnedDevice, key))
+        }
         var opened: (CouldNotReadNotice, ResendPolicy.NoticeSigner)?
         for (signer, key) in signers where opened == nil {
             do {

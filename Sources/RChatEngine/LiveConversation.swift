@@ -44,6 +44,9 @@ final class LiveConversation {
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Double)] = []
     /// The peer as the current session's handshake proved it.
     var peer: VerifiedPeer? { linkState.session }
+    /// The device key each session of this run was made with (by session id): a notice sealed
+    /// in one may come when no link is up (`receiveNotice`).
+    var sessionDevices: [[UInt8]: [UInt8]] = [:]
     /// What recovery keeps across restarts (mirrors the store's `RecoveryFlags`, written in
     /// the transaction that changes them): this side started over and owes its notice; the
     /// peer started over and its notice is still to come (until then, recent messages may not
@@ -65,6 +68,10 @@ final class LiveConversation {
     var acknowledgementDeadlines: [MessageRowID: Double] = [:]
     /// The steady-traffic slot clock while the session is open (`Engine.keepSteadyTraffic`).
     var pace = SteadyPace.stopped
+    /// What waits for the pace's next slot's end (receipts, a file's chunks) while it runs.
+    var slotWaiting = SlotWaiting()
+    /// Progress reports on files being received that wait for a slot's end (the latest each).
+    var progressOwed: [MessageRowID: (id: MessageID, chunks: Int, complete: Bool)] = [:]
 
     /// Who this side is in this conversation: the account key it speaks with (the previous
     /// one until the contact accepts a rotation) and this device.

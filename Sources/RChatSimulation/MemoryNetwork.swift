@@ -36,6 +36,9 @@ final class MemoryNetwork: @unchecked Sendable {
     private var connections: [Int: MemoryConnection] = [:]
     private var nextConnection = 1
     let trace: Trace
+    /// What a watcher of the wire learns of each frame as it leaves (`BlindObserver`): whose
+    /// connection, which way, its length on the wire (length prefix included), and when.
+    var watch: ((_ owner: String, _ toRelay: Bool, _ wireBytes: Int, _ at: Double) -> Void)?
 
     init(scheduler: Scheduler, seed: UInt64, trace: Trace) {
         self.scheduler = scheduler
@@ -79,6 +82,7 @@ final class MemoryNetwork: @unchecked Sendable {
     /// Sends `frame` one way on `connection` with the faults in force.
     func carry(_ frame: [UInt8], on connection: MemoryConnection, toRelay: Bool) {
         guard toRelay ? connection.clientOpen : connection.relayOpen else { return }
+        watch?(connection.owner, toRelay, frame.count + 4, scheduler.now)
         if random.chance(faults.drop) { trace.note("net drop #\(connection.id)"); return }
         var copies = 1
         if random.chance(faults.duplicate) { copies = 2; trace.note("net duplicate #\(connection.id)") }

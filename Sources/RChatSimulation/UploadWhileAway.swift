@@ -10,9 +10,19 @@ import RChatEngine
 /// there; once Bob is back he has it whole, once, and Alice's message is Delivered.
 extension SimulatedWorld {
     public static func uploadWhileAway(seed: UInt64, bytes: Int = 16 * 1024 * 1024) -> Outcome {
+        scripted(seed: seed, "upload", { try $0.uploadWhileAway(bytes: bytes) }) { world in
+            Outcome(seed: seed, steps: 0, failures: world.failures, digest: world.trace.digest, tail: world.trace.tail,
+                    messages: world.invariants?.messageCount ?? 0)
+        }
+    }
+
+    /// A scripted run of two accounts on `seed`, in a folder of its own removed after it:
+    /// `body`'s error is the run's failure; `outcome` reads the world before it closes.
+    static func scripted<T>(seed: UInt64, _ label: String, _ body: (SimulatedWorld) throws -> Void,
+                            outcome: (SimulatedWorld) -> T) -> T {
         SeededRandomness.seed(seed)
         defer { SeededRandomness.unseed() }
-        let directory = "\(scratchRoot)/rchat-sim-upload-\(seed)-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let directory = "\(scratchRoot)/rchat-sim-\(label)-\(seed)-\(getpid())-\(UUID().uuidString.prefix(8))"
         let world = SimulatedWorld(seed: seed, directory: directory, traceLines: 400)
         defer {
             world.close()
@@ -21,12 +31,11 @@ extension SimulatedWorld {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try world.setUp(accounts: 2)
-            try world.uploadWhileAway(bytes: bytes)
+            try body(world)
         } catch {
             world.failures.append("\(error)")
         }
-        return Outcome(seed: seed, steps: 0, failures: world.failures, digest: world.trace.digest, tail: world.trace.tail,
-                       messages: world.invariants?.messageCount ?? 0)
+        return outcome(world)
     }
 
     private func uploadWhileAway(bytes: Int) throws {
@@ -71,13 +80,13 @@ extension SimulatedWorld {
     }
 
     /// Message `id` of `account`'s conversation with `other`, as its commands read it.
-    private func message(_ id: MessageID, in account: SimulatedAccount, from other: SimulatedAccount) throws -> MessageItem? {
+    func message(_ id: MessageID, in account: SimulatedAccount, from other: SimulatedAccount) throws -> MessageItem? {
         for case .message(let m) in try account.commands(clock).conversation(other.name) where m.id == id { return m }
         return nil
     }
 
     /// Runs the world `step` virtual seconds at a time until `condition` holds; throws after `seconds`.
-    private func runUntil(_ what: String, seconds: Double, step: Double = 1, _ condition: () throws -> Bool) throws {
+    func runUntil(_ what: String, seconds: Double, step: Double = 1, _ condition: () throws -> Bool) throws {
         let end = clock.seconds() + seconds
         while clock.seconds() < end {
             if try condition() { return }

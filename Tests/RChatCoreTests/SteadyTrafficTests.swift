@@ -49,4 +49,29 @@ final class SteadyTrafficTests: XCTestCase {
         XCTAssertFalse(pace.tick(now: 1e9, nextLength: { 2 }).slotEnded)
         XCTAssertNil(pace.endsAt)
     }
+
+    func testWhileAFileGoesSlotsAreFiftyTimesShorterWithTheSameJitter() {
+        XCTAssertEqual(SteadyTraffic.normal.transferSlotSeconds(uniform: 0)!, 1.4 / 50, accuracy: 1e-9)
+        XCTAssertEqual(SteadyTraffic.normal.transferSlotSeconds(uniform: 0.5)!, 0.04, accuracy: 1e-9)
+        XCTAssertEqual(SteadyTraffic.normal.transferSlotSeconds(uniform: 1)!, 2.6 / 50, accuracy: 1e-9)
+        XCTAssertEqual(SteadyTraffic.low.transferSlotSeconds(uniform: 0.5)!, 0.2, accuracy: 1e-9)
+        XCTAssertNil(SteadyTraffic.off.transferSlotSeconds(uniform: 0.5))
+    }
+
+    /// Every combination of what waits and whether a real frame went in the slot.
+    func testASlotsEndTriesReceiptsThenChunksThenADummyOnlyWhereNothingRealWent() {
+        let expected: [(SlotWaiting, Bool, [SlotFrame])] = [
+            (SlotWaiting(), false, [.dummy]),
+            (SlotWaiting(), true, []),
+            (SlotWaiting(receipts: true), false, [.receipt, .dummy]),
+            (SlotWaiting(receipts: true), true, [.receipt]),
+            (SlotWaiting(chunks: true), false, [.chunk, .dummy]),
+            (SlotWaiting(chunks: true), true, [.chunk]),
+            (SlotWaiting(receipts: true, chunks: true), false, [.receipt, .chunk, .dummy]),
+            (SlotWaiting(receipts: true, chunks: true), true, [.receipt, .chunk]),
+        ]
+        for (waiting, used, frames) in expected {
+            XCTAssertEqual(SteadyPace.slotFrames(waiting, slotUsed: used), frames, "\(waiting), used: \(used)")
+        }
+    }
 }

@@ -40,6 +40,12 @@ final class SteadyTrafficEngineTests: RelayEngineTestCase {
             sequence += 1
             _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
         }
+
+        func send(text: String) throws {
+            var body = ByteWriter()
+            body.raw(MessageContent.text(text).encoded())
+            try send(.message, body.bytes)
+        }
     }
 
     /// Alice's engine (logging at debug) and Sam's raw client in a session with it.
@@ -59,6 +65,12 @@ final class SteadyTrafficEngineTests: RelayEngineTestCase {
 
         let raw = try rawSessionStartingOver(as: samAccount, mailboxKey: samIdentity.mailboxKey, with: alice, relay: address)
         return (alice, thread, RawSam(client: raw.client, link: raw.link, session: raw.session, secret: raw.secret))
+    }
+
+    /// Sam writes first (his first frame confirms the session); Alice's Delivered comes back.
+    func sayHi(_ sam: RawSam) throws {
+        try sam.send(text: "hi")
+        try read(sam, "Alice's Delivered receipt", seconds: 20) { $0.contains { $0.kind == .receiptDelivered } }
     }
 
     /// Reads what Alice's engine sends on the link (acknowledging each) until `done` holds.
@@ -82,11 +94,7 @@ final class SteadyTrafficEngineTests: RelayEngineTestCase {
 
     func testAnIdleSessionSendsOneDummyPerSlotWithinItsJitterAndABurstGoesAtOnce() throws {
         let (alice, engine, sam) = try aliceWithRawSam()
-        // Sam writes first (his first frame confirms the session); Alice's Delivered comes back.
-        var text = ByteWriter()
-        text.raw(MessageContent.text("hi").encoded())
-        try sam.send(.message, text.bytes)
-        try read(sam, "Alice's Delivered receipt", seconds: 20) { $0.contains { $0.kind == .receiptDelivered } }
+        try sayHi(sam)
 
         // Idle: a dummy in every slot, 2 s ± 30 %.
         let start = sam.seen.count
@@ -123,10 +131,7 @@ final class SteadyTrafficEngineTests: RelayEngineTestCase {
 
     func testDummiesFromThePeerAndOwnCoverLeaveNoTrace() throws {
         let (alice, _, sam) = try aliceWithRawSam()
-        var text = ByteWriter()
-        text.raw(MessageContent.text("hi").encoded())
-        try sam.send(.message, text.bytes)
-        try read(sam, "Alice's Delivered receipt", seconds: 20) { $0.contains { $0.kind == .receiptDelivered } }
+        try sayHi(sam)
         // The receipt's settling is the last write: wait until nothing is written for 3 s.
         var version = try alice.store.otherWritersVersion()
         var stableSince = Date()
@@ -152,5 +157,33 @@ final class SteadyTrafficEngineTests: RelayEngineTestCase {
         XCTAssertEqual(try messages(alice, "Sam").map(\.text), ["hi"])
         XCTAssertEqual(try alice.conversationSummaries().map(\.unread), [1], "only Sam's message is unread")
         XCTAssertEqual(try rows(alice, "Sam").count, 0)
+    }
+
+    /// Issue 27, finding 4: a receipt goes at a slot's end in place of its dummy, never a
+    /// moment after the message it confirms, so Alice's frames keep the slots' rhythm while
+    /// Sam writes. (Before, each receipt went as soon as the message was stored: a frame
+    /// tens of milliseconds after Sam's, whatever the slot.)
+    func testReceiptsGoAtSlotEndsInPlaceOfDummies() throws {
+        let (_, _, sam) = try aliceWithRawSam()
+        try sayHi(sam)
+        let start = sam.seen.count
+        var delays: [Double] = []
+        for n in 1...5 {
+            // Just after one of Alice's dummies: today's receipt would follow it at once.
+            try read(sam, "a dummy", seconds: 20) { $0[start...].filter(\.isDummy).count >= n }
+            let sent = Date()
+            try sam.send(text: "message \(n)")
+            let receipts = sam.seen[start...].filter { $0.kind == .receiptDelivered }.count
+            try read(sam, "the receipt for message \(n)", seconds: 20) { $0[start...].filter { $0.kind == .receiptDelivered }.count > receipts }
+            delays.append(sam.seen.last { $0.kind == .receiptDelivered }!.at.timeIntervalSince(sent))
+        }
+        let frames = sam.seen[start...]
+        XCTAssertTrue(frames.allSatisfy { $0.isDummy || $0.kind == .receiptDelivered }, "\(frames.map(\.kind))")
+        let gaps = zip(frames.dropFirst(), frames).map { $0.at.timeIntervalSince($1.at) }
+        // Slots are 1.4 to 2.6 s; the relay's and the scheduler's delays on a busy machine
+        // take up to a few tenths.
+        for gap in gaps { XCTAssertGreaterThan(gap, 1.0, "a frame off the slots' rhythm: \(gaps), receipts after \(delays)") }
+        for delay in delays { XCTAssertLessThan(delay, 2.9, "a receipt later than a slot: \(delays)") }
+        XCTAssertGreaterThan(delays.reduce(0, +) / Double(delays.count), 0.3, "receipts follow the messages at once: \(delays)")
     }
 }
