@@ -80,8 +80,12 @@ extension Engine {
         var signers: [(ResendPolicy.NoticeSigner, [UInt8])] = [(.pinnedDevice, contact.deviceKey)]
         // The device that made the session it came in: the link's, or, when the notice comes
         // while there is none (held by the relay for this side, handed over at once on a
-        // reconnect), the one that session was made with in this run.
-        if let key = conversation.peer?.deviceKey ?? conversation.sessionDevices[session], key != contact.deviceKey {
+        // reconnect), the one that session was made with in this run, else (the engine
+        // restarted since) any unpinned device of theirs a handshake proved since their keys
+        // last changed, as its row recorded.
+        var unpinned = [conversation.peer?.deviceKey, conversation.sessionDevices[session]].compactMap { $0 }
+        unpinned += try tx.newDeviceKeys(contact: contact.id, since: contact.keysChangedAt)
+        for key in unpinned where key != contact.deviceKey && !signers.contains(where: { $0.1 == key }) {
             signers.append((.unpinnedDevice, key))
         }
         var opened: (CouldNotReadNotice, ResendPolicy.NoticeSigner)?

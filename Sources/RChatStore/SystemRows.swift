@@ -103,6 +103,20 @@ extension StoreAccess {
             """, [.integer(contact.rawValue), .text(kind.stored), .integer(since)])?.int64("position")
     }
 
+    /// The keys of every device of the contact's that a handshake proved (certified by
+    /// their pinned account key) but that is not pinned, as the rows announcing them record,
+    /// added at `since` (their keys' last change) or later, newest first. They survive a
+    /// restart: a could-not-read notice such a device signed may come when no link is up.
+    public func newDeviceKeys(contact: ContactID, since: Int64) throws -> [[UInt8]] {
+        try database.query("""
+            SELECT kind FROM system_rows WHERE contact_id = ? AND kind LIKE 'new-device %' AND created_at >= ?
+            ORDER BY position DESC
+            """, [.integer(contact.rawValue), .integer(since)]).compactMap { row -> [UInt8]? in
+            guard case .newDevice(let key) = SystemRowKind(stored: try row.string("kind")) else { return nil }
+            return key
+        }
+    }
+
     /// The position of the latest row announcing a device of the contact's that is not
     /// pinned ("Sam is using a new device…"), added at `since` (their keys' last change) or
     /// later: what was asked for before it waits (`SendPolicy`). nil: none.

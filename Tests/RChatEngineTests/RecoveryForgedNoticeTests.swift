@@ -3,6 +3,7 @@ import XCTest
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatWire
 @testable import RChatEngine
 #if canImport(Glibc)
 import Glibc
@@ -19,7 +20,32 @@ import Glibc
 final class RecoveryForgedNoticeTests: RelayEngineTestCase {
     // MARK: the test
 
-    func testNoticesNotSignedByAnyCertifiedDeviceKeyChangeNothingButALogLine() throws {
+    /// Sam's held messages and an attacker in a session with Alice's engine: it holds Sam's
+    /// stolen account key and a device key of its own that the stolen key certified.
+    struct Attack {
+        let alice: AccountService
+        let aliceEngine: EngineThread
+        let held: [MessageID]
+        let client: RelayClient
+        let link: LinkID
+        let secret: ConversationSecret
+        let session: Session
+        let attackerDevice: SigningKey
+        let stolen: SigningKey
+        var sequence: UInt64 = 0
+
+        /// A could-not-read notice naming the held messages, signed by `key`, on the link.
+        mutating func sendNotice(signedBy key: SigningKey) throws {
+            let notice = CouldNotReadNotice(messageIDs: held, conversation: secret, session: session.id,
+                                            time: Int64(Date().timeIntervalSince1970))
+            let envelope = Envelope.seal(kind: .notice, messageID: .random(), sequence: sequence, body: notice.signed(by: key),
+                                         keys: session.keys, conversation: secret)
+            sequence += 1
+            _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
+        }
+    }
+
+    func attack() throws -> Attack {
         let address = try startRelay()
         let alice = try account("Alice", relay: address)
         let sam = try account("Sam", relay: address)
@@ -65,21 +91,19 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
             logLines.all.filter { $0.contains("secure session with Sam started") }.count >= 2
         }
 
-        var sequence: UInt64 = 0
-        func sendNotice(signedBy key: SigningKey) throws {
-            let notice = CouldNotReadNotice(messageIDs: held, conversation: secret, session: session.id,
-                                            time: Int64(Date().timeIntervalSince1970))
-            let envelope = Envelope.seal(kind: .notice, messageID: .random(), sequence: sequence, body: notice.signed(by: key),
-                                         keys: session.keys, conversation: secret)
-            sequence += 1
-            _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
-        }
+        return Attack(alice: alice, aliceEngine: aliceEngine, held: held, client: client, link: link, secret: secret,
+                      session: session, attackerDevice: attackerDevice, stolen: stolen)
+    }
+
+    func testNoticesNotSignedByAnyCertifiedDeviceKeyChangeNothingButALogLine() throws {
+        var attack = try attack()
+        let alice = attack.alice, held = attack.held
         let before = try alice.conversation("Sam")
         XCTAssertEqual(try messages(alice, "Sam").filter { held.contains($0.id) }.map(\.status), [.sent, .sent])
 
         // Signed by the stolen account key, then by a random key: rejected, nothing changes.
-        try sendNotice(signedBy: stolen)
-        try sendNotice(signedBy: SigningKey.generate())
+        try attack.sendNotice(signedBy: attack.stolen)
+        try attack.sendNotice(signedBy: SigningKey.generate())
         let rejection = "Alice: rejected a could-not-read notice from Sam not signed by their device key"
         try untilDeadline("two rejected notices in Alice's log", seconds: 20) {
             logLines.all.filter { $0.hasPrefix(rejection) }.count == 2 || logLines.all.contains { $0.contains("could not read") }
@@ -90,7 +114,7 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
 
         // The control: a notice signed by the attacker's own certified (unpinned) device key
         // is read — Not delivered with Resend — and still nothing is resent automatically.
-        try sendNotice(signedBy: attackerDevice)
+        try attack.sendNotice(signedBy: attack.attackerDevice)
         try waitForStatus(alice, "Sam", held, .notDelivered)
         let after = try messages(alice, "Sam")
         XCTAssertFalse(after.contains { $0.resent }, "\(after)")
@@ -102,6 +126,23 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         XCTAssertTrue(logLines.all.contains { $0.contains("Sam could not read 2 message(s): 0 resent automatically, 2 not delivered") },
                       logLines.all.joined(separator: "\n"))
         XCTAssertEqual(logLines.all.filter { $0.hasPrefix(rejection) }.count, 2)
-        XCTAssertTrue(aliceEngine.stop())
+        XCTAssertTrue(attack.aliceEngine.stop())
+    }
+
+    /// A notice the unpinned device signed, held by the relay while Alice's engine was
+    /// stopped and handed over at once when a new engine connects, before any link is up:
+    /// the session it came in was made in the engine's previous run, so only the row that
+    /// recorded the device (a handshake proved it) can say whose it is. It counts — Not
+    /// delivered with Resend — instead of being rejected for good, which left what that device
+    /// could not read Sent for ever (found by simulation seed 42).
+    func testANoticeFromAnUnpinnedDeviceHeldOverARestartStillCounts() throws {
+        var attack = try attack()
+        XCTAssertTrue(attack.aliceEngine.stop())
+        try attack.sendNotice(signedBy: attack.attackerDevice)   // held by the relay for Alice
+        let restarted = try startEngine(attack.alice, logged: true)
+        try waitForStatus(attack.alice, "Sam", attack.held, .notDelivered)
+        XCTAssertFalse(logLines.all.contains { $0.contains("not signed by their device key") }, logLines.all.joined(separator: "\n"))
+        XCTAssertEqual(try rows(attack.alice, "Sam").last?.action, .resend)
+        XCTAssertTrue(restarted.stop())
     }
 }
