@@ -68,7 +68,9 @@ let package = Package(
         // The deterministic simulation: accounts and the relay's logic in one process on
         // virtual time, over an in-memory network (docs/ARCHITECTURE.md).
         .target(name: "RChatSimulation", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatStore", "RChatWire", "RChatEngine",
-                                                       "RChatRelay", "RChatRelayClient", "RChatCommandLine"]),
+                                                       "RChatRelay", "RChatRelayClient", "RChatCommandLine", "CSimDisk"]),
+        // The simulation's disk under SQLite: files in memory that a power cut tears.
+        .target(name: "CSimDisk", linkerSettings: [.linkedLibrary("sqlite3")]),
         .executableTarget(name: "rchat-simulate", dependencies: ["RChatSimulation"]),
         // Benchmarks: separate from tests, each printing a ratio against a reference.
         .executableTarget(name: "rchat-bench", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatNet", "RChatWire", "RChatRelayClient", "RChatEngine", "RChatTUI", "RChatCommandLine"]),
@@ -89,7 +91,7 @@ let package = Package(
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "RChatSQL", "CEpoll"]),
         // Three nats-server processes, relay nodes in cluster mode and clients on different nodes.
         .testTarget(name: "RChatClusterTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelayClient"]),
-        .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto"]),
+        .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto", "RChatSQL", "CSimDisk"]),
         // Runs the built executables: the scripting interface as a user sees it.
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",
                                                      "RChatEngine", "RChatMedia", "RChatTUI", "CWidth", "DesktopBusFixture"]),

@@ -1,0 +1,636 @@
+// The simulated disk (simdisk.h). One mutex guards the disks, their files and their locks;
+// a file's bytes and shared memory are used by the one thread that drives its simulation.
+#include "simdisk.h"
+#include <sqlite3.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SECTOR 512
+
+typedef struct simhandle simhandle;
+
+typedef struct simshm {
+    int refs;
+    int nregion;
+    int szRegion;
+    char **regions;
+    simhandle *handles;
+} simshm;
+
+typedef struct simfile {
+    char *name;
+    rchat_simdisk *disk;       // NULL once dead (after a power cut, or the disk destroyed)
+    int refs;                  // open handles
+    int linked;                // in its disk's list of files
+    int deleteOnClose;
+    unsigned char *cur;        // what reads see
+    int64_t curSize, curCap;
+    unsigned char *dur;        // what was synced (zeros beyond durSize)
+    int64_t durSize, durCap;
+    unsigned char *dirtyMap;   // sectors written (or zeroed) since the last sync
+    int64_t dirtyMapLen;
+    int64_t *dirty;
+    int64_t ndirty, dirtyCap;
+    int shared;
+    simhandle *reserved, *pending, *exclusive;
+    simshm *shm;
+    struct simfile *next;
+} simfile;
+
+struct rchat_simdisk {
+    char *prefix;
+    size_t prefixLen;
+    simfile *files;
+    int64_t writes, syncs;
+    rchat_simdisk *next;
+};
+
+struct simhandle {
+    sqlite3_file base;
+    simfile *file;
+    int lock;
+    simshm *shm;
+    unsigned shmShared, shmExclusive;
+    simhandle *shmNext;
+};
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static rchat_simdisk *disks;
+static sqlite3_vfs *system_vfs;
+
+// MARK: files
+
+static int grow(unsigned char **buffer, int64_t *cap, int64_t size) {
+    if (size <= *cap) return 1;
+    int64_t next = *cap ? *cap : 4096;
+    while (next < size) next *= 2;
+    unsigned char *p = realloc(*buffer, (size_t)next);
+    if (!p) return 0;
+    memset(p + *cap, 0, (size_t)(next - *cap));
+    *buffer = p;
+    *cap = next;
+    return 1;
+}
+
+static int markDirty(simfile *f, int64_t from, int64_t to) {
+    for (int64_t s = from / SECTOR; s * SECTOR < to; s++) {
+        if (s >= f->dirtyMapLen) {
+            int64_t len = f->dirtyMapLen ? f->dirtyMapLen : 64;
+            while (len <= s) len *= 2;
+            unsigned char *m = realloc(f->dirtyMap, (size_t)len);
+            if (!m) return 0;
+            memset(m + f->dirtyMapLen, 0, (size_t)(len - f->dirtyMapLen));
+            f->dirtyMap = m;
+            f->dirtyMapLen = len;
+        }
+        if (f->dirtyMap[s]) continue;
+        if (f->ndirty == f->dirtyCap) {
+            int64_t cap = f->dirtyCap ? f->dirtyCap * 2 : 64;
+            int64_t *d = realloc(f->dirty, (size_t)cap * sizeof *d);
+            if (!d) return 0;
+            f->dirty = d;
+            f->dirtyCap = cap;
+        }
+        f->dirtyMap[s] = 1;
+        f->dirty[f->ndirty++] = s;
+    }
+    return 1;
+}
+
+static void clearDirty(simfile *f) {
+    for (int64_t i = 0; i < f->ndirty; i++) f->dirtyMap[f->dirty[i]] = 0;
+    f->ndirty = 0;
+}
+
+static int syncFile(simfile *f) {
+    if (!grow(&f->dur, &f->durCap, f->curSize)) return 0;
+    int64_t common = f->durSize < f->curSize ? f->durSize : f->curSize;
+    if (f->curSize > f->durSize) memcpy(f->dur + f->durSize, f->cur + f->durSize, (size_t)(f->curSize - f->durSize));
+    else memset(f->dur + f->curSize, 0, (size_t)(f->durSize - f->curSize));
+    for (int64_t i = 0; i < f->ndirty; i++) {
+        int64_t start = f->dirty[i] * SECTOR, end = start + SECTOR;
+        if (end > common) end = common;
+        if (start < end) memcpy(f->dur + start, f->cur + start, (size_t)(end - start));
+    }
+    f->durSize = f->curSize;
+    clearDirty(f);
+    if (f->disk) f->disk->syncs++;
+    return 1;
+}
+
+static simfile *newFile(rchat_simdisk *disk, const char *name) {
+    simfile *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    f->name = strdup(name);
+    if (!f->name) { free(f); return NULL; }
+    f->disk = disk;
+    f->linked = 1;
+    f->next = disk->files;
+    disk->files = f;
+    return f;
+}
+
+static void freeShm(simshm *shm) {
+    for (int i = 0; i < shm->nregion; i++) free(shm->regions[i]);
+    free(shm->regions);
+    free(shm);
+}
+
+static void freeFile(simfile *f) {
+    free(f->name);
+    free(f->cur);
+    free(f->dur);
+    free(f->dirtyMap);
+    free(f->dirty);
+    if (f->shm) freeShm(f->shm);
+    free(f);
+}
+
+static void unlinkFile(simfile *f) {
+    if (!f->linked || !f->disk) return;
+    for (simfile **p = &f->disk->files; *p; p = &(*p)->next) {
+        if (*p == f) { *p = f->next; break; }
+    }
+    f->linked = 0;
+    f->next = NULL;
+}
+
+// Unlinked and dead: freed now if no handle has it open, else at its last close.
+static void retire(simfile *f) {
+    unlinkFile(f);
+    f->disk = NULL;
+    if (f->refs == 0) freeFile(f);
+}
+
+static rchat_simdisk *diskFor(const char *path) {
+    if (!path) return NULL;
+    for (rchat_simdisk *d = disks; d; d = d->next) {
+        if (strncmp(path, d->prefix, d->prefixLen) == 0) return d;
+    }
+    return NULL;
+}
+
+static simfile *findFile(rchat_simdisk *disk, const char *name) {
+    for (simfile *f = disk->files; f; f = f->next) {
+        if (strcmp(f->name, name) == 0) return f;
+    }
+    return NULL;
+}
+
+// MARK: the file's methods
+
+#define HANDLE(file) simhandle *h = (simhandle *)(file)
+#define DEAD(h) ((h)->file->disk == NULL)
+
+static int simClose(sqlite3_file *file);
+
+static int simRead(sqlite3_file *file, void *out, int amount, sqlite3_int64 offset) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = SQLITE_OK;
+    simfile *f = h->file;
+    if (DEAD(h)) {
+        rc = SQLITE_IOERR_READ;
+    } else if (offset + amount <= f->curSize) {
+        memcpy(out, f->cur + offset, (size_t)amount);
+    } else {
+        int64_t have = f->curSize > offset ? f->curSize - offset : 0;
+        if (have > 0) memcpy(out, f->cur + offset, (size_t)have);
+        memset((char *)out + have, 0, (size_t)(amount - have));
+        rc = SQLITE_IOERR_SHORT_READ;
+    }
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static int simWrite(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = SQLITE_OK;
+    simfile *f = h->file;
+    int64_t end = offset + amount;
+    if (DEAD(h)) {
+        rc = SQLITE_IOERR_WRITE;
+    } else if (!grow(&f->cur, &f->curCap, end) || !markDirty(f, offset < f->curSize ? offset : f->curSize, end)) {
+        rc = SQLITE_IOERR_NOMEM;
+    } else {
+        memcpy(f->cur + offset, data, (size_t)amount);
+        if (end > f->curSize) f->curSize = end;
+        f->disk->writes++;
+    }
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static int simTruncate(sqlite3_file *file, sqlite3_int64 size) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = SQLITE_OK;
+    simfile *f = h->file;
+    if (DEAD(h)) {
+        rc = SQLITE_IOERR_TRUNCATE;
+    } else if (size < f->curSize) {
+        if (!markDirty(f, size, f->curSize)) rc = SQLITE_IOERR_NOMEM;
+        else { memset(f->cur + size, 0, (size_t)(f->curSize - size)); f->curSize = size; }
+    } else if (size > f->curSize) {
+        if (!grow(&f->cur, &f->curCap, size) || !markDirty(f, f->curSize, size)) rc = SQLITE_IOERR_NOMEM;
+        else f->curSize = size;
+    }
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static int simSync(sqlite3_file *file, int flags) {
+    (void)flags;
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = DEAD(h) ? SQLITE_IOERR_FSYNC : syncFile(h->file) ? SQLITE_OK : SQLITE_IOERR_NOMEM;
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static int simFileSize(sqlite3_file *file, sqlite3_int64 *size) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = DEAD(h) ? SQLITE_IOERR_FSTAT : SQLITE_OK;
+    *size = DEAD(h) ? 0 : h->file->curSize;
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+// SQLite's five lock levels over the connections of this process, as the system's VFS keeps them.
+static int simLock(sqlite3_file *file, int level) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = SQLITE_OK;
+    simfile *f = h->file;
+    if (DEAD(h)) {
+        rc = SQLITE_IOERR_LOCK;
+    } else if (h->lock >= level) {
+        // held already
+    } else if (level == SQLITE_LOCK_SHARED) {
+        if ((f->pending && f->pending != h) || (f->exclusive && f->exclusive != h)) rc = SQLITE_BUSY;
+        else { f->shared++; h->lock = SQLITE_LOCK_SHARED; }
+    } else if (level == SQLITE_LOCK_RESERVED) {
+        if ((f->reserved && f->reserved != h) || (f->pending && f->pending != h)) rc = SQLITE_BUSY;
+        else { f->reserved = h; h->lock = SQLITE_LOCK_RESERVED; }
+    } else {
+        if ((f->reserved && f->reserved != h) || (f->pending && f->pending != h)) {
+            rc = SQLITE_BUSY;
+        } else {
+            f->pending = h;
+            if (level == SQLITE_LOCK_EXCLUSIVE && f->shared <= 1) {
+                f->exclusive = h;
+                h->lock = SQLITE_LOCK_EXCLUSIVE;
+            } else {
+                h->lock = SQLITE_LOCK_PENDING;
+                if (level == SQLITE_LOCK_EXCLUSIVE) rc = SQLITE_BUSY;
+            }
+        }
+    }
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static void dropLocks(simhandle *h, int level) {
+    simfile *f = h->file;
+    if (h->lock <= level) return;
+    if (f->reserved == h) f->reserved = NULL;
+    if (f->pending == h) f->pending = NULL;
+    if (f->exclusive == h) f->exclusive = NULL;
+    if (level == SQLITE_LOCK_NONE && h->lock >= SQLITE_LOCK_SHARED) f->shared--;
+    h->lock = level;
+}
+
+static int simUnlock(sqlite3_file *file, int level) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    if (!DEAD(h)) dropLocks(h, level);
+    else h->lock = level < h->lock ? level : h->lock;
+    pthread_mutex_unlock(&mutex);
+    return SQLITE_OK;
+}
+
+static int simCheckReservedLock(sqlite3_file *file, int *out) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = SQLITE_OK;
+    if (DEAD(h)) { rc = SQLITE_IOERR_CHECKRESERVEDLOCK; *out = 0; }
+    else *out = h->file->reserved || h->file->pending || h->file->exclusive;
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static int simFileControl(sqlite3_file *file, int op, void *arg) {
+    (void)file; (void)op; (void)arg;
+    return SQLITE_NOTFOUND;
+}
+
+static int simSectorSize(sqlite3_file *file) { (void)file; return SECTOR; }
+
+// Nothing promised: a write may tear anywhere between sectors, an append is not atomic.
+static int simDeviceCharacteristics(sqlite3_file *file) { (void)file; return 0; }
+
+// MARK: shared memory (the WAL's index), in memory, per file
+
+static int simShmMap(sqlite3_file *file, int region, int size, int extend, void volatile **out) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = SQLITE_OK;
+    *out = NULL;
+    simfile *f = h->file;
+    if (DEAD(h)) { rc = SQLITE_IOERR_SHMMAP; goto done; }
+    if (!h->shm) {
+        if (!f->shm) {
+            f->shm = calloc(1, sizeof *f->shm);
+            if (!f->shm) { rc = SQLITE_IOERR_NOMEM; goto done; }
+            f->shm->szRegion = size;
+        }
+        h->shm = f->shm;
+        h->shm->refs++;
+        h->shmNext = h->shm->handles;
+        h->shm->handles = h;
+    }
+    simshm *shm = h->shm;
+    if (region >= shm->nregion) {
+        if (!extend) goto done;
+        char **regions = realloc(shm->regions, (size_t)(region + 1) * sizeof *regions);
+        if (!regions) { rc = SQLITE_IOERR_NOMEM; goto done; }
+        shm->regions = regions;
+        while (shm->nregion <= region) {
+            char *r = calloc(1, (size_t)size);
+            if (!r) { rc = SQLITE_IOERR_NOMEM; goto done; }
+            shm->regions[shm->nregion++] = r;
+        }
+    }
+    *out = shm->regions[region];
+done:
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static int simShmLock(sqlite3_file *file, int offset, int n, int flags) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    int rc = SQLITE_OK;
+    unsigned mask = ((1u << n) - 1) << offset;
+    if (flags & SQLITE_SHM_UNLOCK) {
+        h->shmShared &= ~mask;
+        h->shmExclusive &= ~mask;
+    } else if (DEAD(h) || !h->shm) {
+        rc = SQLITE_IOERR_SHMLOCK;
+    } else {
+        for (simhandle *o = h->shm->handles; o; o = o->shmNext) {
+            if (o == h) continue;
+            unsigned held = (flags & SQLITE_SHM_EXCLUSIVE) ? (o->shmShared | o->shmExclusive) : o->shmExclusive;
+            if (held & mask) { rc = SQLITE_BUSY; break; }
+        }
+        if (rc == SQLITE_OK) {
+            if (flags & SQLITE_SHM_EXCLUSIVE) h->shmExclusive |= mask;
+            else h->shmShared |= mask;
+        }
+    }
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static void simShmBarrier(sqlite3_file *file) {
+    (void)file;
+    __sync_synchronize();
+}
+
+static void unmap(simhandle *h) {
+    simshm *shm = h->shm;
+    if (!shm) return;
+    for (simhandle **p = &shm->handles; *p; p = &(*p)->shmNext) {
+        if (*p == h) { *p = h->shmNext; break; }
+    }
+    h->shm = NULL;
+    h->shmShared = h->shmExclusive = 0;
+    if (--shm->refs == 0) {
+        if (h->file->shm == shm) h->file->shm = NULL;
+        freeShm(shm);
+    }
+}
+
+static int simShmUnmap(sqlite3_file *file, int deleteFlag) {
+    (void)deleteFlag;
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    unmap(h);
+    pthread_mutex_unlock(&mutex);
+    return SQLITE_OK;
+}
+
+static const sqlite3_io_methods sim_io = {
+    2, simClose, simRead, simWrite, simTruncate, simSync, simFileSize, simLock, simUnlock,
+    simCheckReservedLock, simFileControl, simSectorSize, simDeviceCharacteristics,
+    simShmMap, simShmLock, simShmBarrier, simShmUnmap, NULL, NULL,
+};
+
+static int simClose(sqlite3_file *file) {
+    HANDLE(file);
+    pthread_mutex_lock(&mutex);
+    simfile *f = h->file;
+    unmap(h);
+    if (!DEAD(h)) dropLocks(h, SQLITE_LOCK_NONE);
+    f->refs--;
+    if (f->deleteOnClose && f->refs == 0 && f->disk) retire(f);
+    else if (!f->disk && f->refs == 0) freeFile(f);
+    h->file = NULL;
+    pthread_mutex_unlock(&mutex);
+    return SQLITE_OK;
+}
+
+// MARK: the VFS
+
+static int vfsOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *outFlags) {
+    (void)vfs;
+    pthread_mutex_lock(&mutex);
+    rchat_simdisk *disk = diskFor(name);
+    if (!disk) {
+        pthread_mutex_unlock(&mutex);
+        return system_vfs->xOpen(system_vfs, name, file, flags, outFlags);
+    }
+    int rc = SQLITE_OK;
+    simfile *f = findFile(disk, name);
+    if (f && (flags & SQLITE_OPEN_EXCLUSIVE)) rc = SQLITE_CANTOPEN;
+    else if (!f && !(flags & SQLITE_OPEN_CREATE)) rc = SQLITE_CANTOPEN;
+    else if (!f && !(f = newFile(disk, name))) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK) {
+        simhandle *h = (simhandle *)file;
+        memset(h, 0, sizeof *h);
+        h->file = f;
+        f->refs++;
+        if (flags & SQLITE_OPEN_DELETEONCLOSE) f->deleteOnClose = 1;
+        h->base.pMethods = &sim_io;
+        if (outFlags) *outFlags = flags;
+    }
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+static int vfsDelete(sqlite3_vfs *vfs, const char *name, int syncDir) {
+    (void)vfs;
+    pthread_mutex_lock(&mutex);
+    rchat_simdisk *disk = diskFor(name);
+    if (!disk) {
+        pthread_mutex_unlock(&mutex);
+        return system_vfs->xDelete(system_vfs, name, syncDir);
+    }
+    simfile *f = findFile(disk, name);
+    if (f) retire(f);
+    pthread_mutex_unlock(&mutex);
+    return f ? SQLITE_OK : SQLITE_IOERR_DELETE_NOENT;
+}
+
+static int vfsAccess(sqlite3_vfs *vfs, const char *name, int flags, int *out) {
+    (void)vfs;
+    pthread_mutex_lock(&mutex);
+    rchat_simdisk *disk = diskFor(name);
+    if (!disk) {
+        pthread_mutex_unlock(&mutex);
+        return system_vfs->xAccess(system_vfs, name, flags, out);
+    }
+    *out = findFile(disk, name) != NULL;
+    pthread_mutex_unlock(&mutex);
+    return SQLITE_OK;
+}
+
+static int vfsFullPathname(sqlite3_vfs *vfs, const char *name, int size, char *out) {
+    (void)vfs;
+    pthread_mutex_lock(&mutex);
+    int claimed = name[0] == '/' && diskFor(name) != NULL;
+    pthread_mutex_unlock(&mutex);
+    if (!claimed) return system_vfs->xFullPathname(system_vfs, name, size, out);
+    if ((int)strlen(name) >= size) return SQLITE_CANTOPEN;
+    strcpy(out, name);
+    return SQLITE_OK;
+}
+
+static void *vfsDlOpen(sqlite3_vfs *vfs, const char *name) { (void)vfs; return system_vfs->xDlOpen(system_vfs, name); }
+static void vfsDlError(sqlite3_vfs *vfs, int n, char *out) { (void)vfs; system_vfs->xDlError(system_vfs, n, out); }
+static void (*vfsDlSym(sqlite3_vfs *vfs, void *lib, const char *sym))(void) { (void)vfs; return system_vfs->xDlSym(system_vfs, lib, sym); }
+static void vfsDlClose(sqlite3_vfs *vfs, void *lib) { (void)vfs; system_vfs->xDlClose(system_vfs, lib); }
+static int vfsRandomness(sqlite3_vfs *vfs, int n, char *out) { (void)vfs; return system_vfs->xRandomness(system_vfs, n, out); }
+static int vfsSleep(sqlite3_vfs *vfs, int micro) { (void)vfs; return system_vfs->xSleep(system_vfs, micro); }
+static int vfsCurrentTime(sqlite3_vfs *vfs, double *out) { (void)vfs; return system_vfs->xCurrentTime(system_vfs, out); }
+static int vfsGetLastError(sqlite3_vfs *vfs, int n, char *out) { (void)vfs; return system_vfs->xGetLastError ? system_vfs->xGetLastError(system_vfs, n, out) : 0; }
+static int vfsCurrentTimeInt64(sqlite3_vfs *vfs, sqlite3_int64 *out) { (void)vfs; return system_vfs->xCurrentTimeInt64(system_vfs, out); }
+
+static sqlite3_vfs sim_vfs = {
+    2, 0, 0, NULL, "rchat-simdisk", NULL,
+    vfsOpen, vfsDelete, vfsAccess, vfsFullPathname, vfsDlOpen, vfsDlError, vfsDlSym, vfsDlClose,
+    vfsRandomness, vfsSleep, vfsCurrentTime, vfsGetLastError, vfsCurrentTimeInt64, NULL, NULL, NULL,
+};
+
+static int install_rc = SQLITE_OK;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void installOnce(void) {
+    system_vfs = sqlite3_vfs_find(NULL);
+    if (!system_vfs) { install_rc = SQLITE_ERROR; return; }
+    sim_vfs.szOsFile = system_vfs->szOsFile > (int)sizeof(simhandle) ? system_vfs->szOsFile : (int)sizeof(simhandle);
+    sim_vfs.mxPathname = system_vfs->mxPathname;
+    install_rc = sqlite3_vfs_register(&sim_vfs, 1);
+}
+
+int rchat_simdisk_install(void) {
+    pthread_once(&once, installOnce);
+    return install_rc;
+}
+
+// MARK: disks
+
+rchat_simdisk *rchat_simdisk_create(const char *prefix) {
+    rchat_simdisk *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->prefix = strdup(prefix);
+    if (!d->prefix) { free(d); return NULL; }
+    d->prefixLen = strlen(prefix);
+    pthread_mutex_lock(&mutex);
+    d->next = disks;
+    disks = d;
+    pthread_mutex_unlock(&mutex);
+    return d;
+}
+
+void rchat_simdisk_destroy(rchat_simdisk *disk) {
+    if (!disk) return;
+    pthread_mutex_lock(&mutex);
+    for (rchat_simdisk **p = &disks; *p; p = &(*p)->next) {
+        if (*p == disk) { *p = disk->next; break; }
+    }
+    while (disk->files) retire(disk->files);
+    pthread_mutex_unlock(&mutex);
+    free(disk->prefix);
+    free(disk);
+}
+
+static uint64_t next(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int64_t rchat_simdisk_power_cut(rchat_simdisk *disk, uint64_t seed) {
+    uint64_t state = seed;
+    int64_t unsynced = 0;
+    pthread_mutex_lock(&mutex);
+    // Oldest first, so that the same files in the same order draw the same numbers.
+    simfile *order[4096];
+    int n = 0;
+    for (simfile *f = disk->files; f && n < 4096; f = f->next) order[n++] = f;
+    for (int i = n - 1; i >= 0; i--) {
+        simfile *old = order[i];
+        unsynced += old->ndirty;
+        // 0: nothing unsynced reached the disk; 1: all of it; 2: the sectors first written up
+        // to a point (a disk writing in order); 3: any of its sectors, each by a coin.
+        uint64_t mode = (old->ndirty || old->curSize != old->durSize) ? next(&state) % 4 : 0;
+        int64_t upTo = mode == 2 ? (int64_t)(next(&state) % (uint64_t)(old->ndirty + 1)) : old->ndirty;
+        int64_t size = mode == 0 ? old->durSize : mode == 1 ? old->curSize
+                     : (next(&state) & 1) ? old->curSize : old->durSize;
+        unsigned char *bytes = calloc(1, (size_t)(size ? size : 1));
+        memcpy(bytes, old->dur, (size_t)(old->durSize < size ? old->durSize : size));
+        for (int64_t k = 0; k < upTo && mode != 0; k++) {
+            if (mode == 3 && (next(&state) & 1)) continue;
+            int64_t start = old->dirty[k] * SECTOR, end = start + SECTOR;
+            if (end > size) end = size;
+            for (int64_t b = start; b < end; b++) bytes[b] = b < old->curSize ? old->cur[b] : 0;
+        }
+        simfile *fresh = newFile(disk, old->name);
+        fresh->cur = bytes;
+        fresh->curSize = size;
+        fresh->curCap = size ? size : 1;
+        grow(&fresh->dur, &fresh->durCap, size);
+        memcpy(fresh->dur, bytes, (size_t)size);
+        fresh->durSize = size;
+        retire(old);
+    }
+    pthread_mutex_unlock(&mutex);
+    return unsynced;
+}
+
+int rchat_simdisk_sync(rchat_simdisk *disk, const char *path) {
+    pthread_mutex_lock(&mutex);
+    simfile *f = findFile(disk, path);
+    int rc = f && syncFile(f) ? 0 : -1;
+    pthread_mutex_unlock(&mutex);
+    return rc;
+}
+
+int64_t rchat_simdisk_writes(rchat_simdisk *disk) {
+    pthread_mutex_lock(&mutex);
+    int64_t n = disk->writes;
+    pthread_mutex_unlock(&mutex);
+    return n;
+}
+
+int64_t rchat_simdisk_syncs(rchat_simdisk *disk) {
+    pthread_mutex_lock(&mutex);
+    int64_t n = disk->syncs;
+    pthread_mutex_unlock(&mutex);
+    return n;
+}

@@ -1,0 +1,103 @@
+import Foundation
+import RChatSQL
+@testable import RChatSimulation
+import XCTest
+
+/// The simulation's disk under SQLite (Sources/CSimDisk): what a power cut keeps.
+final class SimulatedDiskTests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        let made = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-simdisk-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+        folder = URL(fileURLWithPath: made).resolvingSymlinksInPath().path
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    private func open(_ disk: SimulatedDisk, synchronous: String = "FULL") throws -> Database {
+        let db = try Database(path: disk.prefix + "t.db")
+        _ = try db.query("PRAGMA journal_mode = WAL")
+        try db.execute("PRAGMA synchronous = \(synchronous)")
+        try db.execute("CREATE TABLE IF NOT EXISTS t (n INTEGER PRIMARY KEY, pad BLOB)")
+        return db
+    }
+
+    private func rows(_ db: Database) throws -> [Int] {
+        try db.query("SELECT n FROM t ORDER BY n").map { try $0.int(at: 0) }
+    }
+
+    func testACommittedTransactionSurvivesAPowerCutAndNothingReachesTheRealDisk() throws {
+        for seed in UInt64(1)...20 {
+            let disk = SimulatedDisk(prefix: folder + "/c\(seed)-")
+            let db = try open(disk)
+            try db.transaction { for n in 1...50 { try db.execute("INSERT INTO t VALUES (?, randomblob(300))", [.integer(Int64(n))]) } }
+            disk.powerCut(seed: seed)
+            db.close()
+            let again = try open(disk)
+            XCTAssertEqual(try rows(again), Array(1...50), "seed \(seed)")
+            again.close()
+        }
+        // The real files are what `Database` creates before SQLite opens its own: empty.
+        let real = try FileManager.default.contentsOfDirectory(atPath: folder)
+        XCTAssertFalse(real.contains { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }, "\(real)")
+        for name in real {
+            XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int, 0, name)
+        }
+    }
+
+    func testAnUncommittedTransactionVanishes() throws {
+        for seed in UInt64(1)...20 {
+            let disk = SimulatedDisk(prefix: folder + "/u\(seed)-")
+            let db = try open(disk)
+            try db.execute("INSERT INTO t VALUES (1, NULL)")
+            try db.execute("BEGIN IMMEDIATE")
+            for n in 2...400 { try db.execute("INSERT INTO t VALUES (?, randomblob(500))", [.integer(Int64(n))]) }
+            disk.powerCut(seed: seed)
+            db.close()
+            let again = try open(disk)
+            XCTAssertEqual(try rows(again), [1], "seed \(seed)")
+            again.close()
+        }
+    }
+
+    /// Commits that were never synced: a power cut keeps none, all or some of their sectors,
+    /// and SQLite's WAL checksums make what opens afterwards a consistent database holding
+    /// every synced commit and a prefix of the others.
+    func testATornLogNeverYieldsACorruptDatabase() throws {
+        var kept: Set<Int> = []
+        for seed in UInt64(1)...150 {
+            let survivors = try tornRun(seed: seed, name: "w\(seed)-")
+            XCTAssertEqual(Array(survivors.prefix(10)), Array(1...10), "seed \(seed): a synced commit was lost")
+            XCTAssertEqual(survivors, Array(1...survivors.count), "seed \(seed): not a prefix of the commits")
+            kept.insert(survivors.count)
+        }
+        XCTAssertTrue(kept.contains(10), "no cut dropped every unsynced commit: \(kept.sorted())")
+        XCTAssertTrue(kept.contains(40), "no cut kept every unsynced commit: \(kept.sorted())")
+        XCTAssertTrue(kept.contains { $0 > 10 && $0 < 40 }, "no cut tore the log part-way: \(kept.sorted())")
+    }
+
+    func testTheSameSeedCutsTheSameWay() throws {
+        for seed in UInt64(1)...30 {
+            XCTAssertEqual(try tornRun(seed: seed, name: "a\(seed)-"), try tornRun(seed: seed, name: "b\(seed)-"), "seed \(seed)")
+        }
+    }
+
+    /// Ten synced commits, thirty not, a power cut: the rows the database has afterwards.
+    private func tornRun(seed: UInt64, name: String) throws -> [Int] {
+        let disk = SimulatedDisk(prefix: folder + "/" + name)
+        let db = try open(disk)
+        for n in 1...10 { try db.execute("INSERT INTO t VALUES (?, zeroblob(700))", [.integer(Int64(n))]) }
+        try db.execute("PRAGMA synchronous = OFF")
+        for n in 11...40 { try db.execute("INSERT INTO t VALUES (?, zeroblob(700))", [.integer(Int64(n))]) }
+        let unsynced = disk.powerCut(seed: seed)
+        XCTAssertGreaterThan(unsynced, 30)
+        db.close()
+        let again = try open(disk)
+        defer { again.close() }
+        XCTAssertEqual(try again.queryOne("PRAGMA integrity_check")?.string(at: 0), "ok", "seed \(seed)")
+        return try rows(again)
+    }
+}
