@@ -243,7 +243,11 @@ public final class AccountService {
             return lstat(path, &st) == 0 ? st.st_size : nil
         }
         guard let bytes = size(locations.databasePath) else { return true }
-        return bytes == 0 && (size(locations.databasePath + "-wal") ?? 0) == 0
+        guard bytes == 0 && (size(locations.databasePath + "-wal") ?? 0) == 0 else { return false }
+        // Empty to SQLite too, whose file system may keep the bytes elsewhere (the simulated
+        // disk of RChatSimulation): read-only, so nothing is written into it.
+        let pages = try? Database(path: locations.databasePath, readOnly: true).queryOne("PRAGMA page_count")?.int(at: 0)
+        return (pages ?? 0) == 0
     }
 
     static func anotherDevice(_ locations: Locations) -> EngineError {

@@ -15,6 +15,9 @@ enum Action: CustomStringConvertible {
     case restart(Int)
     case kill(Int)
     case killRelay
+    /// The power goes on one machine (an account's phone, or the relay's when it is the
+    /// number of accounts): its processes stop at once and its disk loses what was not synced.
+    case powerCut(Int)
     case allOffline(hours: Double)
     case reinstall(Int, newPhone: Bool)
     case verify(who: Int, contact: Int)
@@ -35,6 +38,7 @@ enum Action: CustomStringConvertible {
         case let .restart(who): return "restart engine \(who)"
         case let .kill(who): return "kill engine \(who)"
         case .killRelay: return "kill relay"
+        case .powerCut(let machine): return "power cut \(machine)"
         case let .allOffline(hours): return "everyone offline \(String(format: "%.1f", hours)) h"
         case let .reinstall(who, newPhone): return newPhone ? "new phone \(who)" : "reinstall \(who)"
         case let .verify(who, contact): return "verify \(who) enters \(contact)'s code"
@@ -75,6 +79,7 @@ extension SimulatedWorld {
             // 30 seconds runs out inside a run; 4 weeks never does.
             let timers: [DisappearingTimer] = [.off, .thirtySeconds, .fourWeeks]
             return .timer(who: who, contact: other, timers[Int.random(in: 0..<timers.count, using: &random)])
+        case ..<0.975: return .powerCut(random.chance(0.25) ? n : who)
         default: return .wait
         }
     }
@@ -124,6 +129,13 @@ extension SimulatedWorld {
             account.crash(in: self)
             try runFor(random.uniform(0...3))
             try account.start(in: self)
+        case .powerCut(let machine):
+            let onRelay = machine == accounts.count
+            let unsynced = onRelay ? relay.powerCut(seed: random.next()) : accounts[machine].powerCut(seed: random.next(), in: self)
+            powerCuts += 1
+            if unsynced > 0 { powerCutsLosingData += 1 }
+            try runFor(random.uniform(0...(onRelay ? 5 : 3)))
+            if onRelay { try relay.start() } else { try accounts[machine].start(in: self) }
         case .killRelay:
             relay.crash()
             try runFor(random.uniform(0...5))

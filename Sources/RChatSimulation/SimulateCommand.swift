@@ -119,7 +119,8 @@ public enum SimulateCommand {
     public static func summary(_ outcomes: [SimulatedWorld.Outcome], seconds: Double?) -> String {
         let failures = outcomes.filter { !$0.passed }.count
         let steps = outcomes.reduce(0) { $0 + $1.steps }
-        var line = "\(outcomes.count) seeds, \(failures) failures"
+        var line = "\(outcomes.count) seeds, \(failures) failures, \(outcomes.reduce(0) { $0 + $1.powerCuts }) power cuts ("
+            + "\(outcomes.reduce(0) { $0 + $1.powerCutsLosingData }) on data not synced)"
         if let seconds, seconds > 0 {
             line += String(format: "; %d steps in %.1f s (%.0f steps/s, %.0f seeds/min)", steps, seconds,
                            Double(steps) / seconds, Double(outcomes.count) / seconds * 60)

@@ -6,13 +6,15 @@ import RChatNet
 import RChatRelayClient
 import RChatStore
 
-/// One person: an account's home and device directory on disk (a real store), its engine
-/// driven turn by turn on virtual time, and the connection its commands (`rchat send`, the
-/// view's marks) write through.
+/// One person: an account's home and device directory on its phone's simulated disk (a real
+/// store, its SQLite files in memory), its engine driven turn by turn on virtual time, and
+/// the connection its commands (`rchat send`, the view's marks) write through.
 final class SimulatedAccount {
     let name: String
     let host: HostAddress
     let directory: String
+    /// The phone's disk: every store of the account, whatever its home (reinstalls, new phones).
+    let disk: SimulatedDisk
     private(set) var locations: Locations
     private(set) var engine: Engine?
     private var durability: SimulatedDurability?
@@ -28,6 +30,7 @@ final class SimulatedAccount {
         bytes[15] = UInt8(index + 1)
         host = bytes.withUnsafeBytes { HostAddress(bytes: $0) }
         locations = Locations(home: "\(directory)/\(name)-home-0", deviceDirectory: "\(directory)/\(name)-device-0")
+        disk = SimulatedDisk(prefix: "\(directory)/\(name)-")
     }
 
     var isRunning: Bool { engine != nil }
@@ -48,11 +51,11 @@ final class SimulatedAccount {
         precondition(engine == nil)
         let account = try AccountService(locations: locations, clock: world.clock)
         let scheduler = world.scheduler, network = world.network, owner = name, host = host
-        let durability = SimulatedDurability(scheduler: scheduler, delay: { world.syncDelay() })
+        let durability = SimulatedDurability(scheduler: scheduler, disk: disk, delay: { world.syncDelay() })
         let environment = EngineEnvironment(
             monotonic: world.clock,
             dialer: MemoryDialer(network: network, owner: owner, host: host),
-            durability: { _, report in durability.attach(report) },
+            durability: { store, report in durability.attach(report, log: store.path + "-wal") },
             listensForWakeUps: false)
         let trace = world.trace
         let engine = try Engine(account: account, environment: environment) { trace.note("\(owner): \($0)") }
@@ -82,6 +85,22 @@ final class SimulatedAccount {
         world.trace.note("\(name): engine killed")
     }
 
+    /// The phone loses power: the engine and the commands are gone at once (as `crash`), and
+    /// the disk keeps what was synced and drops or tears the rest. Returns the sectors that
+    /// were not synced.
+    func powerCut(seed: UInt64, in world: SimulatedWorld) -> Int {
+        let unsynced = disk.powerCut(seed: seed)
+        commandService = nil
+        if engine != nil {
+            durability?.crashed = true
+            engine = nil
+            durability = nil
+            world.network.processKilled(name)
+        }
+        world.trace.note("\(name): power cut (\(unsynced) sectors not synced)")
+        return unsynced
+    }
+
     /// Whether a commit waits for its sync (a kill now falls between the two).
     var hasUnsyncedCommits: Bool { durability?.pending ?? false }
 
@@ -108,24 +127,29 @@ final class SimulatedAccount {
     }
 }
 
-/// Group commit on virtual time: each sync request is reported after a short delay, unless
-/// the engine was killed first.
+/// Group commit on virtual time: each sync request syncs the store's log on the simulated
+/// disk after a short delay and is reported then, unless the engine was killed first.
 final class SimulatedDurability: CommitDurability, @unchecked Sendable {
     // @unchecked: used on the simulation's one thread only.
     private let scheduler: Scheduler
     private let delay: () -> Double
+    private let disk: SimulatedDisk
+    private var log = ""
     private var report: WALSync.Report?
     private var requested: UInt64 = 0
     private var reported: UInt64 = 0
     var crashed = false
 
-    init(scheduler: Scheduler, delay: @escaping () -> Double) {
+    init(scheduler: Scheduler, disk: SimulatedDisk, delay: @escaping () -> Double) {
         self.scheduler = scheduler
+        self.disk = disk
         self.delay = delay
     }
 
-    func attach(_ report: @escaping WALSync.Report) -> SimulatedDurability {
+    /// `log`: the store's write-ahead log, which a sync makes durable.
+    func attach(_ report: @escaping WALSync.Report, log: String) -> SimulatedDurability {
         self.report = report
+        self.log = log
         return self
     }
 
@@ -136,13 +160,17 @@ final class SimulatedDurability: CommitDurability, @unchecked Sendable {
         let n = requested
         scheduler.after(delay()) { [weak self] in
             guard let self, !self.crashed else { return }
+            self.disk.sync(self.log)
             self.reported = max(self.reported, n)
             self.report?(.success(n))
         }
         return n
     }
 
-    func syncNow() throws(StoreError) { reported = requested }
+    func syncNow() throws(StoreError) {
+        disk.sync(log)
+        reported = requested
+    }
     var lastRequested: UInt64 { requested }
     func stop() {}
 }

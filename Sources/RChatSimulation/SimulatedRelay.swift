@@ -16,6 +16,8 @@ final class SimulatedRelay: RelayLoop {
     private let directory: String
     private unowned let network: MemoryNetwork
     private var relay: Relay?
+    /// The relay machine's disk: `--persist`'s database, in memory.
+    let disk: SimulatedDisk
     /// Bumped at every start: timers and connections of an earlier one are dead.
     private(set) var incarnation = 0
     private var hooks: [() -> Void] = []
@@ -27,6 +29,7 @@ final class SimulatedRelay: RelayLoop {
         address = RelayAddress(host: "relay.sim", port: 7070, publicKey: staticKey.publicKey)
         var configuration = RelayConfiguration(keyFile: directory + "/relay.key")
         configuration.persistPath = directory + "/relay.db"
+        disk = SimulatedDisk(prefix: directory + "/relay.db")
         self.configuration = configuration
         self.scheduler = scheduler
         self.network = network
@@ -58,6 +61,15 @@ final class SimulatedRelay: RelayLoop {
         dirty = []
         trace.note("relay crashed (#\(incarnation))")
         network.relayDied()
+    }
+
+    /// The relay's machine loses power: the relay is gone (as `crash`) and its disk keeps what
+    /// was synced and drops or tears the rest.
+    func powerCut(seed: UInt64) -> Int {
+        let unsynced = disk.powerCut(seed: seed)
+        trace.note("relay: power cut (\(unsynced) sectors not synced)")
+        crash()
+        return unsynced
     }
 
     func accept(_ connection: MemoryConnection, from host: HostAddress) -> (any RelayConnectionReceiver)? {

@@ -28,6 +28,9 @@ public final class SimulatedWorld {
         /// The last lines of the run, for a failure.
         public let tail: [String]
         public let messages: Int
+        /// Power cuts, and those that fell on data written but not synced.
+        public let powerCuts: Int
+        public let powerCutsLosingData: Int
         public var passed: Bool { failures.isEmpty }
     }
 
@@ -43,6 +46,8 @@ public final class SimulatedWorld {
     var invariants: Invariants!
     /// The first broken invariant ends the run.
     var failures: [String] = []
+    var powerCuts = 0
+    var powerCutsLosingData = 0
 
     init(seed: UInt64, directory: String, traceLines: Int) {
         self.seed = seed
@@ -78,12 +83,14 @@ public final class SimulatedWorld {
             world.failures.append("step \(steps): \(error)")
         }
         return Outcome(seed: seed, steps: steps, failures: world.failures, digest: world.trace.digest, tail: world.trace.tail,
-                       messages: world.invariants?.messageCount ?? 0)
+                       messages: world.invariants?.messageCount ?? 0,
+                       powerCuts: world.powerCuts, powerCutsLosingData: world.powerCutsLosingData)
     }
 
-    /// Where runs keep their stores: memory-backed when the machine has it (`/dev/shm`), so
-    /// that a commit's sync costs nothing (the simulation's crashes keep what was committed,
-    /// as a killed process does; they do not model a power cut); else the temporary folder.
+    /// Where runs keep their folders: memory-backed when the machine has it (`/dev/shm`),
+    /// else the temporary folder. (The stores' SQLite files are on each machine's
+    /// `SimulatedDisk`, in memory; the real folder holds only their empty placeholders and
+    /// the files written without SQLite: device keys, attachments.)
     static var scratchRoot: String {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDirectory), isDirectory.boolValue,

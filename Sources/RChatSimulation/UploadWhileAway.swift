@@ -12,7 +12,7 @@ extension SimulatedWorld {
     public static func uploadWhileAway(seed: UInt64, bytes: Int = 16 * 1024 * 1024) -> Outcome {
         scripted(seed: seed, "upload", { try $0.uploadWhileAway(bytes: bytes) }) { world in
             Outcome(seed: seed, steps: 0, failures: world.failures, digest: world.trace.digest, tail: world.trace.tail,
-                    messages: world.invariants?.messageCount ?? 0)
+                    messages: world.invariants?.messageCount ?? 0, powerCuts: 0, powerCutsLosingData: 0)
         }
     }
 
