@@ -55,12 +55,13 @@ test: build
 
 # The deterministic simulation: SEEDS seeds from FIRST (default 1,000 from 1) on two
 # threads, printing "N seeds, 0 failures" and the steps per second; SEED=N replays one
-# seed and prints the end of its trace.
+# seed and prints the end of its trace; HOURS=N runs seeds until N hours have passed.
 SEEDS ?= 1000
 FIRST ?= 1
 simulate: deps
 	$(SWIFT) build -c release --product rchat-simulate
 	@if [ -n "$(SEED)" ]; then .build/release/rchat-simulate --seed $(SEED); \
+	elif [ -n "$(HOURS)" ]; then .build/release/rchat-simulate --hours $(HOURS) --first $(FIRST) --jobs 2; \
 	else .build/release/rchat-simulate --seeds $(SEEDS) --first $(FIRST) --jobs 2; fi
 
 # The relay beside mosquitto 2.0 QoS 1 (a benchmark, not a test; see README "Relay benchmark").

@@ -131,9 +131,11 @@ extension SimulatedWorld {
             try account.start(in: self)
         case .powerCut(let machine):
             let onRelay = machine == accounts.count
+            let held = onRelay ? [] : try invariants.messagesHeld(by: accounts[machine])
             let unsynced = onRelay ? relay.powerCut(seed: random.next()) : accounts[machine].powerCut(seed: random.next(), in: self)
             powerCuts += 1
             if unsynced > 0 { powerCutsLosingData += 1 }
+            if !onRelay { try invariants.powerCut(accounts[machine], held: held) }
             try runFor(random.uniform(0...(onRelay ? 5 : 3)))
             if onRelay { try relay.start() } else { try accounts[machine].start(in: self) }
         case .killRelay:
@@ -270,6 +272,7 @@ extension SimulatedWorld {
         try runFor(120)
         try invariants.check(after: "healed", thorough: true)
         if failures.isEmpty { failures += invariants.undelivered() }
+        if failures.isEmpty { failures += try invariants.lostAtPowerCuts() }
         if failures.isEmpty { failures += try invariants.timersDisagree() }
     }
 }

@@ -157,6 +157,38 @@ final class Invariants {
 
     /// How far each conversation's received messages were read, per account install.
     private var incomingRead: [String: Int64] = [:]
+    /// Per account install, what a power cut lost that was not durable: the relay had no
+    /// acknowledgement for it, so it must come back (`lostAtPowerCuts` at the end).
+    private var lostAtCut: [String: Set<MessageID>] = [:]
+
+    /// After `account`'s power cut and restart: what it held before (`held`) and lost is
+    /// not a message that disappeared by its timer, but one that must come back.
+    func powerCut(_ account: SimulatedAccount, held: Set<MessageID>) throws {
+        let key = "\(account.name)/\(account.installs)"
+        let lost = held.subtracting(try messagesHeld(by: account)).subtracting(try expired(at: account))
+        // Positions of what was lost are used again.
+        for name in incomingRead.keys where name.hasPrefix(key + "/") { incomingRead[name] = 0 }
+        guard !lost.isEmpty else { return }
+        everPresent[key, default: []].subtract(lost)
+        lostAtCut[key, default: []].formUnion(lost)
+        world.trace.note("\(account.name): \(lost.count) message(s) not yet durable lost at the power cut")
+    }
+
+    /// Of what power cuts lost, what never came back: nothing acknowledged may be lost (an
+    /// acknowledged message is not sent again), nor anything the user wrote.
+    func lostAtPowerCuts() throws -> [String] {
+        var failures: [String] = []
+        for account in world.accounts {
+            let key = "\(account.name)/\(account.installs)"
+            guard let lost = lostAtCut[key] else { continue }
+            let missing = lost.subtracting(try messagesHeld(by: account)).subtracting(try expired(at: account))
+                .subtracting(vanished[key] ?? [])
+            for id in missing.sorted(by: { $0.hex < $1.hex }) {
+                failures.append("\(account.name) lost \(id.hex) at a power cut and it never came back")
+            }
+        }
+        return failures
+    }
     private var checks = 0
 
     /// Reads the stores and checks the invariants against what was seen before: what was
@@ -295,5 +327,25 @@ final class Invariants {
             }
         }
         return seen
+    }
+}
+
+// MARK: power cuts
+
+extension Invariants {
+    /// Every message `account` holds now, in every conversation.
+    func messagesHeld(by account: SimulatedAccount) throws -> Set<MessageID> {
+        let service = try account.commands(world.clock)
+        var held: Set<MessageID> = []
+        for contact in try service.store.contacts() {
+            for case .message(let m) in try service.conversation(contact.name) { held.insert(m.id) }
+        }
+        return held
+    }
+
+    /// Messages gone by their timer (in the tombstones).
+    func expired(at account: SimulatedAccount) throws -> Set<MessageID> {
+        let rows = try account.commands(world.clock).store.database.query("SELECT id FROM expired_messages")
+        return Set(try rows.compactMap { MessageID(bytes: try $0.blob("id")) })
     }
 }

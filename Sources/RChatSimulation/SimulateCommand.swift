@@ -15,6 +15,9 @@ public enum SimulateCommand {
         public var replay: UInt64?
         /// Lines of a replayed seed's trace printed (its end).
         public var traceLines = 400
+        /// A long run: seeds from `first` on until this many hours have passed (`seeds` is
+        /// then ignored); each failing seed is printed as it fails.
+        public var hours: Double?
         public init() {}
     }
 
@@ -26,8 +29,10 @@ public enum SimulateCommand {
                                             help: "replay this one seed and print the end of its trace")
     static let traceLines = Declared<Int>.integer("--trace-lines", in: 1...100_000_000, default: 400,
                                                   help: "lines of a replayed seed's trace printed")
+    static let hours = Declared<Int>.integer("--hours", in: 1...10_000, default: 1,
+                                             help: "run seeds until this many hours have passed (instead of --seeds)")
     static let help = Option.flag("--help", aliases: ["-h"], help: "this text")
-    static let options = [seeds.option, first.option, steps.option, jobs.option, seed.option, traceLines.option, help]
+    static let options = [seeds.option, first.option, steps.option, jobs.option, seed.option, traceLines.option, hours.option, help]
 
     public static var usage: String {
         OptionHelp.usage("rchat-simulate", optional: options) + "\n" + OptionHelp.list(options)
@@ -80,6 +85,7 @@ public enum SimulateCommand {
         settings.jobs = parsed[jobs]
         settings.traceLines = parsed[traceLines]
         if parsed.value(seed.option.name) != nil { settings.replay = UInt64(parsed[seed]) }
+        if parsed.value(hours.option.name) != nil { settings.hours = Double(parsed[hours]) }
         return settings
     }
 
@@ -88,6 +94,7 @@ public enum SimulateCommand {
         let next = Atomic<UInt64>(0)
         let results = Mutex<[SimulatedWorld.Outcome]>([])
         let group = DispatchGroup()
+        let deadline = settings.hours.map { Date().addingTimeInterval($0 * 3600) }
         for _ in 0..<settings.jobs {
             group.enter()
             let thread = Thread {
@@ -95,9 +102,11 @@ public enum SimulateCommand {
                 options.steps = settings.steps
                 while true {
                     let n = next.add(1, ordering: .relaxed).oldValue
-                    guard n < UInt64(settings.seeds) else { break }
+                    if let deadline { guard Date() < deadline else { break } } else { guard n < UInt64(settings.seeds) else { break } }
                     let outcome = SimulatedWorld.run(seed: settings.first + n, options: options)
-                    results.withLock { $0.append(outcome) }
+                    if deadline != nil && !outcome.passed { print(report(outcome)) }
+                    // A long run keeps only what the summary and the failures need.
+                    results.withLock { $0.append(deadline == nil || !outcome.passed ? outcome : outcome.summarized) }
                 }
                 group.leave()
             }

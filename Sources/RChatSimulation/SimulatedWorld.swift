@@ -32,6 +32,12 @@ public final class SimulatedWorld {
         public let powerCuts: Int
         public let powerCutsLosingData: Int
         public var passed: Bool { failures.isEmpty }
+
+        /// Without its trace's tail.
+        var summarized: Outcome {
+            Outcome(seed: seed, steps: steps, failures: failures, digest: digest, tail: [], messages: messages,
+                    powerCuts: powerCuts, powerCutsLosingData: powerCutsLosingData)
+        }
     }
 
     let seed: UInt64
