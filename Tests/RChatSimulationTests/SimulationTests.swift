@@ -41,6 +41,18 @@ final class SimulationTests: XCTestCase {
         }
     }
 
+    /// What a phone acknowledged to the relay and then lost at a power cut is never sent
+    /// again: the invariants report it. A cut that keeps what was synced loses nothing.
+    func testWhatAPowerCutLosesAfterItsAcknowledgementIsCaught() {
+        for seed: UInt64 in 1...3 {
+            let kept = SimulatedWorld.powerCutAfterAcknowledging(seed: seed, losesSynced: false)
+            XCTAssertTrue(kept.passed, SimulateCommand.report(kept) + "\n" + kept.tail.suffix(40).joined(separator: "\n"))
+            let lost = SimulatedWorld.powerCutAfterAcknowledging(seed: seed, losesSynced: true)
+            XCTAssertTrue(lost.failures.contains { $0.contains("at a power cut and it never came back") },
+                          "seed \(seed): \(lost.failures)\n" + lost.tail.suffix(40).joined(separator: "\n"))
+        }
+    }
+
     /// A file to a receiver killed mid-file: the relay takes the rest while it is away (or the
     /// file waits for room there), and the receiver, back, gets it whole, once
     /// (`SimulatedWorld.uploadWhileAway`).
