@@ -580,9 +580,12 @@ int64_t rchat_simdisk_power_cut(rchat_simdisk *disk, uint64_t seed) {
     int64_t unsynced = 0;
     pthread_mutex_lock(&mutex);
     // Oldest first, so that the same files in the same order draw the same numbers.
-    simfile *order[4096];
     int n = 0;
-    for (simfile *f = disk->files; f && n < 4096; f = f->next) order[n++] = f;
+    for (simfile *f = disk->files; f; f = f->next) n++;
+    simfile **order = malloc((size_t)(n ? n : 1) * sizeof *order);
+    if (!order) abort();
+    n = 0;
+    for (simfile *f = disk->files; f; f = f->next) order[n++] = f;
     for (int i = n - 1; i >= 0; i--) {
         simfile *old = order[i];
         unsynced += old->ndirty;
@@ -593,6 +596,8 @@ int64_t rchat_simdisk_power_cut(rchat_simdisk *disk, uint64_t seed) {
         int64_t size = mode == 0 ? old->durSize : mode == 1 ? old->curSize
                      : (next(&state) & 1) ? old->curSize : old->durSize;
         unsigned char *bytes = calloc(1, (size_t)(size ? size : 1));
+        simfile *fresh = bytes ? newFile(disk, old->name) : NULL;
+        if (!fresh || !grow(&fresh->dur, &fresh->durCap, size)) abort();   // out of memory in a simulation
         memcpy(bytes, old->dur, (size_t)(old->durSize < size ? old->durSize : size));
         for (int64_t k = 0; k < upTo && mode != 0; k++) {
             if (mode == 3 && (next(&state) & 1)) continue;
@@ -600,15 +605,14 @@ int64_t rchat_simdisk_power_cut(rchat_simdisk *disk, uint64_t seed) {
             if (end > size) end = size;
             for (int64_t b = start; b < end; b++) bytes[b] = b < old->curSize ? old->cur[b] : 0;
         }
-        simfile *fresh = newFile(disk, old->name);
         fresh->cur = bytes;
         fresh->curSize = size;
         fresh->curCap = size ? size : 1;
-        grow(&fresh->dur, &fresh->durCap, size);
         memcpy(fresh->dur, bytes, (size_t)size);
         fresh->durSize = size;
         retire(old);
     }
+    free(order);
     pthread_mutex_unlock(&mutex);
     return unsynced;
 }
