@@ -5,7 +5,8 @@
 set -euo pipefail
 fuzzer=${1:?usage: Fuzz/make-corpus.sh FUZZER}
 cd "$(dirname "$0")/.."
-rm -rf Fuzz/Corpus
+# The seeds only: an input that once crashed (crash-*) stays, as the regression it is.
+find Fuzz/Corpus -name "seed-*" -delete 2>/dev/null || true
 "$fuzzer" --write-corpus Fuzz/Corpus
 images=Fuzz/Corpus/image
 mkdir -p "$images"
@@ -17,11 +18,8 @@ convert -size 8x8 gradient:red-blue -strip -quality 60 "$images/gradient.jpg"
 convert -size 8x8 gradient:red-blue -strip -interlace JPEG -quality 60 "$images/progressive.jpg"
 # A photo stored sideways, as phones store them: an EXIF APP1 segment saying orientation 6.
 convert -size 6x4 gradient:red-blue -strip -quality 60 "$images/sideways.jpg"
-python3 - "$images/sideways.jpg" "$images/turned.jpg" <<'PY'
-import sys
-jpeg = open(sys.argv[1], "rb").read()
-exif = b"Exif\0\0" + b"MM\0\x2a\0\0\0\x08" + b"\0\x01" + b"\x01\x12\0\x03\0\0\0\x01\0\x06\0\0" + b"\0\0\0\0"
-open(sys.argv[2], "wb").write(jpeg[:2] + b"\xff\xe1" + (len(exif) + 2).to_bytes(2, "big") + exif + jpeg[2:])
-PY
+{ head -c 2 "$images/sideways.jpg"
+  printf '\xff\xe1\x00\x22Exif\x00\x00MM\x00\x2a\x00\x00\x00\x08\x00\x01\x01\x12\x00\x03\x00\x00\x00\x01\x00\x06\x00\x00\x00\x00\x00\x00'
+  tail -c +3 "$images/sideways.jpg"; } > "$images/turned.jpg"
 rm "$images/sideways.jpg"
 convert -size 8x8 gradient:white-black -colorspace Gray -strip -quality 60 "$images/gray.jpg"

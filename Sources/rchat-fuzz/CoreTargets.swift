@@ -21,7 +21,7 @@ enum ContactCodeTarget: FuzzTarget {
 }
 
 /// A message's content after its envelope opened: what decodes encodes to bytes that decode
-/// to the same content.
+/// to the same content, and its text is drawn and sanitized for the terminal.
 enum MessageContentTarget: FuzzTarget {
     static let name = "message-content"
 
@@ -29,6 +29,11 @@ enum MessageContentTarget: FuzzTarget {
         guard let content = try? MessageContent(decoding: input) else { return }
         precondition((try? MessageContent(decoding: content.encoded())) == content, "message content does not decode to itself")
         _ = content.description
+        // The text as the view and the command lines draw it.
+        if case .text(let text) = content {
+            _ = TextWidth.drawn(text)
+            precondition(TerminalText.isSafe(TerminalText.sanitized(text, breaks: .kept), breaks: .kept), "sanitized text is not safe")
+        }
     }
 
     static func seeds() -> [[UInt8]] {
