@@ -51,7 +51,7 @@ enum ScratchFile {
 
     static func write(_ bytes: [UInt8], as name: String) -> String {
         let path = directory + "/" + name
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        precondition(FileManager.default.createFile(atPath: path, contents: Data(bytes)), "cannot write \(path)")
         return path
     }
 }
@@ -93,8 +93,7 @@ enum OggOpusTarget: FuzzTarget {
     static func seeds() -> [[UInt8]] {
         // A short tone encoded by the real encoder (libopusenc through VoiceNote.encode).
         let wav = ScratchFile.directory + "/tone.wav", ogg = ScratchFile.directory + "/tone.ogg"
-        FileManager.default.createFile(atPath: wav, contents: Data(toneWAV()))
-        guard (try? VoiceNote.encode(wav: wav, to: ogg)) != nil, let bytes = FileManager.default.contents(atPath: ogg) else { return [] }
+        guard FileManager.default.createFile(atPath: wav, contents: Data(toneWAV())), (try? VoiceNote.encode(wav: wav, to: ogg)) != nil, let bytes = FileManager.default.contents(atPath: ogg) else { return [] }
         return [Array(bytes)]
     }
 
