@@ -114,6 +114,7 @@ final class FuzzClient {
             case .sent(let seq, _), .refused(let seq, _):
                 precondition(unanswered.remove(seq) != nil, "seq \(seq) answered twice, or never sent")
             case .deliver(let delivery):
+                precondition(Padding.wireSizes.contains(frame.count + 4), "a delivery not padded to a wire size (\(frame.count + 4) bytes)")
                 delivered.append(delivery.id)
             case .linked(let link, _):
                 links.append(link)
@@ -147,7 +148,7 @@ final class FuzzClient {
 /// send on links, acknowledge, send garbage and leave, as the input's operations say. Every
 /// frame the relay sends must be one a client can open and decode; a sequence number is
 /// answered once; what the relay counts as held matches its queues; and once every
-/// connection closed, no session is left.
+/// connection closed, no session is left; a delivery is padded to a wire size.
 enum RelayConnectionTarget: FuzzTarget {
     static let name = "relay-connection"
     static let keys = [Fixtures.alice, Fixtures.bob, Fixtures.signingKey(6)]
