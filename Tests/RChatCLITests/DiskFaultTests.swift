@@ -243,3 +243,59 @@ final class DiskFaultTests: EngineTestCase {
         return false
     }
 }
+
+extension DiskFaultTests {
+    /// A regression: a received file is linked into files/received/ and that folder fsynced
+    /// before the batch that marks it whole commits (its Delivered is owed then). The fsync's
+    /// failure was ignored, so Sam saw Delivered for a file whose name a power cut could take
+    /// away. Now the engine stops there, acknowledging nothing (the name it made removed);
+    /// on a working disk the file arrives once and only then is Delivered.
+    func testAFileIsDeliveredOnlyOnceItsNameIsDurable() throws {
+        try world.pairWithSession()
+        world.stopSync("alice")
+        let received = world.box.path("alice-home/files/received")
+        var disk = FailingDisk(directory: received, seed: 1, controls: world.box.path(""))
+        disk.failure = .io
+        disk.calls = "fsync"
+        try world.startSync("alice", environment: disk.environment)
+        let attachment = world.box.path("photo.bin")
+        FileManager.default.createFile(atPath: attachment, contents: Data((0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }))
+        let send = try world.box.rchat("sam", ["send", "Alice", "--file", attachment])
+        try world.expectSuccess(send)
+        let id = send.lines[0]
+        try world.eventually("Alice's engine stops, or the file is Delivered", timeout: 30) {
+            try !world.isSyncRunning("alice") || world.status("sam", "Alice", id) == "Delivered"
+        }
+        XCTAssertNotEqual(try world.status("sam", "Alice", id), "Delivered", "Delivered while its name was not durable")
+        XCTAssertFalse(disk.injected.isEmpty, "the folder's fsync failed")
+        XCTAssertEqual(world.waitForSyncToEnd("alice", timeout: 10), 1, world.syncLog("alice"))
+        XCTAssertTrue(world.syncLog("alice").contains("cannot make \(received) durable"), world.syncLog("alice"))
+        disk.heal()
+        try world.startSync("alice")
+        try world.waitForStatus("sam", "Alice", id, "Delivered", timeout: 30)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: received), ["photo.bin"])
+    }
+}
+
+extension DiskFaultTests {
+    /// A regression: a private file (an account export, a device key) is made durable by an
+    /// fsync of its folder after its name is linked; that fsync's failure was ignored, so
+    /// `rchat account export` said it wrote a file the disk had not confirmed. Now it fails
+    /// in one line, leaves no file, and the same name works once the disk does.
+    func testAnExportTheDiskDidNotConfirmFailsAndLeavesNothing() throws {
+        try world.makeAccount("alice")
+        let folder = world.box.path("exports"), file = world.box.path("exports/alice.rchat-export")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var disk = FailingDisk(directory: folder, seed: 1, controls: world.box.path(""))
+        disk.failure = .io
+        disk.calls = "fsync"
+        disk.after = 1  // the file's own fsync works; its folder's fails
+        let export = try world.box.rchat("alice", ["account", "export", file], env: disk.environment.merging(["RCHAT_PASSPHRASE": "pass phrase"]) { $1 })
+        XCTAssertFailsCleanly(export, status: 1, mentions: "did not confirm")
+        XCTAssertEqual(disk.injected.count, 1, "the folder's fsync failed: \(disk.injected)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [], "nothing left")
+        disk.heal()
+        try world.expectSuccess(world.box.rchat("alice", ["account", "export", file], env: ["RCHAT_PASSPHRASE": "pass phrase"]))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: file))
+    }
+}
