@@ -42,6 +42,14 @@ public enum RelayKeyFile {
             unlink(path)
             throw Failure(description: "cannot write key file \(path)")
         }
+        // The new name too: a key lost at a power cut would be a new relay address.
+        let folder = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let named = folder >= 0 && fsync(folder) == 0
+        if folder >= 0 { Glibc.close(folder) }
+        guard named else {
+            unlink(path)
+            throw Failure(description: "cannot write key file \(path): the disk did not confirm its name")
+        }
         return key
     }
 }

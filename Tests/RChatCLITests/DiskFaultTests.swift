@@ -299,3 +299,33 @@ extension DiskFaultTests {
         XCTAssertTrue(FileManager.default.fileExists(atPath: file))
     }
 }
+
+extension DiskFaultTests {
+    /// A regression: a new relay key file's folder was never fsynced, so a power cut could
+    /// take the key, and with it the relay's address, away after clients were given it. On a
+    /// disk that does not confirm the name, the relay now refuses to start (one line, exit
+    /// 1) and leaves no key.
+    func testARelayKeyWhoseNameIsNotDurableIsRefused() throws {
+        let folder = world.box.path("relay-keys"), keyFile = world.box.path("relay-keys/relay.key")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var disk = FailingDisk(directory: folder, seed: 1, controls: world.box.path(""))
+        disk.failure = .io
+        disk.calls = "fsync"
+        disk.after = 1  // the key's own fsync works; its folder's fails
+        let relay = Process()
+        relay.executableURL = URL(fileURLWithPath: Binaries.path("rchat-relay"))
+        relay.arguments = ["--listen", "127.0.0.1:0", "--key-file", keyFile]
+        relay.environment = ProcessInfo.processInfo.environment.merging(disk.environment) { $1 }
+        let err = Pipe()
+        relay.standardError = err
+        relay.standardOutput = FileHandle.nullDevice
+        try relay.run()
+        defer { if relay.isRunning { kill(relay.processIdentifier, SIGKILL); relay.waitUntilExit() } }
+        try world.eventually("the relay exits", timeout: 10) { !relay.isRunning }
+        relay.waitUntilExit()
+        let said = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(relay.terminationStatus, 1, said)
+        XCTAssertEqual(said.split(separator: "\n").filter { $0.contains("key file") }.count, 1, said)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: keyFile), "no key left")
+    }
+}
