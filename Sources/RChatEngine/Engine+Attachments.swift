@@ -429,11 +429,7 @@ extension Engine {
         // The name must be durable before the commit that owes the file's Delivered: a folder
         // that cannot be synced stops the batch (and the name made for it goes).
         let folder = files.absolute(AttachmentFiles.received)
-        let dir = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        let synced = dir >= 0 && fsync(dir) == 0
-        let reason = String(cString: strerror(errno))
-        if dir >= 0 { close(dir) }
-        guard synced else {
+        if let reason = FolderSync.sync(folder) {
             unlink(files.absolute(target))
             throw EngineError.store(.cannotSync(path: folder, reason: reason))
         }

@@ -108,11 +108,7 @@ public enum PrivateFiles {
         }
         // Make the new name itself durable: a name the disk did not confirm is taken back
         // and the write fails (said in one line; the same name can be tried again).
-        let dirFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        let synced = dirFD >= 0 && fsync(dirFD) == 0
-        let reason = String(cString: strerror(errno))
-        if dirFD >= 0 { close(dirFD) }
-        guard synced else {
+        if let reason = FolderSync.sync(directory) {
             unlink(path)
             throw .io("cannot write \(path): the disk did not confirm it (\(reason))")
         }

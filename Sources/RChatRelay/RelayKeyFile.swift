@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RChatCore
 import RChatCrypto
 
 /// The relay's static X25519 key, kept in a 0600 file: created on first run, loaded after,
@@ -43,10 +44,7 @@ public enum RelayKeyFile {
             throw Failure(description: "cannot write key file \(path)")
         }
         // The new name too: a key lost at a power cut would be a new relay address.
-        let folder = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        let named = folder >= 0 && fsync(folder) == 0
-        if folder >= 0 { Glibc.close(folder) }
-        guard named else {
+        if FolderSync.sync(directory) != nil {
             unlink(path)
             throw Failure(description: "cannot write key file \(path): the disk did not confirm its name")
         }

@@ -278,18 +278,26 @@ extension DiskFaultTests {
 }
 
 extension DiskFaultTests {
+    /// A new folder in the sandbox whose second fsync fails with EIO: a file's own fsync
+    /// works, the folder's, after its name is made, does not.
+    func folderWhoseSyncFails(_ name: String) throws -> (String, FailingDisk) {
+        let folder = world.box.path(name)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var disk = FailingDisk(directory: folder, seed: 1, controls: world.box.path(""))
+        disk.failure = .io
+        disk.calls = "fsync"
+        disk.after = 1
+        return (folder, disk)
+    }
+
     /// A regression: a private file (an account export, a device key) is made durable by an
     /// fsync of its folder after its name is linked; that fsync's failure was ignored, so
     /// `rchat account export` said it wrote a file the disk had not confirmed. Now it fails
     /// in one line, leaves no file, and the same name works once the disk does.
     func testAnExportTheDiskDidNotConfirmFailsAndLeavesNothing() throws {
         try world.makeAccount("alice")
-        let folder = world.box.path("exports"), file = world.box.path("exports/alice.rchat-export")
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var disk = FailingDisk(directory: folder, seed: 1, controls: world.box.path(""))
-        disk.failure = .io
-        disk.calls = "fsync"
-        disk.after = 1  // the file's own fsync works; its folder's fails
+        let (folder, disk) = try folderWhoseSyncFails("exports")
+        let file = folder + "/alice.rchat-export"
         let export = try world.box.rchat("alice", ["account", "export", file], env: disk.environment.merging(["RCHAT_PASSPHRASE": "pass phrase"]) { $1 })
         XCTAssertFailsCleanly(export, status: 1, mentions: "did not confirm")
         XCTAssertEqual(disk.injected.count, 1, "the folder's fsync failed: \(disk.injected)")
@@ -306,12 +314,8 @@ extension DiskFaultTests {
     /// disk that does not confirm the name, the relay now refuses to start (one line, exit
     /// 1) and leaves no key.
     func testARelayKeyWhoseNameIsNotDurableIsRefused() throws {
-        let folder = world.box.path("relay-keys"), keyFile = world.box.path("relay-keys/relay.key")
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var disk = FailingDisk(directory: folder, seed: 1, controls: world.box.path(""))
-        disk.failure = .io
-        disk.calls = "fsync"
-        disk.after = 1  // the key's own fsync works; its folder's fails
+        let (folder, disk) = try folderWhoseSyncFails("relay-keys")
+        let keyFile = folder + "/relay.key"
         let relay = Process()
         relay.executableURL = URL(fileURLWithPath: Binaries.path("rchat-relay"))
         relay.arguments = ["--listen", "127.0.0.1:0", "--key-file", keyFile]
