@@ -69,7 +69,7 @@ final class DiskFaultTests: EngineTestCase {
             for id in ids { try world.waitForStatus("sam", "Alice", id, "Sent", orHigher: true) }
             let disk = disk("alice", seed: seed, perMille: 250)
             if seed % 2 == 1 {
-                try world.startSync("alice", seconds: 3, environment: disk.environment)
+                try world.startSync("alice", seconds: 2, environment: disk.environment)
                 XCTAssertNotNil(world.waitForSyncToEnd("alice", timeout: 20), "the sync ends (by --seconds or at a failure)")
             } else {
                 assertWorksOrFailsInOneLine(try world.box.rchat("alice", ["check"], env: disk.environment), "check, seed \(seed)", progress: true)
@@ -165,7 +165,7 @@ final class DiskFaultTests: EngineTestCase {
         try world.pairWithSession()
         world.stopSync("alice")
         var ids: [String] = [], injected = 0, stops = 0
-        for seed in Self.seeds {
+        for seed in Self.seeds.prefix(2) {
             world.stopRelay(signal: SIGTERM)
             var disk = FailingDisk(directory: persist, seed: seed, controls: world.box.path(""))
             disk.perMille = 300
@@ -199,7 +199,7 @@ final class DiskFaultTests: EngineTestCase {
 
     /// Alice's home on a real tmpfs of 72 MB: a 6 MB file from Sam is taken in (it fits,
     /// with the 64 MB margin), then something else fills the file system while it arrives,
-    /// with 20 messages behind it. Nothing is raised without its proof; once the space is
+    /// with 12 messages behind it. Nothing is raised without its proof; once the space is
     /// freed every message arrives and is Delivered, and the file is whole or given up.
     func testAHomeOnAFullFileSystemGoesOnWhenSpaceIsFreed() throws {
         let home = world.box.path("alice-home")
@@ -208,13 +208,13 @@ final class DiskFaultTests: EngineTestCase {
         try world.pairWithSession()
         world.stopSync("alice")
         let big = world.box.path("big.bin")
-        FileManager.default.createFile(atPath: big, contents: Data((0..<(6 << 20)).map { UInt8(truncatingIfNeeded: $0 >> 3) }))
+        FileManager.default.createFile(atPath: big, contents: Data(count: 6 << 20))
         let file = try world.box.rchat("sam", ["send", "Alice", "--file", big])
         try world.expectSuccess(file)
         var ids: [String] = []
-        for n in 1...20 { ids.append(try world.send("sam", to: "Alice", "message \(n) behind the file")) }
+        for n in 1...12 { ids.append(try world.send("sam", to: "Alice", "message \(n) behind the file")) }
         for id in ids { try world.waitForStatus("sam", "Alice", id, "Sent", orHigher: true, timeout: 30) }
-        try world.startSync("alice", seconds: 6)
+        try world.startSync("alice", seconds: 4)
         try world.eventually("the file starts arriving", timeout: 20) {
             !((try? FileManager.default.contentsOfDirectory(atPath: "\(home)/files/partial")) ?? []).isEmpty || !world.isSyncRunning("alice")
         }
