@@ -10,6 +10,8 @@ PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
 # glyph and sixel screenshots: XtermScreenshotTests, TUIEndToEndTests+Xterm.swift,
 # Tests/Scripts/), zsh to load the completion script, and dbus-daemon for the private
 # session bus the desktop alert tests run a notification service on (Tests/DesktopBusFixture).
+# (The failing-disk tests build Tests/FaultShim with the Swift toolchain's clang and mount a
+# tmpfs with util-linux's mount: nothing more to install.)
 TEST_PACKAGES := fontconfig fonts-dejavu-core fonts-liberation2 fonts-noto-mono xfonts-base \
                  xvfb xterm imagemagick x11-utils zsh dbus-daemon
 # What the relay benchmark's reference needs: the broker, and the library its client

@@ -419,7 +419,13 @@ extension Engine {
         guard let workFile = stored.workFile, link(files.absolute(workFile), files.absolute(target)) == 0 else {
             throw EngineError.io("cannot move a received file into \(files.absolute(AttachmentFiles.received)): \(String(cString: strerror(errno)))")
         }
-        if let dir = Optional(open(files.absolute(AttachmentFiles.received), O_RDONLY | O_DIRECTORY)), dir >= 0 { fsync(dir); close(dir) }
+        // The name must be durable before the commit that owes the file's Delivered: a folder
+        // that cannot be synced stops the batch (and the name made for it goes).
+        let folder = files.absolute(AttachmentFiles.received)
+        if let reason = FolderSync.sync(folder) {
+            unlink(files.absolute(target))
+            throw EngineError.store(.cannotSync(path: folder, reason: reason))
+        }
         after.filesToRemove += [files.absolute(workFile), files.absolute(workFile + ".ahead")]
         try tx.completeReceiving(message: message.rowID, file: target)
         after.receiptsOwed += 1
