@@ -228,7 +228,7 @@ extension Engine {
         guard let row = IncomingFilePolicy.row(decision, name: attachment.name, size: attachment.size, contact: contact.name),
               let reason = IncomingFilePolicy.reason(decision) else { return }
         // Refused: recorded as discarded, so its chunks are acknowledged and dropped as they come.
-        log("a file from \(contact.name) was refused: \(decision)")
+        log("a file from \(contact.name): \(reason)")
         try tx.discardReceiving(message: message.rowID, reason: reason)
         _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded, text: row, action: nil, messageIDs: [id], at: now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
