@@ -3,8 +3,8 @@ import XCTest
 
 /// The full-screen view on a failing disk (issue 28, item 2; FailingDisk): the disk under
 /// Alice's home starts failing while her view is open and Sam's messages come in. Her engine
-/// stops before acknowledging anything it could not store; the view shows Offline, and at
-/// Ctrl-Q says why in one line and exits 1. Opened again on a working disk, every message
+/// stops before acknowledging anything it could not store; the status bar says it stopped
+/// and why, and at Ctrl-Q the view says why in one line and exits 1. Opened again on a working disk, every message
 /// arrives, once, and is Delivered on Sam's side.
 extension TUIEndToEndTests {
     func testTheViewOnAFailingDiskSaysSoAndLosesNothing() throws {
@@ -17,7 +17,8 @@ extension TUIEndToEndTests {
         try screen("alice", "online") { $0.contains("Online") }
         disk.fail()
         let ids = try (1...3).map { try world.send("sam", to: "Alice", "on a failing disk \($0)") }
-        try screen("alice", "offline: its engine stopped") { $0.contains("Offline") }
+        let stopped = try screen("alice", "its engine stopped, and the bar says why") { $0.contains("Stopped (restart rChat): ") }
+        XCTAssertFalse(stopped.contains("Online"), stopped)
         try screens.keys(session("alice"), "C-q")
         let shown = try screen("alice", "the view ends and says why") { $0.contains("[exited") }
         let said = shown.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
