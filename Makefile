@@ -10,6 +10,8 @@ PACKAGES := libsodium-dev libncurses-dev libsqlite3-dev pkg-config tmux \
 # glyph and sixel screenshots: XtermScreenshotTests, TUIEndToEndTests+Xterm.swift,
 # Tests/Scripts/), zsh to load the completion script, and dbus-daemon for the private
 # session bus the desktop alert tests run a notification service on (Tests/DesktopBusFixture).
+# (The failing-disk tests build Tests/FaultShim with the Swift toolchain's clang and mount a
+# tmpfs with util-linux's mount: nothing more to install.)
 TEST_PACKAGES := fontconfig fonts-dejavu-core fonts-liberation2 fonts-noto-mono xfonts-base \
                  xvfb xterm imagemagick x11-utils zsh dbus-daemon
 # What the relay benchmark's reference needs: the broker, and the library its client
@@ -20,7 +22,7 @@ BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
 CLUSTER_DEMO_PACKAGES := haproxy
 SWIFT    ?= swift
 
-.PHONY: deps build release install install-files uninstall demo test simulate bench-relay bench-cluster cluster-demo bench-engine bench-check bench-requests bench-tui bench-files clean
+.PHONY: deps build release install install-files uninstall demo test fuzz fuzz-build fuzz-corpus simulate bench-relay bench-cluster cluster-demo bench-engine bench-check bench-requests bench-tui bench-files clean
 
 # Installs the system packages among $(1) that are missing: as root, through sudo, or else
 # says how.
@@ -52,6 +54,26 @@ demo: build
 # with `make simulate SEED=N` (see README "Deterministic simulation").
 test: build
 	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test --disable-swift-testing
+
+# The fuzz targets: rchat-fuzz (Sources/rchat-fuzz, declared only with RCHAT_FUZZ=1) built with
+# libFuzzer and AddressSanitizer into .build/fuzz, then each target run for SECONDS seconds on
+# its seeds (Fuzz/Corpus/TARGET), printing runs and executions per second per target and
+# ending "N targets, M runs, 0 crashes"; exit 1 on a crash, with its input's path (see README
+# "Fuzzing"). ld.gold's "Cannot export local symbol" warnings are harmless and filtered out.
+SECONDS ?= 60
+FUZZER  := .build/fuzz/debug/rchat-fuzz
+fuzz-build: deps
+	@mkdir -p .build/fuzz
+	@{ RCHAT_FUZZ=1 $(SWIFT) build --scratch-path .build/fuzz --product rchat-fuzz \
+	    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1; echo $$? > .build/fuzz/status; } \
+	  | grep -v -e "Cannot export local symbol" -e "^$$"; exit $$(cat .build/fuzz/status)
+
+fuzz: fuzz-build
+	Fuzz/run.sh $(SECONDS) $(FUZZER)
+
+# Writes the seed corpora again from the real encoders (Fuzz/make-corpus.sh).
+fuzz-corpus: fuzz-build
+	Fuzz/make-corpus.sh $(FUZZER)
 
 # The deterministic simulation: SEEDS seeds from FIRST (default 1,000 from 1) on two
 # threads, printing "N seeds, 0 failures" and the steps per second; SEED=N replays one

@@ -98,3 +98,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The fuzz targets (`make fuzz`, docs/ARCHITECTURE.md "Fuzzing"): one libFuzzer driver over the
+// real decoders, declared only when RCHAT_FUZZ=1, built with -sanitize=fuzzer,address into
+// .build/fuzz, so `swift build` and `make test` never build it.
+if Context.environment["RCHAT_FUZZ"] == "1" {
+    package.targets += [
+        // libFuzzer's entry point, which -sanitize=fuzzer links.
+        .systemLibrary(name: "CFuzzer"),
+        .executableTarget(name: "rchat-fuzz", dependencies: ["CFuzzer", "CNcursesw", "RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient",
+                                                            "RChatEngine", "RChatMedia", "RChatTUI"]),
+    ]
+}

@@ -75,7 +75,12 @@ public enum TextWidth {
             if w < 0 { return (replacement, 1) }
             width += w
         }
-        if width == 0 { return (Character("\u{25CC}" + String(ch)), 1) }
+        if width == 0 {
+            // A mark on a dotted circle — unless the two are not one cluster (a lone Hangul
+            // vowel or final consonant has no columns but joins nothing before it).
+            let onCircle = "\u{25CC}" + String(ch)
+            return onCircle.count == 1 ? (Character(onCircle), 1) : (replacement, 1)
+        }
         if width > widest { return (replacement, 1) }
         return (ch, width)
     }

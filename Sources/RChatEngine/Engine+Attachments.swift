@@ -69,11 +69,8 @@ extension Engine {
             }
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let chunk = try stream.chunk(index)
-            var body = ByteWriter(capacity: 4 + FileStream.headerBytes + chunk.count)
-            body.u32(UInt32(index))
-            if index == 0 { body.raw(stream.header) }
-            body.raw(chunk)
-            let envelope = Envelope.seal(kind: .chunk, messageID: item.id, sequence: sequence, body: body.bytes, keys: keys,
+            let body = ChunkBody.encoded(index: index, streamHeader: stream.header, sealed: chunk)
+            let envelope = Envelope.seal(kind: .chunk, messageID: item.id, sequence: sequence, body: body, keys: keys,
                                          conversation: conversation.secret)
             do {
                 try sendOnLink(conversation, .envelope(envelope), as: .chunk(contact.id, item.message, index: index), flush: false)
@@ -231,7 +228,7 @@ extension Engine {
         guard let row = IncomingFilePolicy.row(decision, name: attachment.name, size: attachment.size, contact: contact.name),
               let reason = IncomingFilePolicy.reason(decision) else { return }
         // Refused: recorded as discarded, so its chunks are acknowledged and dropped as they come.
-        log("a file from \(contact.name) was refused: \(decision)")
+        log("a file from \(contact.name): \(reason)")
         try tx.discardReceiving(message: message.rowID, reason: reason)
         _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded, text: row, action: nil, messageIDs: [id], at: now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
@@ -288,20 +285,16 @@ extension Engine {
             return rejectForged("a file chunk from \(contact.name) for no file it sent")
         }
         guard case .moving = stored.state else { return }  // whole already, or discarded: a late copy
-        var r = ByteReader(body)
-        guard let rawIndex = try? r.u32() else { return rejectForged("a file chunk from \(contact.name) without its index") }
-        let index = Int(rawIndex)
+        guard let index = ChunkBody.index(of: body) else { return rejectForged("a file chunk from \(contact.name) without its index") }
         guard index < stored.chunks.count else { return rejectForged("a file chunk from \(contact.name) past the file's end") }
         guard !stored.chunks.contains(index) else { return }  // a copy: stored already
-        if index == 0 {
-            guard let header = try? r.raw(FileStream.headerBytes) else {
-                return rejectForged("a first file chunk from \(contact.name) without its header")
-            }
-            stored.streamHeader = header
-        }
-        let expected = FileStream.plainBytes(ofChunk: index, size: attachment.size) + FileStream.overheadBytes
-        guard r.remaining == expected, let chunk = try? r.raw(expected) else {
-            return rejectForged("a file chunk from \(contact.name) of the wrong length")
+        let chunk: [UInt8]
+        switch ChunkBody.parts(of: body, index: index, size: attachment.size) {
+        case .failure(.noStreamHeader): return rejectForged("a first file chunk from \(contact.name) without its header")
+        case .failure: return rejectForged("a file chunk from \(contact.name) of the wrong length")
+        case .success(let parts):
+            if let header = parts.streamHeader { stored.streamHeader = header }
+            chunk = parts.sealed
         }
         if stored.chunks.doneCount > 0, chunksWrittenThisRun[message.rowID] == nil, attachmentsResumed.insert(message.rowID).inserted {
             log("receiving the rest of a file from \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were here")
@@ -426,7 +419,13 @@ extension Engine {
         guard let workFile = stored.workFile, link(files.absolute(workFile), files.absolute(target)) == 0 else {
             throw EngineError.io("cannot move a received file into \(files.absolute(AttachmentFiles.received)): \(String(cString: strerror(errno)))")
         }
-        if let dir = Optional(open(files.absolute(AttachmentFiles.received), O_RDONLY | O_DIRECTORY)), dir >= 0 { fsync(dir); close(dir) }
+        // The name must be durable before the commit that owes the file's Delivered: a folder
+        // that cannot be synced stops the batch (and the name made for it goes).
+        let folder = files.absolute(AttachmentFiles.received)
+        if let reason = FolderSync.sync(folder) {
+            unlink(files.absolute(target))
+            throw EngineError.store(.cannotSync(path: folder, reason: reason))
+        }
         after.filesToRemove += [files.absolute(workFile), files.absolute(workFile + ".ahead")]
         try tx.completeReceiving(message: message.rowID, file: target)
         after.receiptsOwed += 1

@@ -50,7 +50,7 @@ extension Engine {
         }
     }
 
-    func connected(_ address: RelayAddress, _ generation: UInt64, _ client: any RelayLink) {
+    func connected(_ address: RelayAddress, _ generation: UInt64, _ client: any RelayLink) throws(EngineError) {
         guard let connection = connections[address], connection.generation == generation else {
             client.close()
             return
@@ -83,6 +83,9 @@ extension Engine {
                 default: try handle(event, on: connection)
                 }
             } catch {
+                // A store that cannot take the batch stops the engine as any other batch does
+                // (nothing of it was acknowledged); only a bad event is logged and skipped.
+                if error.stopsTheEngine { throw error }
                 log("\(error)")
             }
         }

@@ -180,7 +180,7 @@ public final class Engine: @unchecked Sendable {
                 case .durable(let result):
                     try finishDurable(result)
                 case let .connected(address, generation, client):
-                    connected(address, generation, client)
+                    try connected(address, generation, client)
                 case let .connectFailed(address, generation, reason):
                     connectFailed(address, generation, reason)
                 case let .writable(address, generation):

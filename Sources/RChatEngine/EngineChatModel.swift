@@ -206,7 +206,7 @@ public final class EngineChatModel: ChatModel {
     }
 
     /// An engine error as the status bar shows it: a sentence.
-    static func sentence(_ text: String) -> String {
+    public static func sentence(_ text: String) -> String {
         guard let first = text.first else { return text }
         return first.uppercased() + text.dropFirst() + (text.hasSuffix(".") ? "" : ".")
     }

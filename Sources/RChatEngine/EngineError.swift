@@ -56,6 +56,15 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A failure of the store or its disk (the batch was not committed): the engine stops,
+    /// acknowledging nothing more, wherever it meets one.
+    public var stopsTheEngine: Bool {
+        switch self {
+        case .store, .database, .damaged: return true
+        default: return false
+        }
+    }
+
     /// Usage errors exit 2; everything else exits 1.
     public var isUsage: Bool {
         if case .usage = self { return true }

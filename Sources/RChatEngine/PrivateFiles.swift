@@ -64,7 +64,8 @@ public enum PrivateFiles {
     /// 2. it is fsynced and hard-linked to `path`, which fails if anything at all is there,
     ///    a dangling symlink included (where the file system has no hard links: only if
     ///    `lstat` finds nothing there, then a rename);
-    /// 3. the temporary name is removed and the directory fsynced.
+    /// 3. the temporary name is removed and the directory fsynced (if that fails, the new
+    ///    name is removed and the write fails).
     ///
     /// `temporaryName` draws the temporary file's name in the directory (tests plant
     /// things at the names it gives).
@@ -105,9 +106,12 @@ public enum PrivateFiles {
         case EEXIST: throw .io("\(path) already exists; choose a new file name")
         default: throw .io("cannot write \(path): \(String(cString: strerror(failure)))")
         }
-        // Make the new name itself durable.
-        let dirFD = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 { fsync(dirFD); close(dirFD) }
+        // Make the new name itself durable: a name the disk did not confirm is taken back
+        // and the write fails (said in one line; the same name can be tried again).
+        if let reason = FolderSync.sync(directory) {
+            unlink(path)
+            throw .io("cannot write \(path): the disk did not confirm it (\(reason))")
+        }
     }
 
     /// Whether anything is at `path`, without following a symlink there.

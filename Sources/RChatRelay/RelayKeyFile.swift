@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RChatCore
 import RChatCrypto
 
 /// The relay's static X25519 key, kept in a 0600 file: created on first run, loaded after,
@@ -41,6 +42,11 @@ public enum RelayKeyFile {
         guard written == contents.count, synced else {
             unlink(path)
             throw Failure(description: "cannot write key file \(path)")
+        }
+        // The new name too: a key lost at a power cut would be a new relay address.
+        if FolderSync.sync(directory) != nil {
+            unlink(path)
+            throw Failure(description: "cannot write key file \(path): the disk did not confirm its name")
         }
         return key
     }

@@ -69,7 +69,7 @@ final class ViewSession {
         let ended: @Sendable (EngineError?) -> Void = { failure in
             guard let failure else { return }
             log.error("the engine stopped: \(failure)")
-            sink(.connectionChanged(.offline(retryIn: 0)))   // the view shows it offline
+            sink(.connectionChanged(.stopped(reason: EngineChatModel.sentence(failure.description))))   // the view says why
         }
         runner = EngineThread(engine: engine, whenFinished: ended)
     }

@@ -84,9 +84,10 @@ final class EngineWorld {
     /// Starts `rchat-relay` (port 0 the first time; the same port again on a restart) and
     /// reads its `relay ADDRESS` line.
     @discardableResult
-    func startRelay(samePort: Bool = false, arguments: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    func startRelay(samePort: Bool = false, arguments: [String] = [], environment: [String: String] = [:],
+                    file: StaticString = #filePath, line: UInt = #line) throws -> String {
         precondition(relay == nil, "a relay is already running")
-        let (p, address) = try launchRelay(port: samePort ? relayPort : 0, keyFile: keyFile, arguments: arguments)
+        let (p, address) = try launchRelay(port: samePort ? relayPort : 0, keyFile: keyFile, arguments: arguments, environment: environment)
         relay = p
         if samePort {
             XCTAssertEqual(address, relayAddress, "the same --key-file and port give the same address", file: file, line: line)
@@ -99,12 +100,12 @@ final class EngineWorld {
 
     /// A second relay (its own key), for accounts on different relays; ended by `shutDown()`.
     func startSecondRelay() throws -> String {
-        let (p, address) = try launchRelay(port: 0, keyFile: box.path("relay-second.key"), arguments: [])
+        let (p, address) = try launchRelay(port: 0, keyFile: box.path("relay-second.key"), arguments: [], environment: [:])
         otherRelays.append(p)
         return address
     }
 
-    private func launchRelay(port: Int, keyFile: String, arguments: [String]) throws -> (Process, String) {
+    private func launchRelay(port: Int, keyFile: String, arguments: [String], environment: [String: String]) throws -> (Process, String) {
         relayRuns += 1
         let out = box.path("relay-\(relayRuns).out"), err = box.path("relay-\(relayRuns).err")
         _ = FileManager.default.createFile(atPath: out, contents: nil)
@@ -112,6 +113,7 @@ final class EngineWorld {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Binaries.path("rchat-relay"))
         p.arguments = ["--listen", "127.0.0.1:\(port)", "--key-file", keyFile] + arguments
+        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
         p.standardInput = FileHandle.nullDevice
@@ -197,7 +199,8 @@ final class EngineWorld {
     /// orphaned by a crashed test run still ends on its own). `fileSizeLimit`: under
     /// RLIMIT_FSIZE of that many bytes (`prlimit` sets it, then execs rchat: the same PID),
     /// so that a write past it fails with EFBIG as a full disk fails with ENOSPC.
-    func startSync(_ person: String, seconds: Int = 300, fileSizeLimit: Int? = nil) throws {
+    /// `environment`: added to the process's (a failing disk: `FailingDisk.environment`).
+    func startSync(_ person: String, seconds: Int = 300, fileSizeLimit: Int? = nil, environment: [String: String] = [:]) throws {
         precondition(syncs[person] == nil, "\(person)'s sync is already running")
         let n = (syncRuns[person] ?? 0) + 1
         syncRuns[person] = n
@@ -212,6 +215,7 @@ final class EngineWorld {
             p.executableURL = URL(fileURLWithPath: Binaries.path("rchat"))
             p.arguments = arguments
         }
+        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
         p.standardInput = FileHandle.nullDevice

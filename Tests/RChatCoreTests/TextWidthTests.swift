@@ -48,6 +48,11 @@ final class TextWidthTests: XCTestCase {
                why: "unknown to the C library: tmux 3.3 draws nothing, newer terminals 2; shown as \u{FFFD}"),
         Sample("\u{301}", "a mark with no base", columns: 1, c: 0, sent: "\u{25CC}\u{301}",
                why: "drawn on a dotted circle, so the mark is seen and takes a column"),
+        // Found by the fuzzer (Fuzz/Corpus/paste/lone-jamo): it crashed every view drawing it.
+        Sample("\u{1161}", "a lone Hangul vowel jamo", columns: 1, c: 0, sent: "\u{FFFD}",
+               why: "zero columns, but not a mark a dotted circle carries (the two are two clusters): shown as \u{FFFD}"),
+        Sample("a\u{D7D1}", "a letter, then a lone Hangul final consonant", columns: 2, c: 1, sent: "a\u{FFFD}",
+               why: "the consonant joins nothing before it: shown as \u{FFFD}, one column"),
         Sample("\u{AD}", "soft hyphen", columns: 0, c: 1, sent: "",
                why: "an invisible hint to break a word: not drawn at all"),
         Sample("a\u{200B}b", "zero-width space", columns: 3, c: 2, sent: "a\u{FFFD}b",

@@ -76,7 +76,7 @@ final class AttachmentClaimTests: RelayEngineTestCase {
         try send(.message, first, try claim("half.img", size: half))
         try send(.message, second, try claim("other-half.img", size: half))
         try send(.message, whole, try claim("disk.img", size: free + (1 << 30)))
-        try waitForLog("a file from Sam was refused", count: 2)
+        try waitForLog("a file from Sam: the disk had no room for it", count: 2)
         let rows = try rows(alice, "Sam").map(\.text)
         XCTAssertEqual(rows.count, 2, "\(rows)")
         for (row, name) in zip(rows, ["other-half.img", "disk.img"]) {
@@ -103,7 +103,7 @@ final class AttachmentClaimTests: RelayEngineTestCase {
             ids.append(id)
             try send(.message, id, try claim("photo\(n).jpg", size: 100_000))
         }
-        try waitForLog("a file from Sam was refused")
+        try waitForLog("a file from Sam: too many files from this contact")
         XCTAssertEqual(try rows(alice, "Sam").map(\.text),
                        ["Sam offered photo17.jpg (97.7 KB) while 16 of their files were still arriving; it was not downloaded."])
         let moving = try messages(alice, "Sam").filter { if case .moving = $0.transfer { true } else { false } }

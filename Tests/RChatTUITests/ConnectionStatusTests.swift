@@ -60,6 +60,22 @@ final class ConnectionStatusTests: XCTestCase {
         XCTAssertTrue(statusLine(view).hasPrefix(" Online"), statusLine(view))
     }
 
+    /// An engine that stopped for good (its disk failed) is shown as stopped, with why, never
+    /// as offline and retrying; /reconnect says to start again instead of showing Connecting.
+    func testAStoppedEngineIsShownStoppedWithWhyAndReconnectSaysToStartAgain() {
+        let (model, _) = samConversation()
+        let view = makeView(model, open: "Sam")
+        view.handle([.connectionChanged(.stopped(reason: "Database or disk is full."))])
+        let stopped = statusLine(view)
+        XCTAssertTrue(stopped.hasPrefix(" Stopped (restart rChat): Database or disk is full."), stopped)
+        XCTAssertNil(view.nextDeadline, "no countdown: nothing retries")
+        view.type("/reconnect")
+        view.press(.enter)
+        XCTAssertEqual(model.reconnects, 0)
+        XCTAssertTrue(statusLine(view).hasPrefix(" Stopped"), statusLine(view))
+        XCTAssertTrue(statusLine(view).contains("Quit and start again."), statusLine(view))
+    }
+
     func testReconnectAsksTheModelAndShowsConnecting() {
         let (model, _) = samConversation()
         let view = makeView(model, open: "Sam")

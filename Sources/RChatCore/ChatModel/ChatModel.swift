@@ -93,6 +93,9 @@ public enum ConnectionState: Equatable, Sendable {
     /// Connected, but the relay left an acknowledgement overdue (the engine's acknowledgement
     /// timeout): it may be frozen. Cleared (`.online`) when its answers flow again.
     case stalled
+    /// The engine stopped for good (the disk failed under it, say): nothing is sent or
+    /// received until the view is started again. `reason` is one sentence.
+    case stopped(reason: String)
 }
 
 /// What changed, so the view redraws only that.

@@ -95,7 +95,8 @@ public struct CouldNotReadNotice: Sendable, Equatable {
         return w.bytes
     }
 
-    private static func signedMessage(_ body: [UInt8]) -> [UInt8] {
+    /// What the device key signs (internal: the could-not-read fuzz target signs what it reads).
+    static func signedMessage(_ body: [UInt8]) -> [UInt8] {
         var w = ByteWriter(capacity: 40 + body.count)
         w.long(Array("rchat could-not-read notice v2".utf8))
         w.raw(body)

@@ -11,6 +11,7 @@ enum StatusBar {
         case .connecting: return "Connecting" + dots
         case .stalled: return "Relay not answering, /reconnect"
         case .offline(nil): return "Offline"
+        case .stopped(let reason): return "Stopped (restart rChat): " + reason
         case .offline(.some):
             guard let left = c.secondsToRetry(now: now) else { return "Offline, retrying" + dots }
             return "Offline, retrying in \(left) s"

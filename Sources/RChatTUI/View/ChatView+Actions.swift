@@ -71,6 +71,7 @@ extension ChatView {
         case "edit":
             composeInEditor()
         case "reconnect":
+            if case .stopped = state.connection { return say("Quit and start again.") }
             model.reconnect()
             if case .offline = state.connection { state.connection = .connecting }
             say("Reconnecting now.")

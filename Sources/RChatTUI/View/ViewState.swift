@@ -85,6 +85,8 @@ public enum ShownConnection: Equatable, Sendable {
     case stalled
     /// `retryAt`: when the engine tries again, unix seconds; nil when it does not.
     case offline(retryAt: Int64?)
+    /// The engine stopped for good; the view must be started again.
+    case stopped(reason: String)
 
     /// The engine's `state`, told at `now`.
     public init(_ state: ConnectionState, at now: Int64) {
@@ -93,6 +95,7 @@ public enum ShownConnection: Equatable, Sendable {
         case .online: self = .online
         case .stalled: self = .stalled
         case .offline(let retryIn): self = .offline(retryAt: retryIn > 0 ? now + Int64(retryIn) : nil)
+        case .stopped(let reason): self = .stopped(reason: reason)
         }
     }
 
