@@ -85,13 +85,13 @@ let package = Package(
         .testTarget(name: "RChatSQLTests", dependencies: ["RChatSQL"]),
         .testTarget(name: "RChatStoreTests", dependencies: ["RChatCore", "RChatSQL", "RChatStore"]),
         .testTarget(name: "RChatNetTests", dependencies: ["RChatCore", "RChatNet"]),
-        .testTarget(name: "RChatEngineTests", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatWire", "RChatRelayClient", "RChatEngine",
+        .testTarget(name: "RChatEngineTests", dependencies: ["RChatCore", "RChatCrypto", "RChatStore", "RChatSQL", "RChatWire", "RChatRelayClient", "RChatEngine",
                                                         "DesktopBusFixture"]),
         .testTarget(name: "RChatTUITests", dependencies: ["RChatCore", "RChatTUI", "RChatMedia", "CNcursesw"]),
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "RChatSQL", "CEpoll"]),
         // Three nats-server processes, relay nodes in cluster mode and clients on different nodes.
         .testTarget(name: "RChatClusterTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelayClient"]),
-        .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto", "RChatSQL", "CSimDisk"]),
+        .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto", "RChatSQL"]),
         // Runs the built executables: the scripting interface as a user sees it.
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",
                                                      "RChatEngine", "RChatMedia", "RChatTUI", "CWidth", "DesktopBusFixture"]),
