@@ -38,7 +38,7 @@ extension AttachmentTests {
         let theirs = try attachment("alice", "Sam", id)
         XCTAssertEqual(theirs["received"] as? Int ?? 0, 0)
         XCTAssertNil(theirs["path"] as? String)
-        XCTAssertTrue(world.syncLog("alice").contains("a file from Sam was refused"), world.diagnostics())
+        XCTAssertTrue(world.syncLog("alice").contains("a file from Sam: it is over your limit of 1 MB, so it was not downloaded"), world.diagnostics())
         XCTAssertEqual(try world.rows("sam", "Alice").map(\.text), ["Alice did not download huge.iso: it is over their limit of 1 MB."])
     }
 
