@@ -40,15 +40,13 @@ rchat sam send Alice --file "$work/beach.png" > /dev/null
 "$bin/rchat" sync --seconds 300 --home "$work/sam-home" --device-dir "$work/sam-device" > /dev/null 2>&1 &
 pids="$pids $!"
 
-display=""
-for n in $(seq 90 140); do
-    [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ] && continue
-    Xvfb ":$n" -screen 0 1280x1024x24 -nolisten tcp > "$work/xvfb.log" 2>&1 &
-    xvfb=$!
-    for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X$n" ] && break; sleep 0.1; done
-    if kill -0 "$xvfb" 2>/dev/null && [ -e "/tmp/.X11-unix/X$n" ]; then display=":$n"; pids="$pids $xvfb"; break; fi
-done
-[ -n "$display" ] || { echo "sixel-xterm: no free X display" >&2; exit 1; }
+# A free display, chosen by Xvfb itself (-displayfd: it writes the number once it listens).
+Xvfb -displayfd 3 -screen 0 1280x1024x24 -nolisten tcp 3>"$work/display" >"$work/xvfb.log" 2>&1 &
+xvfb=$!
+pids="$pids $xvfb"
+for _ in $(seq 100); do [ -s "$work/display" ] && break; kill -0 "$xvfb" 2>/dev/null || break; sleep 0.1; done
+[ -s "$work/display" ] || { echo "sixel-xterm: Xvfb did not start (see $work/xvfb.log)" >&2; exit 1; }
+display=":$(head -1 "$work/display")"
 
 for size in 14 8; do
     DISPLAY=$display LANG=C.UTF-8 RCHAT_GRAPHICS=sixel xterm -ti vt340 -fa 'DejaVu Sans Mono' -fs $size -geometry 100x30+0+0 \
