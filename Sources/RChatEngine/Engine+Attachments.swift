@@ -133,17 +133,23 @@ extension Engine {
 
     @discardableResult
     private func sendProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ conversation: LiveConversation) -> Bool {
-        guard conversation.canSend, var saved = conversation.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
-              let sequence = saved.takeSendSequence() else { return false }
         var body = ByteWriter(capacity: 4)
         body.u32(UInt32(chunks))
-        let envelope = Envelope.seal(kind: .fileProgress, messageID: id, sequence: sequence, body: body.bytes, keys: keys,
+        guard sendFileControl(.fileProgress, id, body.bytes, conversation) else { return false }
+        fileProgressReported[row] = complete ? nil : chunks
+        return true
+    }
+
+    /// A file's control envelope (progress, refusal) sealed in the session the peer holds and
+    /// sent on the link, best effort; whether it went.
+    private func sendFileControl(_ kind: EnvelopeKind, _ id: MessageID, _ body: [UInt8], _ conversation: LiveConversation) -> Bool {
+        guard conversation.canSend, var saved = conversation.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
+              let sequence = saved.takeSendSequence() else { return false }
+        let envelope = Envelope.seal(kind: kind, messageID: id, sequence: sequence, body: body, keys: keys,
                                      conversation: conversation.secret)
         conversation.saved = saved
         let frame = LinkFrame.envelope(envelope)
-        guard (try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))) != nil else { return false }
-        fileProgressReported[row] = complete ? nil : chunks
-        return true
+        return (try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))) != nil
     }
 
     /// What each file being sent to this conversation waits for (`UploadWait`), written
@@ -239,16 +245,11 @@ extension Engine {
     /// effort, as progress reports are: without it the sender's copy is just as true (Sent,
     /// never Delivered), only silent about why.
     func tellFileRefused(_ id: MessageID, _ decision: IncomingFilePolicy.Decision, _ conversation: LiveConversation) {
-        guard let (why, figure) = IncomingFilePolicy.wire(decision), conversation.canSend, var saved = conversation.saved,
-              saved.peerHoldsSendingSession, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+        guard let (why, figure) = IncomingFilePolicy.wire(decision) else { return }
         var body = ByteWriter(capacity: 9)
         body.u8(why)
         body.u64(figure)
-        let envelope = Envelope.seal(kind: .fileRefused, messageID: id, sequence: sequence, body: body.bytes, keys: keys,
-                                     conversation: conversation.secret)
-        conversation.saved = saved
-        let frame = LinkFrame.envelope(envelope)
-        _ = try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))
+        _ = sendFileControl(.fileRefused, id, body.bytes, conversation)
     }
 
     /// The contact did not take in a file this side sent: a row says why, once.
