@@ -157,10 +157,11 @@ final class EngineWorld {
         if let steadyTraffic { try expectSuccess(box.rchat(person, ["settings", "steady-traffic", steadyTraffic])) }
     }
 
-    /// `steady-traffic` for the accounts made from now on (nil: the default). Tests that count
-    /// what the relay holds, or give it a quota of a few frames, turn it off, as a user would:
-    /// dummies and cover are frames the relay holds and counts too.
-    var steadyTraffic: String?
+    /// `steady-traffic` for the accounts made from now on (nil: the product's default, normal).
+    /// Off unless a test is about steady traffic: with it every receipt waits for the next slot
+    /// end (up to 2.6 s) and a file's chunks are paced, which only the tests about it (and the
+    /// simulation) need; the rest would wait minutes in all for nothing they check.
+    var steadyTraffic: String? = "off"
 
     func code(_ person: String) throws -> String {
         let run = try box.rchat(person, ["code"])

@@ -75,6 +75,7 @@ extension EngineWorld {
         environment["RCHAT_PASSPHRASE"] = recoveryPassphrase
         try expectSuccess(box.rchat(person, ["init", "--import", backup], env: environment))
         try expectSuccess(box.rchat(person, ["settings", "receipt-window-ms", "0"], env: env))
+        if let steadyTraffic { try expectSuccess(box.rchat(person, ["settings", "steady-traffic", steadyTraffic], env: env)) }
     }
 
     /// A "reinstall" (same device directory) or "new phone" (a new, empty one):

@@ -16,6 +16,7 @@ final class TrafficShapeTests: EngineTestCase {
     /// Alice and Sam on the relay through the proxy, both running, a session between them.
     func pairThroughProxy() throws {
         proxy = try RecordingProxy(relayPort: world.relayPort)
+        world.steadyTraffic = nil  // the product's default, normal: what this test is about
         let address = proxy.address(for: world.relayAddress)
         try world.makeAccount("alice", relay: address)
         try world.makeAccount("sam", relay: address)
