@@ -75,8 +75,8 @@ fuzz: fuzz-build
 fuzz-corpus: fuzz-build
 	Fuzz/make-corpus.sh $(FUZZER)
 
-# The deterministic simulation: SEEDS seeds from FIRST (default 1,000 from 1) on two
-# threads, printing "N seeds, 0 failures" and the steps per second; SEED=N replays one
+# The deterministic simulation (release build): SEEDS seeds from FIRST (default 1,000 from 1)
+# on two threads, ending "N seeds, 0 failures …" with steps/s and seeds/min; SEED=N replays one
 # seed and prints the end of its trace; HOURS=N runs seeds until N hours have passed.
 SEEDS ?= 1000
 FIRST ?= 1

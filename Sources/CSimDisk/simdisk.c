@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SECTOR 512
 
@@ -35,6 +37,11 @@ typedef struct simfile {
     int shared;
     simhandle *reserved, *pending, *exclusive;
     simshm *shm;
+    // The real file at its name (the empty file `Database` creates before SQLite opens it),
+    // kept empty exactly while this one is, as a real disk's would be: `lstat` then tells
+    // an empty database from one with pages without opening it. Its bytes stay unwritten.
+    int placeholder;
+    int64_t placeholderSize;
     struct simfile *next;
 } simfile;
 
@@ -117,6 +124,11 @@ static int syncFile(simfile *f) {
     clearDirty(f);
     if (f->disk) f->disk->syncs++;
     return 1;
+}
+
+static void mirrorEmptiness(simfile *f) {
+    if (!f->placeholder || !f->disk || (f->curSize == 0) == (f->placeholderSize == 0)) return;
+    if (truncate(f->name, (off_t)f->curSize) == 0) f->placeholderSize = f->curSize;
 }
 
 static simfile *newFile(rchat_simdisk *disk, const char *name) {
@@ -218,6 +230,7 @@ static int simWrite(sqlite3_file *file, const void *data, int amount, sqlite3_in
         memcpy(f->cur + offset, data, (size_t)amount);
         if (end > f->curSize) f->curSize = end;
         f->disk->writes++;
+        mirrorEmptiness(f);
     }
     pthread_mutex_unlock(&mutex);
     return rc;
@@ -237,6 +250,7 @@ static int simTruncate(sqlite3_file *file, sqlite3_int64 size) {
         if (!grow(&f->cur, &f->curCap, size) || !markDirty(f, f->curSize, size)) rc = SQLITE_IOERR_NOMEM;
         else f->curSize = size;
     }
+    if (rc == SQLITE_OK && !DEAD(h)) mirrorEmptiness(f);
     pthread_mutex_unlock(&mutex);
     return rc;
 }
@@ -457,7 +471,10 @@ static int vfsOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int f
     simfile *f = findFile(disk, name);
     if (f && (flags & SQLITE_OPEN_EXCLUSIVE)) rc = SQLITE_CANTOPEN;
     else if (!f && !(flags & SQLITE_OPEN_CREATE)) rc = SQLITE_CANTOPEN;
-    else if (!f && !(f = newFile(disk, name))) rc = SQLITE_NOMEM;
+    else if (!f && (f = newFile(disk, name))) {
+        struct stat st;
+        if (lstat(name, &st) == 0 && S_ISREG(st.st_mode)) { f->placeholder = 1; f->placeholderSize = st.st_size; }
+    } else if (!f) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) {
         simhandle *h = (simhandle *)file;
         memset(h, 0, sizeof *h);
@@ -480,6 +497,7 @@ static int vfsDelete(sqlite3_vfs *vfs, const char *name, int syncDir) {
         return system_vfs->xDelete(system_vfs, name, syncDir);
     }
     simfile *f = findFile(disk, name);
+    if (f && f->placeholder && f->placeholderSize != 0) (void)truncate(f->name, 0);
     if (f) retire(f);
     pthread_mutex_unlock(&mutex);
     return f ? SQLITE_OK : SQLITE_IOERR_DELETE_NOENT;
@@ -529,6 +547,10 @@ static int install_rc = SQLITE_OK;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void installOnce(void) {
+    // Before SQLite initializes (when this runs first in the process, as in rchat-simulate):
+    // no count of the memory in use, which takes a lock around every allocation SQLite
+    // makes. Too late in a process that already used SQLite, which keeps its settings.
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     system_vfs = sqlite3_vfs_find(NULL);
     if (!system_vfs) { install_rc = SQLITE_ERROR; return; }
     sim_vfs.szOsFile = system_vfs->szOsFile > (int)sizeof(simhandle) ? system_vfs->szOsFile : (int)sizeof(simhandle);
@@ -610,6 +632,9 @@ int64_t rchat_simdisk_power_cut(rchat_simdisk *disk, uint64_t seed) {
         fresh->curCap = size ? size : 1;
         memcpy(fresh->dur, bytes, (size_t)size);
         fresh->durSize = size;
+        fresh->placeholder = old->placeholder;
+        fresh->placeholderSize = old->placeholderSize;
+        mirrorEmptiness(fresh);
         retire(old);
     }
     free(order);

@@ -8,11 +8,12 @@ import RChatCrypto
 /// of a random history of two or three accounts and the relay, each checked after every
 /// step; a failing seed prints the command that replays it.
 final class SimulationTests: XCTestCase {
-    /// 150 seeds of 200 steps, all passing (`make simulate` runs 1,000 in a release build;
-    /// 150 keep `make test` within its 15 minutes on two cores).
+    /// 60 seeds of 200 steps, all passing: about the 60 s of the suite's 15 minutes this test
+    /// may take in the debug build on two cores (150 took 158 s). `make simulate` runs 1,000
+    /// in a release build; `RCHAT_SIM_SEEDS=N` runs N here.
     func testManySeedsKeepEveryInvariant() {
         var settings = SimulateCommand.Settings()
-        settings.seeds = Int(ProcessInfo.processInfo.environment["RCHAT_SIM_SEEDS"] ?? "") ?? 150
+        settings.seeds = Int(ProcessInfo.processInfo.environment["RCHAT_SIM_SEEDS"] ?? "") ?? 60
         settings.first = UInt64(ProcessInfo.processInfo.environment["RCHAT_SIM_FIRST"] ?? "") ?? 1
         settings.jobs = 2
         let outcomes = SimulateCommand.runMany(settings)
