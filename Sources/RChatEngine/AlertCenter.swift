@@ -132,7 +132,7 @@ extension AlertCenter {
     public func recordNotification(_ id: Int64, conversation: ConversationID) throws(EngineError) {
         try AccountService.wrap {
             try store.database.execute("""
-                UPDATE alerts SET notification_id = ? WHERE contact_id = ? AND notification_id IS NULL AND created_at >= ?
+                UPDATE alerts SET notification_id = ? WHERE conversation_id = ? AND notification_id IS NULL AND created_at >= ?
                 """, [.integer(id), .integer(ContactID(conversation).rawValue), .integer(clock.now() - 60)])
         }
     }

@@ -219,7 +219,7 @@ final class Invariants {
                     world.trace.note("\(account.name) stored \(id.hex)")
                 }
                 // Gone since (its timer ran out), perhaps before a check saw it: its id is kept.
-                for row in try service.store.database.query("SELECT id, incoming FROM expired_messages WHERE contact_id = ?",
+                for row in try service.store.database.query("SELECT id, incoming FROM expired_messages WHERE conversation_id = ?",
                                                             [.integer(contact.id.rawValue)]) {
                     guard let id = MessageID(bytes: try row.blob("id")) else { continue }
                     if try row.int64("incoming") == 1, everStored[account.name, default: []].insert(id).inserted {

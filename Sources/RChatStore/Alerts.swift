@@ -12,7 +12,7 @@ public struct AlertRecord: Equatable, Sendable {
 }
 
 extension StoreAccess {
-    private static var alertColumns: String { "id, contact_id, message_rowid, kind, title, text, created_at" }
+    private static var alertColumns: String { "id, conversation_id, message_rowid, kind, title, text, created_at" }
 
     /// Records an alert, unless one of this kind was already recorded for this message:
     /// then nothing changes and the result is nil (do not alert again). Alerts without a
@@ -21,7 +21,7 @@ extension StoreAccess {
     public func recordAlert(contact: ContactID?, message: MessageRowID?, kind: String, title: String,
                             text: String, at now: Int64) throws -> AlertRecord? {
         try database.query("""
-            INSERT INTO alerts (contact_id, message_rowid, kind, title, text, created_at)
+            INSERT INTO alerts (conversation_id, message_rowid, kind, title, text, created_at)
             VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (message_rowid, kind) DO NOTHING
             RETURNING \(Self.alertColumns)
@@ -41,7 +41,7 @@ extension StoreAccess {
     }
 
     private static func decodeAlert(_ row: Row) throws -> AlertRecord {
-        AlertRecord(id: try row.int64("id"), contact: try row.optionalInt64("contact_id").map(ContactID.init),
+        AlertRecord(id: try row.int64("id"), contact: try row.optionalInt64("conversation_id").map(ContactID.init),
                     message: try row.optionalInt64("message_rowid").map(MessageRowID.init),
                     kind: try row.string("kind"), title: try row.string("title"), text: try row.string("text"),
                     createdAt: try row.int64("created_at"))

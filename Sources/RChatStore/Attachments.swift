@@ -134,7 +134,7 @@ extension StoreAccess {
     public func incomingFilesMoving(contact: ContactID) throws -> Int {
         Int(try database.queryOne("""
             SELECT count(*) FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-            WHERE m.contact_id = ? AND a.direction = 'in' AND a.state = 'moving'
+            WHERE m.conversation_id = ? AND a.direction = 'in' AND a.state = 'moving'
             """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0)
     }
 
@@ -143,7 +143,7 @@ extension StoreAccess {
     public func incomingChunksOutstanding(contact: ContactID) throws -> Int64 {
         try database.queryOne("""
             SELECT coalesce(sum(a.chunk_count - a.next_chunk), 0) FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-            WHERE m.contact_id = ? AND a.direction = 'in' AND a.state = 'moving'
+            WHERE m.conversation_id = ? AND a.direction = 'in' AND a.state = 'moving'
             """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
     }
 
@@ -153,7 +153,7 @@ extension StoreAccess {
             SELECT m.id AS mid, a.message_rowid, a.direction, a.chunk_count, a.chunks, a.item_taken, a.stream_header,
                    a.stream_state, a.next_chunk, a.hash_state, a.state, a.file, a.work_file, a.reason, a.waiting
             FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-            WHERE m.contact_id = ? AND a.direction = ? AND a.state = 'moving'
+            WHERE m.conversation_id = ? AND a.direction = ? AND a.state = 'moving'
             ORDER BY m.position
             """, [.integer(contact.rawValue), .text(direction.rawValue)]).map {
             (try $0.messageID("mid", table: "messages"), try Self.decodeAttachment($0))
@@ -164,7 +164,7 @@ extension StoreAccess {
     public func fileReceiptsOwed(contact: ContactID, limit: Int) throws -> [MessageID] {
         try database.query("""
             SELECT m.id FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-            WHERE a.delivered_owed = 1 AND m.contact_id = ? ORDER BY m.position LIMIT ?
+            WHERE a.delivered_owed = 1 AND m.conversation_id = ? ORDER BY m.position LIMIT ?
             """, [.integer(contact.rawValue), SQLValue(limit)]).map { try $0.messageID("id", table: "messages") }
     }
 
@@ -172,7 +172,7 @@ extension StoreAccess {
         try BatchSQL.forEachList(ids) { part in
             try database.execute("""
                 UPDATE attachments SET delivered_owed = 0 WHERE message_rowid IN
-                    (SELECT rowid FROM messages WHERE contact_id = ? AND id IN \(BatchSQL.inList))
+                    (SELECT rowid FROM messages WHERE conversation_id = ? AND id IN \(BatchSQL.inList))
                 """, [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
         }
     }
@@ -180,8 +180,8 @@ extension StoreAccess {
     /// Contacts owed a file's Delivered receipt.
     public func contactsOwedFileReceipts() throws -> [ContactID] {
         try database.query("""
-            SELECT DISTINCT m.contact_id FROM attachments a JOIN messages m ON m.rowid = a.message_rowid WHERE a.delivered_owed = 1
-            """).map { ContactID(try $0.int64("contact_id")) }
+            SELECT DISTINCT m.conversation_id FROM attachments a JOIN messages m ON m.rowid = a.message_rowid WHERE a.delivered_owed = 1
+            """).map { ContactID(try $0.int64("conversation_id")) }
     }
 
     /// Whether any message to `contact` is an attachment (most conversations have none: the
@@ -189,7 +189,7 @@ extension StoreAccess {
     public func hasOutgoingAttachments(contact: ContactID) throws -> Bool {
         try database.queryOne("""
             SELECT EXISTS (SELECT 1 FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-                           WHERE a.direction = 'out' AND m.contact_id = ?)
+                           WHERE a.direction = 'out' AND m.conversation_id = ?)
             """, [.integer(contact.rawValue)])?.int64(at: 0) == 1
     }
 
@@ -200,7 +200,7 @@ extension StoreAccess {
         try BatchSQL.forEachList(ids) { part in
             for row in try database.query("""
                 SELECT m.id FROM messages m JOIN attachments a ON a.message_rowid = m.rowid
-                WHERE m.contact_id = ? AND m.direction = 'out' AND m.id IN \(BatchSQL.inList)
+                WHERE m.conversation_id = ? AND m.direction = 'out' AND m.id IN \(BatchSQL.inList)
                 """, [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })) {
                 out.insert(try row.messageID("id", table: "messages"))
             }

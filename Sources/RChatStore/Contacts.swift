@@ -123,25 +123,51 @@ extension StoreAccess {
         try atomically {
             var position = try nextPosition(contact: contact)
             let items = try database.query("""
-                SELECT 'message' AS kind, rowid AS item, position FROM messages WHERE contact_id = ?1
-                UNION ALL SELECT 'row', id, position FROM system_rows WHERE contact_id = ?1
+                SELECT 'message' AS kind, rowid AS item, position FROM messages WHERE conversation_id = ?1
+                UNION ALL SELECT 'row', id, position FROM system_rows WHERE conversation_id = ?1
                 ORDER BY position
                 """, [.integer(request.rawValue)])
             for item in items {
-                let (table, key) = try item.string("kind") == "message" ? ("messages", "rowid") : ("system_rows", "id")
-                try database.execute("UPDATE OR IGNORE \(table) SET contact_id = ?, position = ? WHERE \(key) = ?",
-                                     [.integer(contact.rawValue), .integer(position), .integer(try item.int64("item"))])
+                if try item.string("kind") == "message" {
+                    // Written by the request: by the contact now.
+                    try database.execute("""
+                        UPDATE OR IGNORE messages SET conversation_id = ?1, author_id = CASE WHEN author_id IS NULL THEN NULL ELSE ?1 END,
+                            position = ?2
+                        WHERE rowid = ?3
+                        """, [.integer(contact.rawValue), .integer(position), .integer(try item.int64("item"))])
+                } else {
+                    try database.execute("""
+                        UPDATE OR IGNORE system_rows SET conversation_id = ?1, member_id = CASE WHEN member_id IS NULL THEN NULL ELSE ?1 END,
+                            position = ?2
+                        WHERE id = ?3
+                        """, [.integer(contact.rawValue), .integer(position), .integer(try item.int64("item"))])
+                }
                 position += 1
             }
+            // The deliveries of what moved go to the contact.
+            for table in ["message_status", "status_log", "outbox"] {
+                try database.execute("""
+                    UPDATE OR IGNORE \(table) SET member_id = ?1
+                    WHERE member_id = ?2 AND message_rowid IN (SELECT rowid FROM messages WHERE conversation_id = ?1)
+                    """, [.integer(contact.rawValue), .integer(request.rawValue)])
+            }
             try database.execute("""
-                UPDATE contacts SET last_incoming_position =
-                    coalesce((SELECT max(position) FROM messages WHERE contact_id = ?1 AND direction = 'in'), 0)
-                WHERE id = ?1
+                UPDATE conversation_members SET last_incoming_position =
+                    coalesce((SELECT max(position) FROM messages WHERE conversation_id = ?1 AND direction = 'in' AND author_id = ?1), 0)
+                WHERE conversation_id = ?1 AND contact_id = ?1
                 """, [.integer(contact.rawValue)])
-            try database.execute("UPDATE alerts SET contact_id = ? WHERE contact_id = ?", [.integer(contact.rawValue), .integer(request.rawValue)])
-            for table in ["messages", "system_rows", "session_state", "undecryptable"] {
+            try database.execute("UPDATE alerts SET conversation_id = ? WHERE conversation_id = ?", [.integer(contact.rawValue), .integer(request.rawValue)])
+            // What stayed behind (a message id the conversation holds already) goes with the request.
+            for table in ["messages", "system_rows"] {
+                try database.execute("DELETE FROM \(table) WHERE conversation_id = ?", [.integer(request.rawValue)])
+            }
+            for table in ["message_status", "status_log", "outbox"] {
+                try database.execute("DELETE FROM \(table) WHERE member_id = ?", [.integer(request.rawValue)])
+            }
+            for table in ["session_state", "undecryptable"] {
                 try database.execute("DELETE FROM \(table) WHERE contact_id = ?", [.integer(request.rawValue)])
             }
+            // Its direct conversation goes with it (a trigger), and its drafts and expired ids with that.
             try database.execute("DELETE FROM contacts WHERE id = ?", [.integer(request.rawValue)])
         }
     }

@@ -4,7 +4,7 @@ import RChatSQL
 extension StoreAccess {
     /// The contact's kept draft, or nil when there is none.
     public func draft(contact: ContactID) throws -> Draft? {
-        guard let row = try database.queryOne("SELECT text, cursor FROM drafts WHERE contact_id = ?",
+        guard let row = try database.queryOne("SELECT text, cursor FROM drafts WHERE conversation_id = ?",
                                               [.integer(contact.rawValue)]) else { return nil }
         let text = try row.string("text")
         guard let draft = Draft(text: text, cursor: Int(try row.int64("cursor"))) else {
@@ -18,7 +18,7 @@ extension StoreAccess {
     /// (`unknownContact`), a draft over `Draft.maximumBytes` (`draftTooLong`).
     public func setDraft(_ draft: Draft?, contact: ContactID, at now: Int64) throws {
         guard let draft else {
-            try database.execute("DELETE FROM drafts WHERE contact_id = ?", [.integer(contact.rawValue)])
+            try database.execute("DELETE FROM drafts WHERE conversation_id = ?", [.integer(contact.rawValue)])
             return
         }
         let bytes = draft.text.utf8.count
@@ -26,8 +26,8 @@ extension StoreAccess {
         try atomically {
             guard let known = try self.contact(id: contact), !known.isDeleted else { throw StoreError.unknownContact(contact) }
             try database.execute("""
-                INSERT INTO drafts (contact_id, text, cursor, updated_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (contact_id) DO UPDATE SET text = excluded.text, cursor = excluded.cursor,
+                INSERT INTO drafts (conversation_id, text, cursor, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (conversation_id) DO UPDATE SET text = excluded.text, cursor = excluded.cursor,
                     updated_at = excluded.updated_at
                 """, [.integer(contact.rawValue), .text(draft.text), .integer(Int64(draft.cursor)), .integer(now)])
         }

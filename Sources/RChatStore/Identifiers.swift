@@ -8,7 +8,8 @@ public struct ContactID: Hashable, Comparable, Sendable, CustomStringConvertible
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }
 
-// Today a conversation is one contact: the contact's row id is the conversation's id.
+// A contact's direct conversation has the contact's row id (schema step 15,
+// `SchemaConversations`): every id that was a contact's before conversations stays valid.
 extension ContactID {
     public init(_ conversation: ConversationID) { rawValue = conversation.rawValue }
     public var conversation: ConversationID { ConversationID(rawValue) }
@@ -21,4 +22,16 @@ public struct MessageRowID: Hashable, Comparable, Sendable, CustomStringConverti
     public init(_ rawValue: Int64) { self.rawValue = rawValue }
     public var description: String { "message #\(rawValue)" }
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// One delivery of an outgoing message: the message, and the member it goes to (a contact:
+/// in a direct conversation, the one whose id the conversation has).
+public struct DeliveryKey: Hashable, Sendable, CustomStringConvertible {
+    public let message: MessageRowID
+    public let member: ContactID
+    public init(message: MessageRowID, member: ContactID) {
+        self.message = message
+        self.member = member
+    }
+    public var description: String { "\(message) to \(member)" }
 }

@@ -3,39 +3,64 @@ import RChatSQL
 
 extension StoreAccess {
     /// A message row with its status (NULL for incoming): prefix of every message query;
-    /// the messages table is `m`.
+    /// the messages table is `m`. The status and resend facts are those of the delivery to
+    /// the member whose id the conversation has — a direct conversation's one delivery, found
+    /// by its key; a group's message has none such, and `withSummaries` fills them in.
     static var messageSelect: String {
         """
-        SELECT m.rowid AS rowid, m.contact_id AS contact_id, m.id AS id, m.direction AS direction, m.content AS content,
-               s.status AS status, m.resent AS resent, m.auto_resent_at AS auto_resent_at, m.created_at AS created_at,
-               m.received_at AS received_at, m.read_at AS read_at, m.seq AS seq, m.keys_fingerprint AS keys_fingerprint,
+        SELECT m.rowid AS rowid, m.conversation_id AS conversation_id, m.author_id AS author_id, m.id AS id,
+               m.direction AS direction, m.content AS content, s.status AS status, coalesce(s.resent, 0) AS resent,
+               s.auto_resent_at AS auto_resent_at, m.created_at AS created_at, m.received_at AS received_at,
+               m.read_at AS read_at, m.seq AS seq, s.keys_fingerprint AS keys_fingerprint,
                m.position AS position, m.expires_at AS expires_at
-        FROM messages AS m LEFT JOIN message_status AS s ON s.message_rowid = m.rowid
+        FROM messages AS m LEFT JOIN message_status AS s ON s.message_rowid = m.rowid AND s.member_id = m.conversation_id
         """
     }
 
-    /// Stores a message this side wrote, as Sending, with its outbox row and the first step
-    /// of its timeline — all three or none. Throws `duplicateMessage` if the id is taken.
+    /// Stores a message this side wrote in `conversation`, as Sending, with a delivery to each
+    /// current member: its status row, outbox entry and the first step of its timeline — all
+    /// or none. `keysFingerprints`: each member's pinned keys now ("keys unchanged since
+    /// sent"). Throws `duplicateMessage` if the id is taken in the conversation.
+    @discardableResult
+    public func insertOutgoing(conversation: ConversationID, id: MessageID, content: MessageContent, at now: Int64,
+                               seq: Int64? = nil, keysFingerprints: [ContactID: [UInt8]] = [:]) throws -> MessageRowID {
+        try insertOutgoing(conversation, id: id, content: content, at: now, seq: seq, keysFingerprints: keysFingerprints,
+                           unknown: .unknownConversation(conversation))
+    }
+
+    /// The contact's direct conversation (`insertOutgoing(conversation:…)`).
     @discardableResult
     public func insertOutgoing(contact: ContactID, id: MessageID, content: MessageContent, at now: Int64,
                                seq: Int64? = nil, keysFingerprint: [UInt8]? = nil) throws -> MessageRowID {
+        try insertOutgoing(contact.conversation, id: id, content: content, at: now, seq: seq,
+                           keysFingerprints: keysFingerprint.map { [contact: $0] } ?? [:], unknown: .unknownContact(contact))
+    }
+
+    private func insertOutgoing(_ conversation: ConversationID, id: MessageID, content: MessageContent, at now: Int64,
+                                seq: Int64?, keysFingerprints: [ContactID: [UInt8]], unknown: StoreError) throws -> MessageRowID {
         try atomically {
-            let position = try nextPosition(contact: contact)
-            try translatingConstraints(unique: .duplicateMessage(id), foreignKey: .unknownContact(contact)) {
+            let position = try nextPosition(conversation)
+            try translatingConstraints(unique: .duplicateMessage(id), foreignKey: unknown) {
                 try database.execute("""
-                    INSERT INTO messages (contact_id, id, direction, content, created_at, seq, keys_fingerprint, position)
-                    VALUES (?, ?, 'out', ?, ?, ?, ?, ?)
-                    """, [.integer(contact.rawValue), .blob(id.bytes), .blob(content.encoded()),
-                          .integer(now), SQLValue(seq), SQLValue(keysFingerprint), .integer(position)])
+                    INSERT INTO messages (conversation_id, id, direction, content, created_at, seq, position)
+                    VALUES (?, ?, 'out', ?, ?, ?, ?)
+                    """, [.integer(conversation.rawValue), .blob(id.bytes), .blob(content.encoded()),
+                          .integer(now), SQLValue(seq), .integer(position)])
             }
             let row = MessageRowID(database.lastInsertRowID)
             try indexForSearch([(row.rawValue, content)])
-            try database.execute("INSERT INTO message_status (message_rowid, status) VALUES (?, ?)",
-                                 [.integer(row.rawValue), .text(MessageStatus.sending.rawValue)])
-            // Written by the user: asked for at its own place, below every row there now.
-            try database.execute("INSERT INTO outbox (message_rowid, next_attempt_at, asked_at_position) VALUES (?, ?, ?)",
-                                 [.integer(row.rawValue), .integer(now), .integer(position)])
-            try appendStatusLog(row, .sending, at: now)
+            for member in try currentMembers(conversation) {
+                try translatingConstraints(foreignKey: unknown) {
+                    try database.execute("INSERT INTO message_status (message_rowid, member_id, status, keys_fingerprint) VALUES (?, ?, ?, ?)",
+                                         [.integer(row.rawValue), .integer(member.rawValue), .text(MessageStatus.sending.rawValue),
+                                          SQLValue(keysFingerprints[member])])
+                }
+                // Written by the user: asked for at its own place, below every row there now.
+                try database.execute("""
+                    INSERT INTO outbox (message_rowid, member_id, next_attempt_at, asked_at_position) VALUES (?, ?, ?, ?)
+                    """, [.integer(row.rawValue), .integer(member.rawValue), .integer(now), .integer(position)])
+                try appendStatusLog(DeliveryKey(message: row, member: member), .sending, at: now)
+            }
             return row
         }
     }
@@ -49,73 +74,142 @@ extension StoreAccess {
         try insertIncoming(contact: contact, [IncomingMessage(id: id, content: content, sentAt: sentAt ?? now, seq: seq)], at: now).first?.row
     }
 
+    public func message(conversation: ConversationID, id: MessageID) throws -> StoredMessage? {
+        try database.queryOne("\(Self.messageSelect) WHERE m.conversation_id = ? AND m.id = ?",
+                              [.integer(conversation.rawValue), .blob(id.bytes)]).map { try withSummary(try Self.decodeMessage($0)) }
+    }
+
     public func message(contact: ContactID, id: MessageID) throws -> StoredMessage? {
-        try database.queryOne("\(Self.messageSelect) WHERE m.contact_id = ? AND m.id = ?",
-                              [.integer(contact.rawValue), .blob(id.bytes)]).map(Self.decodeMessage)
+        try message(conversation: contact.conversation, id: id)
     }
 
     public func message(_ row: MessageRowID) throws -> StoredMessage? {
         try database.queryOne("\(Self.messageSelect) WHERE m.rowid = ?",
-                              [.integer(row.rawValue)]).map(Self.decodeMessage)
+                              [.integer(row.rawValue)]).map { try withSummary(try Self.decodeMessage($0)) }
     }
 
     /// Outgoing messages written at or after `since`, oldest first (recovery looks at the
     /// last 72 hours).
-    public func outgoingMessages(contact: ContactID, since: Int64) throws -> [StoredMessage] {
-        try database.query("""
+    public func outgoingMessages(conversation: ConversationID, since: Int64) throws -> [StoredMessage] {
+        try withSummaries(try database.query("""
             \(Self.messageSelect)
-            WHERE m.contact_id = ? AND m.direction = 'out' AND m.created_at >= ? ORDER BY m.position
-            """, [.integer(contact.rawValue), .integer(since)]).map(Self.decodeMessage)
+            WHERE m.conversation_id = ? AND m.direction = 'out' AND m.created_at >= ? ORDER BY m.position
+            """, [.integer(conversation.rawValue), .integer(since)]).map(Self.decodeMessage))
     }
 
-    /// Marks every unread incoming message from `contact` as shown; returns their ids, for
-    /// the Read receipts.
-    public func markRead(contact: ContactID, at now: Int64) throws -> [MessageID] {
+    public func outgoingMessages(contact: ContactID, since: Int64) throws -> [StoredMessage] {
+        try outgoingMessages(conversation: contact.conversation, since: since)
+    }
+
+    /// Marks every unread incoming message in the conversation as shown; returns their ids,
+    /// for the Read receipts.
+    public func markRead(conversation: ConversationID, at now: Int64) throws -> [MessageID] {
         try atomically {
             try database.query("""
                 UPDATE messages SET read_at = ?
-                WHERE contact_id = ? AND direction = 'in' AND read_at IS NULL
+                WHERE conversation_id = ? AND direction = 'in' AND read_at IS NULL
                 RETURNING id
-                """, [.integer(now), .integer(contact.rawValue)]).map { try $0.messageID("id", table: "messages") }
+                """, [.integer(now), .integer(conversation.rawValue)]).map { try $0.messageID("id", table: "messages") }
         }
     }
 
-    public func unreadCount(contact: ContactID) throws -> Int {
-        try database.queryOne("""
-            SELECT count(*) FROM messages WHERE contact_id = ? AND direction = 'in' AND read_at IS NULL
-            """, [.integer(contact.rawValue)])?.int(at: 0) ?? 0
+    public func markRead(contact: ContactID, at now: Int64) throws -> [MessageID] {
+        try markRead(conversation: contact.conversation, at: now)
     }
 
-    /// How many messages to `contact` were sent again automatically since `since` (the
-    /// 50-in-24-hours limit).
+    public func unreadCount(conversation: ConversationID) throws -> Int {
+        try database.queryOne("""
+            SELECT count(*) FROM messages WHERE conversation_id = ? AND direction = 'in' AND read_at IS NULL
+            """, [.integer(conversation.rawValue)])?.int(at: 0) ?? 0
+    }
+
+    public func unreadCount(contact: ContactID) throws -> Int { try unreadCount(conversation: contact.conversation) }
+
+    /// How many deliveries to `contact` (in any conversation) were sent again automatically
+    /// since `since` (the 50-in-24-hours limit is the contact's).
     public func autoResentCount(contact: ContactID, since: Int64) throws -> Int {
-        try database.queryOne("SELECT count(*) FROM messages WHERE contact_id = ? AND auto_resent_at >= ?",
+        try database.queryOne("SELECT count(*) FROM message_status WHERE member_id = ? AND auto_resent_at >= ?",
                               [.integer(contact.rawValue), .integer(since)])?.int(at: 0) ?? 0
     }
 
     static func decodeMessage(_ row: Row) throws -> StoredMessage {
         var message = StoredMessage(
-            rowID: try row.messageRowID("rowid"), contact: try row.contactID("contact_id"),
+            rowID: try row.messageRowID("rowid"), contact: try row.contactID("conversation_id"),
             id: try row.messageID("id", table: "messages"),
             direction: try row.enumValue("direction", table: "messages", as: Direction.self),
-            content: try row.content("content", table: "messages").content, status: try row.status("status", table: "messages"),
+            content: try row.content("content", table: "messages").content, status: try row.status("status", table: "message_status"),
             isResent: try row.bool("resent"), autoResentAt: try row.optionalInt64("auto_resent_at"),
             createdAt: try row.int64("created_at"), receivedAt: try row.optionalInt64("received_at"),
             readAt: try row.optionalInt64("read_at"), seq: try row.optionalInt64("seq"),
             keysFingerprint: try row.optionalBlob("keys_fingerprint"), position: try row.int64("position"))
         message.expiresAt = try row.optionalInt64("expires_at")
+        message.author = try row.optionalInt64("author_id").map(ContactID.init)
         return message
+    }
+
+    /// A group's outgoing messages with what they show (`DeliverySummary` over their
+    /// deliveries); a direct conversation's read theirs with the row already.
+    func withSummaries(_ messages: [StoredMessage]) throws -> [StoredMessage] {
+        guard messages.contains(where: { $0.isOutgoing && $0.conversation.rawValue < 0 }) else { return messages }
+        return try messages.map(withSummary)
+    }
+
+    func withSummary(_ message: StoredMessage) throws -> StoredMessage {
+        guard message.isOutgoing, message.conversation.rawValue < 0 else { return message }
+        var shown = message
+        let all = try deliveries(message: message.rowID)
+        shown.status = Self.summary(of: all).shown
+        shown.isResent = all.contains(where: \.isResent)
+        shown.autoResentAt = all.compactMap(\.autoResentAt).max()
+        return shown
+    }
+}
+
+// MARK: deliveries
+
+extension StoreAccess {
+    /// The message's deliveries, one per member it was written to, by member.
+    public func deliveries(message: MessageRowID) throws -> [StoredDelivery] {
+        try database.query("""
+            SELECT s.member_id AS member_id, s.status AS status, s.resent AS resent, s.auto_resent_at AS auto_resent_at,
+                   s.keys_fingerprint AS keys_fingerprint, coalesce(c.state = 'current', 0) AS current
+            FROM message_status AS s JOIN messages AS m ON m.rowid = s.message_rowid
+            LEFT JOIN conversation_members AS c ON c.conversation_id = m.conversation_id AND c.contact_id = s.member_id
+            WHERE s.message_rowid = ? ORDER BY s.member_id
+            """, [.integer(message.rawValue)]).map { row in
+            guard let status = try row.status("status", table: "message_status") else {
+                throw StoreError.malformedValue(table: "message_status", column: "status", detail: "NULL")
+            }
+            return StoredDelivery(key: DeliveryKey(message: message, member: try row.contactID("member_id")), status: status,
+                                  isResent: try row.bool("resent"), autoResentAt: try row.optionalInt64("auto_resent_at"),
+                                  keysFingerprint: try row.optionalBlob("keys_fingerprint"), isCurrent: try row.bool("current"))
+        }
+    }
+
+    /// What the message shows from its deliveries and how many are at each status: over the
+    /// current members' (over every delivery when no member it went to is current any more).
+    public func deliverySummary(message: MessageRowID) throws -> DeliverySummary {
+        Self.summary(of: try deliveries(message: message))
+    }
+
+    static func summary(of deliveries: [StoredDelivery]) -> DeliverySummary {
+        let current = deliveries.filter(\.isCurrent)
+        return DeliverySummary((current.isEmpty ? deliveries : current).map(\.status))
     }
 }
 
 extension StoreAccess {
-    /// Ids of the messages received from `contact` above `position`, in position order, with
-    /// their positions (for a reader that follows a conversation as it grows).
-    public func incomingMessageIDs(contact: ContactID, after position: Int64) throws -> [(id: MessageID, position: Int64)] {
+    /// Ids of the messages received in the conversation above `position`, in position order,
+    /// with their positions (for a reader that follows a conversation as it grows).
+    public func incomingMessageIDs(conversation: ConversationID, after position: Int64) throws -> [(id: MessageID, position: Int64)] {
         try database.query("""
-            SELECT id, position FROM messages WHERE contact_id = ? AND direction = 'in' AND position > ? ORDER BY position
-            """, [.integer(contact.rawValue), .integer(position)]).map { row in
+            SELECT id, position FROM messages WHERE conversation_id = ? AND direction = 'in' AND position > ? ORDER BY position
+            """, [.integer(conversation.rawValue), .integer(position)]).map { row in
             (try row.messageID("id", table: "messages"), try row.int64("position"))
         }
+    }
+
+    public func incomingMessageIDs(contact: ContactID, after position: Int64) throws -> [(id: MessageID, position: Int64)] {
+        try incomingMessageIDs(conversation: contact.conversation, after: position)
     }
 }

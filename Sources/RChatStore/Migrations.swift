@@ -83,14 +83,23 @@ enum Migrations {
                 CHECK (timer_counter BETWEEN 0 AND 4611686018427387904);
             """),
         Migration(version: 14, sql: SchemaChunkRanges.sql, rebuildsTables: true, convert: SchemaChunkRanges.convert),
+        Migration(version: 15, sql: SchemaConversations.sql, rebuildsTables: true),
     ]
+
+    /// The reason a step failed, on one line.
+    private static func oneLine(_ error: Error) -> String {
+        let text = (error as? DatabaseError)?.message ?? String(describing: error)
+        return text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
 
     /// Marks the file as rChat's (`PRAGMA application_id`), so another program's SQLite
     /// file is refused instead of being migrated.
     static let applicationID: Int32 = 0x7243_6874  // "rCht"
 
-    /// Brings `db` from its `user_version` up to the last step.
-    static func apply(_ steps: [Migration], to db: Database) throws {
+    /// Brings `db` from its `user_version` up to the last step. A step that fails is undone
+    /// whole, and said in one line (`StoreError.migrationFailed`): the file stays at the last
+    /// whole version. An unreadable file is reported as such.
+    static func apply(_ steps: [Migration], to db: Database, path: String) throws {
         precondition(steps.enumerated().allSatisfy { $0.offset + 1 == $0.element.version },
                      "migration versions must be 1, 2, 3, … in order")
         let current = try db.userVersion
@@ -110,7 +119,9 @@ enum Migrations {
                 }
             } catch {
                 if step.rebuildsTables { try? db.execute("PRAGMA foreign_keys = ON") }
-                throw error
+                if let error = error as? DatabaseError, error.isUnreadableFile { throw error }
+                throw StoreError.migrationFailed(path: path, version: step.version, left: step.version - 1,
+                                                 reason: Self.oneLine(error))
             }
             if step.rebuildsTables { try db.execute("PRAGMA foreign_keys = ON") }
         }

@@ -14,15 +14,15 @@ extension StoreAccess {
                        limit: Int = SearchQuery.resultLimit) throws -> [SearchHit] {
         guard limit > 0 else { return [] }
         return try database.query("""
-            SELECT m.contact_id AS contact_id, m.id AS id, m.direction AS direction, m.created_at AS created_at,
+            SELECT m.conversation_id AS conversation_id, m.id AS id, m.direction AS direction, m.created_at AS created_at,
                    m.position AS position, snippet(message_search, 0, '', '', '…', 12) AS snippet
             FROM message_search
             JOIN messages AS m ON m.rowid = message_search.rowid
-            JOIN contacts AS c ON c.id = m.contact_id
-            WHERE message_search MATCH ?1 AND c.deleted = 0 AND (?2 IS NULL OR m.contact_id = ?2)
+            LEFT JOIN contacts AS c ON c.id = m.conversation_id
+            WHERE message_search MATCH ?1 AND coalesce(c.deleted, 0) = 0 AND (?2 IS NULL OR m.conversation_id = ?2)
             ORDER BY message_search.rowid DESC LIMIT ?3
             """, [.text(query.matchExpression), SQLValue(conversation?.rawValue), SQLValue(limit)]).map { row in
-            SearchHit(conversation: try row.contactID("contact_id").conversation, message: try row.messageID("id", table: "messages"),
+            SearchHit(conversation: ConversationID(try row.int64("conversation_id")), message: try row.messageID("id", table: "messages"),
                       direction: try row.enumValue("direction", table: "messages", as: Direction.self),
                       at: try row.int64("created_at"), snippet: Self.oneLine(try row.string("snippet")),
                       index: Int(try row.int64("position") - 1))

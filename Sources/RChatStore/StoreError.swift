@@ -12,6 +12,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case walUnavailable(path: String, journalMode: String)
     case contactNameTaken(String)
     case unknownContact(ContactID)
+    case unknownConversation(ConversationID)
+    /// A schema step could not be applied (a row the new schema refuses, a full disk): the
+    /// file stays at version `left`, as it was.
+    case migrationFailed(path: String, version: Int, left: Int, reason: String)
     case unknownMessage(MessageRowID)
     case duplicateMessage(MessageID)
     /// A stored value this code cannot read (a damaged or hand-edited file).
@@ -38,6 +42,11 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "a contact named \(name) already exists"
         case let .unknownContact(id):
             return "no such contact (\(id))"
+        case let .unknownConversation(id):
+            return "no such conversation (\(id))"
+        case let .migrationFailed(path, version, left, reason):
+            return "\(path): could not bring the data to schema version \(version), so it was left at version \(left), "
+                + "unchanged: \(reason)"
         case let .unknownMessage(id):
             return "no such message (\(id))"
         case let .duplicateMessage(id):

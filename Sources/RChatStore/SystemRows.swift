@@ -64,7 +64,10 @@ public enum SystemRowKind: Equatable, Hashable, Sendable {
 /// `SystemRow` read model.
 public struct StoredSystemRow: Equatable, Sendable {
     public let id: Int64
+    /// The conversation's id as a contact's (a direct conversation's contact).
     public let contact: ContactID
+    /// The member whose pairwise channel it is about (recovery rows); nil: the conversation.
+    public let member: ContactID?
     /// What it reports, for the engine.
     public let kind: SystemRowKind
     /// The row exactly as shown.
@@ -76,21 +79,37 @@ public struct StoredSystemRow: Equatable, Sendable {
 }
 
 extension StoreAccess {
-    static var systemRowColumns: String { "id, contact_id, kind, text, action, message_ids, created_at, position" }
+    static var systemRowColumns: String { "id, conversation_id, member_id, kind, text, action, message_ids, created_at, position" }
 
-    /// Adds a row at the end of the conversation.
+    /// Adds a row at the end of the conversation; `member`: the member whose channel it is
+    /// about (nil: the conversation's).
+    @discardableResult
+    public func addSystemRow(conversation: ConversationID, member: ContactID?, kind: SystemRowKind, text: String,
+                             action: SystemRow.Action?, messageIDs: [MessageID], at now: Int64) throws -> StoredSystemRow {
+        try addSystemRow(conversation, member: member, kind: kind, text: text, action: action, messageIDs: messageIDs, at: now,
+                         unknown: .unknownConversation(conversation))
+    }
+
+    /// A row of the contact's direct conversation, about them.
     @discardableResult
     public func addSystemRow(contact: ContactID, kind: SystemRowKind, text: String, action: SystemRow.Action?,
                              messageIDs: [MessageID], at now: Int64) throws -> StoredSystemRow {
+        try addSystemRow(contact.conversation, member: contact, kind: kind, text: text, action: action, messageIDs: messageIDs, at: now,
+                         unknown: .unknownContact(contact))
+    }
+
+    private func addSystemRow(_ conversation: ConversationID, member: ContactID?, kind: SystemRowKind, text: String,
+                              action: SystemRow.Action?, messageIDs: [MessageID], at now: Int64,
+                              unknown: StoreError) throws -> StoredSystemRow {
         try atomically {
-            let position = try nextPosition(contact: contact)
-            let rows = try translatingConstraints(foreignKey: .unknownContact(contact)) {
+            let position = try nextPosition(conversation)
+            let rows = try translatingConstraints(foreignKey: unknown) {
                 try database.query("""
-                    INSERT INTO system_rows (contact_id, kind, text, action, message_ids, created_at, position)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO system_rows (conversation_id, member_id, kind, text, action, message_ids, created_at, position)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     RETURNING \(Self.systemRowColumns)
-                    """, [.integer(contact.rawValue), .text(kind.stored), .text(text), SQLValue(action?.rawValue),
-                          .blob(messageIDs.flatMap(\.bytes)), .integer(now), .integer(position)])
+                    """, [.integer(conversation.rawValue), SQLValue(member?.rawValue), .text(kind.stored), .text(text),
+                          SQLValue(action?.rawValue), .blob(messageIDs.flatMap(\.bytes)), .integer(now), .integer(position)])
             }
             return try Self.decodeSystemRow(rows[0])
         }
@@ -99,7 +118,7 @@ extension StoreAccess {
     /// The position of the conversation's first row of `kind` added at `since` or later, if any.
     public func systemRowPosition(contact: ContactID, kind: SystemRowKind, since: Int64) throws -> Int64? {
         try database.queryOne("""
-            SELECT position FROM system_rows WHERE contact_id = ? AND kind = ? AND created_at >= ? ORDER BY position LIMIT 1
+            SELECT position FROM system_rows WHERE conversation_id = ? AND kind = ? AND created_at >= ? ORDER BY position LIMIT 1
             """, [.integer(contact.rawValue), .text(kind.stored), .integer(since)])?.int64("position")
     }
 
@@ -109,7 +128,7 @@ extension StoreAccess {
     /// restart: a could-not-read notice such a device signed may come when no link is up.
     public func newDeviceKeys(contact: ContactID, since: Int64) throws -> [[UInt8]] {
         try database.query("""
-            SELECT kind FROM system_rows WHERE contact_id = ? AND kind LIKE 'new-device %' AND created_at >= ?
+            SELECT kind FROM system_rows WHERE conversation_id = ? AND kind LIKE 'new-device %' AND created_at >= ?
             ORDER BY position DESC
             """, [.integer(contact.rawValue), .integer(since)]).compactMap { row -> [UInt8]? in
             guard case .newDevice(let key) = SystemRowKind(stored: try row.string("kind")) else { return nil }
@@ -122,7 +141,7 @@ extension StoreAccess {
     /// later: what was asked for before it waits (`SendPolicy`). nil: none.
     public func newDeviceRowPosition(contact: ContactID, since: Int64) throws -> Int64? {
         try database.queryOne("""
-            SELECT position FROM system_rows WHERE contact_id = ? AND kind LIKE 'new-device %' AND created_at >= ?
+            SELECT position FROM system_rows WHERE conversation_id = ? AND kind LIKE 'new-device %' AND created_at >= ?
             ORDER BY position DESC LIMIT 1
             """, [.integer(contact.rawValue), .integer(since)])?.int64("position")
     }
@@ -133,11 +152,9 @@ extension StoreAccess {
     /// same, and a later new device waits for it to be sent by hand again.
     public func removeNewDeviceRows(contact: ContactID) throws {
         try atomically {
-            try database.execute("DELETE FROM system_rows WHERE contact_id = ? AND kind LIKE 'new-device %'", [.integer(contact.rawValue)])
-            try database.execute("""
-                UPDATE outbox SET asked_at_position = NULL
-                WHERE message_rowid IN (SELECT rowid FROM messages WHERE contact_id = ?)
-                """, [.integer(contact.rawValue)])
+            try database.execute("DELETE FROM system_rows WHERE conversation_id = ? AND kind LIKE 'new-device %'", [.integer(contact.rawValue)])
+            // What waits to go through their channel, in every conversation.
+            try database.execute("UPDATE outbox SET asked_at_position = NULL WHERE member_id = ?", [.integer(contact.rawValue)])
         }
     }
 
@@ -152,9 +169,13 @@ extension StoreAccess {
     }
 
     /// Every message id a row of this conversation offers Resend for.
+    public func idsOfferedForResend(conversation: ConversationID) throws -> [MessageID] {
+        try database.query("SELECT message_ids FROM system_rows WHERE conversation_id = ? AND action = 'resend'",
+                           [.integer(conversation.rawValue)]).flatMap { try $0.messageIDs("message_ids", table: "system_rows") }
+    }
+
     public func idsOfferedForResend(contact: ContactID) throws -> [MessageID] {
-        try database.query("SELECT message_ids FROM system_rows WHERE contact_id = ? AND action = 'resend'",
-                           [.integer(contact.rawValue)]).flatMap { try $0.messageIDs("message_ids", table: "system_rows") }
+        try idsOfferedForResend(conversation: contact.conversation)
     }
 
     /// Withdraws Resend from this conversation's rows about any of `touched` once nothing
@@ -163,17 +184,20 @@ extension StoreAccess {
     /// keeps its text. Called where those statuses change (Resend, receipts), in the same
     /// transaction, so every reader of `action` (the view, `rchat list`, `rchat resend`)
     /// sees the same; the UPDATE is a compare-and-set on the offer.
-    func withdrawSettledResendOffers(contact: ContactID, touched: [MessageID]) throws {
+    func withdrawSettledResendOffers(conversation: ConversationID, touched: [MessageID]) throws {
         guard !touched.isEmpty else { return }
-        let offers = try database.query("SELECT id, message_ids, created_at FROM system_rows WHERE contact_id = ? AND action = ?",
-                                        [.integer(contact.rawValue), .text(SystemRow.Action.resend.rawValue)])
+        let offers = try database.query("""
+            SELECT id, member_id, message_ids, created_at FROM system_rows WHERE conversation_id = ? AND action = ?
+            """, [.integer(conversation.rawValue), .text(SystemRow.Action.resend.rawValue)])
         guard !offers.isEmpty else { return }
         let touched = Set(touched)
         for offer in offers {
             let ids = try offer.messageIDs("message_ids", table: "system_rows")
             guard ids.contains(where: touched.contains) else { continue }
             let since = try offer.int64("created_at")
-            guard try ids.allSatisfy({ try !owesResend(contact: contact, id: $0, rowAddedAt: since) }) else { continue }
+            let member = try offer.optionalInt64("member_id").map(ContactID.init)
+            guard try ids.allSatisfy({ try !owesResend(conversation: conversation, member: member, id: $0, rowAddedAt: since) })
+            else { continue }
             try database.execute("UPDATE system_rows SET action = NULL WHERE id = ? AND action = ?",
                                  [.integer(try offer.int64("id")), .text(SystemRow.Action.resend.rawValue)])
         }
@@ -182,22 +206,26 @@ extension StoreAccess {
     /// Whether a row added at `rowAddedAt` still owes `id` a Resend: the message is neither
     /// Delivered/Read nor resent since (a Sending in its timeline after its first one, at or
     /// after the row's time, and Sending or Sent now — a later "not delivered" owes it
-    /// again). A message no longer stored is owed nothing.
-    private func owesResend(contact: ContactID, id: MessageID, rowAddedAt: Int64) throws -> Bool {
+    /// again). A message no longer stored is owed nothing. Per delivery: the one to the
+    /// row's member (nil: to any member).
+    private func owesResend(conversation: ConversationID, member: ContactID?, id: MessageID, rowAddedAt: Int64) throws -> Bool {
         try database.queryOne("""
             SELECT 1 AS owed FROM messages AS m JOIN message_status AS s ON s.message_rowid = m.rowid
-            WHERE m.contact_id = ?1 AND m.id = ?2 AND s.status NOT IN (?3, ?4)
+            WHERE m.conversation_id = ?1 AND m.id = ?2 AND (?8 IS NULL OR s.member_id = ?8) AND s.status NOT IN (?3, ?4)
               AND NOT (s.status IN (?5, ?6) AND EXISTS (
-                  SELECT 1 FROM status_log AS l WHERE l.message_rowid = m.rowid AND l.status = ?5 AND l.at >= ?7
-                    AND l.rowid > (SELECT min(rowid) FROM status_log WHERE message_rowid = m.rowid)))
-            """, [.integer(contact.rawValue), .blob(id.bytes), .text(MessageStatus.delivered.rawValue), .text(MessageStatus.read.rawValue),
-                  .text(MessageStatus.sending.rawValue), .text(MessageStatus.sent.rawValue), .integer(rowAddedAt)]) != nil
+                  SELECT 1 FROM status_log AS l WHERE l.message_rowid = m.rowid AND l.member_id = s.member_id AND l.status = ?5 AND l.at >= ?7
+                    AND l.rowid > (SELECT min(rowid) FROM status_log WHERE message_rowid = m.rowid AND member_id = s.member_id)))
+            LIMIT 1
+            """, [.integer(conversation.rawValue), .blob(id.bytes), .text(MessageStatus.delivered.rawValue), .text(MessageStatus.read.rawValue),
+                  .text(MessageStatus.sending.rawValue), .text(MessageStatus.sent.rawValue), .integer(rowAddedAt),
+                  SQLValue(member?.rawValue)]) != nil
     }
 
     static func decodeSystemRow(_ row: Row) throws -> StoredSystemRow {
         let action = try row.optionalString("action")
         let kind = SystemRowKind(stored: try row.string("kind"))
-        return StoredSystemRow(id: try row.int64("id"), contact: try row.contactID("contact_id"),
+        return StoredSystemRow(id: try row.int64("id"), contact: try row.contactID("conversation_id"),
+                         member: try row.optionalInt64("member_id").map(ContactID.init),
                          kind: kind, text: try row.string("text"),
                          action: try action.map { text in
                              guard let action = SystemRow.Action(rawValue: text) else {

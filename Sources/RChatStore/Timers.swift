@@ -3,6 +3,7 @@ import RChatSQL
 
 /// A message deleted because its timer ran out: what else must go with it, outside the store.
 public struct ExpiredMessage: Equatable, Sendable {
+    /// The conversation's id as a contact's (a direct conversation's contact).
     public let contact: ContactID
     public let id: MessageID
     /// Attachment files (relative to the home): the sent copy, the received file, partial files.
@@ -13,20 +14,29 @@ public struct ExpiredMessage: Equatable, Sendable {
 
 extension StoreAccess {
     /// The conversation's timer and the change that set it (nil: never set).
+    public func conversationTimer(_ conversation: ConversationID) throws -> (timer: DisappearingTimer, setBy: TimerPolicy.Change?) {
+        try conversationTimer(conversation, unknown: .unknownConversation(conversation))
+    }
+
     public func conversationTimer(contact: ContactID) throws -> (timer: DisappearingTimer, setBy: TimerPolicy.Change?) {
-        guard let row = try database.queryOne("SELECT timer_seconds, timer_set_by, timer_counter FROM contacts WHERE id = ?",
-                                              [.integer(contact.rawValue)]) else { throw StoreError.unknownContact(contact) }
+        try conversationTimer(contact.conversation, unknown: .unknownContact(contact))
+    }
+
+    private func conversationTimer(_ conversation: ConversationID,
+                                   unknown: StoreError) throws -> (timer: DisappearingTimer, setBy: TimerPolicy.Change?) {
+        guard let row = try database.queryOne("SELECT timer_seconds, timer_set_by, timer_counter FROM conversations WHERE id = ?",
+                                              [.integer(conversation.rawValue)]) else { throw unknown }
         let seconds = try row.int64("timer_seconds")
         guard let timer = DisappearingTimer(rawValue: UInt32(clamping: seconds)), seconds >= 0 else {
-            throw StoreError.malformedValue(table: "contacts", column: "timer_seconds", detail: "\(seconds) is not a timer")
+            throw StoreError.malformedValue(table: "conversations", column: "timer_seconds", detail: "\(seconds) is not a timer")
         }
         let counter = try row.int64("timer_counter")
         guard counter >= 0, UInt64(counter) <= TimerPolicy.maximumCounter else {
-            throw StoreError.malformedValue(table: "contacts", column: "timer_counter", detail: "\(counter) is not a counter")
+            throw StoreError.malformedValue(table: "conversations", column: "timer_counter", detail: "\(counter) is not a counter")
         }
         let by = try row.optionalBlob("timer_set_by").map { bytes throws in
             guard let id = MessageID(bytes: bytes) else {
-                throw StoreError.malformedValue(table: "contacts", column: "timer_set_by", detail: "not a 16-byte id")
+                throw StoreError.malformedValue(table: "conversations", column: "timer_set_by", detail: "not a 16-byte id")
             }
             return TimerPolicy.Change(counter: UInt64(counter), id: id)
         }
@@ -36,13 +46,23 @@ extension StoreAccess {
     /// Applies timer change `change`, if it replaces the one in force
     /// (`TimerPolicy.replaces`); returns whether it did.
     @discardableResult
+    public func applyTimer(_ timer: DisappearingTimer, setBy change: TimerPolicy.Change, conversation: ConversationID) throws -> Bool {
+        try applyTimer(timer, setBy: change, conversation, unknown: .unknownConversation(conversation))
+    }
+
+    @discardableResult
     public func applyTimer(_ timer: DisappearingTimer, setBy change: TimerPolicy.Change, contact: ContactID) throws -> Bool {
+        try applyTimer(timer, setBy: change, contact.conversation, unknown: .unknownContact(contact))
+    }
+
+    private func applyTimer(_ timer: DisappearingTimer, setBy change: TimerPolicy.Change, _ conversation: ConversationID,
+                            unknown: StoreError) throws -> Bool {
         try atomically {
-            let current = try conversationTimer(contact: contact)
+            let current = try conversationTimer(conversation, unknown: unknown)
             guard TimerPolicy.replaces(change, current.setBy) else { return false }
-            try database.execute("UPDATE contacts SET timer_seconds = ?, timer_set_by = ?, timer_counter = ? WHERE id = ?",
+            try database.execute("UPDATE conversations SET timer_seconds = ?, timer_set_by = ?, timer_counter = ? WHERE id = ?",
                                  [.integer(Int64(timer.rawValue)), .blob(change.id.bytes), .integer(Int64(change.counter)),
-                                  .integer(contact.rawValue)])
+                                  .integer(conversation.rawValue)])
             return true
         }
     }
@@ -57,7 +77,7 @@ extension StoreAccess {
         guard timer != .off else { return }
         try BatchSQL.forEachList(ids) { part in
             try database.execute("""
-                UPDATE messages SET expires_after = ? WHERE contact_id = ? AND id IN \(BatchSQL.inList)
+                UPDATE messages SET expires_after = ? WHERE conversation_id = ? AND id IN \(BatchSQL.inList)
                 """, [.integer(Int64(timer.rawValue)), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
         }
     }
@@ -76,28 +96,33 @@ extension StoreAccess {
         try BatchSQL.forEachList(ids) { part in
             try database.execute("""
                 UPDATE messages SET expires_at = ? + expires_after
-                WHERE expires_after IS NOT NULL AND expires_at IS NULL AND contact_id = ? AND id IN \(BatchSQL.inList)
+                WHERE expires_after IS NOT NULL AND expires_at IS NULL AND conversation_id = ? AND id IN \(BatchSQL.inList)
                 """, [.integer(now), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
         }
     }
 
-    /// Of `ids`, those of `contact`'s messages deleted when their time ran out.
-    public func expiredIDs(contact: ContactID, among ids: [MessageID]) throws -> Set<MessageID> {
-        guard try database.queryOne("SELECT 1 FROM expired_messages WHERE contact_id = ? LIMIT 1", [.integer(contact.rawValue)]) != nil
+    /// Of `ids`, those of the conversation's messages deleted when their time ran out.
+    public func expiredIDs(conversation: ConversationID, among ids: [MessageID]) throws -> Set<MessageID> {
+        guard try database.queryOne("SELECT 1 FROM expired_messages WHERE conversation_id = ? LIMIT 1",
+                                    [.integer(conversation.rawValue)]) != nil
         else { return [] }
         var out = Set<MessageID>()
         try BatchSQL.forEachList(ids) { part in
-            for row in try database.query("SELECT id FROM expired_messages WHERE contact_id = ? AND id IN \(BatchSQL.inList)",
-                                          [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })) {
+            for row in try database.query("SELECT id FROM expired_messages WHERE conversation_id = ? AND id IN \(BatchSQL.inList)",
+                                          [.integer(conversation.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })) {
                 out.insert(try row.messageID("id", table: "expired_messages"))
             }
         }
         return out
     }
 
+    public func expiredIDs(contact: ContactID, among ids: [MessageID]) throws -> Set<MessageID> {
+        try expiredIDs(conversation: contact.conversation, among: ids)
+    }
+
     /// A message's deletion time, if its clock started.
     public func expiresAt(contact: ContactID, id: MessageID) throws -> Int64? {
-        try database.queryOne("SELECT expires_at FROM messages WHERE contact_id = ? AND id = ?",
+        try database.queryOne("SELECT expires_at FROM messages WHERE conversation_id = ? AND id = ?",
                               [.integer(contact.rawValue), .blob(id.bytes)])?.optionalInt64("expires_at")
     }
 
@@ -107,7 +132,7 @@ extension StoreAccess {
     public func deleteExpired(at now: Int64, limit: Int = 1000) throws -> [ExpiredMessage] {
         try atomically {
             let rows = try database.query("""
-                SELECT m.rowid, m.contact_id, m.id, m.direction AS message_direction, m.position, m.read_owed,
+                SELECT m.rowid, m.conversation_id, m.author_id, m.id, m.direction AS message_direction, m.position, m.read_owed,
                        a.file, a.work_file, a.direction
                 FROM messages m LEFT JOIN attachments a ON a.message_rowid = m.rowid
                 WHERE m.expires_at IS NOT NULL AND m.expires_at <= ? ORDER BY m.expires_at LIMIT ?
@@ -124,10 +149,11 @@ extension StoreAccess {
                 try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
                 let incoming = try row.string("message_direction") == Direction.incoming.rawValue
                 try database.execute("""
-                    INSERT OR IGNORE INTO expired_messages (contact_id, id, position, incoming, read_owed) VALUES (?, ?, ?, ?, ?)
-                    """, [.integer(try row.int64("contact_id")), .blob(try row.blob("id")), .integer(try row.int64("position")),
-                          SQLValue(incoming), .integer(incoming ? try row.int64("read_owed") : 0)])
-                expired.append(ExpiredMessage(contact: ContactID(try row.int64("contact_id")), id: try row.messageID("id", table: "messages"),
+                    INSERT OR IGNORE INTO expired_messages (conversation_id, author_id, id, position, incoming, read_owed)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """, [.integer(try row.int64("conversation_id")), SQLValue(try row.optionalInt64("author_id")), .blob(try row.blob("id")),
+                          .integer(try row.int64("position")), SQLValue(incoming), .integer(incoming ? try row.int64("read_owed") : 0)])
+                expired.append(ExpiredMessage(contact: ContactID(try row.int64("conversation_id")), id: try row.messageID("id", table: "messages"),
                                               files: files, notifications: notifications))
             }
             return expired

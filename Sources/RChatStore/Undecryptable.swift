@@ -2,7 +2,8 @@ import RChatCore
 import RChatSQL
 
 /// A message id that arrived but could not be read here (lost state), kept until the
-/// sender has been told and, ideally, the message arrives again readable.
+/// sender has been told. Kept with the contact (its pairwise channel), not a conversation:
+/// what could not be read does not say which conversation it was for and, ideally, the message arrives again readable.
 public struct UndecryptableMessage: Equatable, Sendable {
     public let contact: ContactID
     public let id: MessageID
@@ -22,7 +23,7 @@ extension StoreAccess {
             // copy of it is a replay (a relay handing over again what it sent before).
             try database.execute("""
                 INSERT INTO undecryptable (contact_id, id, received_at, session)
-                SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM messages WHERE contact_id = ?1 AND id = ?2)
+                SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND id = ?2)
                 ON CONFLICT (contact_id, id) DO UPDATE SET notified = 0, session = excluded.session, received_at = excluded.received_at
                 WHERE excluded.session IS NOT NULL AND session IS NOT excluded.session
                 """, [.integer(contact.rawValue), .blob(id.bytes), .integer(now), SQLValue(session)])

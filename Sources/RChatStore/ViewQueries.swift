@@ -14,7 +14,7 @@ extension StoreAccess {
             for id in ids {
                 let rows = try database.query("""
                     UPDATE messages SET read_at = ?
-                    WHERE contact_id = ? AND id = ? AND direction = 'in' AND read_at IS NULL
+                    WHERE conversation_id = ? AND id = ? AND direction = 'in' AND read_at IS NULL
                     RETURNING id
                     """, [.integer(now), .integer(conversation.rawValue), .blob(id.bytes)])
                 if !rows.isEmpty { marked.append(id) }
@@ -27,8 +27,8 @@ extension StoreAccess {
     /// One index probe per table.
     public func lastActivity(conversation: ConversationID) throws -> Int64 {
         try database.queryOne("""
-            SELECT max(coalesce((SELECT created_at FROM messages WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0),
-                       coalesce((SELECT created_at FROM system_rows WHERE contact_id = ?1 ORDER BY position DESC LIMIT 1), 0))
+            SELECT max(coalesce((SELECT created_at FROM messages WHERE conversation_id = ?1 ORDER BY position DESC LIMIT 1), 0),
+                       coalesce((SELECT created_at FROM system_rows WHERE conversation_id = ?1 ORDER BY position DESC LIMIT 1), 0))
             """, [.integer(conversation.rawValue)])?.int64(at: 0) ?? 0
     }
 
@@ -38,6 +38,6 @@ extension StoreAccess {
     /// probes instead of `conversationCount`'s walk over the whole history (the view asks
     /// for it on opening and on every new item).
     public func conversationLength(conversation: ConversationID) throws -> Int {
-        Int(try nextPosition(contact: ContactID(conversation)) - 1)
+        Int(try nextPosition(conversation) - 1)
     }
 }

@@ -359,12 +359,12 @@ struct EngineBenchmark {
         (try? db.queryOne("SELECT count(*) FROM messages WHERE direction = 'in'")?.int(at: 0)) ?? -1
     }
 
-    /// Whether Bob still owes a receipt: read off the contacts rows and the partial index of
+    /// Whether Bob still owes a receipt: read off the receipt marks and the partial index of
     /// owed Read receipts, so that polling it every half millisecond takes next to nothing from
     /// the engines it watches (counting the owed messages did: a scan of every message).
     private func owesReceipts(_ db: Database) -> Bool {
         (try? db.queryOne("""
-            SELECT EXISTS (SELECT 1 FROM contacts WHERE delivered_receipted_through < last_incoming_position)
+            SELECT EXISTS (SELECT 1 FROM conversation_members WHERE delivered_receipted_through < last_incoming_position)
                 OR EXISTS (SELECT 1 FROM messages WHERE read_owed = 1)
             """)?.int(at: 0)) != 0
     }

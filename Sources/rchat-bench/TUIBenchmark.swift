@@ -103,14 +103,16 @@ struct TUIBenchmark {
                     let outgoing = n % 2 == 1
                     let at = start + Int64(n) * 30
                     try tx.database.execute("""
-                        INSERT INTO messages (contact_id, id, direction, content, created_at, received_at, read_at, position)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        """, [.integer(contact.id.rawValue), .blob(id), .text(outgoing ? "out" : "in"),
+                        INSERT INTO messages (conversation_id, author_id, id, direction, content, created_at, received_at, read_at, position)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """, [.integer(contact.id.rawValue), outgoing ? .null : .integer(contact.id.rawValue), .blob(id),
+                              .text(outgoing ? "out" : "in"),
                               .blob(MessageContent.text(Self.text(n)).encoded()),
                               .integer(at), outgoing ? .null : .integer(at), outgoing ? .null : .integer(at), .integer(Int64(n + 1))])
                     if outgoing {
-                        try tx.database.execute("INSERT INTO message_status (message_rowid, status) VALUES (?, ?)",
-                                                [.integer(tx.database.lastInsertRowID), .text(MessageStatus.read.rawValue)])
+                        try tx.database.execute("INSERT INTO message_status (message_rowid, member_id, status) VALUES (?, ?, ?)",
+                                                [.integer(tx.database.lastInsertRowID), .integer(contact.id.rawValue),
+                                                 .text(MessageStatus.read.rawValue)])
                     }
                 }
             }

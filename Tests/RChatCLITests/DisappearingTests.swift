@@ -209,7 +209,7 @@ final class DisappearingTests: EngineTestCase {
         // A contact that sent the greatest counter there can be: a change here cannot come
         // after it, so it is refused in one line, with nothing stored and nothing reported.
         let db = try Database(path: world.box.path("alice-home") + "/rchat.db", fileMode: 0o600)
-        try db.execute("UPDATE contacts SET timer_seconds = 0, timer_counter = 4611686018427387904")
+        try db.execute("UPDATE conversations SET timer_seconds = 0, timer_counter = 4611686018427387904")
         db.close()
         let before = try world.list("alice", "Sam")
         XCTAssertFailsCleanly(try world.box.rchat("alice", ["timer", "Sam", "8h"]), status: 1, mentions: "cannot be changed")

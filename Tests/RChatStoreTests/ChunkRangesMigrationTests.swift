@@ -19,8 +19,10 @@ final class ChunkRangesMigrationTests: XCTestCase {
 
     override func tearDown() { try? FileManager.default.removeItem(at: home) }
 
+    /// As the code of that schema stored it (its messages had `contact_id`).
     func message(_ store: Store, _ contact: ContactID, _ n: UInt64) throws -> MessageRowID {
-        try XCTUnwrap(try store.insertIncoming(contact: contact, id: MessageID(high: 7, low: n), content: .text("file \(n)"), at: 1_000 + Int64(n)))
+        try StoreTestCase.insertAsBefore(store.database, contact: contact, id: MessageID(high: 7, low: n), .incoming, .text("file \(n)"),
+                                         at: 1_000 + Int64(n), position: Int64(n))
     }
 
     func testBitmapsBecomeRanges() throws {

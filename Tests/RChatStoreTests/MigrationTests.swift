@@ -112,12 +112,16 @@ final class MigrationTests: XCTestCase {
         let empty = try incoming("", contact: sam, read: false)
 
         // Receipts: Delivered settled through the read reply; a Read receipt owed for it.
-        try old.settleDeliveredReceipts(contact: sam, through: expected.messages[read]!.position)
+        try old.database.execute("UPDATE contacts SET delivered_receipted_through = ? WHERE id = ?",
+                                 [.integer(expected.messages[read]!.position), .integer(sam.rawValue)])
         // As the rChat of that schema owed it (today's store also looks at attachments).
         try old.database.execute("UPDATE messages SET read_owed = 1 WHERE contact_id = ? AND id = ?", [.integer(sam.rawValue), .blob(read.bytes)])
         let unreadRow = MessageRowID(try XCTUnwrap(old.database.queryOne("SELECT rowid FROM messages WHERE id = ?", [.blob(unread.bytes)])).int64(at: 0))
-        _ = try old.recordAlert(contact: sam, message: unreadRow, kind: "message", title: "Sam", text: "unread", at: 2_800)
-        _ = try old.recordUndecryptable(contact: alex, id: MessageID(high: 1, low: 2), at: 2_850)
+        try old.database.execute("""
+            INSERT INTO alerts (contact_id, message_rowid, kind, title, text, created_at) VALUES (?, ?, 'message', 'Sam', 'unread', 2800)
+            """, [.integer(sam.rawValue), .integer(unreadRow.rawValue)])
+        try old.database.execute("INSERT INTO undecryptable (contact_id, id, received_at) VALUES (?, ?, 2850)",
+                                 [.integer(alex.rawValue), .blob(MessageID(high: 1, low: 2).bytes)])
         _ = (other, empty)
         return (expected, sam, alex)
     }
@@ -215,14 +219,16 @@ final class MigrationTests: XCTestCase {
         let sam = try store.addContact(StoreTestCase.newContact("Sam"), at: 1).id
         for bad: [UInt8] in [[], [0], [4, 1], [1] + [UInt8](repeating: 0x61, count: MessageContent.maximumTextBytes + 1)] {
             XCTAssertThrowsError(try store.database.execute("""
-                INSERT INTO messages (contact_id, id, direction, content, created_at, position) VALUES (?, ?, 'in', ?, 1, 1)
+                INSERT INTO messages (conversation_id, author_id, id, direction, content, created_at, position) VALUES (?1, ?1, ?2, 'in', ?3, 1, 1)
                 """, [.integer(sam.rawValue), .blob(MessageID.random().bytes), .blob(bad)]), "\(bad.prefix(4))")
         }
         XCTAssertThrowsError(try store.database.execute("""
-            INSERT INTO messages (contact_id, id, direction, content, created_at, position) VALUES (?, ?, 'in', 'hello', 1, 1)
+            INSERT INTO messages (conversation_id, author_id, id, direction, content, created_at, position) VALUES (?1, ?1, ?2, 'in', 'hello', 1, 1)
             """, [.integer(sam.rawValue), .blob(MessageID.random().bytes)]), "text in place of a blob (STRICT)")
         // A row that passes the table's checks but not the layout is reported with its cause.
-        try store.database.execute("INSERT INTO messages (contact_id, id, direction, content, created_at, position) VALUES (?, ?, 'in', ?, 1, 1)",
+        try store.database.execute("""
+            INSERT INTO messages (conversation_id, author_id, id, direction, content, created_at, position) VALUES (?1, ?1, ?2, 'in', ?3, 1, 1)
+            """,
                                    [.integer(sam.rawValue), .blob(MessageID(high: 0, low: 9).bytes), .blob([2, 9])])
         XCTAssertThrowsError(try store.message(contact: sam, id: MessageID(high: 0, low: 9))) { error in
             XCTAssertEqual(error as? StoreError, .malformedContent(table: "messages", column: "content", .unknownAttachmentKind(9)))

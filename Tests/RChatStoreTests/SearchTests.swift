@@ -113,7 +113,7 @@ final class SearchTests: StoreTestCase {
         XCTAssertEqual(try search("friday").count, 1)
         try assertIndexMatchesMessages()
         // And a whole conversation's worth.
-        try store.database.execute("DELETE FROM messages WHERE contact_id = ?", [.integer(sam.rawValue)])
+        try store.database.execute("DELETE FROM messages WHERE conversation_id = ?", [.integer(sam.rawValue)])
         XCTAssertEqual(try indexed("friday"), 0)
         XCTAssertEqual(try XCTUnwrap(store.database.queryOne("SELECT count(*) FROM message_search")).int64(at: 0), 0)
     }

@@ -63,7 +63,7 @@ final class StoredDraftTests: StoreTestCase {
         for (text, cursor) in [(SQLValue.text(""), SQLValue.integer(0)), (.text("x"), .integer(-1)),
                                (.blob([0x78]), .integer(0)), (.text("x"), .text("one"))] {
             XCTAssertThrowsError(try store.database.execute(
-                "INSERT INTO drafts (contact_id, text, cursor, updated_at) VALUES (?, ?, ?, 1)",
+                "INSERT INTO drafts (conversation_id, text, cursor, updated_at) VALUES (?, ?, ?, 1)",
                 [.integer(sam.rawValue), text, cursor]), "\(text) \(cursor)")
         }
         XCTAssertEqual(try count("drafts"), 0)
@@ -71,7 +71,7 @@ final class StoredDraftTests: StoreTestCase {
 
     func testACursorPastTheEndIsClampedOnTheWayIn() throws {
         XCTAssertNil(Draft(text: "", cursor: 0), "an empty composer has no draft")
-        try store.database.execute("INSERT INTO drafts (contact_id, text, cursor, updated_at) VALUES (?, 'abc', 99, 1)",
+        try store.database.execute("INSERT INTO drafts (conversation_id, text, cursor, updated_at) VALUES (?, 'abc', 99, 1)",
                                    [.integer(sam.rawValue)])
         XCTAssertEqual(try store.draft(contact: sam), Draft(text: "abc", cursor: 3))
     }

@@ -1,6 +1,10 @@
 /// What to do about one message a contact's phone reported it could not read (README,
 /// "When a contact loses their state"). Pure: the engine
-/// gathers the facts, this decides.
+/// gathers the facts, this decides. It decides per delivery: the facts are those of the
+/// message's delivery to that contact (its status, whether it went to them again
+/// automatically, their keys when it was sent: the store's `StoredDelivery`), and the daily
+/// limit counts that contact's automatic resends; another member's copy of the same message
+/// has facts of its own.
 public enum ResendPolicy {
     public static let window: Int64 = 72 * 3600
     public static let dailyLimit = 50
