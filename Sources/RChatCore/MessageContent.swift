@@ -17,10 +17,19 @@
 ///         u64       the change's counter (`TimerPolicy.Change`), 1 … 2^62; absent: 0
 ///                   (an rChat before counters; counter 0 is always written this way)
 ///
-/// Decoding refuses an unknown kind, a field cut short, a length over its bound, text or a
-/// name that is not UTF-8, and any byte after the last field, with the cause
-/// (`MessageContentError`). The store keeps these bytes as they are written and arrive,
-/// so a value is encoded once and never again.
+///     u8 kind = 0   an envelope of a kind this version does not know, as it came
+///         u8        its envelope kind (13 … 127: an item, `EnvelopeKind.isNewerItem`)
+///         ..        its body, to the end
+///
+/// What a later version writes and this one does not know — a content kind other than
+/// 1 … 3, an attachment kind other than 1 … 3, a control kind other than 1, a timer that is
+/// not one of `DisappearingTimer` — decodes as `.newer`, keeping every byte: the store
+/// keeps it whole, the conversation shows `newerText`, and a later version reads it from
+/// what was stored. Decoding refuses (with the cause, `MessageContentError`) only what no
+/// version writes: nothing at all, more than `maximumEncodedBytes`, and for the kinds this
+/// version knows a field cut short, a length over its bound, text or a name that is not
+/// UTF-8, or any byte after the last field. The store keeps these bytes as they are
+/// written and arrive, so a value is encoded once and never again.
 ///
 /// Only text is sent by this version. An attachment or control item that arrives is kept as
 /// it came and shown as a one-line row saying what this version cannot do with it
@@ -29,6 +38,11 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     case text(String)
     case attachment(Attachment)
     case control(ControlItem)
+    /// Something a later rChat wrote that this version cannot show, kept byte for byte.
+    case newer(NewerItem)
+
+    /// The line a conversation shows for what needs a later version.
+    public static let newerText = "This message needs a newer rChat to be shown."
 
     public var isAttachment: Bool {
         if case .attachment = self { return true }
@@ -41,7 +55,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     public static let maximumEncodedBytes = 1 + maximumTextBytes
 
     enum Kind: UInt8 {
-        case text = 1, attachment = 2, control = 3
+        case newerEnvelope = 0, text = 1, attachment = 2, control = 3
     }
 
     public func encoded() -> [UInt8] {
@@ -72,23 +86,38 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             precondition(counter <= TimerPolicy.maximumCounter, "a timer change's counter is at most 2^62")
             if counter > 0 { w.u64(counter) }
             return w.bytes
+        case .newer(.content(let bytes)):
+            return bytes
+        case .newer(.envelope(let kind, let body)):
+            return [Kind.newerEnvelope.rawValue, kind] + body
         }
     }
 
     /// Reads what `encoded()` wrote; anything else is refused with its cause.
     public init(decoding bytes: [UInt8]) throws(MessageContentError) {
         guard let first = bytes.first else { throw .truncated(field: "kind") }
-        guard let kind = Kind(rawValue: first) else { throw .unknownKind(first) }
+        guard bytes.count <= Self.maximumEncodedBytes else {
+            throw .tooLong(field: "content", bytes: bytes.count, maximum: Self.maximumEncodedBytes)
+        }
+        guard let kind = Kind(rawValue: first) else {
+            self = .newer(.content(bytes))
+            return
+        }
         var r = ContentReader(bytes: bytes, offset: 1)
         switch kind {
+        case .newerEnvelope:
+            let envelopeKind = try r.u8("envelope kind")
+            guard NewerItem.isEnvelopeKind(envelopeKind) else { throw .notNewer(envelopeKind: envelopeKind) }
+            self = .newer(.envelope(kind: envelopeKind, body: Array(bytes[2...])))
         case .text:
-            let count = bytes.count - 1
-            guard count <= Self.maximumTextBytes else { throw .tooLong(field: "text", bytes: count, maximum: Self.maximumTextBytes) }
             guard let text = String(validating: bytes[1...], as: UTF8.self) else { throw .notUTF8(field: "text") }
             self = .text(text)
         case .attachment:
             let rawKind = try r.u8("attachment kind")
-            guard let attachmentKind = AttachmentKind(rawValue: rawKind) else { throw .unknownAttachmentKind(rawKind) }
+            guard let attachmentKind = AttachmentKind(rawValue: rawKind) else {
+                self = .newer(.content(bytes))
+                return
+            }
             let nameBytes = Int(try r.u8("name length"))
             guard nameBytes > 0 else { throw .empty(field: "name") }
             guard let name = String(validating: try r.bytes(nameBytes, "name"), as: UTF8.self) else { throw .notUTF8(field: "name") }
@@ -100,11 +129,17 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             self = .attachment(Attachment(kind: attachmentKind, name: name, size: size, contentHash: hash, key: key))
         case .control:
             let rawKind = try r.u8("control kind")
-            guard let controlKind = ControlItem.Kind(rawValue: rawKind) else { throw .unknownControlKind(rawKind) }
+            guard let controlKind = ControlItem.Kind(rawValue: rawKind) else {
+                self = .newer(.content(bytes))
+                return
+            }
             switch controlKind {
             case .timerChanged:
                 let seconds = try r.u32("timer")
-                guard let timer = DisappearingTimer(rawValue: seconds) else { throw .unknownTimer(seconds: seconds) }
+                guard let timer = DisappearingTimer(rawValue: seconds) else {
+                    self = .newer(.content(bytes))
+                    return
+                }
                 var counter: UInt64 = 0
                 if !r.atEnd {
                     counter = try r.u64("counter")
@@ -131,6 +166,8 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             let who = direction == .outgoing ? "You" : peer
             guard let phrase = timer.phrase else { return "\(who) turned off disappearing messages." }
             return "\(who) set disappearing messages to \(phrase)."
+        case .newer:
+            return Self.newerText
         }
     }
 
@@ -140,8 +177,25 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         case .text(let text): return "text (\(text.utf8.count) bytes)"
         case .attachment(let a): return "\(a.kind) attachment (\(a.size) bytes)"
         case .control(.timerChanged(let timer, _)): return "disappearing timer change (\(timer.rawValue) s)"
+        case .newer(.content(let bytes)): return "content of a newer kind \(bytes[0]) (\(bytes.count) bytes)"
+        case .newer(.envelope(let kind, let body)): return "an envelope of a newer kind \(kind) (\(body.count) bytes)"
         }
     }
+}
+
+/// What a later version wrote, as it came: a message's content of a kind this version does
+/// not know (`content`: the whole encoding), or a whole envelope body of an item kind this
+/// version does not know (`envelope`).
+public enum NewerItem: Equatable, Sendable {
+    case content([UInt8])
+    case envelope(kind: UInt8, body: [UInt8])
+
+    /// Envelope kinds a later version may give an item to be kept (a message, a reaction…):
+    /// 13 … 127. Kinds 128 … 255 are for what may pass unseen (e.g. a typing notice): a
+    /// version that does not know one drops it. 1 … 12 are this version's.
+    public static let envelopeKinds: ClosedRange<UInt8> = 13...127
+
+    public static func isEnvelopeKind(_ kind: UInt8) -> Bool { envelopeKinds.contains(kind) }
 }
 
 public enum AttachmentKind: UInt8, Sendable, CaseIterable {
@@ -254,10 +308,8 @@ public enum DisappearingTimer: UInt32, Sendable, CaseIterable {
 
 /// Why bytes are not a `MessageContent`.
 public enum MessageContentError: Error, Equatable, Sendable, CustomStringConvertible {
-    case unknownKind(UInt8)
-    case unknownAttachmentKind(UInt8)
-    case unknownControlKind(UInt8)
-    case unknownTimer(seconds: UInt32)
+    /// Kind 0 with an envelope kind that is not one a later version may give an item.
+    case notNewer(envelopeKind: UInt8)
     /// The input ended inside this field.
     case truncated(field: String)
     case empty(field: String)
@@ -269,10 +321,7 @@ public enum MessageContentError: Error, Equatable, Sendable, CustomStringConvert
 
     public var description: String {
         switch self {
-        case .unknownKind(let k): return "unknown message content kind \(k)"
-        case .unknownAttachmentKind(let k): return "unknown attachment kind \(k)"
-        case .unknownControlKind(let k): return "unknown control item kind \(k)"
-        case .unknownTimer(let s): return "a disappearing timer of \(s) s is not one rChat offers"
+        case .notNewer(let k): return "a kept envelope of kind \(k), which is not one a later version gives an item"
         case .truncated(let field): return "message content cut short in its \(field)"
         case .empty(let field): return "message content with an empty \(field)"
         case let .tooLong(field, bytes, maximum): return "message content \(field) of \(bytes) bytes (at most \(maximum))"

@@ -38,6 +38,7 @@ extension AccountService {
         case .text(let t): text = t
         case .attachment: throw .usage("a file is sent from its path: rchat send NAME --file PATH")
         case .control: throw .usage("this version of rChat does not send timer changes")
+        case .newer: throw .usage("this version of rChat sends only what it knows")
         }
         let bytes = text.utf8.count
         guard bytes > 0, !text.allSatisfy(\.isWhitespace) else { throw .usage("an empty message is not sent") }

@@ -376,7 +376,7 @@ extension Engine {
         }
         guard let body else {
             // Its id is readable, its body is not: this side lost the session it was sent in.
-            if header.kind == .message || header.kind == .timedMessage {
+            if header.kind == .message || header.kind == .timedMessage || header.isNewerItem {
                 _ = try tx.recordUndecryptable(contact: contact.id, id: header.messageID, session: header.sessionID, at: now)
                 log("a message from \(contact.name) cannot be decrypted on this device")
             } else if header.kind == .chunk, try !fileIsWhole(contact.id, header.messageID, tx) {
@@ -445,6 +445,17 @@ extension Engine {
             try receiveRotationAccepted(in: conversation, tx, &after)
         case .cover:
             break
+        case .newer:
+            // An item of a kind a later version wrote: kept whole, shown as needing a newer
+            // rChat, Delivered (it was stored). What a later version lets pass unseen is dropped.
+            guard header.isNewerItem, !contact.isBlocked, !contact.isDeleted else { return }
+            let content = MessageContent.newer(.envelope(kind: header.wireKind, body: body))
+            let encoded = content.encoded()
+            guard encoded.count <= MessageContent.maximumEncodedBytes else {
+                return rejectForged("an item of a newer kind from \(contact.name) longer than any envelope carries")
+            }
+            after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
+                                                                 sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
         }
     }
 
@@ -482,7 +493,7 @@ extension Engine {
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {
                         after.events.append(.conversationsChanged)
                     }
-                case .text:
+                case .text, .newer:
                     break
                 }
             }

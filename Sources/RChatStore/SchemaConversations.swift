@@ -74,13 +74,15 @@ enum SchemaConversations {
 
     -- author_id: NULL for this side's messages, the contact who wrote it otherwise. The
     -- resend facts (resent, auto_resent_at, keys_fingerprint) are the deliveries' now.
+    -- content: MessageContent's encoding, any kind byte — what a later version wrote is
+    -- kept whole (MessageContent.newer) — and at most a kind byte and 64 KiB.
     CREATE TABLE messages_v15 (
         rowid INTEGER PRIMARY KEY,
         conversation_id INTEGER NOT NULL REFERENCES conversations(id),
         author_id INTEGER REFERENCES contacts(id),
         id BLOB NOT NULL CHECK (length(id) = 16),
         direction TEXT NOT NULL CHECK (direction IN ('out', 'in')),
-        content BLOB NOT NULL CHECK (length(content) BETWEEN 1 AND 65537 AND substr(content, 1, 1) BETWEEN x'01' AND x'03'),
+        content BLOB NOT NULL CHECK (length(content) BETWEEN 1 AND 65537),
         created_at INTEGER NOT NULL,
         received_at INTEGER,
         read_at INTEGER,

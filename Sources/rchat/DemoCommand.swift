@@ -397,7 +397,7 @@ struct SamsAnswer {
             case .voice: return "your voice message"
             case .file: return "your file"
             }
-        case .control: return "that"
+        case .control, .newer: return "that"
         }
     }
 }

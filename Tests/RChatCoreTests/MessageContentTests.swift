@@ -47,13 +47,15 @@ final class MessageContentTests: XCTestCase {
         hugeSize[14] = 0x01  // 2^40 more
         let cases: [([UInt8], MessageContentError)] = [
             ([], .truncated(field: "kind")),
-            ([0], .unknownKind(0)),
-            ([4, 1], .unknownKind(4)),
+            ([0], .truncated(field: "envelope kind")),
+            ([0, 12], .notNewer(envelopeKind: 12)),
+            ([0, 128, 1], .notNewer(envelopeKind: 128)),
             ([1] + [UInt8](repeating: 0x61, count: MessageContent.maximumTextBytes + 1),
-             .tooLong(field: "text", bytes: MessageContent.maximumTextBytes + 1, maximum: MessageContent.maximumTextBytes)),
+             .tooLong(field: "content", bytes: MessageContent.maximumEncodedBytes + 1, maximum: MessageContent.maximumEncodedBytes)),
+            ([9] + [UInt8](repeating: 0, count: MessageContent.maximumTextBytes + 1),
+             .tooLong(field: "content", bytes: MessageContent.maximumEncodedBytes + 1, maximum: MessageContent.maximumEncodedBytes)),
             ([1, 0xc3], .notUTF8(field: "text")),
             ([2], .truncated(field: "attachment kind")),
-            ([2, 4], .unknownAttachmentKind(4)),
             ([2, 1], .truncated(field: "name length")),
             (noName, .empty(field: "name")),
             (Array(attachment.prefix(8)), .truncated(field: "name")),
@@ -64,9 +66,7 @@ final class MessageContentTests: XCTestCase {
             (Array(attachment.dropLast()), .truncated(field: "key")),
             (attachment + [0], .trailingBytes(1)),
             ([3], .truncated(field: "control kind")),
-            ([3, 2, 0, 0, 0, 0], .unknownControlKind(2)),
             ([3, 1, 0, 0], .truncated(field: "timer")),
-            ([3, 1, 0, 0, 0, 31], .unknownTimer(seconds: 31)),
             (timer + [0, 0], .truncated(field: "counter")),
             (timer + [0, 0, 0, 0, 0, 0, 0, 0], .empty(field: "counter")),
             (timer + [0x40, 0, 0, 0, 0, 0, 0, 1], .tooLarge(field: "counter", value: 1 << 62 | 1, maximum: TimerPolicy.maximumCounter)),
@@ -76,6 +76,37 @@ final class MessageContentTests: XCTestCase {
             XCTAssertThrowsError(try MessageContent(decoding: bytes), "\(bytes.prefix(16))") { error in
                 XCTAssertEqual(error as? MessageContentError, cause, "\(bytes.prefix(16))")
             }
+        }
+    }
+
+    /// What a later version writes — a content kind, an attachment kind, a control kind, a
+    /// timer this one does not know, or a whole envelope of an item kind it does not know —
+    /// is kept byte for byte and shown as needing a newer rChat; a later version reads it
+    /// from what was stored.
+    func testWhatALaterVersionWroteIsKeptWholeAndShownAsNeedingANewerRChat() throws {
+        let later: [[UInt8]] = [[4], [4, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 2, 0, 0, 0, 0],
+                                [3, 2], [3, 1, 0, 0, 0, 31], [3, 1, 0xff, 0xff, 0xff, 0xff, 1, 2],
+                                [9] + [UInt8](repeating: 7, count: MessageContent.maximumTextBytes)]
+        for bytes in later {
+            let content = try MessageContent(decoding: bytes)
+            XCTAssertEqual(content, .newer(.content(bytes)), "\(bytes.prefix(8))")
+            XCTAssertEqual(content.encoded(), bytes, "kept as it came")
+        }
+        for kind in [UInt8(13), 64, 127] {
+            for body in [[], [1, 2, 3], [UInt8](repeating: 5, count: MessageContent.maximumEncodedBytes - 2)] as [[UInt8]] {
+                let content = try MessageContent(decoding: [0, kind] + body)
+                XCTAssertEqual(content, .newer(.envelope(kind: kind, body: body)))
+                XCTAssertEqual(content.encoded(), [0, kind] + body)
+            }
+        }
+        XCTAssertEqual(NewerItem.envelopeKinds, 13...127)
+        for content in [MessageContent.newer(.content([4, 1])), .newer(.envelope(kind: 20, body: Array("secret".utf8)))] {
+            for direction in [Direction.incoming, .outgoing] {
+                XCTAssertEqual(content.displayText(direction: direction), "This message needs a newer rChat to be shown.")
+            }
+            XCTAssertFalse("\(content)".contains("secret"), "a log line names its kind and size only")
+            XCTAssertFalse(MessageItem(id: MessageID(high: 1, low: 9), direction: .incoming, content: content, status: nil,
+                                       resent: false, at: 1).showsAsRow, "shown as the sender's message, not a row")
         }
     }
 

@@ -38,6 +38,39 @@ final class EnvelopeTests: XCTestCase {
         }
     }
 
+    /// A later version's kind: its header opens as `.newer` with the byte it came with (the
+    /// body's seal binds to that byte, so it opens too, and under another byte it does not);
+    /// 13 … 127 are items to keep, 128 … 255 may pass unseen, 0 is no version's.
+    func testAKindALaterVersionWroteOpensAsNewerWithItsByte() throws {
+        let (a, b) = try pair.handshake()
+        XCTAssertFalse(EnvelopeKind.known.contains(.newer))
+        XCTAssertEqual(EnvelopeKind.known.map(\.rawValue), Array(1...12), "this version's kinds")
+        XCTAssertTrue(EnvelopeKind.known.allSatisfy { !NewerItem.isEnvelopeKind($0.rawValue) })
+        for wireKind in [UInt8(13), 77, 127, 128, 200, 255] {
+            let header = EnvelopeHeader(wireKind: wireKind, messageID: id(wireKind), sequence: 3, sessionID: a.id)
+            let frame = Envelope.seal(header, body: [1, 2, 3], keys: a.keys, conversation: alice)
+            let opened = try Envelope.openHeader(frame, conversation: bob)
+            XCTAssertEqual(opened.kind, .newer)
+            XCTAssertEqual(opened.wireKind, wireKind)
+            XCTAssertEqual(opened.isNewerItem, wireKind <= 127, "\(wireKind)")
+            XCTAssertEqual(try Envelope.openBody(frame, header: opened, key: b.keys.receiving), [1, 2, 3])
+            let moved = EnvelopeHeader(wireKind: wireKind == 255 ? 254 : wireKind + 1, messageID: id(wireKind), sequence: 3, sessionID: a.id)
+            XCTAssertThrowsError(try Envelope.openBody(frame, header: moved, key: b.keys.receiving)) {
+                XCTAssertEqual($0 as? EnvelopeError, .bodyUnreadable)
+            }
+        }
+        for kind in EnvelopeKind.known {
+            let frame = Envelope.seal(kind: kind, messageID: id(1), sequence: 1, body: [], keys: a.keys, conversation: alice)
+            let opened = try Envelope.openHeader(frame, conversation: bob)
+            XCTAssertEqual(opened.kind, kind)
+            XCTAssertEqual(opened.wireKind, kind.rawValue)
+            XCTAssertFalse(opened.isNewerItem)
+        }
+        let zero = Envelope.seal(EnvelopeHeader(wireKind: 0, messageID: id(1), sequence: 1, sessionID: a.id), body: [],
+                                 keys: a.keys, conversation: alice)
+        XCTAssertThrowsError(try Envelope.openHeader(zero, conversation: bob)) { XCTAssertEqual($0 as? EnvelopeError, .malformed) }
+    }
+
     func testAMessageAReceiptAndADummyOfOneSizeClassAreTheSameLength() throws {
         let (a, _) = try pair.handshake()
         let message = Envelope.seal(kind: .message, messageID: id(1), sequence: 1, body: MessageContent.text("see you at eight").encoded(),

@@ -10,43 +10,8 @@ import RChatWire
 /// with Sam played by a raw client of the relay protocol (his own keys) at a real relay, which
 /// reads every frame Alice's engine sends on the link as the relay hands it over.
 final class SteadyTrafficEngineTests: RelayEngineTestCase {
-    /// One frame Alice's engine sent on the link, as Sam's raw client took it.
-    struct Seen {
-        let at: Date
-        let payloadBytes: Int
-        let kind: EnvelopeKind
-        let body: [UInt8]
-        var isDummy: Bool { kind == .cover && body.isEmpty }
-    }
-
-    /// Sam in a raw client: the link, the session, and his send sequence.
-    final class RawSam {
-        let client: RelayClient
-        let link: LinkID
-        let session: Session
-        let secret: ConversationSecret
-        var sequence: UInt64 = 0
-        var seen: [Seen] = []
-
-        init(client: RelayClient, link: LinkID, session: Session, secret: ConversationSecret) {
-            self.client = client
-            self.link = link
-            self.session = session
-            self.secret = secret
-        }
-
-        func send(_ kind: EnvelopeKind, _ body: [UInt8]) throws {
-            let envelope = Envelope.seal(kind: kind, messageID: .random(), sequence: sequence, body: body, keys: session.keys, conversation: secret)
-            sequence += 1
-            _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
-        }
-
-        func send(text: String) throws {
-            var body = ByteWriter()
-            body.raw(MessageContent.text(text).encoded())
-            try send(.message, body.bytes)
-        }
-    }
+    typealias Seen = SeenFrame
+    typealias RawSam = RawPeer
 
     /// Alice's engine (logging at debug) and Sam's raw client in a session with it.
     func aliceWithRawSam() throws -> (alice: AccountService, engine: EngineThread, sam: RawSam) {
@@ -64,32 +29,7 @@ final class SteadyTrafficEngineTests: RelayEngineTestCase {
         engines.append(thread)
 
         let raw = try rawSessionStartingOver(as: samAccount, mailboxKey: samIdentity.mailboxKey, with: alice, relay: address)
-        return (alice, thread, RawSam(client: raw.client, link: raw.link, session: raw.session, secret: raw.secret))
-    }
-
-    /// Sam writes first (his first frame confirms the session); Alice's Delivered comes back.
-    func sayHi(_ sam: RawSam) throws {
-        try sam.send(text: "hi")
-        try read(sam, "Alice's Delivered receipt", seconds: 20) { $0.contains { $0.kind == .receiptDelivered } }
-    }
-
-    /// Reads what Alice's engine sends on the link (acknowledging each) until `done` holds.
-    func read(_ sam: RawSam, _ what: String, seconds: Double, until done: ([Seen]) -> Bool) throws {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !done(sam.seen) {
-            guard Date() < deadline else {
-                throw NSError(domain: "timed out waiting for: \(what); seen \(sam.seen.map { "\($0.kind)" })\n"
-                              + logLines.all.joined(separator: "\n"), code: 1)
-            }
-            guard let event = sam.client.nextEvent(timeout: min(0.5, deadline.timeIntervalSinceNow)) else { continue }
-            if case .closed = event { throw NSError(domain: "the relay closed Sam's connection: \(event)", code: 1) }
-            guard case .delivery(let d) = event else { continue }
-            try sam.client.acknowledge([d.id])
-            guard d.link == sam.link, let frame = LinkFrame(d.payloadBytes), case .envelope(let bytes) = frame else { continue }
-            let header = try Envelope.openHeader(bytes, conversation: sam.secret)
-            let body = try Envelope.openBody(bytes, header: header, key: sam.session.keys.receiving)
-            sam.seen.append(Seen(at: Date(), payloadBytes: d.payloadBytes.count, kind: header.kind, body: body))
-        }
+        return (alice, thread, RawPeer(raw))
     }
 
     func testAnIdleSessionSendsOneDummyPerSlotWithinItsJitterAndABurstGoesAtOnce() throws {

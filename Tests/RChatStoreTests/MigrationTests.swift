@@ -217,7 +217,8 @@ final class MigrationTests: XCTestCase {
         let store = try Store(path: path)
         defer { store.close() }
         let sam = try store.addContact(StoreTestCase.newContact("Sam"), at: 1).id
-        for bad: [UInt8] in [[], [0], [4, 1], [1] + [UInt8](repeating: 0x61, count: MessageContent.maximumTextBytes + 1)] {
+        for bad: [UInt8] in [[], [1] + [UInt8](repeating: 0x61, count: MessageContent.maximumTextBytes + 1),
+                             [9] + [UInt8](repeating: 0, count: MessageContent.maximumTextBytes + 1)] {
             XCTAssertThrowsError(try store.database.execute("""
                 INSERT INTO messages (conversation_id, author_id, id, direction, content, created_at, position) VALUES (?1, ?1, ?2, 'in', ?3, 1, 1)
                 """, [.integer(sam.rawValue), .blob(MessageID.random().bytes), .blob(bad)]), "\(bad.prefix(4))")
@@ -229,9 +230,14 @@ final class MigrationTests: XCTestCase {
         try store.database.execute("""
             INSERT INTO messages (conversation_id, author_id, id, direction, content, created_at, position) VALUES (?1, ?1, ?2, 'in', ?3, 1, 1)
             """,
-                                   [.integer(sam.rawValue), .blob(MessageID(high: 0, low: 9).bytes), .blob([2, 9])])
+                                   [.integer(sam.rawValue), .blob(MessageID(high: 0, low: 9).bytes), .blob([2, 1])])
         XCTAssertThrowsError(try store.message(contact: sam, id: MessageID(high: 0, low: 9))) { error in
-            XCTAssertEqual(error as? StoreError, .malformedContent(table: "messages", column: "content", .unknownAttachmentKind(9)))
+            XCTAssertEqual(error as? StoreError, .malformedContent(table: "messages", column: "content", .truncated(field: "name length")))
         }
+        // Any kind byte is taken: what a later version wrote is kept whole and read back as it came.
+        try store.database.execute("""
+            INSERT INTO messages (conversation_id, author_id, id, direction, content, created_at, position) VALUES (?1, ?1, ?2, 'in', ?3, 1, 2)
+            """, [.integer(sam.rawValue), .blob(MessageID(high: 0, low: 10).bytes), .blob([4, 1])])
+        XCTAssertEqual(try store.message(contact: sam, id: MessageID(high: 0, low: 10))?.content, .newer(.content([4, 1])))
     }
 }

@@ -15,7 +15,7 @@ public enum AlertPolicy {
         case silent
 
         /// What a message with this content alerts as: a control item (a timer change)
-        /// only adds a row to its conversation.
+        /// only adds a row to its conversation; what needs a newer rChat alerts as a message.
         public init(_ content: MessageContent) {
             switch content {
             case .text(let text): self = .text(text)
@@ -26,6 +26,9 @@ public enum AlertPolicy {
                 case .file: self = .file
                 }
             case .control: self = .silent
+            // Someone wrote something a later version shows: it alerts as a message whose
+            // text is the line the conversation shows for it.
+            case .newer: self = .text(MessageContent.newerText)
             }
         }
     }

@@ -30,7 +30,13 @@ public enum Envelope {
 
     public static func seal(kind: EnvelopeKind, messageID: MessageID, sequence: UInt64, body: [UInt8],
                             keys: SessionKeys, conversation: ConversationSecret) -> [UInt8] {
-        let header = EnvelopeHeader(kind: kind, messageID: messageID, sequence: sequence, sessionID: keys.sessionID)
+        seal(EnvelopeHeader(kind: kind, messageID: messageID, sequence: sequence, sessionID: keys.sessionID), body: body,
+             keys: keys, conversation: conversation)
+    }
+
+    /// Seals under `header` as it is (tests play a later version with a kind this one does not know).
+    static func seal(_ header: EnvelopeHeader, body: [UInt8], keys: SessionKeys, conversation: ConversationSecret) -> [UInt8] {
+        let sequence = header.sequence
         let headerKey = conversation.sendHeaderKey
         let headerBox = AEAD.sealWithRandomNonce(header.encoded(), additionalData: [version], key: headerKey)
         let bodyBox = AEAD.seal(Padding.padded(body, sizes: Padding.payloadSizes, outside: outsideBody), additionalData: header.bodyAssociatedData(frameVersion: version),

@@ -31,13 +31,23 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     /// 3 no room on its disk), then u64 the figure (the limit in MB, the files arriving, the
     /// bytes free). The sender says so in a row; its copy stays Sent, never Delivered.
     case fileRefused = 12
+    /// A kind a later version wrote and this one does not know (its number is the header's
+    /// `wireKind`): never sent. In 13 … 127 (`NewerItem.envelopeKinds`) an item to keep whole
+    /// and show as needing a newer rChat; in 128 … 255 something that may pass unseen.
+    case newer = 0
+
+    /// The kinds this version writes.
+    public static var known: [EnvelopeKind] { allCases.filter { $0 != .newer } }
 }
 
 /// The part of an envelope sealed under the conversation's header key: readable by anyone
 /// holding the account keys — so a reinstalled side can learn which ids it missed — and by
 /// nobody else, the relay included.
 public struct EnvelopeHeader: Sendable, Equatable {
+    /// `.newer` for a kind this version does not know: `wireKind` says which.
     public let kind: EnvelopeKind
+    /// The kind byte as it came (what the body's seal binds to).
+    public let wireKind: UInt8
     public let messageID: MessageID
     /// The sender's number for this envelope within its session, from 0.
     public let sequence: UInt64
@@ -45,14 +55,24 @@ public struct EnvelopeHeader: Sendable, Equatable {
     public let sessionID: [UInt8]
 
     public init(kind: EnvelopeKind, messageID: MessageID, sequence: UInt64, sessionID: [UInt8]) {
+        precondition(kind != .newer, "this version writes only the kinds it knows")
+        self.init(wireKind: kind.rawValue, messageID: messageID, sequence: sequence, sessionID: sessionID)
+    }
+
+    /// A header as it came: a kind byte this version does not know is `.newer`.
+    init(wireKind: UInt8, messageID: MessageID, sequence: UInt64, sessionID: [UInt8]) {
         precondition(sessionID.count == SessionKeys.sessionIDBytes)
-        self.kind = kind
+        self.kind = EnvelopeKind(rawValue: wireKind).flatMap { $0 == .newer ? nil : $0 } ?? .newer
+        self.wireKind = wireKind
         self.messageID = messageID
         self.sequence = sequence
         self.sessionID = sessionID
     }
 
     static let encodedBytes = 1 + MessageID.byteCount + 8 + SessionKeys.sessionIDBytes
+
+    /// An item of a kind a later version wrote, to keep (`NewerItem.envelopeKinds`).
+    public var isNewerItem: Bool { kind == .newer && NewerItem.isEnvelopeKind(wireKind) }
 
     func encoded() -> [UInt8] {
         var w = ByteWriter(capacity: Self.encodedBytes)
@@ -61,7 +81,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
     }
 
     private func write(to w: inout ByteWriter) {
-        w.u8(kind.rawValue)
+        w.u8(wireKind)
         w.raw(messageID)
         w.u64(sequence)
         w.raw(sessionID)
@@ -72,11 +92,12 @@ public struct EnvelopeHeader: Sendable, Equatable {
         var r = ByteReader(bytes)
         do {
             let raw = try r.u8()
-            guard let kind = EnvelopeKind(rawValue: raw) else { throw EnvelopeError.unknownKind(raw) }
+            // Kind 0 is no version's: only a forger writes it.
+            guard raw != EnvelopeKind.newer.rawValue else { throw EnvelopeError.malformed }
             let id = MessageID(bytes: try r.slice(MessageID.byteCount))!
             let sequence = try r.u64()
             let session = try r.raw(SessionKeys.sessionIDBytes)
-            return EnvelopeHeader(kind: kind, messageID: id, sequence: sequence, sessionID: session)
+            return EnvelopeHeader(wireKind: raw, messageID: id, sequence: sequence, sessionID: session)
         } catch let e as EnvelopeError {
             throw e
         } catch {
@@ -108,8 +129,6 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
     /// The header did not open with this conversation's key for the peer: not from the
     /// peer, altered, or not for this conversation.
     case headerUnreadable
-    /// An authentic header of a kind this version does not know (a newer peer).
-    case unknownKind(UInt8)
     /// No key for the header's session (it was never known here, or has been pruned).
     case wrongSession
     /// The body did not open with the session's key: altered, moved, or a wrong key.
@@ -120,7 +139,6 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
         case .malformed: return "malformed envelope"
         case .unsupportedVersion(let v): return "unsupported envelope version \(v)"
         case .headerUnreadable: return "envelope header did not open"
-        case .unknownKind(let k): return "unknown envelope kind \(k)"
         case .wrongSession: return "no key for the envelope's session"
         case .bodyUnreadable: return "envelope body did not open"
         }

@@ -1,0 +1,86 @@
+import Foundation
+import XCTest
+import RChatCore
+@testable import RChatCrypto
+import RChatRelayClient
+import RChatWire
+@testable import RChatEngine
+
+/// One frame the engine sent on the link, as a raw peer took it.
+struct SeenFrame {
+    let at: Date
+    let payloadBytes: Int
+    let kind: EnvelopeKind
+    let body: [UInt8]
+    let messageID: MessageID
+    var isDummy: Bool { kind == .cover && body.isEmpty }
+}
+
+/// A peer played by a raw client of the relay protocol (its own keys) in a session with a
+/// real engine: the link, the session, and its send sequence.
+final class RawPeer {
+    let client: RelayClient
+    let link: LinkID
+    let session: Session
+    let secret: ConversationSecret
+    var sequence: UInt64 = 0
+    var seen: [SeenFrame] = []
+
+    init(_ raw: (client: RelayClient, link: LinkID, session: Session, secret: ConversationSecret)) {
+        client = raw.client
+        link = raw.link
+        session = raw.session
+        secret = raw.secret
+    }
+
+    @discardableResult
+    func send(_ kind: EnvelopeKind, _ body: [UInt8], id: MessageID = .random()) throws -> MessageID {
+        try send(EnvelopeHeader(kind: kind, messageID: id, sequence: sequence, sessionID: session.keys.sessionID), body)
+    }
+
+    /// An envelope of a kind this version does not know, as a later version writes it.
+    @discardableResult
+    func send(laterKind: UInt8, _ body: [UInt8], id: MessageID = .random()) throws -> MessageID {
+        try send(EnvelopeHeader(wireKind: laterKind, messageID: id, sequence: sequence, sessionID: session.keys.sessionID), body)
+    }
+
+    private func send(_ header: EnvelopeHeader, _ body: [UInt8]) throws -> MessageID {
+        let envelope = Envelope.seal(header, body: body, keys: session.keys, conversation: secret)
+        sequence += 1
+        _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
+        return header.messageID
+    }
+
+    @discardableResult
+    func send(text: String) throws -> MessageID {
+        try send(.message, MessageContent.text(text).encoded())
+    }
+}
+
+extension RelayEngineTestCase {
+    /// The peer writes first (its first frame confirms the session); the engine's Delivered comes back.
+    func sayHi(_ peer: RawPeer) throws {
+        try peer.send(text: "hi")
+        try read(peer, "the engine's Delivered receipt", seconds: 20) { $0.contains { $0.kind == .receiptDelivered } }
+    }
+
+    /// Reads what the engine sends on the link (acknowledging each) until `done` holds.
+    func read(_ peer: RawPeer, _ what: String, seconds: Double, until done: ([SeenFrame]) -> Bool) throws {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !done(peer.seen) {
+            guard Date() < deadline else {
+                throw NSError(domain: "timed out waiting for: \(what); seen \(peer.seen.map { "\($0.kind)" })\n"
+                              + logLines.all.joined(separator: "\n"), code: 1)
+            }
+            guard let event = peer.client.nextEvent(timeout: min(0.5, deadline.timeIntervalSinceNow)) else { continue }
+            if case .closed = event { throw NSError(domain: "the relay closed the peer's connection: \(event)", code: 1) }
+            guard case .delivery(let d) = event else { continue }
+            try peer.client.acknowledge([d.id])
+            guard d.link == peer.link, let frame = LinkFrame(d.payloadBytes), case .envelope(let bytes) = frame else { continue }
+            let header = try Envelope.openHeader(bytes, conversation: peer.secret)
+            let body = try Envelope.openBody(bytes, header: header, key: peer.session.keys.receiving)
+            peer.seen.append(SeenFrame(at: Date(), payloadBytes: d.payloadBytes.count, kind: header.kind, body: body,
+                                       messageID: header.messageID))
+        }
+    }
+}
