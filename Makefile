@@ -52,8 +52,9 @@ demo: build
 
 # Deterministic hashing: a simulation seed that fails in the suite replays the same way
 # with `make simulate SEED=N` (see README "Deterministic simulation").
+# The whole suite, its two halves at once (Tests/Scripts/run-tests.sh says how).
 test: build
-	SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) test --disable-swift-testing
+	Tests/Scripts/run-tests.sh $(SWIFT)
 
 # The fuzz targets: rchat-fuzz (Sources/rchat-fuzz, declared only with RCHAT_FUZZ=1) built with
 # libFuzzer and AddressSanitizer into .build/fuzz, then each target run for SECONDS seconds on
