@@ -116,9 +116,7 @@ final class LiveConversation {
     var canSend: Bool { carries(.receipt) }
 
     /// Whether sessions may be set up at all with this contact.
-    var isReachable: Bool {
-        !contact.isDeleted && !contact.isBlocked && contact.state == .ok
-    }
+    var isReachable: Bool { SendPolicy.mayLink(with: standing) }
 
     /// Applies an event to the link state. A refused event changes nothing (the caller
     /// decides whether it is worth a word); an accepted one that ends the session ends it
