@@ -31,8 +31,8 @@ struct AnswerBatch {
     var ready: [PairwiseChannel] = []
     var roomRefusedNow: Set<ContactID> = []
     /// Conversations with a file now taken whole: one waiting behind the bound of files at
-    /// once (`IncomingFilePolicy`) may start.
-    var filesTakenWhole: Set<ContactID> = []
+    /// once (`IncomingFilePolicy`) may start, through the channels of their members.
+    var filesTakenWhole: Set<ConversationID> = []
 }
 
 extension RelayCompletion {
@@ -196,8 +196,8 @@ extension Engine {
             if let c = channels[contactID] { noteUploadWaits(c, Array(c.roomRefused)) }
         }
         for channel in batch.ready { try sessionReady(channel) }
-        for contactID in batch.filesTakenWhole {
-            if let c = channels[contactID] { try flushOutbox(c) }
+        for conversation in batch.filesTakenWhole {
+            for channel in channels(of: conversation) { try flushOutbox(channel) }
         }
         // More may be owed than one flush takes (a long backlog): go on at once.
         if batch.receiptsSettled { scheduleReceipts(urgent: true) }
@@ -208,7 +208,7 @@ extension Engine {
         if !batch.chunksTaken.isEmpty || !batch.attachmentItems.isEmpty {
             let whole = try attachmentsTaken(chunks: batch.chunksTaken, items: batch.attachmentItems, tx, &batch.events)
             batch.taken += whole
-            batch.filesTakenWhole.formUnion(whole.compactMap { batch.takenFor[$0] })
+            batch.filesTakenWhole.formUnion(whole.compactMap { batch.takenFor[$0]?.conversation })
         }
         // A disappearing message's clock starts when it is sent: when the relay took it.
         try tx.startExpiry(messages: batch.taken, at: batch.t)
