@@ -56,10 +56,7 @@ extension AccountService {
                     try tx.setExpiry(message: row, after: tx.conversationTimer(contact: contact.id).timer)
                     try tx.insertOutgoingAttachment(message: row, chunkCount: FileStream.chunkCount(size: read), sentCopy: sentCopy,
                                                     streamHeader: header, streamState: startState)
-                    if contact.isBlocked || contact.state == .keysDontMatch {
-                        try tx.raiseStatus(message: row, event: .gaveUp, at: t)
-                        _ = try tx.removeFromOutbox(message: row)
-                    }
+                    try Self.failIfRefused(row, to: contact, at: t, tx)
                 }
             }
         }

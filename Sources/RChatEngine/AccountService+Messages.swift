@@ -55,14 +55,20 @@ extension AccountService {
                 let row = try tx.insertOutgoing(contact: contact.id, id: id, content: content, at: t,
                                                 keysFingerprint: Self.keysFingerprint(contact))
                 try tx.setExpiry(message: row, after: tx.conversationTimer(contact: contact.id).timer)
-                if contact.isBlocked || contact.state == .keysDontMatch {
-                    try tx.raiseStatus(message: row, event: .gaveUp, at: t)
-                    _ = try tx.removeFromOutbox(message: row)
-                }
+                try Self.failIfRefused(row, to: contact, at: t, tx)
             }
         }
         WakeSignal.poke(home: locations.home)
         return id
+    }
+
+    /// What the user wrote to a contact nothing can reach as they stand (blocked, keys that
+    /// don't match: `SendPolicy.decideWriting`) is Failed to send at once, in the transaction
+    /// that stored it: nothing leaves.
+    static func failIfRefused(_ row: MessageRowID, to contact: Contact, at t: Int64, _ tx: StoreTransaction) throws {
+        guard SendPolicy.decideWriting(to: contact.standing) == .refuse else { return }
+        try tx.raiseStatus(message: row, event: .gaveUp, at: t)
+        _ = try tx.removeFromOutbox(message: row)
     }
 
     /// The contact's pinned keys as they are now, stored with each message sent: "their keys
@@ -133,12 +139,14 @@ extension AccountService {
     }
 
     public func resend(_ contact: Contact, ids: [MessageID]?) throws(EngineError) -> ResendOutcome {
-        guard !contact.isBlocked else {
-            throw .usage("\(contact.name) is blocked: nothing is sent to them (rchat unblock \(contact.name) first)")
-        }
-        guard contact.state == .ok else {
-            throw .usage(contact.state == .request
-                ? "\(contact.name) is a message request: add their code to accept it first"
+        switch SendPolicy.decideWriting(to: contact.standing) {
+        case .send, .hold(.newDevice):
+            break
+        case .hold(.notAccepted):
+            throw .usage("\(contact.name) is a message request: add their code to accept it first")
+        case .refuse:
+            throw .usage(contact.isBlocked
+                ? "\(contact.name) is blocked: nothing is sent to them (rchat unblock \(contact.name) first)"
                 : "nothing can be sent to \(contact.name) until their code is entered again")
         }
         let t = clock.now()

@@ -29,10 +29,7 @@ extension AccountService {
                 guard try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: id), contact: contact.id) else {
                     throw EngineError.io("the timer change with \(contact.name) did not take effect; nothing was changed")
                 }
-                if contact.isBlocked || contact.state == .keysDontMatch {
-                    try tx.raiseStatus(message: row, event: .gaveUp, at: t)
-                    _ = try tx.removeFromOutbox(message: row)
-                }
+                try Self.failIfRefused(row, to: contact, at: t, tx)
             }
         }
         WakeSignal.poke(home: locations.home)

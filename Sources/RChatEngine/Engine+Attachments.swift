@@ -18,37 +18,37 @@ extension Engine {
     /// it stopped for lack of room (nothing after it should go now).
     /// `chunks`: how many chunks may go now (nil: as many as the window and the relay's room
     /// let); one that could go but is over it waits for the steady pace's next slot.
-    func sendAttachment(_ item: OutboxItem, _ conversation: LiveConversation, _ saved: inout SavedSessionState,
+    func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState,
                         keys: SessionKeys, client: any RelayLink, deadline: Double, chunks budget: inout Int?) throws(EngineError) -> Bool {
         guard let stored = try AccountService.wrap({ try store.attachment(message: item.message) }) else {
-            log("an attachment to \(conversation.contact.name) has no file record; it stays Sending")
+            log("an attachment to \(channel.contact.name) has no file record; it stays Sending")
             return true
         }
-        let contact = conversation.contact
-        if !stored.itemTaken && !conversation.sent.contains(item.message) {
+        let contact = channel.contact
+        if !stored.itemTaken && !channel.traffic.sent.contains(item.message) {
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
-                                         keys: keys, conversation: conversation.secret)
-            do { try sendOnLink(conversation, .envelope(envelope), as: .message(contact.id, item.message), flush: false) } catch { return false }
-            conversation.sent.insert(item.message)
-            conversation.acknowledgementDeadlines[item.message] = conversation.acknowledgementDeadlines[item.message] ?? deadline
+                                         keys: keys, conversation: channel.secret)
+            do { try sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message), flush: false) } catch { return false }
+            channel.traffic.sent.insert(item.message)
+            channel.acknowledgementDeadlines[item.message] = channel.acknowledgementDeadlines[item.message] ?? deadline
         }
         // Said at the first flush of this run, before any chunk of it went: what the relay
         // took in an earlier run (later, the count would include this run's).
-        if attachmentsResumed.insert(item.message).inserted, stored.chunks.doneCount > 0 {
+        if transfers.resumed.insert(item.message).inserted, stored.chunks.doneCount > 0 {
             log("sending the rest of a file to \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were taken before")
         }
-        var inFlight = conversation.chunksInFlight[item.message] ?? []
-        defer { conversation.chunksInFlight[item.message] = inFlight }
+        var inFlight = channel.traffic.chunksInFlight[item.message] ?? []
+        defer { channel.traffic.chunksInFlight[item.message] = inFlight }
         // While the receiver is online and says how far it is, at most a window ahead of it:
         // the relay then holds little, and nothing grows with the file's size.
         // Before its first report the receiver counts as having what the relay took before
         // (held for it, or stored), from the first chunk this session sends.
-        if conversation.peerFileProgress[item.message] == nil {
-            conversation.peerFileProgress[item.message] = (stored.chunks.doneCount, ticks)
+        if channel.traffic.peerFileProgress[item.message] == nil {
+            channel.traffic.peerFileProgress[item.message] = (stored.chunks.doneCount, ticks)
         }
-        let progress = conversation.peerFileProgress[item.message]
-        let receiverReporting = conversation.linkState.link?.peerGone == false && progress.map { ticks - $0.at < Self.progressStaleSeconds } == true
+        let progress = channel.traffic.peerFileProgress[item.message]
+        let receiverReporting = channel.linkState.link?.peerGone == false && progress.map { ticks - $0.at < Self.progressStaleSeconds } == true
         func windowFull() -> Bool {
             receiverReporting && stored.chunks.doneCount + inFlight.count - (progress?.chunks ?? 0) >= Self.fileWindowChunks
         }
@@ -60,20 +60,20 @@ extension Engine {
                 // Nothing else may come to send the rest (the receiver stopped reporting):
                 // the engine looks again once its last report is stale (`nextTimer`).
                 let reopens = (progress?.at ?? ticks) + Self.progressStaleSeconds
-                conversation.windowReopensAt = min(conversation.windowReopensAt ?? reopens, reopens)
+                channel.windowReopensAt = min(channel.windowReopensAt ?? reopens, reopens)
                 return true
             }
             if budget == 0 {
-                conversation.slotWaiting.chunks = true
+                channel.slotWaiting.chunks = true
                 return true
             }
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let chunk = try stream.chunk(index)
             let body = ChunkBody.encoded(index: index, streamHeader: stream.header, sealed: chunk)
             let envelope = Envelope.seal(kind: .chunk, messageID: item.id, sequence: sequence, body: body, keys: keys,
-                                         conversation: conversation.secret)
+                                         conversation: channel.secret)
             do {
-                try sendOnLink(conversation, .envelope(envelope), as: .chunk(contact.id, item.message, index: index), flush: false)
+                try sendOnLink(channel, .envelope(envelope), as: .chunk(contact.id, item.message, index: index), flush: false)
             } catch {
                 return false
             }
@@ -85,13 +85,13 @@ extension Engine {
 
     /// The chunk maker of a file being sent, kept while it is sent in this run.
     private func outgoingStream(_ row: MessageRowID, _ stored: StoredAttachment, _ attachment: Attachment) throws(EngineError) -> OutgoingStream {
-        if let stream = outgoingStreams[row] { return stream }
+        if let stream = transfers.outgoingStreams[row] { return stream }
         guard let copy = stored.sentCopy, let header = stored.streamHeader, let start = stored.streamState else {
             throw .io("the sent copy of a file is not recorded; send the file again")
         }
         let stream = try OutgoingStream(file: OpenFile.openOwn(AttachmentFiles(home: account.locations.home).absolute(copy), writable: false),
                                         size: attachment.size, header: header, start: start)
-        outgoingStreams[row] = stream
+        transfers.outgoingStreams[row] = stream
         return stream
     }
 
@@ -106,24 +106,24 @@ extension Engine {
 
     /// After a durable batch: tells the sender how many chunks of its file are stored here
     /// (at the steady pace's next slot's end, if it runs: `sendProgressOwed`).
-    func reportFileProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ conversation: LiveConversation) {
-        guard complete || chunks - (fileProgressReported[row] ?? 0) >= Self.progressEveryChunks else { return }
-        if keepsPace(conversation) {
-            conversation.progressOwed[row] = (id, chunks, complete)
-            conversation.slotWaiting.receipts = true
+    func reportFileProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ channel: PairwiseChannel) {
+        guard complete || chunks - (transfers.progressReported[row] ?? 0) >= Self.progressEveryChunks else { return }
+        if keepsPace(channel) {
+            channel.progressOwed[row] = (id, chunks, complete)
+            channel.slotWaiting.receipts = true
             return
         }
-        sendProgress(row, id, chunks, complete: complete, conversation)
+        sendProgress(row, id, chunks, complete: complete, channel)
     }
 
     /// The progress reports that waited for a slot: one (`one`: at a slot's end) or all.
     /// Returns whether one went.
     @discardableResult
-    func sendProgressOwed(_ conversation: LiveConversation, one: Bool) -> Bool {
+    func sendProgressOwed(_ channel: PairwiseChannel, one: Bool) -> Bool {
         var went = false
-        for row in conversation.progressOwed.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard let owed = conversation.progressOwed.removeValue(forKey: row) else { continue }
-            if sendProgress(row, owed.id, owed.chunks, complete: owed.complete, conversation) {
+        for row in channel.progressOwed.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let owed = channel.progressOwed.removeValue(forKey: row) else { continue }
+            if sendProgress(row, owed.id, owed.chunks, complete: owed.complete, channel) {
                 went = true
                 if one { return true }
             }
@@ -132,42 +132,42 @@ extension Engine {
     }
 
     @discardableResult
-    private func sendProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ conversation: LiveConversation) -> Bool {
+    private func sendProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ channel: PairwiseChannel) -> Bool {
         var body = ByteWriter(capacity: 4)
         body.u32(UInt32(chunks))
-        guard sendFileControl(.fileProgress, id, body.bytes, conversation) else { return false }
-        fileProgressReported[row] = complete ? nil : chunks
+        guard sendFileControl(.fileProgress, id, body.bytes, channel) else { return false }
+        transfers.progressReported[row] = complete ? nil : chunks
         return true
     }
 
     /// A file's control envelope (progress, refusal) sealed in the session the peer holds and
     /// sent on the link, best effort; whether it went.
-    private func sendFileControl(_ kind: EnvelopeKind, _ id: MessageID, _ body: [UInt8], _ conversation: LiveConversation) -> Bool {
-        guard conversation.canSend, var saved = conversation.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
+    private func sendFileControl(_ kind: EnvelopeKind, _ id: MessageID, _ body: [UInt8], _ channel: PairwiseChannel) -> Bool {
+        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
               let sequence = saved.takeSendSequence() else { return false }
         let envelope = Envelope.seal(kind: kind, messageID: id, sequence: sequence, body: body, keys: keys,
-                                     conversation: conversation.secret)
-        conversation.saved = saved
+                                     conversation: channel.secret)
+        channel.saved = saved
         let frame = LinkFrame.envelope(envelope)
-        return (try? sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))) != nil
+        return (try? sendOnLink(channel, frame, as: .control(channel.contact.id, frame))) != nil
     }
 
     /// What each file being sent to this conversation waits for (`UploadWait`), written
     /// where it changed (read first: a flush that changes nothing writes nothing), so that
     /// `rchat list` and the view say it; the view hears of it.
-    func noteUploadWaits(_ conversation: LiveConversation, _ files: [MessageRowID]) {
+    func noteUploadWaits(_ channel: PairwiseChannel, _ files: [MessageRowID]) {
         guard !files.isEmpty else { return }
         let route: UploadWait.Route
-        if connections[conversation.relay]?.client == nil { route = .offline }
-        else if !conversation.hasSession { route = .noSession }
-        else { route = conversation.awaitingVerification ? .unverifiedDevice : .session }
+        if connections[channel.relay]?.client == nil { route = .offline }
+        else if !channel.hasSession { route = .noSession }
+        else { route = channel.awaitingVerification ? .unverifiedDevice : .session }
         do {
             var changes: [(MessageRowID, UploadWait?)] = []
             for (row, stored) in try store.attachments(messages: files) where stored.direction == .outgoing {
                 guard case .moving = stored.state else { continue }
-                let waiting = conversation.isReachable
+                let waiting = channel.isReachable
                     ? UploadWait.reason(allTaken: stored.itemTaken && stored.chunks.isComplete, route: route,
-                                        refusedForRoom: conversation.roomRefused.contains(row))
+                                        refusedForRoom: channel.roomRefused.contains(row))
                     : nil
                 if waiting != stored.waiting { changes.append((row, waiting)) }
             }
@@ -178,7 +178,7 @@ extension Engine {
                     return try tx.message(row)?.id
                 }
             }
-            for id in ids { emit(.transferMoved(conversation: conversation.contact.id.conversation, id: id)) }
+            for id in ids { emit(.transferMoved(conversation: channel.directConversation, id: id)) }
         } catch {
             log("cannot record what a file waits for: \(error)")
         }
@@ -196,7 +196,7 @@ extension Engine {
             try tx.updateProgress(stored)
             if stored.itemTaken && stored.chunks.isComplete {
                 whole.append(row)
-                outgoingStreams[row] = nil
+                transfers.outgoingStreams[row] = nil
                 if stored.waiting != nil { try tx.setWaiting(message: row, nil) }
             }
             if let message = try tx.message(row) {
@@ -215,9 +215,9 @@ extension Engine {
 
     /// A message item that is an attachment was stored (or came again): its file record,
     /// or, if it was discarded before, a fresh start (the sender resent it).
-    func attachmentItemStored(_ conversation: LiveConversation, id: MessageID, _ attachment: Attachment,
+    func attachmentItemStored(_ channel: PairwiseChannel, id: MessageID, _ attachment: Attachment,
                               _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        let contact = conversation.contact
+        let contact = channel.contact
         guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming else { return }
         // What the contact declares is checked before anything is written for it.
         let decision = IncomingFilePolicy.decide(
@@ -238,24 +238,24 @@ extension Engine {
         try tx.discardReceiving(message: message.rowID, reason: reason)
         _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded, text: row, action: nil, messageIDs: [id], at: now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
-        after.refusals.append((conversation, id, decision))
+        after.refusals.append((channel, id, decision))
     }
 
     /// After a durable batch: tells the sender its file was not taken in, and why. Best
     /// effort, as progress reports are: without it the sender's copy is just as true (Sent,
     /// never Delivered), only silent about why.
-    func tellFileRefused(_ id: MessageID, _ decision: IncomingFilePolicy.Decision, _ conversation: LiveConversation) {
+    func tellFileRefused(_ id: MessageID, _ decision: IncomingFilePolicy.Decision, _ channel: PairwiseChannel) {
         guard let (why, figure) = IncomingFilePolicy.wire(decision) else { return }
         var body = ByteWriter(capacity: 9)
         body.u8(why)
         body.u64(figure)
-        _ = sendFileControl(.fileRefused, id, body.bytes, conversation)
+        _ = sendFileControl(.fileRefused, id, body.bytes, channel)
     }
 
     /// The contact did not take in a file this side sent: a row says why, once.
-    func fileRefused(_ body: [UInt8], id: MessageID, in conversation: LiveConversation, _ tx: StoreTransaction,
+    func fileRefused(_ body: [UInt8], id: MessageID, in channel: PairwiseChannel, _ tx: StoreTransaction,
                      _ after: inout AfterCommit) throws {
-        let contact = conversation.contact
+        let contact = channel.contact
         var r = ByteReader(body)
         guard let why = try? r.u8(), let figure = try? r.u64(), let decision = IncomingFilePolicy.refusal(why: why, figure: figure),
               let message = try tx.message(contact: contact.id, id: id), message.direction == .outgoing,
@@ -274,12 +274,12 @@ extension Engine {
     /// now follows); ahead of its turn it waits, encrypted, in the partial file's `.ahead`
     /// file. Either is fsynced before the batch commits (`AfterCommit.partialFiles`), with
     /// the stream's and the hash's state in the same row. The last one finishes the file.
-    func receiveChunk(_ body: [UInt8], id: MessageID, sealedIn session: [UInt8], in conversation: LiveConversation,
+    func receiveChunk(_ body: [UInt8], id: MessageID, sealedIn session: [UInt8], in channel: PairwiseChannel,
                       _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        let contact = conversation.contact
+        let contact = channel.contact
         guard !contact.isBlocked, !contact.isDeleted else { return }
         // Its item may be waiting in this batch: store it first.
-        if after.incoming.contains(where: { $0.1.id == id && $0.0 === conversation }) { try storeIncoming(&after, tx) }
+        if after.incoming.contains(where: { $0.1.id == id && $0.0 === channel }) { try storeIncoming(&after, tx) }
         guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming,
               case .attachment(let attachment) = message.content,
               var stored = try tx.attachment(message: message.rowID), let workFile = stored.workFile else {
@@ -297,7 +297,7 @@ extension Engine {
             if let header = parts.streamHeader { stored.streamHeader = header }
             chunk = parts.sealed
         }
-        if stored.chunks.doneCount > 0, chunksWrittenThisRun[message.rowID] == nil, attachmentsResumed.insert(message.rowID).inserted {
+        if stored.chunks.doneCount > 0, transfers.chunksWrittenThisRun[message.rowID] == nil, transfers.resumed.insert(message.rowID).inserted {
             log("receiving the rest of a file from \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were here")
         }
         let files = AttachmentFiles(home: account.locations.home)
@@ -307,12 +307,12 @@ extension Engine {
             let path = files.absolute(relative)
             let file = PrivateFiles.exists(path) ? try OpenFile.openOwn(path, writable: true) : try OpenFile.create(path)
             after.partialFiles[relative] = file
-            after.partialOwners[relative] = (conversation, message.rowID, session)
+            after.partialOwners[relative] = (channel, message.rowID, session)
             return file
         }
         let ahead = workFile + ".ahead"
         stored.chunks.insert(index)
-        chunksWrittenThisRun[message.rowID, default: 0] += 1
+        transfers.chunksWrittenThisRun[message.rowID, default: 0] += 1
         // A chunk that does not decrypt: the file cannot be read, and the sender is told. One
         // that cannot be written (the disk is full, a file-size limit): that file is given up
         // here, and the batch — every other conversation's messages — commits as ever.
@@ -323,21 +323,21 @@ extension Engine {
                 try open(ahead).write(chunk, at: Int64(index) * Int64(FileStream.cipherChunkBytes))
             }
         } catch EngineError.io(let text) {
-            return try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: conversation, tx, &after)
+            return try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after)
         } catch {
-            return try discardIncoming(message, attachment, stored, .unreadable(error), session: session, in: conversation, tx, &after)
+            return try discardIncoming(message, attachment, stored, .unreadable(error), session: session, in: channel, tx, &after)
         }
         try tx.updateProgress(stored)
-        after.fileProgress[message.rowID] = (conversation, id, stored.chunks.doneCount, stored.chunks.isComplete)
+        after.fileProgress[message.rowID] = (channel, id, stored.chunks.doneCount, stored.chunks.isComplete)
         if !after.events.contains(.transferMoved(conversation: contact.id.conversation, id: id)) {
             after.events.append(.transferMoved(conversation: contact.id.conversation, id: id))
         }
         if stored.nextChunk == stored.chunks.count {
             do {
-                try finishIncoming(message, attachment, stored, plain: open(workFile), session: session, in: conversation, tx, &after)
+                try finishIncoming(message, attachment, stored, plain: open(workFile), session: session, in: channel, tx, &after)
             } catch EngineError.io(let text) {
                 after.fileProgress[message.rowID] = nil
-                try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: conversation, tx, &after)
+                try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after)
             }
         }
     }
@@ -405,12 +405,12 @@ extension Engine {
     /// Every chunk is decrypted: the hash decides. Whole and checked, the file moves to
     /// `files/received/` and its Delivered is owed; otherwise it is discarded.
     private func finishIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, plain: OpenFile,
-                                session: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
+                                session: [UInt8], in channel: PairwiseChannel, _ tx: StoreTransaction,
                                 _ after: inout AfterCommit) throws {
         guard let state = stored.hashState, let hash = StreamingHash(stateBytes: state),
               constantTimeEqual(hash.finish(), attachment.contentHash) else {
             return try discardIncoming(message, attachment, stored, .unreadable(EngineError.crypto("the file's hash does not match")),
-                                       session: session, in: conversation, tx, &after)
+                                       session: session, in: channel, tx, &after)
         }
         let files = AttachmentFiles(home: account.locations.home)
         _ = try files.directory(AttachmentFiles.received)
@@ -430,8 +430,8 @@ extension Engine {
         after.filesToRemove += [files.absolute(workFile), files.absolute(workFile + ".ahead")]
         try tx.completeReceiving(message: message.rowID, file: target)
         after.receiptsOwed += 1
-        log("a file from \(conversation.contact.name) arrived whole (\(attachment.size) bytes, \(stored.chunks.count) chunks, \(chunksWrittenThisRun[message.rowID] ?? 0) written in this run)")
-        after.events.append(.transferMoved(conversation: conversation.contact.id.conversation, id: message.id))
+        log("a file from \(channel.contact.name) arrived whole (\(attachment.size) bytes, \(stored.chunks.count) chunks, \(transfers.chunksWrittenThisRun[message.rowID] ?? 0) written in this run)")
+        after.events.append(.transferMoved(conversation: channel.directConversation, id: message.id))
     }
 
     /// A file that cannot be read (a chunk that does not decrypt, a hash that does not
@@ -440,9 +440,9 @@ extension Engine {
     /// it is kept either (the partial file goes, giving its space back) and a row says why;
     /// the sender is not asked again (on a full disk it would only fill it again).
     private func discardIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, _ why: Discard,
-                                 session: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
+                                 session: [UInt8], in channel: PairwiseChannel, _ tx: StoreTransaction,
                                  _ after: inout AfterCommit) throws {
-        let contact = conversation.contact
+        let contact = channel.contact
         let files = AttachmentFiles(home: account.locations.home)
         if let workFile = stored.workFile {
             after.partialFiles[workFile] = nil
@@ -477,13 +477,13 @@ extension Engine {
         for (relative, file) in after.partialFiles.sorted(by: { $0.key < $1.key }) where after.partialFiles[relative] != nil {
             let failure = file.syncFailure()
             guard let text = failure else { continue }
-            guard let (conversation, row, session) = after.partialOwners[relative], let message = try tx.message(row),
+            guard let (channel, row, session) = after.partialOwners[relative], let message = try tx.message(row),
                   case .attachment(let attachment) = message.content, let stored = try tx.attachment(message: row)
             else { throw EngineError.io(text) }
             // Whole in this batch: its plaintext was synced before it was moved, and what is
             // left (its `.ahead` file) goes after the commit.
             guard case .moving = stored.state else { continue }
-            try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: conversation, tx, &after)
+            try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after)
             after.fileProgress[row] = nil
         }
         after.partialFiles.removeAll()
@@ -497,29 +497,29 @@ extension Engine {
     func flushFileReceipts() throws(EngineError) {
         let owed = try AccountService.wrap { try store.contactsOwedFileReceipts() }
         for contactID in owed {
-            guard let conversation = conversations[contactID] else { continue }
-            if keepsPace(conversation) {
-                conversation.slotWaiting.receipts = true
+            guard let channel = channels[contactID] else { continue }
+            if keepsPace(channel) {
+                channel.slotWaiting.receipts = true
                 continue
             }
-            try sendFileReceipt(conversation)
+            try sendFileReceipt(channel)
         }
     }
 
     /// One frame of the whole-file receipts owed to this conversation; whether it went.
     @discardableResult
-    func sendFileReceipt(_ conversation: LiveConversation) throws(EngineError) -> Bool {
-        let contactID = conversation.contact.id
-        guard conversation.canSend, var saved = conversation.saved,
+    func sendFileReceipt(_ channel: PairwiseChannel) throws(EngineError) -> Bool {
+        let contactID = channel.contact.id
+        guard channel.canSend, var saved = channel.saved,
               saved.peerHoldsSendingSession, let keys = saved.sendKeys,
-              let client = connections[conversation.relay]?.client else { return false }
+              let client = connections[channel.relay]?.client else { return false }
         let ids = try AccountService.wrap { try store.fileReceiptsOwed(contact: contactID, limit: Self.receiptsPerFrame) }
-            .filter { !conversation.fileReceiptsInFlight.contains($0) }
+            .filter { !channel.traffic.fileReceiptsInFlight.contains($0) }
         guard !ids.isEmpty, client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
-        let envelope = receiptEnvelope(.fileDelivered, ids, sequence: sequence, keys: keys, conversation: conversation)
-        conversation.saved = saved
-        guard (try? sendOnLink(conversation, .envelope(envelope), as: .fileReceipts(contactID, ids))) != nil else { return false }
-        conversation.fileReceiptsInFlight.formUnion(ids)
+        let envelope = receiptEnvelope(.fileDelivered, ids, sequence: sequence, keys: keys, conversation: channel)
+        channel.saved = saved
+        guard (try? sendOnLink(channel, .envelope(envelope), as: .fileReceipts(contactID, ids))) != nil else { return false }
+        channel.traffic.fileReceiptsInFlight.formUnion(ids)
         return true
     }
 }

@@ -26,7 +26,7 @@ extension Engine {
         let end = ticks + timeout
         while ticks < end {
             let settled = neededRelays.allSatisfy { address in
-                drainedRelays.contains(address) || (connections[address].map { !$0.connecting && $0.client == nil } ?? false)
+                connections.drained.contains(address) || (connections[address].map { !$0.connecting && $0.client == nil } ?? false)
             }
             if settled { break }
             let wait = min(end, ticks + 0.5) - ticks

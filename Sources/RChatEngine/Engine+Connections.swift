@@ -10,9 +10,9 @@ extension Engine {
     /// conversation's host, and each contact's own (for message requests).
     var neededRelays: Set<RelayAddress> {
         var relays: Set<RelayAddress> = [identity.relay]
-        for conversation in conversations.values where conversation.isReachable {
-            relays.insert(conversation.relay)
-            if let address = conversation.contactRelay { relays.insert(address) }
+        for channel in channels.values where channel.isReachable {
+            relays.insert(channel.relay)
+            if let address = channel.contactRelay { relays.insert(address) }
         }
         return relays
     }
@@ -32,8 +32,8 @@ extension Engine {
             connection.early.removeAll()
             let generation = connection.generation
             let inbox = self.inbox
-            let keyring = self.keyring
-            environment.dialer.dial(address, mailboxKey: identity.mailboxKey, stallTimeout: relayStallSeconds, events: { event in
+            let keyring = channels.keyring
+            environment.dialer.dial(address, mailboxKey: identity.mailboxKey, stallTimeout: connections.stallSeconds, events: { event in
                 if case .delivery(let delivery) = event {
                     inbox.post(.delivery(address, generation: generation, Inbound(delivery, opened: keyring.open(delivery))))
                 } else {
@@ -59,7 +59,7 @@ extension Engine {
         connection.failures = 0
         connection.client = client
         connection.acknowledgementsOverdue = false
-        connection.keepaliveAt = ticks + keepaliveSeconds
+        connection.keepaliveAt = ticks + connections.keepaliveSeconds
         connection.presentAgainAt = ticks + Self.presentAgainSeconds
         log("connected to relay \(address.host):\(address.port)")
         emit(.connectionChanged(.online))
@@ -69,9 +69,9 @@ extension Engine {
         if policy.pairs, address == identity.relay {
             do { try client.registerInvites(salts: [identity.inviteSalt]) } catch { log("cannot register the invite: \(error)") }
         }
-        for conversation in conversations.values where conversation.relay == address {
-            conversation.recoveryCode = .notYet
-            present(conversation)
+        for channel in channels.values where channel.relay == address {
+            channel.recoveryCode = .notYet
+            present(channel)
         }
         let early = connection.early
         connection.early.removeAll()
@@ -89,7 +89,7 @@ extension Engine {
                 log("\(error)")
             }
         }
-        for conversation in conversations.values { try? flushOutbox(conversation) }
+        for channel in channels.values { try? flushOutbox(channel) }
     }
 
     func connectFailed(_ address: RelayAddress, _ generation: UInt64, _ reason: String) {
@@ -137,9 +137,9 @@ extension Engine {
 
     /// A relay that was slow to read took its backlog: what waited for room goes now.
     func backlogDrained(_ connection: RelayConnection) throws(EngineError) {
-        for conversation in conversations.values
-        where conversation.relay == connection.address || conversation.contactRelay == connection.address {
-            try flushOutbox(conversation)
+        for channel in channels.values
+        where channel.relay == connection.address || channel.contactRelay == connection.address {
+            try flushOutbox(channel)
         }
         scheduleReceipts(urgent: true)
     }
@@ -149,26 +149,26 @@ extension Engine {
         thread.check()
         switch event {
         case let .linked(link, code):
-            guard let id = codeIndex[HashedBytes(code)], let conversation = conversations[id], conversation.isReachable else { return }
-            linked(conversation, link: link, code: code, on: connection)
+            guard let id = channels.codeIndex[HashedBytes(code)], let channel = channels[id], channel.isReachable else { return }
+            linked(channel, link: link, code: code, on: connection)
         case .peerGone(let link):
             let gone = ConversationLink.Event.peerGone(link: link, generation: connection.generation)
-            guard let conversation = conversations.values.first(where: {
+            guard let channel = channels.values.first(where: {
                 $0.relay == connection.address && $0.linkState.link.map { $0.id == link && $0.generation == connection.generation } == true
             }) else { return }
             // Frames sent on the link are now held for the peer; the session stays usable.
             // Fresh codes let the peer find us again when it comes back.
-            conversation.apply(gone, at: now)
-            present(conversation)
+            channel.apply(gone, at: now)
+            present(channel)
             // A file no longer waits a window ahead of the receiver's reports: the relay
             // holds the rest for it (within its quota).
-            try flushOutbox(conversation)
+            try flushOutbox(channel)
         case .closed(let error):
             connectionClosed(connection, error)
         case .delivery, .sent, .refused:
             break // batched by the caller
         case .drained:
-            drainedRelays.insert(connection.address)
+            connections.drained.insert(connection.address)
         case .pong:
             answersFlow(on: connection)
         }
@@ -177,56 +177,56 @@ extension Engine {
     func connectionClosed(_ connection: RelayConnection, _ error: RelayClientError?) {
         connection.client = nil
         connection.coverAt = .infinity
-        connection.inFlight.removeAll()
+        connection.requests.removeAll()
         connection.acknowledgementsOverdue = false
         connection.scheduleRetry(now: ticks, reconnects: policy.reconnects)
         log("relay \(connection.address.host):\(connection.address.port) closed: \(error?.description ?? "by this side")")
         emit(.connectionChanged(.offline(retryIn: connection.retryIn(now: ticks))))
         let t = now
-        let ended = conversations.values.filter { $0.relay == connection.address && $0.linkState.link != nil }
-        for conversation in ended { conversation.dropLink(at: t) }
+        let ended = channels.values.filter { $0.relay == connection.address && $0.linkState.link != nil }
+        for channel in ended { channel.dropLink(at: t) }
         _ = try? AccountService.wrap {
             try store.transaction { tx in for c in ended { try persist(c, tx) } }
         }
     }
 
     /// Two connections met on a code: set up a fresh session on the link.
-    func linked(_ conversation: LiveConversation, link: LinkID, code: [UInt8], on connection: RelayConnection) {
+    func linked(_ channel: PairwiseChannel, link: LinkID, code: [UInt8], on connection: RelayConnection) {
         // Several codes of one presentation can match at once: the first is kept while its
         // peer is there (`LinkState`). When the peer came back on this connection, the current
         // session (if any) keeps carrying frames on the new link until the new handshake
         // completes: if the peer leaves mid-handshake, what we send is still held for it,
         // readable with the keys it saved.
-        let side: ConversationLink.Side = conversation.role == .initiator ? .initiator : .responder
+        let side: ConversationLink.Side = channel.role == .initiator ? .initiator : .responder
         let peerLink = PeerLink(id: link, generation: connection.generation, code: code)
-        guard case .success = conversation.apply(.linked(peerLink, as: side), at: now) else { return }
-        conversation.recoveryCode = .notYet
+        guard case .success = channel.apply(.linked(peerLink, as: side), at: now) else { return }
+        channel.recoveryCode = .notYet
         guard side == .initiator else { return }
         do {
             let initiator = try Handshake.Initiator(
-                me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
-                reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: code))
-            conversation.apply(.initiated(initiator), at: now)
+                me: channel.me, peer: .init(accountKey: channel.contact.accountKey, deviceKey: channel.contact.deviceKey),
+                reconnectCounter: channel.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: code))
+            channel.apply(.initiated(initiator), at: now)
             let first = LinkFrame.handshakeFirst(initiator.firstMessage())
-            try sendOnLink(conversation, first, as: .control(conversation.contact.id, first))
+            try sendOnLink(channel, first, as: .control(channel.contact.id, first))
         } catch {
-            log("cannot start a session with \(conversation.contact.name): \(error)")
+            log("cannot start a session with \(channel.contact.name): \(error)")
         }
     }
 
     /// Sends a frame on the conversation's link; returns the relay's sequence number.
     @discardableResult
-    func sendOnLink(_ conversation: LiveConversation, _ frame: LinkFrame, as what: RelayConnection.InFlight,
+    func sendOnLink(_ channel: PairwiseChannel, _ frame: LinkFrame, as what: RelayCompletion,
                     flush: Bool = true) throws -> UInt64 {
-        guard let link = conversation.linkState.link, let connection = connections[conversation.relay],
+        guard let link = channel.linkState.link, let connection = connections[channel.relay],
               connection.generation == link.generation, let client = connection.client
-        else { throw EngineError.io("no link to \(conversation.contact.name)") }
+        else { throw EngineError.io("no link to \(channel.contact.name)") }
         // A handshake goes ahead of what the peer's mailbox holds: behind a long backlog the
         // session, and with it every receipt, would wait for the whole backlog.
         let seq = try client.send(on: link.id, frame.encoded, ahead: frame.isHandshake, flush: flush)
-        connection.inFlight[seq] = what
+        connection.requests.register(seq, what)
         // A real frame fills the steady pace's slot: no dummy in it.
-        if case .dummy = what {} else { conversation.pace.used() }
+        if !what.recordsNothing { channel.pace.used() }
         return seq
     }
 }

@@ -14,30 +14,30 @@ extension Engine {
         /// Per connection (by identity: hashing its address for every delivery showed up in
         /// profiles), the deliveries to acknowledge.
         var acknowledgements: [ObjectIdentifier: (RelayConnection, [HeldItemID])] = [:]
-        var replies: [(LiveConversation, LinkFrame)] = []
-        var sessionsStarted: [LiveConversation] = []
-        var resendQueued: [LiveConversation] = []
+        var replies: [(PairwiseChannel, LinkFrame)] = []
+        var sessionsStarted: [PairwiseChannel] = []
+        var resendQueued: [PairwiseChannel] = []
         /// Messages decrypted in this batch, stored together before the commit.
-        var incoming: [(LiveConversation, IncomingMessage)] = []
+        var incoming: [(PairwiseChannel, IncomingMessage)] = []
         /// What the batch stored, per conversation, once it commits.
-        var stored: [(LiveConversation, [OwedDelivered])] = []
+        var stored: [(PairwiseChannel, [OwedDelivered])] = []
         /// Conversations whose keys changed: set up again after the commit.
         var rebuild: [ContactID] = []
         /// Conversations now in Keys don't match: their links are left after the commit.
-        var keysDontMatch: [LiveConversation] = []
+        var keysDontMatch: [PairwiseChannel] = []
         /// Partial files written in this batch: fsynced before it commits.
         var partialFiles: [String: OpenFile] = [:]
         /// Whose file each of them is: a sync that fails discards that file alone.
-        var partialOwners: [String: (LiveConversation, MessageRowID, session: [UInt8])] = [:]
+        var partialOwners: [String: (PairwiseChannel, MessageRowID, session: [UInt8])] = [:]
         /// Files no longer needed once the batch committed (a partial file made whole).
         var filesToRemove: [String] = []
         /// Messages of this batch that came with a disappearing timer.
-        var timers: [(LiveConversation, MessageID, DisappearingTimer)] = []
+        var timers: [(PairwiseChannel, MessageID, DisappearingTimer)] = []
         /// Files being received that moved in this batch: their progress goes to the sender
         /// once the batch is durable.
-        var fileProgress: [MessageRowID: (LiveConversation, MessageID, Int, complete: Bool)] = [:]
+        var fileProgress: [MessageRowID: (PairwiseChannel, MessageID, Int, complete: Bool)] = [:]
         /// Files refused as they were offered: the sender is told once the batch is durable.
-        var refusals: [(LiveConversation, MessageID, IncomingFilePolicy.Decision)] = []
+        var refusals: [(PairwiseChannel, MessageID, IncomingFilePolicy.Decision)] = []
         var events: [ChatEvent] = []
         var receiptsOwed = 0
         /// The contact showed it holds a session this side answered: receipts and notices
@@ -91,11 +91,11 @@ extension Engine {
         // Only while more is waiting: a lone batch (a message as it is sent) is synced here,
         // without the hand-over to the sync thread and back.
         if after.canWaitForDisk && policy.groupsCommits && inbox.hasItems {
-            awaitingDisk.append((walSync.request(), after))
+            commits.awaitingDisk.append((commits.walSync.request(), after))
             return
         }
-        try AccountService.wrap { try walSync.syncNow() }
-        try finishAwaitingDisk(through: walSync.lastRequested)
+        try AccountService.wrap { try commits.walSync.syncNow() }
+        try finishAwaitingDisk(through: commits.walSync.lastRequested)
         try finish(after)
     }
 
@@ -109,19 +109,19 @@ extension Engine {
 
     func finishAwaitingDisk(through request: UInt64) throws(EngineError) {
         // Receipts read from the store waited for the start-up sync.
-        if durableThrough < startupSync && request >= startupSync { scheduleReceipts(urgent: true) }
-        durableThrough = max(durableThrough, request)
-        while let first = awaitingDisk.first, first.request <= request {
-            awaitingDisk.removeFirst()
+        if commits.durableThrough < commits.startupSync && request >= commits.startupSync { scheduleReceipts(urgent: true) }
+        commits.durableThrough = max(commits.durableThrough, request)
+        while let first = commits.awaitingDisk.first, first.request <= request {
+            commits.awaitingDisk.removeFirst()
             try finish(first.after)
         }
     }
 
     /// What a committed batch does once it is durable.
     private func finish(_ after: AfterCommit) throws(EngineError) {
-        for (conversation, owed) in after.stored { conversation.storedThisRun.stored(owed) }
-        for (conversation, reply) in after.replies {
-            do { try sendOnLink(conversation, reply, as: .control(conversation.contact.id, reply)) } catch { log("cannot answer \(conversation.contact.name): \(error)") }
+        for (channel, owed) in after.stored { channel.storedThisRun.stored(owed) }
+        for (channel, reply) in after.replies {
+            do { try sendOnLink(channel, reply, as: .control(channel.contact.id, reply)) } catch { log("cannot answer \(channel.contact.name): \(error)") }
         }
         for (connection, ids) in after.acknowledgements.values {
             // Only to the client that delivered them (a reconnect has its own).
@@ -134,17 +134,17 @@ extension Engine {
             }
         }
         for event in after.events { emit(event) }
-        for conversation in after.sessionsStarted {
-            log("secure session with \(conversation.contact.name) started")
-            try sessionReady(conversation)
+        for channel in after.sessionsStarted {
+            log("secure session with \(channel.contact.name) started")
+            try sessionReady(channel)
         }
-        for conversation in after.resendQueued { try flushOutbox(conversation) }
+        for channel in after.resendQueued { try flushOutbox(channel) }
         for contactID in after.rebuild { try rebuild(contactID) }
-        for conversation in after.keysDontMatch { leaveLink(conversation, .detached) }
+        for channel in after.keysDontMatch { leaveLink(channel, .detached) }
         for path in after.filesToRemove { unlink(path) }
-        for (row, (conversation, id, chunks, complete)) in after.fileProgress { reportFileProgress(row, id, chunks, complete: complete, conversation) }
-        for (conversation, id, decision) in after.refusals { tellFileRefused(id, decision, conversation) }
-        for conversation in conversations.values where conversation.hasSession { try sendNoticeIfNeeded(conversation) }
+        for (row, (channel, id, chunks, complete)) in after.fileProgress { reportFileProgress(row, id, chunks, complete: complete, channel) }
+        for (channel, id, decision) in after.refusals { tellFileRefused(id, decision, channel) }
+        for channel in channels.values where channel.hasSession { try sendNoticeIfNeeded(channel) }
         if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
             scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch)
         }
@@ -161,16 +161,16 @@ extension Engine {
             return false
         case .link(let code):
             guard let opened = inbound.opened, opened.header.kind == .cover, opened.body.isEmpty,
-                  let (conversation, header, _, _) = usable(opened, known: codeIndex[HashedBytes(code)].flatMap { conversations[$0] })
+                  let (channel, header, _, _) = usable(opened, known: channels.codeIndex[HashedBytes(code)].flatMap { channels[$0] })
             else { return false }
-            return !confirms(header, in: conversation)
+            return !confirms(header, in: channel)
         }
     }
 
     /// Whether a frame that opened in `conversation` shows that the peer holds the session
     /// this side sends in until it is confirmed.
-    private func confirms(_ header: EnvelopeHeader, in conversation: LiveConversation) -> Bool {
-        guard let saved = conversation.saved else { return false }
+    private func confirms(_ header: EnvelopeHeader, in channel: PairwiseChannel) -> Bool {
+        guard let saved = channel.saved else { return false }
         return (saved.sendingUntilConfirmed != nil || !saved.peerHoldsCurrent) && header.sessionID == saved.current?.keys.sessionID
     }
 
@@ -183,7 +183,7 @@ extension Engine {
         case .invite:
             try receiveRequest(delivery.payload, tx, &after)
         case .link(let code):
-            let known = codeIndex[HashedBytes(code)].flatMap { conversations[$0] }
+            let known = channels.codeIndex[HashedBytes(code)].flatMap { channels[$0] }
             if let opened = inbound.opened, let usable = usable(opened, known: known) {
                 // The reader thread opened it with keys this conversation still holds.
                 return try receiveEnvelope(usable, at: delivery.heldAt, tx, &after)
@@ -192,21 +192,21 @@ extension Engine {
             switch frame {
             case .handshakeFirst(let bytes):
                 // Only on the live link (a handshake held from an earlier one is stale), once.
-                guard let conversation = known, let id = delivery.link, conversation.role == .responder,
-                      let link = conversation.linkState.link else { return }
-                switch conversation.apply(.firstMessage(link: id, generation: connection.generation), at: now) {
-                case .success: try respond(conversation, to: bytes, code: link.code, tx, &after)
-                case .failure(.secondHandshake): return rejectForged("a second handshake from \(conversation.contact.name) on one link")
+                guard let channel = known, let id = delivery.link, channel.role == .responder,
+                      let link = channel.linkState.link else { return }
+                switch channel.apply(.firstMessage(link: id, generation: connection.generation), at: now) {
+                case .success: try respond(channel, to: bytes, code: link.code, tx, &after)
+                case .failure(.secondHandshake): return rejectForged("a second handshake from \(channel.contact.name) on one link")
                 case .failure: return
                 }
             case .handshakeReply(let bytes):
-                guard let conversation = known, let id = delivery.link, case .success = conversation.apply(.reply(link: id), at: now),
-                      let initiator = conversation.linkState.initiator else { return }
+                guard let channel = known, let id = delivery.link, case .success = channel.apply(.reply(link: id), at: now),
+                      let initiator = channel.linkState.initiator else { return }
                 do {
                     let session = try initiator.finish(bytes)
-                    try begin(session, in: conversation, asResponder: false, tx, &after)
+                    try begin(session, in: channel, asResponder: false, tx, &after)
                 } catch {
-                    try handshakeFailed(conversation, error, tx, &after)
+                    try handshakeFailed(channel, error, tx, &after)
                 }
             case .envelope(let bytes):
                 guard let opening = openEnvelope(bytes, known: known) else { return rejectForged("a frame that no conversation can read, or that was altered") }
@@ -217,76 +217,71 @@ extension Engine {
 
     /// The session can carry frames (for a responder: the relay took its reply): the
     /// initiator's confirmation, then what waits.
-    func sessionReady(_ conversation: LiveConversation) throws(EngineError) {
-        guard conversation.hasSession else { return }
-        if conversation.role == .initiator { sendConfirmation(conversation) }
-        try sendWhatWaits(conversation)
+    func sessionReady(_ channel: PairwiseChannel) throws(EngineError) {
+        guard channel.hasSession else { return }
+        if channel.role == .initiator { sendConfirmation(channel) }
+        try sendWhatWaits(channel)
     }
 
     /// What waited for a session, or for the user to verify the contact's new device: the
     /// notice, a key rotation, then the outbox (which says what it holds back while the
     /// device is not verified), and receipts soon.
-    func sendWhatWaits(_ conversation: LiveConversation) throws(EngineError) {
-        guard conversation.hasSession else { return }
-        try sendNoticeIfNeeded(conversation)
-        try announceRotationIfNeeded(conversation)
-        try flushOutbox(conversation, ignoringBackoff: true)
+    func sendWhatWaits(_ channel: PairwiseChannel) throws(EngineError) {
+        guard channel.hasSession else { return }
+        try sendNoticeIfNeeded(channel)
+        try announceRotationIfNeeded(channel)
+        try flushOutbox(channel, ignoringBackoff: true)
         scheduleReceipts(urgent: true)
     }
 
-    private func respond(_ conversation: LiveConversation, to first: [UInt8], code: [UInt8], _ tx: StoreTransaction,
+    private func respond(_ channel: PairwiseChannel, to first: [UInt8], code: [UInt8], _ tx: StoreTransaction,
                          _ after: inout AfterCommit) throws {
         do {
             let responder = try Handshake.Responder(
-                me: conversation.me, peer: .init(accountKey: conversation.contact.accountKey, deviceKey: conversation.contact.deviceKey),
-                reconnectCounter: conversation.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: code))
+                me: channel.me, peer: .init(accountKey: channel.contact.accountKey, deviceKey: channel.contact.deviceKey),
+                reconnectCounter: channel.saved?.reconnectCounter, prologue: Handshake.linkPrologue(code: code))
             let (reply, session) = try responder.respond(to: first)
-            after.replies.append((conversation, .handshakeReply(reply)))
-            try begin(session, in: conversation, asResponder: true, tx, &after)
+            after.replies.append((channel, .handshakeReply(reply)))
+            try begin(session, in: channel, asResponder: true, tx, &after)
         } catch {
-            try handshakeFailed(conversation, error, tx, &after)
+            try handshakeFailed(channel, error, tx, &after)
         }
     }
 
-    private func begin(_ session: Session, in conversation: LiveConversation, asResponder: Bool, _ tx: StoreTransaction,
+    private func begin(_ session: Session, in channel: PairwiseChannel, asResponder: Bool, _ tx: StoreTransaction,
                        _ after: inout AfterCommit) throws {
         // This side knew the conversation before (it kept state): the peer starting over
         // means the peer lost its state. Without state here it is a first meeting, or we
         // are the ones starting over.
-        let hadState = conversation.saved != nil
+        let hadState = channel.saved != nil
         // A responder's session carries nothing until the relay took its reply.
-        guard case .success = conversation.apply(asResponder ? .answered(session.peer) : .finished(session.peer), at: now)
+        guard case .success = channel.apply(asResponder ? .answered(session.peer) : .finished(session.peer), at: now)
         else { return }
         // Kept until the contact's notice arrives, across sessions and restarts: the session
         // that showed it may end before the notice can go (a notice waits for a session the
         // reader holds).
-        if hadState && session.peer.startedOver { conversation.recovery.peerStartedOver = true }
+        if hadState && session.peer.startedOver { channel.recovery.peerStartedOver = true }
         // This side started over: its notice (maybe empty) is owed until the relay takes one.
-        if !hadState { conversation.recovery.startedOverNoticeOwed = true }
-        try tx.setRecoveryFlags(contact: conversation.contact.id, conversation.recovery)
-        var saved = conversation.saved ?? SavedSessionState()
+        if !hadState { channel.recovery.startedOverNoticeOwed = true }
+        try tx.setRecoveryFlags(contact: channel.contact.id, channel.recovery)
+        var saved = channel.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
         // shows it completed the handshake (SavedSessionState.begin).
         saved.begin(session, at: now, confirmed: !asResponder || session.peer.startedOver, peerHolds: !asResponder)
-        conversation.saved = saved
-        conversation.sent.removeAll()
-        conversation.chunksInFlight.removeAll()
-        conversation.fileReceiptsInFlight.removeAll()
-        conversation.peerFileProgress.removeAll()
-        conversation.deliveredInFlight.forgetAll()
-        conversation.readReceiptsInFlight.removeAll()
-        try persist(conversation, tx)
-        conversation.newDeviceRow = session.peer.deviceKeyIsPinned ? nil : try newDeviceRow(conversation, session.peer.deviceKey, tx, &after)
-        conversation.sessionDevices[session.keys.sessionID] = session.peer.deviceKey
-        after.sessionsStarted.append(conversation)
+        channel.saved = saved
+        channel.traffic.forget(.replaced)
+        try persist(channel, tx)
+        channel.newDeviceRow = session.peer.deviceKeyIsPinned ? nil : try newDeviceRow(channel, session.peer.deviceKey, tx, &after)
+        channel.sessionDevices[session.keys.sessionID] = session.peer.deviceKey
+        after.sessionsStarted.append(channel)
     }
 
     /// The contact's session comes from a device whose key the user has not pinned: say so,
     /// once per device since their code was last entered. Returns the row's position: what
     /// the user sends by hand below it goes to that device (`SendPolicy`).
-    private func newDeviceRow(_ conversation: LiveConversation, _ deviceKey: [UInt8], _ tx: StoreTransaction,
+    private func newDeviceRow(_ channel: PairwiseChannel, _ deviceKey: [UInt8], _ tx: StoreTransaction,
                               _ after: inout AfterCommit) throws -> Int64 {
-        let contact = conversation.contact
+        let contact = channel.contact
         log("\(contact.name) is using a device whose key is not pinned; only what is sent by hand goes to it until their code is entered again")
         let kind = SystemRowKind.newDevice(deviceKey)
         if let shown = try tx.systemRowPosition(contact: contact.id, kind: kind, since: contact.keysChangedAt) { return shown }
@@ -299,21 +294,21 @@ extension Engine {
     /// A handshake that proved an account key other than the pinned one puts the contact in
     /// Keys don't match, with a row saying so; nothing is sent to it until its code is entered
     /// again (`Contacts.add`). Any other failure is a forged or damaged frame.
-    private func handshakeFailed(_ conversation: LiveConversation, _ error: Error, _ tx: StoreTransaction,
+    private func handshakeFailed(_ channel: PairwiseChannel, _ error: Error, _ tx: StoreTransaction,
                                  _ after: inout AfterCommit) throws {
         guard case HandshakeError.keysDontMatch = error else {
-            return rejectForged("a handshake from \(conversation.contact.name) that failed (\(error))")
+            return rejectForged("a handshake from \(channel.contact.name) that failed (\(error))")
         }
-        let contact = conversation.contact
+        let contact = channel.contact
         log("\(contact.name) presented an account key other than the pinned one: Keys don't match")
         guard contact.state != .keysDontMatch else { return }
         try tx.setState(contact: contact.id, .keysDontMatch)
-        conversation.contact.state = .keysDontMatch
+        channel.contact.state = .keysDontMatch
         _ = try tx.addSystemRow(contact: contact.id, kind: .keysDontMatch, text: RecoveryRows.keysDontMatch(name: contact.name),
                                 action: nil, messageIDs: [], at: now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
         after.events.append(.conversationsChanged)
-        after.keysDontMatch.append(conversation)
+        after.keysDontMatch.append(channel)
     }
 
     func rejectForged(_ what: String) {
@@ -323,14 +318,14 @@ extension Engine {
 
     /// The conversation a frame belongs to: the one whose code it came with, else whichever
     /// conversation's header key opens it (a frame held under an older code).
-    private func open(_ bytes: [UInt8], known: LiveConversation?) -> (LiveConversation, EnvelopeHeader)? {
+    private func open(_ bytes: [UInt8], known: PairwiseChannel?) -> (PairwiseChannel, EnvelopeHeader)? {
         if let known, let header = try? Envelope.openHeader(bytes, conversation: known.secret) { return (known, header) }
-        for conversation in conversations.values where conversation !== known {
-            if let header = try? Envelope.openHeader(bytes, conversation: conversation.secret) { return (conversation, header) }
+        for channel in channels.values where channel !== known {
+            if let header = try? Envelope.openHeader(bytes, conversation: channel.secret) { return (channel, header) }
         }
-        for conversation in conversations.values {
-            for former in conversation.formerSecrets {
-                if let header = try? Envelope.openHeader(bytes, conversation: former) { return (conversation, header) }
+        for channel in channels.values {
+            for former in channel.formerSecrets {
+                if let header = try? Envelope.openHeader(bytes, conversation: former) { return (channel, header) }
             }
         }
         return nil
@@ -338,40 +333,40 @@ extension Engine {
 
     /// An envelope opened: its conversation, header, and body if it opened, with a message's
     /// content when the reader thread decoded it already.
-    typealias Opening = (conversation: LiveConversation, header: EnvelopeHeader, body: [UInt8]?, content: MessageContent?)
+    typealias Opening = (conversation: PairwiseChannel, header: EnvelopeHeader, body: [UInt8]?, content: MessageContent?)
 
     /// The reader thread's opening, if that conversation still holds the secret and the
     /// session key that made it (a copy of the keys it had may be stale).
-    private func usable(_ opened: OpenedEnvelope, known: LiveConversation?) -> Opening? {
-        guard let conversation = conversations[opened.contact], known == nil || known === conversation,
-              conversation.secret.key === opened.secretKey, conversation.saved?.holdsReceiveKey(opened.sessionKey) == true
+    private func usable(_ opened: OpenedEnvelope, known: PairwiseChannel?) -> Opening? {
+        guard let channel = channels[opened.contact], known == nil || known === channel,
+              channel.secret.key === opened.secretKey, channel.saved?.holdsReceiveKey(opened.sessionKey) == true
         else { return nil }
-        return (conversation, opened.header, opened.body, opened.content)
+        return (channel, opened.header, opened.body, opened.content)
     }
 
     /// Opens an envelope here. nil: the header opens with no conversation's secret, or the
     /// body does not open with the key of its session that this side holds (altered on the
     /// way: never shown, never reported as undecryptable). A body of a session this side no
     /// longer holds comes back as nil: that message was lost with the state.
-    private func openEnvelope(_ bytes: [UInt8], known: LiveConversation?) -> Opening? {
-        guard let (conversation, header) = open(bytes, known: known) else { return nil }
+    private func openEnvelope(_ bytes: [UInt8], known: PairwiseChannel?) -> Opening? {
+        guard let (channel, header) = open(bytes, known: known) else { return nil }
         let body: [UInt8]?
         do {
-            body = try Envelope.openBody(bytes, header: header, keys: conversation.saved?.receiveKeys ?? [])
+            body = try Envelope.openBody(bytes, header: header, keys: channel.saved?.receiveKeys ?? [])
         } catch .wrongSession {
             body = nil
         } catch {
             return nil
         }
-        return (conversation, header, body, nil)
+        return (channel, header, body, nil)
     }
 
     private func receiveEnvelope(_ opening: Opening, at heldAt: Int64, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        let (conversation, header, body, decoded) = opening
-        let contact = conversation.contact
-        if body != nil, confirms(header, in: conversation) {
+        let (channel, header, body, decoded) = opening
+        let contact = channel.contact
+        if body != nil, confirms(header, in: channel) {
             // The peer holds the new session: send in it from now on.
-            conversation.saved?.confirm()
+            channel.saved?.confirm()
             after.sessionsConfirmed = true
         }
         guard let body else {
@@ -396,7 +391,7 @@ extension Engine {
                     return rejectForged("a message from \(contact.name) with a timer that is not one")
                 }
                 encoded = Array(body.dropFirst(4))
-                after.timers.append((conversation, header.messageID, timer))
+                after.timers.append((channel, header.messageID, timer))
             }
             let content: MessageContent
             if let decoded, header.kind == .message { content = decoded } else {
@@ -410,21 +405,21 @@ extension Engine {
             }
             // What this version cannot show (a timer change from a later version) is kept as it
             // came and shown as a row saying so (`MessageContent.displayText`).
-            after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
+            after.incoming.append((channel, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
                                                                  sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
         case .chunk:
-            try receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: conversation, tx, &after)
+            try receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after)
         case .fileRefused:
-            try fileRefused(body, id: header.messageID, in: conversation, tx, &after)
+            try fileRefused(body, id: header.messageID, in: channel, tx, &after)
         case .fileProgress:
             var r = ByteReader(body)
             guard let chunks = try? r.u32(), let message = try tx.message(contact: contact.id, id: header.messageID),
                   message.direction == .outgoing else { return }
-            let known = conversation.peerFileProgress[message.rowID]?.chunks ?? 0
-            conversation.peerFileProgress[message.rowID] = (max(known, Int(chunks)), ticks)
+            let known = channel.traffic.peerFileProgress[message.rowID]?.chunks ?? 0
+            channel.traffic.peerFileProgress[message.rowID] = (max(known, Int(chunks)), ticks)
             // The receiver took what the relay held: room there again for what it refused.
-            if conversation.roomRefused.contains(message.rowID) { try tx.attemptNow(message: message.rowID, at: now) }
-            if !after.resendQueued.contains(where: { $0 === conversation }) { after.resendQueued.append(conversation) }
+            if channel.roomRefused.contains(message.rowID) { try tx.attemptNow(message: message.rowID, at: now) }
+            if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
         case .receiptDelivered, .receiptRead, .fileDelivered:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
             var ids = Self.receiptIDs(body)
@@ -434,15 +429,15 @@ extension Engine {
                 ids.removeAll { files.contains($0) }
             }
             for change in try tx.raiseStatuses(contact: contact.id, ids: ids, event: event, at: now) {
-                conversation.acknowledgementDeadlines[change.message] = nil
+                channel.acknowledgementDeadlines[change.message] = nil
                 if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
             }
         case .notice:
-            try receiveNotice(body, in: conversation, sealedIn: header.sessionID, tx, &after)
+            try receiveNotice(body, in: channel, sealedIn: header.sessionID, tx, &after)
         case .keyRotation:
-            try receiveKeyRotation(body, in: conversation, tx, &after)
+            try receiveKeyRotation(body, in: channel, tx, &after)
         case .keyRotationAccepted:
-            try receiveRotationAccepted(in: conversation, tx, &after)
+            try receiveRotationAccepted(in: channel, tx, &after)
         case .cover:
             break
         case .newer:
@@ -471,23 +466,23 @@ extension Engine {
     func storeIncoming(_ after: inout AfterCommit, _ tx: StoreTransaction) throws {
         guard !after.incoming.isEmpty else { return }
         var order: [ContactID] = []
-        var groups: [ContactID: (LiveConversation, [IncomingMessage])] = [:]
-        for (conversation, message) in after.incoming {
-            let id = conversation.contact.id
-            if groups[id] == nil { order.append(id); groups[id] = (conversation, []) }
+        var groups: [ContactID: (PairwiseChannel, [IncomingMessage])] = [:]
+        for (channel, message) in after.incoming {
+            let id = channel.contact.id
+            if groups[id] == nil { order.append(id); groups[id] = (channel, []) }
             groups[id]!.1.append(message)
         }
         after.incoming.removeAll()
         let t = now
         for id in order {
-            let (conversation, messages) = groups[id]!
+            let (channel, messages) = groups[id]!
             let stored = try tx.insertIncoming(contact: id, messages, at: t)
             after.receiptsOwed += stored.count
-            after.stored.append((conversation, stored.map(\.owed)))
+            after.stored.append((channel, stored.map(\.owed)))
             for message in messages {
                 switch message.content {
                 case .attachment(let attachment):
-                    try attachmentItemStored(conversation, id: message.id, attachment, tx, &after)
+                    try attachmentItemStored(channel, id: message.id, attachment, tx, &after)
                 case .control(.timerChanged(let timer, let counter)):
                     // Every side applies every change by the same rule, so both end on the same timer.
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {
@@ -497,12 +492,12 @@ extension Engine {
                     break
                 }
             }
-            for (c, messageID, timer) in after.timers where c === conversation {
+            for (c, messageID, timer) in after.timers where c === channel {
                 try tx.setExpiry(contact: id, ids: [messageID], after: timer)
             }
             let contents = Dictionary(messages.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
             for message in stored {
-                after.events.append(.newMessage(conversation: conversation.contact.id.conversation, id: message.id,
+                after.events.append(.newMessage(conversation: channel.directConversation, id: message.id,
                                                 preview: contents[message.id]?.displayText(direction: .incoming) ?? ""))
             }
         }
@@ -550,8 +545,8 @@ extension Engine {
             // A contact sends requests only while it holds no session with us: it started over.
             // A receipt sent in the session we hold would never be read, and receipts are not
             // recovered: they wait for a session it holds.
-            if let known = contact, let conversation = conversations[known.id], conversation.saved != nil {
-                conversation.saved!.peerHoldsNone()
+            if let known = contact, let channel = channels[known.id], channel.saved != nil {
+                channel.saved!.peerHoldsNone()
             }
         case .newRequest(let rowForNamesake):
             let candidates = RequestNames.candidates(for: code.name, fingerprint: Hash.blake2b(code.accountKey, outputBytes: 16))
@@ -580,7 +575,7 @@ extension Engine {
            try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: request.messageID), contact: contact.id) {
             after.events.append(.conversationsChanged)
         }
-        conversations[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming
+        channels[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming
         after.receiptsOwed += 1
         after.events.append(.newMessage(conversation: contact.id.conversation, id: request.messageID,
                                         preview: request.content.displayText(direction: .incoming)))

@@ -12,28 +12,28 @@ extension Engine {
     }
 
     /// After a session starts with a contact who has not accepted our new key: tell them.
-    func announceRotationIfNeeded(_ conversation: LiveConversation) throws(EngineError) {
-        guard let previous = identity.previous, !conversation.contact.rotationAcknowledged,
-              conversation.carries(.keyAnnouncement), var saved = conversation.saved, let keys = saved.sendKeys,
+    func announceRotationIfNeeded(_ channel: PairwiseChannel) throws(EngineError) {
+        guard let previous = identity.previous, !channel.contact.rotationAcknowledged,
+              channel.carries(.keyAnnouncement), var saved = channel.saved, let keys = saved.sendKeys,
               let sequence = saved.takeSendSequence() else { return }
         let body = KeyRotation.announcement(
             newKey: identity.accountKey.publicKey, statement: previous.statement,
             certificate: DeviceCertificate.issue(deviceKey: account.device.publicKey, account: identity.accountKey))
         let envelope = Envelope.seal(kind: .keyRotation, messageID: .fresh(clock), sequence: sequence, body: body,
-                                     keys: keys, conversation: conversation.secret)
-        conversation.saved = saved
-        do { try sendOnLink(conversation, .envelope(envelope), as: .control(conversation.contact.id, .envelope(envelope))) } catch { log("cannot announce the new key: \(error)") }
+                                     keys: keys, conversation: channel.secret)
+        channel.saved = saved
+        do { try sendOnLink(channel, .envelope(envelope), as: .control(channel.contact.id, .envelope(envelope))) } catch { log("cannot announce the new key: \(error)") }
     }
 
     /// The contact rotated their account key: pin the new one (the old one vouched for it),
     /// say how many of our messages may not have arrived, offer Resend, resend nothing.
-    func receiveKeyRotation(_ body: [UInt8], in conversation: LiveConversation, _ tx: StoreTransaction,
+    func receiveKeyRotation(_ body: [UInt8], in channel: PairwiseChannel, _ tx: StoreTransaction,
                             _ after: inout AfterCommit) throws {
-        let contact = conversation.contact
+        let contact = channel.contact
         // Only the device we pinned may move the contact to a new account key: a copy of the
         // account keys on another machine (a thief's) must not take the contact over. (Pinned
         // now: a device verified during this session counts.)
-        guard let peer = conversation.peer, constantTimeEqual(peer.deviceKey, contact.deviceKey) else {
+        guard let peer = channel.peer, constantTimeEqual(peer.deviceKey, contact.deviceKey) else {
             return rejectForged("a key rotation from \(contact.name) in a session with a device key that is not pinned")
         }
         guard let (key, certificate) = KeyRotation.verify(body, pinned: contact.accountKey, device: contact.deviceKey) else {
@@ -50,26 +50,26 @@ extension Engine {
         after.events.append(.rowAdded(conversation: contact.id.conversation))
         after.events.append(.conversationsChanged)
         log("\(contact.name) rotated their account key; the new key is pinned")
-        if var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
+        if var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
             let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .fresh(clock), sequence: sequence, body: [],
-                                         keys: keys, conversation: conversation.secret)
-            conversation.saved = saved
-            after.replies.append((conversation, .envelope(envelope)))
+                                         keys: keys, conversation: channel.secret)
+            channel.saved = saved
+            after.replies.append((channel, .envelope(envelope)))
         }
         after.rebuild.append(contact.id)
     }
 
     /// The contact accepted our new key: from now on we speak to them with it.
-    func receiveRotationAccepted(in conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        guard identity.previous != nil, !conversation.contact.rotationAcknowledged else { return }
-        try tx.setRotationAcknowledged(contact: conversation.contact.id, true)
-        after.rebuild.append(conversation.contact.id)
+    func receiveRotationAccepted(in channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        guard identity.previous != nil, !channel.contact.rotationAcknowledged else { return }
+        try tx.setRotationAcknowledged(contact: channel.contact.id, true)
+        after.rebuild.append(channel.contact.id)
     }
 
     /// A conversation whose keys changed starts again from its store row: new secret, new
     /// codes, a new session; its saved state (counter, older receive keys) carries over.
     func rebuild(_ contactID: ContactID) throws(EngineError) {
-        guard let old = conversations[contactID] else { return }
+        guard let old = channels[contactID] else { return }
         try retire([old])
         try reloadConversations()
     }

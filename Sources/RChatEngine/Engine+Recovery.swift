@@ -19,44 +19,44 @@ extension Engine {
     /// Only in a session the contact is known to hold (`SavedSessionState.peerHoldsCurrent`):
     /// a notice sealed in a session whose handshake the contact never completed could never
     /// be read, and nothing would ever tell this side so.
-    func sendNoticeIfNeeded(_ conversation: LiveConversation) throws(EngineError) {
-        let startedOver = conversation.recovery.startedOverNoticeOwed && !conversation.startedOverNoticeInFlight
-        guard conversation.carries(.notice), var saved = conversation.saved, saved.peerHoldsCurrent, let keys = saved.sendKeys,
+    func sendNoticeIfNeeded(_ channel: PairwiseChannel) throws(EngineError) {
+        let startedOver = channel.recovery.startedOverNoticeOwed && !channel.traffic.startedOverNoticeInFlight
+        guard channel.carries(.notice), var saved = channel.saved, saved.peerHoldsCurrent, let keys = saved.sendKeys,
               let session = saved.current?.keys.sessionID else { return }
-        let pending = try AccountService.wrap { try store.undecryptable(contact: conversation.contact.id, notified: false) }
-            .map(\.id).filter { !conversation.noticeInFlight.contains($0) }
+        let pending = try AccountService.wrap { try store.undecryptable(contact: channel.contact.id, notified: false) }
+            .map(\.id).filter { !channel.traffic.noticeInFlight.contains($0) }
         guard startedOver || !pending.isEmpty else { return }
         var rest = pending[...]
         repeat {
             let chunk = Array(rest.prefix(CouldNotReadNotice.maxMessageIDs))
             rest = rest.dropFirst(chunk.count)
-            let notice = CouldNotReadNotice(messageIDs: chunk, conversation: conversation.secret, session: session, time: now).signed(by: account.device)
+            let notice = CouldNotReadNotice(messageIDs: chunk, conversation: channel.secret, session: session, time: now).signed(by: account.device)
             guard let sequence = saved.takeSendSequence() else { return }
             let envelope = Envelope.seal(kind: .notice, messageID: .fresh(clock), sequence: sequence, body: notice,
-                                         keys: keys, conversation: conversation.secret)
+                                         keys: keys, conversation: channel.secret)
             do {
-                try sendOnLink(conversation, .envelope(envelope), as: .notice(conversation.contact.id, chunk))
+                try sendOnLink(channel, .envelope(envelope), as: .notice(channel.contact.id, chunk))
             } catch {
                 break
             }
-            conversation.noticeInFlight.formUnion(chunk)
-            if startedOver { conversation.startedOverNoticeInFlight = true }
+            channel.traffic.noticeInFlight.formUnion(chunk)
+            if startedOver { channel.traffic.startedOverNoticeInFlight = true }
         } while !rest.isEmpty
-        conversation.saved = saved
+        channel.saved = saved
     }
 
     /// The relay took our notice: the contact has been told, and this side says so.
     func noticeSent(_ contactID: ContactID, _ ids: [MessageID], _ tx: StoreTransaction, _ events: inout [ChatEvent]) throws {
-        guard let conversation = conversations[contactID] else { return }
-        conversation.noticeInFlight.subtract(ids)
-        if conversation.startedOverNoticeInFlight {
-            conversation.startedOverNoticeInFlight = false
-            conversation.recovery.startedOverNoticeOwed = false
-            try tx.setRecoveryFlags(contact: contactID, conversation.recovery)
+        guard let channel = channels[contactID] else { return }
+        channel.traffic.noticeInFlight.subtract(ids)
+        if channel.traffic.startedOverNoticeInFlight {
+            channel.traffic.startedOverNoticeInFlight = false
+            channel.recovery.startedOverNoticeOwed = false
+            try tx.setRecoveryFlags(contact: contactID, channel.recovery)
         }
         guard !ids.isEmpty else { return }
         try tx.markUndecryptableNotified(contact: contactID, ids: ids)
-        let name = conversation.contact.name
+        let name = channel.contact.name
         _ = try tx.addSystemRow(contact: contactID, kind: .couldNotDecrypt,
                                 text: RecoveryRows.couldNotDecrypt(name: name, count: ids.count), action: nil, messageIDs: ids, at: now)
         events.append(.rowAdded(conversation: contactID.conversation))
@@ -71,11 +71,11 @@ extension Engine {
     /// which may be one this side has since left: a notice the relay held across a reconnect
     /// still counts. Each notice counts once (`markNoticeRead`): the relay delivering it again,
     /// in any session, gets a log line and nothing else.
-    func receiveNotice(_ body: [UInt8], in conversation: LiveConversation, sealedIn session: [UInt8], _ tx: StoreTransaction,
+    func receiveNotice(_ body: [UInt8], in channel: PairwiseChannel, sealedIn session: [UInt8], _ tx: StoreTransaction,
                        _ after: inout AfterCommit) throws {
-        let contact = conversation.contact
+        let contact = channel.contact
         func open(signedBy key: [UInt8]) throws(CouldNotReadNoticeError) -> CouldNotReadNotice {
-            try CouldNotReadNotice.open(body, conversation: conversation.secret, session: session, signedBy: key)
+            try CouldNotReadNotice.open(body, conversation: channel.secret, session: session, signedBy: key)
         }
         var signers: [(ResendPolicy.NoticeSigner, [UInt8])] = [(.pinnedDevice, contact.deviceKey)]
         // The device that made the session it came in: the link's, or, when the notice comes
@@ -83,7 +83,7 @@ extension Engine {
         // reconnect), the one that session was made with in this run, else (the engine
         // restarted since) any unpinned device of theirs a handshake proved since their keys
         // last changed, as its row recorded.
-        var unpinned = [conversation.peer?.deviceKey, conversation.sessionDevices[session]].compactMap { $0 }
+        var unpinned = [channel.peer?.deviceKey, channel.sessionDevices[session]].compactMap { $0 }
         unpinned += try tx.newDeviceKeys(contact: contact.id, since: contact.keysChangedAt)
         for key in unpinned where key != contact.deviceKey && !signers.contains(where: { $0.1 == key }) {
             signers.append((.unpinnedDevice, key))
@@ -111,13 +111,13 @@ extension Engine {
             if let m = try tx.message(contact: contact.id, id: id), m.isOutgoing { messages.append(m) }
         }
         if messages.isEmpty {
-            if conversation.recovery.peerStartedOver { try startedOverRow(conversation, tx, &after) }
+            if channel.recovery.peerStartedOver { try startedOverRow(channel, tx, &after) }
             return
         }
-        if conversation.recovery.peerStartedOver {
+        if channel.recovery.peerStartedOver {
             // Its notice arrived: what it could not read is handled below.
-            conversation.recovery.peerStartedOver = false
-            try tx.setRecoveryFlags(contact: contact.id, conversation.recovery)
+            channel.recovery.peerStartedOver = false
+            try tx.setRecoveryFlags(contact: contact.id, channel.recovery)
         }
         let facts = try messages.map { m in
             ResendPolicy.Facts(signer: signer, keysUnchangedSinceSent: m.keysFingerprint == fingerprint,
@@ -131,13 +131,13 @@ extension Engine {
             case .resendAutomatically:
                 if let change = try tx.queueResend(contact: contact.id, id: m.id, automatically: true, at: t), change.current == .sending {
                     resent.append(m.id)
-                    conversation.sent.remove(change.message)
+                    channel.traffic.sent.remove(change.message)
                     after.events.append(.statusChanged(conversation: contact.id.conversation, id: m.id, status: .sending))
                 }
             case .notDelivered(let offerResend):
                 if let change = try tx.raiseStatus(contact: contact.id, id: m.id, event: .peerCouldNotRead, at: t) {
                     _ = try tx.removeFromOutbox(message: change.message)
-                    conversation.acknowledgementDeadlines[change.message] = nil
+                    channel.acknowledgementDeadlines[change.message] = nil
                     if change.current == .notDelivered {
                         notDelivered.append(m.id)
                         offer = offer && offerResend
@@ -153,7 +153,7 @@ extension Engine {
                                     text: RecoveryRows.resentAutomatically(name: contact.name, count: resent.count),
                                     action: nil, messageIDs: resent, at: t)
             after.events.append(.rowAdded(conversation: contact.id.conversation))
-            after.resendQueued.append(conversation)
+            after.resendQueued.append(channel)
         }
         if !notDelivered.isEmpty {
             _ = try tx.addSystemRow(contact: contact.id, kind: .couldNotBeRead,
@@ -175,14 +175,14 @@ extension Engine {
     /// receipt, may not have reached them. They keep their status; Resend is offered. One
     /// still Sending never left, and one sent in the new session can be read there: neither
     /// is counted.
-    func startedOverRow(_ conversation: LiveConversation, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        conversation.recovery.peerStartedOver = false
-        let contact = conversation.contact
-        try tx.setRecoveryFlags(contact: contact.id, conversation.recovery)
+    func startedOverRow(_ channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        channel.recovery.peerStartedOver = false
+        let contact = channel.contact
+        try tx.setRecoveryFlags(contact: contact.id, channel.recovery)
         let t = now
         // Written any time (one may wait in the outbox for days), taken by the relay within the
         // window and before the session the contact started over in.
-        let newSession = conversation.saved?.current?.startedAt ?? t
+        let newSession = channel.saved?.current?.startedAt ?? t
         let recent = try tx.outgoingMessages(contact: contact.id, since: 0).filter {
             $0.status == .sent || $0.status == .notConfirmed
         }.filter { m in

@@ -8,10 +8,10 @@ extension Engine {
     /// Whether a conversation keeps the steady pace now: the setting is on, this run may send
     /// cover, and its session is open — linked on a live connection, the peer present, the
     /// session one that carries what this side writes.
-    func keepsPace(_ conversation: LiveConversation) -> Bool {
-        guard policy.sendsCover, settings.steadyTraffic != .off, conversation.carries(.cover),
-              let link = conversation.linkState.link, !link.peerGone,
-              let connection = connections[conversation.relay], connection.generation == link.generation, connection.client != nil
+    func keepsPace(_ channel: PairwiseChannel) -> Bool {
+        guard policy.sendsCover, settings.steadyTraffic != .off, channel.carries(.cover),
+              let link = channel.linkState.link, !link.peerGone,
+              let connection = connections[channel.relay], connection.generation == link.generation, connection.client != nil
         else { return false }
         return true
     }
@@ -24,23 +24,23 @@ extension Engine {
     func keepSteadyTraffic() throws(EngineError) {
         let now = ticks
         let pace = settings.steadyTraffic
-        for conversation in conversations.values {
-            guard keepsPace(conversation) else {
-                conversation.pace = .stopped
-                try stopWaitingForSlots(conversation)
+        for channel in channels.values {
+            guard keepsPace(channel) else {
+                channel.pace = .stopped
+                try stopWaitingForSlots(channel)
                 continue
             }
-            guard case .slot = conversation.pace else {
-                conversation.pace = .slot(endsAt: now + slotSeconds(pace), used: false)
+            guard case .slot = channel.pace else {
+                channel.pace = .slot(endsAt: now + slotSeconds(pace), used: false)
                 continue
             }
-            let transferring = conversation.slotWaiting.chunks
-            let end = conversation.pace.tick(now: now, nextLength: { transferring ? transferSlotSeconds(pace) : slotSeconds(pace) })
+            let transferring = channel.slotWaiting.chunks
+            let end = channel.pace.tick(now: now, nextLength: { transferring ? transferSlotSeconds(pace) : slotSeconds(pace) })
             guard end.slotEnded else { continue }
             // The frame at this slot's end leaves the next slot empty, as a dummy would.
-            let next = conversation.pace
-            try fillSlot(conversation, slotUsed: !end.sendDummy)
-            conversation.pace = next
+            let next = channel.pace
+            try fillSlot(channel, slotUsed: !end.sendDummy)
+            channel.pace = next
         }
         for connection in connections.values {
             guard policy.sendsCover, pace != .off, connection.address == identity.relay, let client = connection.client else {
@@ -57,22 +57,22 @@ extension Engine {
     }
 
     /// The frame at a slot's end: the first of `SteadyPace.slotFrames` that goes.
-    private func fillSlot(_ conversation: LiveConversation, slotUsed: Bool) throws(EngineError) {
-        for frame in SteadyPace.slotFrames(conversation.slotWaiting, slotUsed: slotUsed) {
+    private func fillSlot(_ channel: PairwiseChannel, slotUsed: Bool) throws(EngineError) {
+        for frame in SteadyPace.slotFrames(channel.slotWaiting, slotUsed: slotUsed) {
             switch frame {
             case .receipt:
                 // Looked for again at the next slot's end while one went: more may be owed.
-                conversation.slotWaiting.receipts = false
-                if try sendSlotReceipt(conversation) {
-                    conversation.slotWaiting.receipts = true
+                channel.slotWaiting.receipts = false
+                if try sendSlotReceipt(channel) {
+                    channel.slotWaiting.receipts = true
                     return
                 }
             case .chunk:
                 // Waiting again if more chunks could go (`sendAttachment`).
-                conversation.slotWaiting.chunks = false
-                if try flushOutbox(conversation, inSlot: true) { return }
+                channel.slotWaiting.chunks = false
+                if try flushOutbox(channel, inSlot: true) { return }
             case .dummy:
-                sendEmptyCover(conversation, as: .dummy)
+                sendEmptyCover(channel, as: .dummy)
                 return
             }
         }
@@ -80,50 +80,47 @@ extension Engine {
 
     /// One receipt frame owed to this conversation, if any: a file's progress (the sender's
     /// window waits for it), a whole file's Delivered, then Delivered and Read.
-    private func sendSlotReceipt(_ conversation: LiveConversation) throws(EngineError) -> Bool {
+    private func sendSlotReceipt(_ channel: PairwiseChannel) throws(EngineError) -> Bool {
         guard policy.sendsReceipts else { return false }
-        if sendProgressOwed(conversation, one: true) { return true }
-        if try sendFileReceipt(conversation) { return true }
-        return try sendReceipts(conversation, frames: 1).sent > 0
+        if sendProgressOwed(channel, one: true) { return true }
+        if try sendFileReceipt(channel) { return true }
+        return try sendReceipts(channel, frames: 1).sent > 0
     }
 
     /// The pace stopped (the session ended, or steady traffic was turned off): what waited
     /// for a slot goes as it does without the pace (or waits for the next session).
-    private func stopWaitingForSlots(_ conversation: LiveConversation) throws(EngineError) {
-        let waiting = conversation.slotWaiting
+    private func stopWaitingForSlots(_ channel: PairwiseChannel) throws(EngineError) {
+        let waiting = channel.slotWaiting
         guard waiting.receipts || waiting.chunks else { return }
-        conversation.slotWaiting = SlotWaiting()
+        channel.slotWaiting = SlotWaiting()
         if waiting.receipts {
-            sendProgressOwed(conversation, one: false)
+            sendProgressOwed(channel, one: false)
             scheduleReceipts(urgent: true)
         }
-        if waiting.chunks { try flushOutbox(conversation) }
+        if waiting.chunks { try flushOutbox(channel) }
     }
 
     /// When the steady pace next needs the engine (the end of a slot, the next cover).
     var nextSteadyTraffic: Double {
-        var next = Double.infinity
-        for conversation in conversations.values { if let end = conversation.pace.endsAt { next = min(next, end) } }
-        for connection in connections.values { next = min(next, connection.coverAt) }
-        return next
+        min(channels.nextSlotEnd, connections.nextCover)
     }
 
     /// An empty `.cover` envelope in the current session: the initiator's confirmation (its
     /// first frame in a new session, `.control`, sent again if refused) or a dummy (`.dummy`,
     /// never sent again). Its sequence is used whatever happens to the frame.
-    func sendEmptyCover(_ conversation: LiveConversation, as kind: EmptyCover) {
-        guard var saved = conversation.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+    func sendEmptyCover(_ channel: PairwiseChannel, as kind: EmptyCover) {
+        guard var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
         let envelope = Envelope.seal(kind: .cover, messageID: .fresh(clock), sequence: sequence, body: [], keys: keys,
-                                     conversation: conversation.secret)
+                                     conversation: channel.secret)
         let frame = LinkFrame.envelope(envelope)
-        conversation.saved = saved
+        channel.saved = saved
         do {
             switch kind {
-            case .confirmation: try sendOnLink(conversation, frame, as: .control(conversation.contact.id, frame))
-            case .dummy: try sendOnLink(conversation, frame, as: .dummy)
+            case .confirmation: try sendOnLink(channel, frame, as: .control(channel.contact.id, frame))
+            case .dummy: try sendOnLink(channel, frame, as: .dummy)
             }
         } catch {
-            log("cannot send to \(conversation.contact.name): \(error)")
+            log("cannot send to \(channel.contact.name): \(error)")
         }
     }
 
@@ -135,13 +132,13 @@ extension Engine {
         let payload = Padding.padded(Random.bytes(Padding.payloadSizes[0] - Padding.trailerBytes), sizes: Padding.payloadSizes)
         do {
             let seq = try client.send(on: 0, payload, ahead: false, flush: true)
-            connection.inFlight[seq] = .dummy
+            connection.requests.register(seq, .dummy)
         } catch {
             log("cannot send cover to the relay: \(error)")
         }
     }
 
-    private func uniform() -> Double { Double.random(in: 0..<1, using: &random) }
+    private func uniform() -> Double { steady.uniform() }
     private func slotSeconds(_ pace: SteadyTraffic) -> Double { pace.slotSeconds(uniform: uniform()) ?? .infinity }
     private func transferSlotSeconds(_ pace: SteadyTraffic) -> Double { pace.transferSlotSeconds(uniform: uniform()) ?? .infinity }
     private func coverSeconds(_ pace: SteadyTraffic) -> Double { pace.coverSeconds(uniform: uniform()) ?? .infinity }

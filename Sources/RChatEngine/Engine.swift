@@ -31,55 +31,33 @@ public final class Engine: @unchecked Sendable {
     /// The thread `run` or `runCheck` runs on: the only one that touches the state below.
     let thread = ThreadOwner("engine")
 
-    var connections: [RelayAddress: RelayConnection] = [:]
-    var conversations: [ContactID: LiveConversation] = [:]
-    /// Secrets of conversations retired in this run, for the conversation that replaces each.
-    var retiredSecrets: [ContactID: [ConversationSecret]] = [:]
-    /// Every rendezvous code presented in this run → its conversation.
-    var codeIndex: [HashedBytes: ContactID] = [:]
-    /// Keys published to the relay reader threads, to open envelopes there.
-    let keyring = EnvelopeKeyring()
-    /// Codes or keys changed since the keyring was last published.
-    var keyringDirty = true
-    /// Group commit: batches of messages and receipts are committed without waiting for the
-    /// disk; this thread syncs the WAL, and each batch is acted on once it reports.
-    lazy var walSync: any CommitDurability = { [inbox] in environment.durability(store) { inbox.post(.durable($0)) } }()
-    /// Committed batches waiting for the disk, in commit order, with their sync request.
-    var awaitingDisk: [(request: UInt64, after: AfterCommit)] = []
-    /// The sync of what earlier runs left in the WAL, and the last sync reported.
-    var startupSync: UInt64 = 0
-    var durableThrough: UInt64 = 0
-    /// When receipts go next, on the monotonic clock (`ticks`), like every timer below.
-    var receiptsDue: Double?
+    // The components (`EngineComponents.swift`, docs/ARCHITECTURE.md): each owns its state
+    // and its next deadline; `turn` dispatches to them and `nextTimer` takes the earliest.
+    let connections = Connections()
+    let channels = Channels()
+    let commits: CommitPipeline
+    var receipts = ReceiptSchedule()
+    var storeWatch: StoreWatch
+    var outboxSweep: OutboxSweep
+    var transfers = Transfers()
+    var steady = SteadyTrafficClock()
+
+    /// Envelopes that could not be authenticated in this run.
     var forgedFrames = 0
-    var lastOutboxSweep: Double
-    /// The local wake-up's listener while `run` runs (nil: it could not listen).
-    var wakeListener: WakeListener?
-    /// The backstop for a lost wake-up: when the store was last looked at, and its
-    /// `otherWritersVersion` then.
-    var lastStoreLook: Double
-    var storeVersionSeen: Int64 = 0
     /// What this run may do: everything, or what `rchat check` may (`EnginePolicy`).
     var policy = EnginePolicy.full
-    var drainedRelays: Set<RelayAddress> = []
-    /// Files this run went on with after an earlier one (logged once each), and the chunks
-    /// of each file this run wrote here.
-    var attachmentsResumed: Set<MessageRowID> = []
-    var chunksWrittenThisRun: [MessageRowID: Int] = [:]
-    /// Files being sent in this run, with their chunk makers.
-    var outgoingStreams: [MessageRowID: OutgoingStream] = [:]
-    /// Files being received: the chunk count last reported to the sender.
-    var fileProgressReported: [MessageRowID: Int] = [:]
-    /// Seconds between pings on each relay connection (tests shorten it): a relay closes a
-    /// connection that waits for nothing and sends nothing for its idle timeout.
-    var keepaliveSeconds = RelayProtocol.keepaliveSeconds
     /// The run stopped on damage (`.damaged`): nothing more is written, sessions included.
     var stoppedByDamage = false
-    /// Seconds a relay may take none of the bytes queued for it before its connection is
-    /// given up and made again (`RelayClient`'s `stallTimeout`).
-    var relayStallSeconds: Double = 20
-    /// Slot lengths and cover intervals are drawn from libsodium (seeded in the simulation).
-    var random = SodiumRandomNumberGenerator()
+    /// Seconds between pings on each relay connection (tests shorten it: `Connections`).
+    var keepaliveSeconds: Double {
+        get { connections.keepaliveSeconds }
+        set { connections.keepaliveSeconds = newValue }
+    }
+    /// Seconds a relay may take none of the bytes queued for it (`Connections`).
+    var relayStallSeconds: Double {
+        get { connections.stallSeconds }
+        set { connections.stallSeconds = newValue }
+    }
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
     /// Called on the engine thread at the end of every turn (at least once a second while
@@ -97,8 +75,11 @@ public final class Engine: @unchecked Sendable {
         self.environment = environment
         monotonic = environment.monotonic
         let started = environment.monotonic.seconds()
-        lastOutboxSweep = started
-        lastStoreLook = started
+        outboxSweep = OutboxSweep(last: started)
+        storeWatch = StoreWatch(lastLook: started)
+        commits = CommitPipeline { [inbox, environment, account] in
+            environment.durability(account.store) { inbox.post(.durable($0)) }
+        }
         self.log = log
         identity = try account.identity()
         settings = try AccountService.wrap { try EngineSettings(store: account.store) }
@@ -126,14 +107,14 @@ public final class Engine: @unchecked Sendable {
         defer { thread.release() }
         if environment.listensForWakeUps {
             do {
-                wakeListener = try WakeListener(home: account.locations.home) { inbox.post(.wake(byCommand: true)) }
+                storeWatch.wakeListener = try WakeListener(home: account.locations.home) { inbox.post(.wake(byCommand: true)) }
             } catch {
                 log("the local wake-up is off (\(error)); new messages are found within \(Int(Self.storeLookInterval)) s")
             }
         }
         defer {
-            wakeListener?.stop()
-            wakeListener = nil
+            storeWatch.wakeListener?.stop()
+            storeWatch.wakeListener = nil
             shutDown()
         }
         try begin()
@@ -152,8 +133,8 @@ public final class Engine: @unchecked Sendable {
             // What an earlier run committed without waiting for the disk is made durable before
             // a receipt read from the store relies on it (on the sync thread: the connection and
             // the first batch need not wait for it).
-            if policy.groupsCommits { startupSync = walSync.request() }
-            storeVersionSeen = try AccountService.wrap { try store.otherWritersVersion() }
+            if policy.groupsCommits { commits.startupSync = commits.walSync.request() }
+            storeWatch.versionSeen = try AccountService.wrap { try store.otherWritersVersion() }
             try reloadConversations()
             publishKeyringIfNeeded()
             connectWhereNeeded()
@@ -255,10 +236,10 @@ public final class Engine: @unchecked Sendable {
     /// view's own intent woke the engine — it knows what it did).
     func lookAtStore(byCommand: Bool = true) throws(EngineError) {
         thread.check()
-        wakeListener?.looked()
-        lastStoreLook = ticks
+        storeWatch.wakeListener?.looked()
+        storeWatch.lastLook = ticks
         // Read before looking: a commit made during the look is seen at the next check.
-        storeVersionSeen = try AccountService.wrap { try store.otherWritersVersion() }
+        storeWatch.versionSeen = try AccountService.wrap { try store.otherWritersVersion() }
         try reloadConversations()
         scheduleReceipts(urgent: false)
         if byCommand { emit(.changedElsewhere) }
@@ -266,9 +247,9 @@ public final class Engine: @unchecked Sendable {
 
     /// The backstop for lost wake-ups: looks at the store if another process wrote to it.
     func lookAtStoreIfChanged() throws(EngineError) {
-        guard ticks - lastStoreLook >= Self.storeLookInterval else { return }
-        lastStoreLook = ticks
-        guard try AccountService.wrap({ try store.otherWritersVersion() }) != storeVersionSeen else { return }
+        guard ticks - storeWatch.lastLook >= Self.storeLookInterval else { return }
+        storeWatch.lastLook = ticks
+        guard try AccountService.wrap({ try store.otherWritersVersion() }) != storeWatch.versionSeen else { return }
         try lookAtStore()
     }
 
@@ -298,22 +279,22 @@ public final class Engine: @unchecked Sendable {
         // Connections that finished but were never taken: closed, as are later ones.
         for case .connected(_, _, let link) in inbox.close() { link.close() }
         guard !stoppedByDamage else {
-            walSync.stop()
+            commits.walSync.stop()
             for connection in connections.values { connection.client?.close() }
             return
         }
         // Batches still waiting for the disk: synced here and acted on (acknowledged).
-        if !awaitingDisk.isEmpty {
-            _ = try? AccountService.wrap { try walSync.syncNow() }
-            _ = try? finishAwaitingDisk(through: walSync.lastRequested)
+        if !commits.awaitingDisk.isEmpty {
+            _ = try? AccountService.wrap { try commits.walSync.syncNow() }
+            _ = try? finishAwaitingDisk(through: commits.walSync.lastRequested)
         }
-        walSync.stop()
+        commits.walSync.stop()
         let t = now
         _ = try? AccountService.wrap {
             try store.transaction { tx in
-                for conversation in conversations.values where conversation.saved?.current != nil {
-                    conversation.dropLink(at: t)
-                    try persist(conversation, tx)
+                for channel in channels.values where channel.saved?.current != nil {
+                    channel.dropLink(at: t)
+                    try persist(channel, tx)
                 }
             }
         }
@@ -337,12 +318,12 @@ public final class Engine: @unchecked Sendable {
             if movedMailbox { for connection in connections.values { connection.client?.close() } }
         }
         let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true) }
-        var verified: [LiveConversation] = []
+        var verified: [PairwiseChannel] = []
         // Another process renamed, muted, blocked or deleted a contact: the view's list
         // says so at once (it keeps its windows by id, so a rename leaves them open).
         var listChanged = false
         for contact in contacts {
-            if let existing = conversations[contact.id],
+            if let existing = channels[contact.id],
                existing.contact.accountKey != contact.accountKey || existing.me.account.publicKey != myKey(for: contact).publicKey {
                 // Keys changed (their code entered again, a rotation): set it up again.
                 // Another account key pinned by another process (`add` after Keys don't match,
@@ -350,7 +331,7 @@ public final class Engine: @unchecked Sendable {
                 if existing.contact.accountKey != contact.accountKey { existing.saved = nil }
                 try retire([existing])
             }
-            if let existing = conversations[contact.id] {
+            if let existing = channels[contact.id] {
                 let before = existing.contact
                 listChanged = listChanged || before.name != contact.name || before.displayState != contact.displayState
                     || before.isDeleted != contact.isDeleted
@@ -377,47 +358,54 @@ public final class Engine: @unchecked Sendable {
             } else {
                 continue
             }
-            let conversation = LiveConversation(contact: contact, secret: secret, relay: relay, saved: try loadState(contact),
+            let channel = PairwiseChannel(contact: contact, secret: secret, relay: relay, saved: try loadState(contact),
                                                 me: Handshake.LocalIdentity(account: me, device: account.device))
-            conversation.recovery = try AccountService.wrap { try store.recoveryFlags(contact: contact.id) }
-            conversation.formerSecrets = (retiredSecrets.removeValue(forKey: contact.id) ?? []).filter {
+            channel.recovery = try AccountService.wrap { try store.recoveryFlags(contact: contact.id) }
+            channel.formerSecrets = (channels.retiredSecrets.removeValue(forKey: contact.id) ?? []).filter {
                 $0.myAccountKey != secret.myAccountKey || $0.peerAccountKey != secret.peerAccountKey
             }
-            conversations[contact.id] = conversation
-            present(conversation)
+            channels[contact.id] = channel
+            present(channel)
         }
-        for conversation in conversations.values {
-            if rotated { try announceRotationIfNeeded(conversation) }
+        for channel in channels.values {
+            if rotated { try announceRotationIfNeeded(channel) }
             // A message whose acknowledgement timed out (Not confirmed) and that the user
             // sent again (Sending once more) goes again now, not at the next session.
-            for row in conversation.sent where conversation.acknowledgementDeadlines[row] == nil {
-                if try AccountService.wrap({ try store.message(row) })?.status == .sending { conversation.sent.remove(row) }
+            for row in channel.traffic.sent where channel.acknowledgementDeadlines[row] == nil {
+                if try AccountService.wrap({ try store.message(row) })?.status == .sending { channel.traffic.sent.remove(row) }
             }
-            try flushOutbox(conversation)
+            try flushOutbox(channel)
         }
-        for conversation in verified { try sendWhatWaits(conversation) }
+        for channel in verified { try sendWhatWaits(channel) }
         if listChanged { emit(.conversationsChanged) }
+    }
+
+    /// The pairwise channels a conversation's messages go through: one per other member.
+    /// Every conversation is direct for now, so it is the channel to its one contact (none
+    /// while that contact has no channel: a request, or no relay known).
+    func channels(of conversation: ConversationID) -> [PairwiseChannel] {
+        channels[ContactID(conversation)].map { [$0] } ?? []
     }
 
     /// Gives the conversation's link up (`.detached`: a blocked contact, Keys don't match;
     /// `.dropped`: set up again under new keys) and tells the relay, which tells the peer:
     /// otherwise the peer would keep the old link as live and ignore the next one.
-    func leaveLink(_ conversation: LiveConversation, _ event: ConversationLink.Event, at t: Int64? = nil) {
-        if let link = conversation.linkState.link, let connection = connections[conversation.relay],
+    func leaveLink(_ channel: PairwiseChannel, _ event: ConversationLink.Event, at t: Int64? = nil) {
+        if let link = channel.linkState.link, let connection = connections[channel.relay],
            connection.generation == link.generation, let client = connection.client {
             try? client.leave(link.id)   // a closed connection has left every link already
         }
-        _ = conversation.apply(event, at: t ?? now)
+        _ = channel.apply(event, at: t ?? now)
     }
 
     /// Ends these conversations' sessions in this run and forgets them (their saved state is
     /// kept, so they come back from the store).
-    func retire(_ retired: [LiveConversation]) throws(EngineError) {
+    func retire(_ retired: [PairwiseChannel]) throws(EngineError) {
         let t = now
-        for conversation in retired {
-            leaveLink(conversation, .dropped, at: t)
-            conversations[conversation.contact.id] = nil
-            retiredSecrets[conversation.contact.id] = Array(([conversation.secret] + conversation.formerSecrets).prefix(3))
+        for channel in retired {
+            leaveLink(channel, .dropped, at: t)
+            channels[channel.contact.id] = nil
+            channels.retiredSecrets[channel.contact.id] = Array(([channel.secret] + channel.formerSecrets).prefix(3))
         }
         try AccountService.wrap { try store.transaction { tx in for c in retired { try persist(c, tx) } } }
     }
@@ -431,17 +419,17 @@ public final class Engine: @unchecked Sendable {
         return state
     }
 
-    func persist(_ conversation: LiveConversation, _ tx: StoreTransaction) throws {
-        guard let saved = conversation.saved else { return }
-        keyringDirty = true
-        try tx.putSealedState(contact: conversation.contact.id, sealed: account.sealState(saved, of: conversation.contact.id), at: now)
+    func persist(_ channel: PairwiseChannel, _ tx: StoreTransaction) throws {
+        guard let saved = channel.saved else { return }
+        channels.keyringDirty = true
+        try tx.putSealedState(contact: channel.contact.id, sealed: account.sealState(saved, of: channel.contact.id), at: now)
     }
 
     /// Offers this conversation's rendezvous codes at its relay.
-    func present(_ conversation: LiveConversation) {
-        guard policy.pairs, conversation.isReachable, let connection = connections[conversation.relay], let client = connection.client else { return }
+    func present(_ channel: PairwiseChannel) {
+        guard policy.pairs, channel.isReachable, let connection = connections[channel.relay], let client = connection.client else { return }
         let presentation: RendezvousCode.Presentation
-        switch (conversation.saved?.reconnectCounter, conversation.recoveryCode) {
+        switch (channel.saved?.reconnectCounter, channel.recoveryCode) {
         case (nil, _):
             presentation = .startedOver
         case (let c?, .listening):
@@ -450,24 +438,16 @@ public final class Engine: @unchecked Sendable {
             presentation = .counter(c)
         case (let c?, .notYet):
             presentation = .counter(c)
-            conversation.recoveryCode = .due(at: ticks + Self.recoveryCodeAfterSeconds)
+            channel.recoveryCode = .due(at: ticks + Self.recoveryCodeAfterSeconds)
         }
-        let codes = RendezvousCode.presented(for: conversation.secret, at: now, presentation)
-        for code in codes { codeIndex[HashedBytes(code.bytes)] = conversation.contact.id }
-        keyringDirty = true
+        let codes = RendezvousCode.presented(for: channel.secret, at: now, presentation)
+        for code in codes { channels.codeIndex[HashedBytes(code.bytes)] = channel.contact.id }
+        channels.keyringDirty = true
         do { try client.present(codes.map(\.bytes)) } catch { log("cannot present codes: \(error)") }
     }
 
     func emit(_ event: ChatEvent) { onEvent?(event) }
 
     /// Hands the relay reader threads the codes and receive keys of this moment.
-    func publishKeyringIfNeeded() {
-        guard keyringDirty else { return }
-        keyringDirty = false
-        let entries = conversations.values.map { conversation in
-            EnvelopeKeyring.Entry(contact: conversation.contact.id, secret: conversation.secret,
-                                  keys: conversation.saved?.receiveKeys ?? [])
-        }
-        keyring.publish(entries, codes: codeIndex)
-    }
+    func publishKeyringIfNeeded() { channels.publishKeyringIfNeeded() }
 }

@@ -6,24 +6,6 @@ import RChatStore
 /// The engine's view of one relay it uses: the live client (if any), what it has sent that
 /// the relay has not answered yet, and when to try again after a failure.
 final class RelayConnection {
-    /// What a relay sequence number stood for, so its `sent`/`refused` lands in the right place.
-    enum InFlight {
-        case message(ContactID, MessageRowID)
-        /// Delivered receipts for the conversation's incoming messages up to `through`.
-        case deliveredReceipts(ContactID, through: Int64)
-        case readReceipts(ContactID, [MessageID])
-        case notice(ContactID, [MessageID])
-        /// A frame on a conversation's link (handshake, key announcement): sent again on the
-        /// same link if the relay refuses it (its quota for the peer's mailbox).
-        case control(ContactID, LinkFrame)
-        /// Chunk `index` of the attachment message `row`.
-        case chunk(ContactID, MessageRowID, index: Int)
-        /// Delivered receipts for whole files.
-        case fileReceipts(ContactID, [MessageID])
-        /// A dummy in a session, or cover to the own mailbox: nothing to do when answered.
-        case dummy
-    }
-
     let address: RelayAddress
     var client: (any RelayLink)?
     /// Bumped at every attempt, so events from an earlier client are recognised and dropped.
@@ -32,7 +14,8 @@ final class RelayConnection {
     var failures = 0
     /// When to try again, on the engine's monotonic clock (`Engine.ticks`), like `keepaliveAt`.
     var retryAt = -Double.infinity
-    var inFlight: [UInt64: InFlight] = [:]
+    /// What it sent that waits for the relay's answer, by sequence number.
+    var requests = RelayRequests<RelayCompletion>()
     /// An acknowledgement on this connection went overdue and none has come since: the view
     /// shows the relay as stalled, not online.
     var acknowledgementsOverdue = false

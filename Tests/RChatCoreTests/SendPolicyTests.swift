@@ -65,4 +65,36 @@ final class SendPolicyTests: XCTestCase {
         XCTAssertEqual(SendPolicy.words(.newDevice, name: "Sam"), "waiting for you to verify Sam's new device")
         XCTAssertEqual(SendPolicy.words(.notAccepted, name: "Sam"), "waiting for you to accept Sam's message request")
     }
+
+    /// What the user writes now, for every standing: the blocked, the deleted and keys that
+    /// don't match get nothing (Failed to send at once), a request waits, an ok contact is sent to.
+    func testWritingToEachStanding() {
+        let expected: [SendPolicy.Contact: SendPolicy.Decision] = [
+            .ok: .send, .request: .hold(.notAccepted), .keysDontMatch: .refuse, .blocked: .refuse, .deleted: .refuse,
+        ]
+        XCTAssertEqual(Set(expected.keys), Set(SendPolicy.Contact.allCases), "every standing is named")
+        for (contact, decision) in expected {
+            XCTAssertEqual(SendPolicy.decideWriting(to: contact), decision, "\(contact)")
+            // The same rule as a message the user writes on a session with the pinned device.
+            XCTAssertEqual(SendPolicy.decide(.message(.byHand(askedAt: 0)), to: contact, device: .pinned), decision, "\(contact)")
+        }
+    }
+
+    /// Links only with a contact nothing is refused or held for.
+    func testOnlyAnOkContactIsLinkedWith() {
+        for contact in SendPolicy.Contact.allCases {
+            XCTAssertEqual(SendPolicy.mayLink(with: contact), contact == .ok, "\(contact)")
+        }
+    }
+
+    /// Nothing at all goes to a contact that may not be linked with, whatever the frame or device.
+    func testNoFrameGoesWhereNoLinkMay() {
+        for contact in SendPolicy.Contact.allCases where !SendPolicy.mayLink(with: contact) {
+            for device in Self.devices {
+                for frame in Self.frames {
+                    XCTAssertNotEqual(SendPolicy.decide(frame, to: contact, device: device), .send, "\(contact) \(device) \(frame)")
+                }
+            }
+        }
+    }
 }

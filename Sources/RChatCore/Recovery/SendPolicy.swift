@@ -91,6 +91,22 @@ public enum SendPolicy {
         }
     }
 
+    /// What the user writes, sends as a file, changes (a timer) or resends now, before any
+    /// session's device is known: it goes under `decide` once a session is up (`.send`),
+    /// waits for the user to accept a request (`.hold(.notAccepted)`), or can never reach
+    /// the contact as they stand (`.refuse`: blocked, deleted, keys that don't match) — then
+    /// it is stored Failed to send and nothing leaves.
+    public static func decideWriting(to contact: Contact) -> Decision {
+        decide(.message(.byHand(askedAt: .max)), to: contact, device: .pinned)
+    }
+
+    /// Whether sessions may be set up with the contact at all (codes presented, links kept):
+    /// only while nothing stops or holds what goes to them. A contact blocked, deleted, with
+    /// keys that don't match or not accepted yet has no link.
+    public static func mayLink(with contact: Contact) -> Bool {
+        decideWriting(to: contact) == .send
+    }
+
     /// What a message still in the outbox waits for, as `rchat list` and the view say it
     /// (nil: it is on its way as usual).
     public static func words(_ hold: Hold, name: String) -> String {

@@ -4,9 +4,12 @@ import RChatCrypto
 import RChatWire
 import RChatStore
 
-/// One conversation as the running engine holds it: the contact, the secret both sides
-/// derive, the saved session state, and the link and session of this run.
-final class LiveConversation {
+/// The pairwise channel to one contact as the running engine holds it: the contact, the
+/// secret both sides derive, the saved session state, the link and session of this run, and
+/// recovery. A channel is not a conversation: a conversation sends through the channels of
+/// its members (`Engine.channels(of:)`). Every conversation is direct for now — the one
+/// with this contact (`directConversation`).
+final class PairwiseChannel {
     var contact: Contact {
         didSet { if contact.relayAddress != oldValue.relayAddress { contactRelay = Self.relay(of: contact) } }
     }
@@ -27,19 +30,11 @@ final class LiveConversation {
     /// The link of this run and how far its session got (`LinkState`): changed only through
     /// `apply`, so that every event has one answer in every state.
     private(set) var linkState: ConversationLink = .unlinked
-    /// Messages sent in the current session (or as requests in this run): not sent twice.
-    var sent: Set<MessageRowID> = []
-    /// Chunks of attachments sent on this session, not yet taken by the relay.
-    var chunksInFlight: [MessageRowID: Set<Int>] = [:]
-    /// Whole-file receipts sent, not yet taken by the relay.
-    var fileReceiptsInFlight: Set<MessageID> = []
-    /// Files being sent: the chunks the receiver said it stored, and when (engine ticks).
-    var peerFileProgress: [MessageRowID: (chunks: Int, at: Double)] = [:]
-    var deliveredInFlight = DeliveredReceiptsInFlight()
+    /// What went in the current session and the relay has not settled (`SessionTraffic`):
+    /// forgotten, all of it, when the session ends.
+    var traffic = SessionTraffic()
     /// What this run stored from the peer, for the Delivered receipts owed (no read-back).
     var storedThisRun = StoredThisRun()
-    var readReceiptsInFlight: Set<MessageID> = []
-    var noticeInFlight: Set<MessageID> = []
     /// Link frames the relay refused, to send again on the same link.
     var controlRetries: [(frame: LinkFrame, link: LinkID, generation: UInt64, at: Double)] = []
     /// The peer as the current session's handshake proved it.
@@ -52,8 +47,6 @@ final class LiveConversation {
     /// peer started over and its notice is still to come (until then, recent messages may not
     /// have reached it).
     var recovery = RecoveryFlags(startedOverNoticeOwed: false, peerStartedOver: false)
-    /// The started-over notice went on the current link and the relay has not taken it yet.
-    var startedOverNoticeInFlight = false
     /// The relay refused something that waits out a backoff in the outbox.
     var backoffPending = false
     /// Files of which the relay refused a part for the recipient's quota, not tried again
@@ -91,6 +84,9 @@ final class LiveConversation {
         contact.relayAddress.flatMap { try? RelayAddress(parsing: $0) }
     }
 
+    /// The conversation with this contact alone: what this channel carries today.
+    var directConversation: ConversationID { contact.id.conversation }
+
     var role: Handshake.Role { Handshake.Role.of(myAccountKey: secret.myAccountKey, peerAccountKey: secret.peerAccountKey) }
 
     /// A session is up on a link: messages go now (held by the relay if the peer left).
@@ -116,9 +112,7 @@ final class LiveConversation {
     var canSend: Bool { carries(.receipt) }
 
     /// Whether sessions may be set up at all with this contact.
-    var isReachable: Bool {
-        !contact.isDeleted && !contact.isBlocked && contact.state == .ok
-    }
+    var isReachable: Bool { SendPolicy.mayLink(with: standing) }
 
     /// Applies an event to the link state. A refused event changes nothing (the caller
     /// decides whether it is worth a word); an accepted one that ends the session ends it
@@ -131,14 +125,7 @@ final class LiveConversation {
         case .success(let step):
             if step.endsSession {
                 saved?.endCurrent(at: now)
-                sent.removeAll()
-                chunksInFlight.removeAll()
-                fileReceiptsInFlight.removeAll()
-                peerFileProgress.removeAll()
-                deliveredInFlight.forgetAll()
-                readReceiptsInFlight.removeAll()
-                noticeInFlight.removeAll()
-                startedOverNoticeInFlight = false
+                traffic.forget(.ended)
             }
             linkState = step.next
             return .success(())

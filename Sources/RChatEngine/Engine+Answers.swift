@@ -1,0 +1,221 @@
+import Foundation
+import RChatCore
+import RChatRelayClient
+import RChatWire
+import RChatStore
+
+/// What the relay's answer to one frame does: made when the frame is sent and registered
+/// under its sequence number (`RelayConnection.requests`), run by the answer that completes
+/// it — `taken` for `sent` (the relay took it: Sent, a receipt settled), `refused` for
+/// `refused` (kept to go again). The answers of one turn run in one transaction, each adding
+/// to the batch what is settled together after it (`AnswerBatch`).
+struct RelayCompletion {
+    /// A dummy in a session, or cover to the own mailbox: its answer records nothing, and
+    /// answers of nothing else open no transaction.
+    let recordsNothing: Bool
+    let taken: (Engine, UInt64, inout AnswerBatch, StoreTransaction) throws -> Void
+    let refused: (Engine, RefusalReason, inout AnswerBatch, StoreTransaction) throws -> Void
+}
+
+/// What the answers of one turn settle together once each ran.
+struct AnswerBatch {
+    let t: Int64
+    /// Sent: the relay took these messages. Raised together at the end.
+    var taken: [MessageRowID] = []
+    var takenFor: [MessageRowID: ContactID] = [:]
+    /// Attachments: their items and chunks the relay took, Sent once all are.
+    var chunksTaken: [MessageRowID: [Int]] = [:]
+    var attachmentItems: Set<MessageRowID> = []
+    var events: [ChatEvent] = []
+    var receiptsSettled = false
+    var ready: [PairwiseChannel] = []
+    var roomRefusedNow: Set<ContactID> = []
+    /// Conversations with a file now taken whole: one waiting behind the bound of files at
+    /// once (`IncomingFilePolicy`) may start, through the channels of their members.
+    var filesTakenWhole: Set<ConversationID> = []
+}
+
+extension RelayCompletion {
+    /// A dummy is never sent again.
+    static var dummy: RelayCompletion { RelayCompletion(recordsNothing: true, taken: { _, _, _, _ in }, refused: { _, _, _, _ in }) }
+
+    /// A message's item (a text, a file's first frame) in a session or as a request.
+    static func message(_ contactID: ContactID, _ row: MessageRowID) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
+            let channel = engine.channels[contactID]
+            channel?.acknowledgementDeadlines[row] = nil
+            // Off the outbox now: a later Resend in this session must go out.
+            channel?.traffic.sent.remove(row)
+            batch.takenFor[row] = contactID
+            if try engine.isAttachment(row, tx) { batch.attachmentItems.insert(row) } else { batch.taken.append(row) }
+        }, refused: { engine, reason, batch, tx in
+            // Stays Sending; tried again after a backoff. Unless it already left the outbox:
+            // another copy (a request, an earlier session's) was acknowledged, or a receipt
+            // came — then there is nothing to retry.
+            guard let queued = try tx.outboxItem(message: row) else { return }
+            let wait = Int64(min(300, 1 << min(queued.attempts + 1, 8)))
+            try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: batch.t + wait)
+            let channel = engine.channels[contactID]
+            channel?.traffic.sent.remove(row)
+            channel?.acknowledgementDeadlines[row] = nil
+            channel?.backoffPending = true
+            if Engine.refusedForRoom(reason), try engine.isAttachment(row, tx) {
+                channel?.roomRefused.insert(row)
+                batch.roomRefusedNow.insert(contactID)
+            }
+            engine.log("the relay refused a message: \(reason); trying again in \(wait) s")
+        })
+    }
+
+    /// Chunk `index` of the attachment message `row`.
+    static func chunk(_ contactID: ContactID, _ row: MessageRowID, index: Int) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, _ in
+            engine.channels[contactID]?.traffic.chunksInFlight[row]?.remove(index)
+            batch.chunksTaken[row, default: []].append(index)
+            batch.takenFor[row] = contactID
+        }, refused: { engine, reason, batch, tx in
+            // Sent again after a backoff, as a refused message is, or as soon as the receiver
+            // reports it took what was held (room freed).
+            let channel = engine.channels[contactID]
+            channel?.traffic.chunksInFlight[row]?.remove(index)
+            if Engine.refusedForRoom(reason) {
+                channel?.roomRefused.insert(row)
+                batch.roomRefusedNow.insert(contactID)
+            }
+            if let queued = try tx.outboxItem(message: row), queued.nextAttemptAt <= batch.t {
+                let wait = Int64(min(300, 1 << min(queued.attempts + 1, 8)))
+                try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: batch.t + wait)
+                engine.log("the relay refused part of a file: \(reason); trying again in \(wait) s")
+            }
+            channel?.backoffPending = true
+        })
+    }
+
+    /// Delivered receipts for whole files.
+    static func fileReceipts(_ contactID: ContactID, _ ids: [MessageID]) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, _, _, tx in
+            try tx.settleFileReceipts(contact: contactID, ids: ids)
+            engine.channels[contactID]?.traffic.fileReceiptsInFlight.subtract(ids)
+        }, refused: { engine, _, _, _ in
+            engine.channels[contactID]?.traffic.fileReceiptsInFlight.subtract(ids)
+            engine.retryReceiptsSoon()
+        })
+    }
+
+    /// Delivered receipts for the conversation's incoming messages up to `through` (the
+    /// frame's place among those in flight is its sequence number: `DeliveredReceiptsInFlight`).
+    static func deliveredReceipts(_ contactID: ContactID, through _: Int64) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, seq, batch, tx in
+            if let mark = engine.channels[contactID]?.traffic.deliveredInFlight.taken(seq: seq) {
+                try tx.settleDeliveredReceipts(contact: contactID, through: mark)
+            }
+            batch.receiptsSettled = true
+        }, refused: { engine, _, _, _ in
+            // Still owed in the store: tried again in a moment.
+            engine.channels[contactID]?.traffic.deliveredInFlight.forgetAll()
+            engine.retryReceiptsSoon()
+        })
+    }
+
+    static func readReceipts(_ contactID: ContactID, _ ids: [MessageID]) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
+            try tx.settleReadReceipts(contact: contactID, ids: ids)
+            engine.channels[contactID]?.traffic.readReceiptsInFlight.subtract(ids)
+            batch.receiptsSettled = true
+        }, refused: { engine, _, _, _ in
+            engine.channels[contactID]?.traffic.readReceiptsInFlight.subtract(ids)
+            engine.retryReceiptsSoon()
+        })
+    }
+
+    /// This side's could-not-read notice (and with it the started-over notice, if it went).
+    static func notice(_ contactID: ContactID, _ ids: [MessageID]) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
+            try engine.noticeSent(contactID, ids, tx, &batch.events)
+        }, refused: { engine, _, _, _ in
+            engine.channels[contactID]?.traffic.noticeInFlight.subtract(ids)
+            engine.channels[contactID]?.traffic.startedOverNoticeInFlight = false
+        })
+    }
+
+    /// A frame on a conversation's link (handshake, key announcement): sent again on the
+    /// same link if the relay refuses it (its quota for the peer's mailbox).
+    static func control(_ contactID: ContactID, _ frame: LinkFrame) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, _ in
+            // Our handshake reply is at the relay, ahead of anything else.
+            if case .handshakeReply = frame, let c = engine.channels[contactID],
+               case .success = c.apply(.replyAccepted, at: batch.t) {
+                batch.ready.append(c)
+            }
+        }, refused: { engine, reason, _, _ in
+            // A refused handshake would leave both sides on a link with no session: the same
+            // frame goes again on the same link.
+            if let c = engine.channels[contactID], let link = c.linkState.link {
+                c.controlRetries.append((frame, link.id, link.generation, engine.ticks + 1))
+                engine.log("the relay refused a frame to \(c.contact.name): \(reason); trying again in 1 s")
+            }
+        })
+    }
+}
+
+extension Engine {
+    /// The relay's answers to what we sent, each completing the request it answers: `sent`
+    /// is "Sent" (and the outbox row goes), `refused` keeps the message Sending and retries
+    /// later. An answer that completes nothing (no request under its number, or answered
+    /// already) is one log line and changes nothing.
+    func handleAnswers(_ all: [(RelayConnection, RelayEvent)]) throws(EngineError) {
+        thread.check()
+        var answered: [(RelayCompletion, UInt64, RefusalReason?)] = []
+        for (connection, event) in all {
+            answersFlow(on: connection)
+            let seq: UInt64, refusal: RefusalReason?
+            switch event {
+            case .sent(let s, _): (seq, refusal) = (s, nil)
+            case .refused(let s, let reason): (seq, refusal) = (s, reason)
+            default: continue
+            }
+            guard let completion = connection.requests.complete(seq) else {
+                log("relay \(connection.address.host):\(connection.address.port) answered request \(seq), which waits for no answer")
+                continue
+            }
+            // Answers to dummies and cover record nothing: alone, they open no transaction.
+            if !completion.recordsNothing { answered.append((completion, seq, refusal)) }
+        }
+        guard !answered.isEmpty else { return }
+        var batch = AnswerBatch(t: now)
+        try AccountService.wrap {
+            try store.transaction { tx in
+                for (completion, seq, refusal) in answered {
+                    if let refusal { try completion.refused(self, refusal, &batch, tx) } else { try completion.taken(self, seq, &batch, tx) }
+                }
+                try settle(&batch, tx)
+            }
+        }
+        for event in batch.events { emit(event) }
+        for contactID in batch.roomRefusedNow {
+            if let c = channels[contactID] { noteUploadWaits(c, Array(c.roomRefused)) }
+        }
+        for channel in batch.ready { try sessionReady(channel) }
+        for conversation in batch.filesTakenWhole {
+            for channel in channels(of: conversation) { try flushOutbox(channel) }
+        }
+        // More may be owed than one flush takes (a long backlog): go on at once.
+        if batch.receiptsSettled { scheduleReceipts(urgent: true) }
+    }
+
+    /// What the batch's answers took, settled together: files taken whole, and Sent.
+    private func settle(_ batch: inout AnswerBatch, _ tx: StoreTransaction) throws {
+        if !batch.chunksTaken.isEmpty || !batch.attachmentItems.isEmpty {
+            let whole = try attachmentsTaken(chunks: batch.chunksTaken, items: batch.attachmentItems, tx, &batch.events)
+            batch.taken += whole
+            batch.filesTakenWhole.formUnion(whole.compactMap { batch.takenFor[$0]?.conversation })
+        }
+        // A disappearing message's clock starts when it is sent: when the relay took it.
+        try tx.startExpiry(messages: batch.taken, at: batch.t)
+        for change in try tx.raiseStatuses(messages: batch.taken, event: .relayAcknowledged, at: batch.t) where change.changed {
+            if let contactID = batch.takenFor[change.message], channels[contactID] != nil {
+                batch.events.append(.statusChanged(conversation: contactID.conversation, id: change.id, status: change.current))
+            }
+        }
+    }
+}

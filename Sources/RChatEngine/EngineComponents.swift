@@ -1,0 +1,172 @@
+import Foundation
+import RChatCore
+import RChatCrypto
+import RChatWire
+import RChatRelayClient
+import RChatStore
+
+// The engine's components (docs/ARCHITECTURE.md, "The engine in components"). Each owns its
+// state and says when it next has work of its own (`nextDeadline`, on the engine's monotonic
+// clock; infinity: none); `Engine.turn` dispatches the inbox's events to them and sleeps until
+// the earliest deadline among them, as an event loop does with its scheduled tasks.
+
+/// A component's parts by key (its relays, its channels), read and replaced as a dictionary's.
+class Keyed<Key: Hashable, Part> {
+    fileprivate var parts: [Key: Part] = [:]
+
+    subscript(key: Key) -> Part? {
+        get { parts[key] }
+        set { parts[key] = newValue }
+    }
+
+    var values: Dictionary<Key, Part>.Values { parts.values }
+}
+
+/// The relays this account uses: one `RelayConnection` each, with its backoff and its pings.
+final class Connections: Keyed<RelayAddress, RelayConnection> {
+    /// Relays that said they handed over everything they held (`rchat check` waits for it).
+    var drained: Set<RelayAddress> = []
+    /// Seconds between pings on each relay connection (tests shorten it): a relay closes a
+    /// connection that waits for nothing and sends nothing for its idle timeout.
+    var keepaliveSeconds = RelayProtocol.keepaliveSeconds
+    /// Seconds a relay may take none of the bytes queued for it before its connection is
+    /// given up and made again (`RelayClient`'s `stallTimeout`).
+    var stallSeconds: Double = 20
+
+    /// The next attempt of an offline relay, or the next ping or presentation on a live one.
+    var nextDeadline: Double {
+        var next = Double.infinity
+        for connection in parts.values {
+            if connection.client == nil {
+                if !connection.connecting { next = min(next, connection.retryAt) }
+            } else {
+                next = min(next, connection.keepaliveAt, connection.presentAgainAt)
+            }
+        }
+        return next
+    }
+
+    /// When the own mailbox's next cover frame is due (`SteadyTrafficClock`).
+    var nextCover: Double { parts.values.reduce(.infinity) { min($0, $1.coverAt) } }
+}
+
+/// The pairwise channel to each contact, with what the relay reader threads need to open
+/// envelopes: the codes presented in this run and the keys published to them.
+final class Channels: Keyed<ContactID, PairwiseChannel> {
+    /// Secrets of channels retired in this run, for the channel that replaces each.
+    var retiredSecrets: [ContactID: [ConversationSecret]] = [:]
+    /// Every rendezvous code presented in this run → its channel.
+    var codeIndex: [HashedBytes: ContactID] = [:]
+    /// Keys published to the relay reader threads, to open envelopes there.
+    let keyring = EnvelopeKeyring()
+    /// Codes or keys changed since the keyring was last published.
+    var keyringDirty = true
+
+    /// A link frame to send again, the recovery code to add, or a file's window to reopen.
+    var nextDeadline: Double {
+        var next = Double.infinity
+        for channel in parts.values {
+            for retry in channel.controlRetries { next = min(next, retry.at) }
+            if case .due(let at) = channel.recoveryCode { next = min(next, at) }
+            if let at = channel.windowReopensAt { next = min(next, at) }
+        }
+        return next
+    }
+
+    /// When the next steady-traffic slot ends (`SteadyTrafficClock`).
+    var nextSlotEnd: Double { parts.values.reduce(.infinity) { min($0, $1.pace.endsAt ?? .infinity) } }
+
+    /// Hands the relay reader threads the codes and receive keys of this moment.
+    func publishKeyringIfNeeded() {
+        guard keyringDirty else { return }
+        keyringDirty = false
+        let entries = parts.values.map { channel in
+            EnvelopeKeyring.Entry(contact: channel.contact.id, secret: channel.secret, keys: channel.saved?.receiveKeys ?? [])
+        }
+        keyring.publish(entries, codes: codeIndex)
+    }
+}
+
+/// Group commit: batches of messages and receipts are committed without waiting for the
+/// disk; a sync thread syncs the WAL, and each batch is acted on once it reports
+/// (`.durable`). No deadline of its own: the sync's report is an event.
+final class CommitPipeline {
+    private let makeSync: () -> any CommitDurability
+    /// Made at the first commit that waits for it (an engine that never runs starts no thread).
+    lazy var walSync: any CommitDurability = makeSync()
+    /// Committed batches waiting for the disk, in commit order, with their sync request.
+    var awaitingDisk: [(request: UInt64, after: Engine.AfterCommit)] = []
+    /// The sync of what earlier runs left in the WAL, and the last sync reported.
+    var startupSync: UInt64 = 0
+    var durableThrough: UInt64 = 0
+
+    init(makeSync: @escaping () -> any CommitDurability) { self.makeSync = makeSync }
+
+    /// Whether a batch that touched `channel` still waits for the disk.
+    func awaits(_ channel: PairwiseChannel) -> Bool {
+        awaitingDisk.contains { $0.after.stored.contains { $0.0 === channel } }
+    }
+}
+
+/// When receipts go next: after the receipt window, at once when many are owed, a second
+/// after a refusal.
+struct ReceiptSchedule {
+    private(set) var due: Double?
+
+    var nextDeadline: Double { due ?? .infinity }
+
+    /// Receipts go at `when`, or earlier if they were due earlier.
+    mutating func schedule(at when: Double) { due = min(due ?? when, when) }
+
+    /// Whether they are due at `now`; the schedule is cleared by `taken`.
+    func isDue(at now: Double) -> Bool { due.map { $0 <= now } ?? false }
+
+    /// A flush began: nothing scheduled until something is owed again.
+    mutating func taken() { due = nil }
+}
+
+/// Looks at the store for what other processes wrote: at a wake-up, and as a backstop for a
+/// lost one every `Engine.storeLookInterval` seconds (checked at every turn: `nextTimer`
+/// is at most a second away).
+struct StoreWatch {
+    /// The local wake-up's listener while `run` runs (nil: it could not listen).
+    var wakeListener: WakeListener?
+    /// When the store was last looked at, and its `otherWritersVersion` then.
+    var lastLook: Double
+    var versionSeen: Int64 = 0
+}
+
+/// The sweep of outbox retries whose backoff passed (only where a refusal postponed
+/// something: reading a long outbox every second cost the sender a quarter of its time),
+/// checked at every turn.
+struct OutboxSweep {
+    var last: Double
+
+    /// Whether the sweep is due at `now`; if so it counts as done.
+    mutating func due(at now: Double) -> Bool {
+        guard now - last > 1 else { return false }
+        last = now
+        return true
+    }
+}
+
+/// Files on their way in this run, both ways.
+struct Transfers {
+    /// Files this run went on with after an earlier one (logged once each).
+    var resumed: Set<MessageRowID> = []
+    /// The chunks of each file this run wrote here.
+    var chunksWrittenThisRun: [MessageRowID: Int] = [:]
+    /// Files being sent in this run, with their chunk makers.
+    var outgoingStreams: [MessageRowID: OutgoingStream] = [:]
+    /// Files being received: the chunk count last reported to the sender.
+    var progressReported: [MessageRowID: Int] = [:]
+}
+
+/// Steady and cover traffic's draws: slot lengths and cover intervals from libsodium (seeded
+/// in the simulation). Its deadlines are the slots' ends of the channels and the own
+/// mailbox's cover (`Channels.nextSlotEnd`, `Connections.nextCover`).
+struct SteadyTrafficClock {
+    var random = SodiumRandomNumberGenerator()
+
+    mutating func uniform() -> Double { Double.random(in: 0..<1, using: &random) }
+}
