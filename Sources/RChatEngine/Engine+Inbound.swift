@@ -449,7 +449,7 @@ extension Engine {
             guard encoded.count <= MessageContent.maximumEncodedBytes else {
                 return rejectForged("an item of a newer kind from \(contact.name) longer than any envelope carries")
             }
-            after.incoming.append((conversation, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
+            after.incoming.append((channel, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
                                                                  sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
         }
     }
