@@ -52,3 +52,26 @@ static inline int rchat_window_pixels(int fd, int *w, int *h, int *c, int *r) {
 // A boolean capability of the terminal ncurses set up (1 present, 0 absent, -1 not a
 // boolean name): terminfo's Tc and RGB say 24-bit colour.
 static inline int rchat_terminfo_flag(const char *name) { return tigetflag((char *)name); }
+
+// Waiting for input with SIGWINCH let in only while it waits. Outside the wait the view
+// keeps it blocked (`rchat_block_resize`): a resize that comes while the view draws or
+// reads stays pending, and ends the next wait at once (EINTR; curses then has KEY_RESIZE),
+// instead of landing outside poll and leaving the view asleep until a key comes.
+#include <poll.h>
+#include <signal.h>
+#include <pthread.h>
+#include <time.h>
+extern int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
+static inline int rchat_block_resize(int block) {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGWINCH);
+    return pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &s, 0);
+}
+static inline int rchat_poll_letting_resize_in(struct pollfd *fds, nfds_t n, int timeout_ms) {
+    sigset_t waiting;
+    pthread_sigmask(SIG_BLOCK, 0, &waiting);
+    sigdelset(&waiting, SIGWINCH);
+    struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+    return ppoll(fds, n, timeout_ms < 0 ? 0 : &ts, &waiting);
+}

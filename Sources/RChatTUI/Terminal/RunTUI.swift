@@ -1,5 +1,6 @@
 import Glibc
 import RChatCore
+import CNcursesw
 import Synchronization
 
 /// A signal that should end the view writes here, so the one UI thread sees it in poll()
@@ -40,6 +41,10 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     if let home = options.draftDirectory { ChatView.removeLeftovers(in: home) }
     let terminal = CursesTerminal(environment: environment)
     defer { terminal.end() }
+    // SIGWINCH only while the loop waits (`rchat_poll_letting_resize_in`): a resize while it
+    // draws is never slept through.
+    _ = rchat_block_resize(1)
+    defer { _ = rchat_block_resize(0) }
     let size = terminal.size
     let view = ChatView(model: model, options: options, glyphs: terminal.unicode ? .unicode : .ascii,
                         rows: size.rows, columns: size.columns)
@@ -66,7 +71,9 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         if let draft = view.takeEditorRequest(), let directory = options.draftDirectory {
             // The editor has the terminal until it exits; then the whole screen again.
             terminal.handOver()
+            _ = rchat_block_resize(0)   // the editor sees its resizes
             let outcome = ExternalEditor(environment: environment, directory: directory).edit(draft)
+            _ = rchat_block_resize(1)
             terminal.takeBack()
             refit()
             view.finishEditing(outcome)
@@ -83,7 +90,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         }
         if let soon = view.pollMilliseconds, timeout < 0 || soon < timeout { timeout = soon }
         if terminal.ungotten { timeout = 0 }   // keys typed while the terminal was asked its pixels
-        let n = poll(&fds, nfds_t(fds.count), timeout)
+        let n = rchat_poll_letting_resize_in(&fds, nfds_t(fds.count), timeout)
         let interrupted = n < 0 && errno == EINTR   // SIGWINCH: curses now has KEY_RESIZE for us
         if fds[1].revents != 0 { break }
         if fds[2].revents & Int16(POLLIN) != 0 { view.previewsRendered() }   // the next frame shows it
