@@ -127,14 +127,16 @@ final class ClusterSharesTests: XCTestCase {
 
         // Fresh mailboxes from another host, on both nodes: the host stops at its quarter.
         taken = 0
+        var stops: [String] = []
         for i in 0..<3 {
             let member = try Member(nodes[i % 2], from: "127.0.0.3")
             XCTAssertEqual(member.next(), .drained)
             let result = try sendUntilRefused(member, on: try heldFor(member, recipientOn: nodes[(i + 1) % 2]), Self.big, limit: 10)
             taken += result.taken
             refusal = result.refusal
+            stops.append("member \(i) on node \(i % 2): \(result.taken) taken, then \(result.refusal.map { "\($0)" } ?? "no refusal")")
         }
-        XCTAssertEqual(taken, 16, "a quarter of --max-held-bytes for one host, over both nodes")
+        XCTAssertEqual(taken, 16, "a quarter of --max-held-bytes for one host, over both nodes (\(stops.joined(separator: "; ")))")
         XCTAssertEqual(refusal, .relayFull)
 
         let other = try Member(nodes[1], from: "127.0.0.4")
