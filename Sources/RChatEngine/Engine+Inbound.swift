@@ -405,8 +405,7 @@ extension Engine {
             }
             // What this version cannot show (a timer change from a later version) is kept as it
             // came and shown as a row saying so (`MessageContent.displayText`).
-            after.incoming.append((channel, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
-                                                                 sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
+            after.incoming.append((channel, incoming(header, content, encoded, heldAt)))
         case .chunk:
             try receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after)
         case .fileRefused:
@@ -449,9 +448,13 @@ extension Engine {
             guard encoded.count <= MessageContent.maximumEncodedBytes else {
                 return rejectForged("an item of a newer kind from \(contact.name) longer than any envelope carries")
             }
-            after.incoming.append((channel, IncomingMessage(id: header.messageID, content: content, encodedContent: encoded,
-                                                                 sentAt: heldAt, seq: Int64(bitPattern: header.sequence))))
+            after.incoming.append((channel, incoming(header, content, encoded, heldAt)))
         }
+    }
+
+    /// A message item to store, from the envelope it came in.
+    private func incoming(_ header: EnvelopeHeader, _ content: MessageContent, _ encoded: [UInt8], _ heldAt: Int64) -> IncomingMessage {
+        IncomingMessage(id: header.messageID, content: content, encodedContent: encoded, sentAt: heldAt, seq: Int64(bitPattern: header.sequence))
     }
 
     /// Stores the batch's messages, grouped by conversation, in the open transaction; a

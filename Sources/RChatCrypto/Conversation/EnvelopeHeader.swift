@@ -62,7 +62,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
     /// A header as it came: a kind byte this version does not know is `.newer`.
     init(wireKind: UInt8, messageID: MessageID, sequence: UInt64, sessionID: [UInt8]) {
         precondition(sessionID.count == SessionKeys.sessionIDBytes)
-        self.kind = EnvelopeKind(rawValue: wireKind).flatMap { $0 == .newer ? nil : $0 } ?? .newer
+        self.kind = EnvelopeKind(rawValue: wireKind) ?? .newer   // 0 is `.newer` too
         self.wireKind = wireKind
         self.messageID = messageID
         self.sequence = sequence
