@@ -157,6 +157,8 @@ final class ClusterLink: @unchecked Sendable {
     private let held: OpaquePointer
     /// Each mailbox's held frames across the cluster: what a frame is published through.
     let tallies: ClusterTallies
+    /// The bucket the tallies are kept in.
+    let tallyBucket: TallyBucket
     private let ledger: PublishLedger
     /// Where calls that wait for a server's answer run: a few serial queues, a session's
     /// always on the same one (its readers open and close in order), so that many
@@ -239,7 +241,8 @@ final class ClusterLink: @unchecked Sendable {
             throw error
         }
         let context = SubscriptionBox(raw: js)
-        tallies = ClusterTallies(bucket: held, limits: HeldLimits(configuration), namingKey: tallyNamingKey, publish: { hold in
+        tallyBucket = TallyBucket(jetStream: js, bucket: Self.tallyBucket)
+        tallies = ClusterTallies(bucket: tallyBucket, limits: HeldLimits(configuration), namingKey: tallyNamingKey, publish: { hold in
             Self.publish(context.raw, ledger, subject: hold.subject, data: hold.data, token: hold.token)
         }, answer: { token, outcome in inbox.post(.published(token: token, outcome)) })
         try subscribeNodeSubjects()

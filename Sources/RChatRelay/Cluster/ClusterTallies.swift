@@ -1,4 +1,4 @@
-import CNats
+import Foundation
 import Dispatch
 import RChatCrypto
 import RChatWire
@@ -59,7 +59,7 @@ final class ClusterTallies: @unchecked Sendable {
         var gatheredBytes = 0
     }
 
-    private let bucket: OpaquePointer
+    private let bucket: TallyBucket
     private let limits: HeldLimits
     private let namingKey: SecretBytes
     private let state = Mutex<[TallyKey: Pending]>([:])
@@ -68,13 +68,18 @@ final class ClusterTallies: @unchecked Sendable {
     /// How long what can wait (frames given back, live frames counted after) gathers before
     /// it is written, so that one write carries many.
     private static let gathering = 0.05
+    /// Unanswered reads or failed writes of one batch before its frames are refused.
+    private static let failuresBeforeRefusing = 3
+    /// Other nodes' writes to the same tally in between one batch's attempts before its
+    /// frames are refused (each a fresh read from the leader, so this is contention).
+    private static let conflictsBeforeRefusing = 64
     private let workers = (0..<4).map { DispatchQueue(label: "rchat-relay cluster tallies \($0)") }
     /// Publishes a frame whose charge is counted; nil when it was handed to JetStream (the
     /// answer comes later), else the refusal.
     private let publish: @Sendable (Hold) -> PublishOutcome?
     private let answer: @Sendable (UInt64, PublishOutcome) -> Void
 
-    init(bucket: OpaquePointer, limits: HeldLimits, namingKey: SecretBytes, publish: @escaping @Sendable (Hold) -> PublishOutcome?,
+    init(bucket: TallyBucket, limits: HeldLimits, namingKey: SecretBytes, publish: @escaping @Sendable (Hold) -> PublishOutcome?,
          answer: @escaping @Sendable (UInt64, PublishOutcome) -> Void) {
         self.bucket = bucket
         self.limits = limits
@@ -184,11 +189,24 @@ final class ClusterTallies: @unchecked Sendable {
     /// changed it meanwhile, or when a frame would be refused on what was only known.
     /// Then the frames it counted are published, and the others refused. Returns the entry
     /// as written (nil when unknown).
+    ///
+    /// When the bucket keeps failing (`TallyBucket.Written.failed`, an unanswered read) or
+    /// keeps changing, the frames to hold are refused (`.clusterUnavailable`, uncounted),
+    /// and what must be counted whatever happens (frames given back, live frames counted
+    /// after, a handover) waits for the next batch: it is never dropped, so a tally never
+    /// keeps counting what is gone.
     private func apply(_ changes: [Change], key: TallyKey, known start: (tally: HeldTally, revision: UInt64)?) -> (tally: HeldTally, revision: UInt64)? {
-        var known = start, fresh = false
-        for _ in 0..<8 {
+        var known = start, fresh = false, failures = 0, conflicts = 0
+        let name = key.name(hiding: namingKey)
+        let stop = { [self] in closing.load(ordering: .acquiring) }
+        attempts: while !stop() {
             if known == nil {
-                guard let read = read(key.name(hiding: namingKey)) else { break }
+                guard let read = bucket.read(name) else {
+                    failures += 1
+                    if failures >= Self.failuresBeforeRefusing { break attempts }
+                    Thread.sleep(forTimeInterval: 0.1 * Double(failures))
+                    continue
+                }
                 known = read
                 fresh = true
             }
@@ -214,11 +232,24 @@ final class ClusterTallies: @unchecked Sendable {
                 continue
             }
             if tally != known!.tally {
-                guard let revision = write(key.name(hiding: namingKey), tally, after: known!.revision) else {
+                switch bucket.write(name, tally, after: known!.revision, stop: stop) {
+                case .revision(let revision):
+                    known = (tally, revision)
+                case .conflict:
+                    // Another node wrote it: read it again (the leader has it, so the next
+                    // attempt sees that write), a little later when it keeps happening.
                     known = nil
+                    conflicts += 1
+                    if conflicts >= Self.conflictsBeforeRefusing { break attempts }
+                    if conflicts > 2 { Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.01)) }
+                    continue
+                case .failed:
+                    known = nil
+                    failures += 1
+                    if failures >= Self.failuresBeforeRefusing { break attempts }
+                    Thread.sleep(forTimeInterval: 0.1 * Double(failures))
                     continue
                 }
-                known = (tally, revision)
             }
             var behindStrict = state.withLock { $0[key]?.strict ?? 0 } > 0
             for (i, change) in changes.enumerated() {
@@ -244,9 +275,15 @@ final class ClusterTallies: @unchecked Sendable {
             }
             return known
         }
-        // The bucket does not answer, or keeps changing: nothing of this batch was counted.
+        var kept: [Change] = []
         for change in changes {
-            if case .hold(let hold) = change { refuse(hold, .clusterUnavailable) }
+            if case .hold(let hold) = change { refuse(hold, .clusterUnavailable) } else { kept.append(change) }
+        }
+        if !kept.isEmpty, !stop() {
+            state.withLock { all in
+                all[key, default: Pending()].waiting.insert(contentsOf: kept, at: 0)
+                for case .count(let charge, _) in kept { all[key]!.gatheredBytes += charge.bytes }
+            }
         }
         return nil
     }
@@ -271,26 +308,6 @@ final class ClusterTallies: @unchecked Sendable {
             if hold.strict { all[hold.keys[0]]?.strict -= 1 }
             if hold.tracked { all[hold.keys[0]]?.unpublished -= 1 }
         }
-    }
-
-    /// The entry and its revision; a missing key (or one that is not a tally) as a fresh
-    /// tally at revision 0; nil when the bucket does not answer.
-    private func read(_ key: String) -> (tally: HeldTally, revision: UInt64)? {
-        var entry: OpaquePointer?
-        let s = kvStore_Get(&entry, bucket, key)
-        if s == NATS_NOT_FOUND { return (HeldTally(), 0) }
-        guard s == NATS_OK, let entry else { return nil }
-        defer { kvEntry_Destroy(entry) }
-        let text = kvEntry_ValueString(entry).map { String(cString: $0) } ?? ""
-        return (HeldTally(encoded: text) ?? HeldTally(), kvEntry_Revision(entry))
-    }
-
-    /// The new revision, or nil when the entry changed since `revision` (0: did not exist).
-    private func write(_ key: String, _ tally: HeldTally, after revision: UInt64) -> UInt64? {
-        var rev: UInt64 = 0
-        let s = revision == 0 ? kvStore_CreateString(&rev, bucket, key, tally.encoded)
-                              : kvStore_UpdateString(&rev, bucket, key, tally.encoded, revision)
-        return s == NATS_OK ? rev : nil
     }
 
     /// Waits for every worker (at close); what still waits is dropped (the tallies are
