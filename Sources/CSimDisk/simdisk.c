@@ -66,6 +66,15 @@ static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static rchat_simdisk *disks;
 static sqlite3_vfs *system_vfs;
 
+// What a new file whose name ends with `suffix` starts with (rchat_simdisk_set_template).
+typedef struct simtemplate {
+    char *suffix;
+    unsigned char *bytes;
+    int64_t size;
+    struct simtemplate *next;
+} simtemplate;
+static simtemplate *templates;
+
 // MARK: files
 
 static int grow(unsigned char **buffer, int64_t *cap, int64_t size) {
@@ -459,6 +468,23 @@ static int simClose(sqlite3_file *file) {
 
 // MARK: the VFS
 
+// A new main database file with a template for its name starts as that template, durable
+// (as the file a finished creation synced). Its placeholder grows with it.
+static int startFromTemplate(simfile *f) {
+    size_t len = strlen(f->name);
+    for (simtemplate *t = templates; t; t = t->next) {
+        size_t n = strlen(t->suffix);
+        if (n > len || strcmp(f->name + len - n, t->suffix) != 0) continue;
+        if (!grow(&f->cur, &f->curCap, t->size) || !grow(&f->dur, &f->durCap, t->size)) return -1;
+        memcpy(f->cur, t->bytes, (size_t)t->size);
+        memcpy(f->dur, t->bytes, (size_t)t->size);
+        f->curSize = f->durSize = t->size;
+        mirrorEmptiness(f);
+        return 0;
+    }
+    return 0;
+}
+
 static int vfsOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *outFlags) {
     (void)vfs;
     pthread_mutex_lock(&mutex);
@@ -474,6 +500,7 @@ static int vfsOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int f
     else if (!f && (f = newFile(disk, name))) {
         struct stat st;
         if (lstat(name, &st) == 0 && S_ISREG(st.st_mode)) { f->placeholder = 1; f->placeholderSize = st.st_size; }
+        if ((flags & SQLITE_OPEN_MAIN_DB) && startFromTemplate(f) != 0) rc = SQLITE_NOMEM;
     } else if (!f) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) {
         simhandle *h = (simhandle *)file;
@@ -640,6 +667,41 @@ int64_t rchat_simdisk_power_cut(rchat_simdisk *disk, uint64_t seed) {
     free(order);
     pthread_mutex_unlock(&mutex);
     return unsynced;
+}
+
+int rchat_simdisk_set_template(const char *suffix, const unsigned char *bytes, int64_t size) {
+    simtemplate *t = calloc(1, sizeof *t);
+    if (!t) return -1;
+    t->suffix = strdup(suffix);
+    t->bytes = malloc((size_t)(size ? size : 1));
+    if (!t->suffix || !t->bytes) { free(t->suffix); free(t->bytes); free(t); return -1; }
+    memcpy(t->bytes, bytes, (size_t)size);
+    t->size = size;
+    pthread_mutex_lock(&mutex);
+    for (simtemplate *old = templates; old; old = old->next) {
+        if (strcmp(old->suffix, suffix) == 0) {
+            pthread_mutex_unlock(&mutex);
+            free(t->suffix); free(t->bytes); free(t);
+            return 1;
+        }
+    }
+    t->next = templates;
+    templates = t;
+    pthread_mutex_unlock(&mutex);
+    return 0;
+}
+
+int64_t rchat_simdisk_copy(rchat_simdisk *disk, const char *path, unsigned char **out) {
+    pthread_mutex_lock(&mutex);
+    simfile *f = findFile(disk, path);
+    int64_t size = f ? f->curSize : -1;
+    *out = NULL;
+    if (f) {
+        *out = malloc((size_t)(size ? size : 1));
+        if (*out) memcpy(*out, f->cur, (size_t)size); else size = -1;
+    }
+    pthread_mutex_unlock(&mutex);
+    return size;
 }
 
 int rchat_simdisk_sync(rchat_simdisk *disk, const char *path) {

@@ -68,6 +68,7 @@ public final class SimulatedWorld {
 
     /// Plays one seed. Runs on the calling thread, which it seeds (`SeededRandomness`).
     public static func run(seed: UInt64, options: Options = Options()) -> Outcome {
+        SimulatedDisk.useStoreTemplate()
         SeededRandomness.seed(seed)
         defer { SeededRandomness.unseed() }
         let directory = "\(scratchRoot)/rchat-sim-\(seed)-\(getpid())-\(UUID().uuidString.prefix(8))"

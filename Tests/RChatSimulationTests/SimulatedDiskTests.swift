@@ -1,5 +1,6 @@
 import Foundation
 import RChatSQL
+import RChatStore
 @testable import RChatSimulation
 import XCTest
 
@@ -79,6 +80,37 @@ final class SimulatedDiskTests: XCTestCase {
 
     private func realSize(_ path: String) throws -> Int {
         try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? -1
+    }
+
+    /// The simulation's account stores start from one made once (`useStoreTemplate`): the
+    /// same schema, version and application id as the migrations give a new file, durable
+    /// (a power cut right after keeps it), its real placeholder no longer empty.
+    func testAStoreMadeFromTheTemplateIsWhatTheMigrationsMake() throws {
+        func schema(_ path: String) throws -> [String] {
+            let db = try Database(path: path)
+            defer { db.close() }
+            var rows = try db.query("SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_master ORDER BY type, name").map { try $0.string(at: 0) }
+            rows.append("version \(try db.userVersion)")
+            rows.append("application \(try db.queryOne("PRAGMA application_id")?.int64(at: 0) ?? 0)")
+            return rows
+        }
+        let reference = folder + "/reference.db"
+        try Store(path: reference).close()
+        let expected = try schema(reference)
+        XCTAssertFalse(expected.contains("version 0"))
+
+        SimulatedDisk.useStoreTemplate()
+        let disk = SimulatedDisk(prefix: folder + "/t-")
+        let home = disk.prefix + "home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let path = home + "/" + Store.fileName
+        try Store(path: path).close()
+        XCTAssertEqual(disk.syncs, 0, "nothing to write: the template is the store")
+        XCTAssertEqual(try schema(path), expected)
+        XCTAssertGreaterThan(try realSize(path), 0)
+        XCTAssertTrue(try Data(contentsOf: URL(fileURLWithPath: path)).allSatisfy { $0 == 0 }, "no byte of it on the real disk")
+        disk.powerCut(seed: 7)
+        XCTAssertEqual(try schema(path), expected, "durable from the start")
     }
 
     func testAnUncommittedTransactionVanishes() throws {

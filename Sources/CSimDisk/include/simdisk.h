@@ -33,6 +33,15 @@ int64_t rchat_simdisk_power_cut(rchat_simdisk *disk, uint64_t seed);
 // has no such file.
 int rchat_simdisk_sync(rchat_simdisk *disk, const char *path);
 
+// From now on, a main database file made on any disk whose name ends with `suffix` starts
+// with these `size` bytes (copied), as synced, instead of empty: a store made once, for the
+// many made alike. 0, 1 when `suffix` already has one (kept), -1 out of memory.
+int rchat_simdisk_set_template(const char *suffix, const unsigned char *bytes, int64_t size);
+
+// A copy (malloc'd, the caller frees it) of what reads of the file at `path` see; its size,
+// or -1 when the disk has no such file.
+int64_t rchat_simdisk_copy(rchat_simdisk *disk, const char *path, unsigned char **out);
+
 // Writes done and syncs done on the disk's files so far (for tests and the run's figures).
 int64_t rchat_simdisk_writes(rchat_simdisk *disk);
 int64_t rchat_simdisk_syncs(rchat_simdisk *disk);
