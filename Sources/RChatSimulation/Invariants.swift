@@ -24,6 +24,12 @@ final class Invariants {
     /// The last status each sender's store showed.
     private var lastStatus: [MessageID: MessageStatus] = [:]
     private var lastAutoResentAt: [MessageID: Int64] = [:]
+    /// The last status of each delivery (message, member by name) the sender's store showed.
+    private var lastDeliveryStatus: [DeliverySeen: MessageStatus] = [:]
+    struct DeliverySeen: Hashable {
+        let id: MessageID
+        let member: String
+    }
     /// When a check first saw each message Sent (the relay took it): no earlier than the
     /// relay's acknowledgement, from which the 72 hours of automatic resend count.
     private var firstSeenSent: [MessageID: Int64] = [:]
@@ -199,11 +205,13 @@ final class Invariants {
         let whole = thorough || checks % 10 == 0
         // Received first: a receipt that arrived in this step is judged against the
         // receiver's store as it is now.
-        var outgoing: [(account: SimulatedAccount, message: StoredMessage)] = []
+        var outgoing: [(account: SimulatedAccount, message: StoredMessage, members: [ContactID: String])] = []
         for account in world.accounts {
             let service = try account.commands(world.clock)
             var present: Set<MessageID> = []
-            for contact in try service.store.contacts() {
+            let contacts = try service.store.contacts()
+            let members = Dictionary(contacts.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+            for contact in contacts {
                 if whole {
                     var shown: Set<MessageID> = []
                     for item in try service.conversation(contact.name) {
@@ -235,15 +243,17 @@ final class Invariants {
                 }
                 guard let since = open.map(\.createdAt).min() else { continue }
                 for message in try service.store.outgoingMessages(contact: contact.id, since: since) {
-                    outgoing.append((account, message))
+                    outgoing.append((account, message, members))
                 }
             }
             if whole { disappeared(present, at: account, after: what) }
         }
-        for (account, message) in outgoing {
+        for (account, message, members) in outgoing {
             let id = message.id
             guard let record = sent[id], record.from == account.name, record.install == account.installs,
                   let status = message.status else { continue }
+            try checkDeliveries(of: message, status: status, record: record, members: members,
+                                in: try account.commands(world.clock).store, after: what)
             let before = lastStatus[id] ?? .sending
             if status != before {
                 world.trace.note("\(record.from)→\(record.to) \(id.hex): \(before.rawValue) → \(status.rawValue)")
@@ -285,6 +295,39 @@ final class Invariants {
                     break
                 }
             }
+        }
+    }
+
+    /// Per member of its conversation (issue 29): each delivery's status never goes back,
+    /// is final only once that member stored the message and Read only once that member
+    /// showed it, and what the message shows is `DeliverySummary`'s lowest over its current
+    /// members. A direct conversation's message has one delivery, to its contact.
+    private func checkDeliveries(of message: StoredMessage, status: MessageStatus, record: Sent, members: [ContactID: String],
+                                 in store: Store, after what: String) throws {
+        let id = message.id
+        let deliveries = try store.deliveries(message: message.rowID)
+        if deliveries.count != 1 || deliveries.first?.member != message.contact {
+            fail("\(what): \(record.from)→\(record.to) \(id.hex) has \(deliveries.count) deliveries, to \(deliveries.map { members[$0.member] ?? "?" })")
+        }
+        let shown = DeliverySummary(deliveries.filter(\.isCurrent).map(\.status)).shown
+        if shown != status {
+            fail("\(what): \(id.hex) shows \(status.rawValue) but its deliveries sum to \(shown?.rawValue ?? "none")")
+        }
+        for delivery in deliveries {
+            let member = members[delivery.member] ?? "contact \(delivery.member.rawValue)"
+            let key = DeliverySeen(id: id, member: member)
+            let before = lastDeliveryStatus[key] ?? .sending
+            guard delivery.status != before else { continue }
+            if !Self.reachable(from: before).contains(delivery.status) {
+                fail("\(what): \(id.hex)'s delivery to \(member) went from \(before.rawValue) to \(delivery.status.rawValue)")
+            }
+            if delivery.status.isFinal && !before.isFinal, !(everStored[member]?.contains(id) ?? false) {
+                fail("\(what): \(id.hex)'s delivery to \(member) is \(delivery.status.rawValue) but \(member) never stored it")
+            }
+            if delivery.status == .read && before != .read, !(everRead[member]?.contains(id) ?? false) {
+                fail("\(what): \(id.hex)'s delivery to \(member) is Read but \(member) never showed it")
+            }
+            lastDeliveryStatus[key] = delivery.status
         }
     }
 
