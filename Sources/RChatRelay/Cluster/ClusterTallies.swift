@@ -38,7 +38,8 @@ final class ClusterTallies: @unchecked Sendable {
 
     enum Change: Sendable {
         case hold(Hold)
-        case release(HeldCharge, heldAt: Int64)
+        /// `then`: a refusal waiting for its give-backs (applied at once, not gathered).
+        case release(HeldCharge, heldAt: Int64, then: GivenBack?)
         /// A live frame already published: counted, never refused.
         case count(HeldCharge, heldAt: Int64)
         case handedOver
@@ -114,7 +115,7 @@ final class ClusterTallies: @unchecked Sendable {
 
     /// A frame counted by `keys` is gone.
     func release(_ charge: HeldCharge, heldAt: Int64, keys: [TallyKey]) {
-        for key in keys { change(key, .release(charge, heldAt: heldAt)) }
+        for key in keys { change(key, .release(charge, heldAt: heldAt, then: nil)) }
     }
 
     func handedOver(_ mailbox: MailboxID) { change(.recipient(mailbox), .handedOver) }
@@ -125,7 +126,8 @@ final class ClusterTallies: @unchecked Sendable {
         var urgent = true
         switch change {
         case .hold, .handedOver: break
-        case .release, .count: urgent = false
+        case .release(_, _, let then): urgent = then != nil
+        case .count: urgent = false
         }
         // In place: a copy of the entry would copy its list at every change.
         let start = state.withLock { all -> Bool? in
@@ -222,7 +224,7 @@ final class ClusterTallies: @unchecked Sendable {
                             <= limits.handoverWindowBytes
                     }
                     verdicts.append(tally.admit(hold.charge, heldAt: hold.heldAt, as: key, limits: limits))
-                case .release(let charge, let heldAt): tally.release(charge, heldAt: heldAt, as: key); verdicts.append(nil)
+                case .release(let charge, let heldAt, _): tally.release(charge, heldAt: heldAt, as: key); verdicts.append(nil)
                 case .count(let charge, let heldAt): tally.count(charge.bytes, heldAt: heldAt); verdicts.append(nil)
                 case .handedOver: tally.handedOver(); verdicts.append(nil)
                 }
@@ -251,6 +253,7 @@ final class ClusterTallies: @unchecked Sendable {
                     continue
                 }
             }
+            for case .release(_, _, let then?) in changes { then.one() }
             var behindStrict = state.withLock { $0[key]?.strict ?? 0 } > 0
             for (i, change) in changes.enumerated() {
                 guard case .hold(var hold) = change else { continue }
@@ -288,10 +291,17 @@ final class ClusterTallies: @unchecked Sendable {
         return nil
     }
 
-    /// Not counted by its tally now: those that counted it give it back.
+    /// Not counted by its tally now: those that counted it give it back, and the refusal is
+    /// answered once they all wrote it (so a sender told "full" finds the room it was
+    /// refused on given back when it tries again).
     private func refuse(_ hold: Hold, _ reason: RefusalReason) {
-        release(hold.charge, heldAt: hold.heldAt, keys: Array(hold.keys.prefix(hold.counted)))
-        answer(hold.token, .overQuota(reason))
+        let counted = Array(hold.keys.prefix(hold.counted)), token = hold.token, answer = self.answer
+        if counted.isEmpty {
+            answer(token, .overQuota(reason))
+        } else {
+            let back = GivenBack(count: counted.count) { answer(token, .overQuota(reason)) }
+            for key in counted { change(key, .release(hold.charge, heldAt: hold.heldAt, then: back)) }
+        }
         done(hold)
     }
 
@@ -308,6 +318,19 @@ final class ClusterTallies: @unchecked Sendable {
             if hold.strict { all[hold.keys[0]]?.strict -= 1 }
             if hold.tracked { all[hold.keys[0]]?.unpublished -= 1 }
         }
+    }
+
+    /// A refusal's answer, sent once each tally that had counted the frame wrote it back.
+    final class GivenBack: Sendable {
+        private let remaining: Atomic<Int>
+        private let then: @Sendable () -> Void
+
+        init(count: Int, then: @escaping @Sendable () -> Void) {
+            remaining = Atomic(count)
+            self.then = then
+        }
+
+        func one() { if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { then() } }
     }
 
     /// Waits for every worker (at close); what still waits is dropped (the tallies are
