@@ -48,6 +48,11 @@ public final class AlertFeed: Sendable {
         flush(due)
     }
 
+    /// When what waits is due if nothing more arrives (the engine's monotonic time; infinity:
+    /// nothing waits): the engine turns then, so a burst is alerted a quarter second after it
+    /// ends.
+    public var nextDue: Double { pending.withLock { $0.unstamped.isEmpty ? $0.burst.due ?? .infinity : 0 } }
+
     /// Posts whatever waits, now (the engine stopped).
     public func finish() {
         flush(pending.withLock { p in defer { p = Pending() }; return p.burst.takeAll() + p.unstamped })
@@ -67,6 +72,7 @@ public final class AlertFeed: Sendable {
     public func attach(to engine: Engine) {
         engine.onEvent = { [self] event in observe(event) }
         engine.onTurnEnd = { [self] now in turnEnded(at: now) }
+        engine.onTurnEndDeadline = { [self] in nextDue }
         stopOnFailure.withLock { $0 = { [weak engine] in engine?.stop() } }
     }
 }

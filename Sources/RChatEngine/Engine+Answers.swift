@@ -43,7 +43,7 @@ extension RelayCompletion {
     static func message(_ contactID: ContactID, _ row: MessageRowID) -> RelayCompletion {
         RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
             let channel = engine.channels[contactID]
-            channel?.acknowledgementDeadlines[row] = nil
+            channel?.acknowledged(row)
             // Off the outbox now: a later Resend in this session must go out.
             channel?.traffic.sent.remove(row)
             batch.takenFor[row] = contactID
@@ -57,7 +57,7 @@ extension RelayCompletion {
             try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: batch.t + wait)
             let channel = engine.channels[contactID]
             channel?.traffic.sent.remove(row)
-            channel?.acknowledgementDeadlines[row] = nil
+            channel?.acknowledged(row)
             channel?.backoffPending = true
             if Engine.refusedForRoom(reason), try engine.isAttachment(row, tx) {
                 channel?.roomRefused.insert(row)

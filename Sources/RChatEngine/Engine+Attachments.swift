@@ -31,7 +31,7 @@ extension Engine {
                                          keys: keys, conversation: channel.secret)
             do { try sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message), flush: false) } catch { return false }
             channel.traffic.sent.insert(item.message)
-            channel.acknowledgementDeadlines[item.message] = channel.acknowledgementDeadlines[item.message] ?? deadline
+            channel.expectAcknowledgement(of: item.message, by: deadline)
         }
         // Said at the first flush of this run, before any chunk of it went: what the relay
         // took in an earlier run (later, the count would include this run's).

@@ -428,7 +428,7 @@ extension Engine {
                 ids.removeAll { files.contains($0) }
             }
             for change in try tx.raiseStatuses(contact: contact.id, ids: ids, event: event, at: now) {
-                channel.acknowledgementDeadlines[change.message] = nil
+                channel.acknowledged(change.message)
                 if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
             }
         case .notice:

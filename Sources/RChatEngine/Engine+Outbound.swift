@@ -79,7 +79,7 @@ extension Engine {
                     break
                 }
                 channel.traffic.sent.insert(item.message)
-                channel.acknowledgementDeadlines[item.message] = channel.acknowledgementDeadlines[item.message] ?? deadline
+                channel.expectAcknowledgement(of: item.message, by: deadline)
             }
             channel.saved = saved
             try? client.flush()
@@ -96,7 +96,7 @@ extension Engine {
                       let seq = try? client.sendRequest(to: token, payload, flush: false) else { break }
                 connection.requests.register(seq, .message(contact.id, item.message))
                 channel.traffic.sent.insert(item.message)
-                channel.acknowledgementDeadlines[item.message] = channel.acknowledgementDeadlines[item.message] ?? deadline
+                channel.expectAcknowledgement(of: item.message, by: deadline)
             }
             try? client.flush()
         }
@@ -239,15 +239,19 @@ extension Engine {
     /// components (`EngineComponents.swift`), and at most a second away: the sweeps
     /// (acknowledgement deadlines, expiry, the outbox's backoffs, the store's backstop look)
     /// run at every turn and check their own time.
+    /// The earliest deadline among the components (infinity: none): the engine sleeps until
+    /// then unless an event comes first.
     func nextTimer() -> Double {
-        min(ticks + 1, receipts.nextDeadline, channels.nextDeadline, connections.nextDeadline, nextSteadyTraffic)
+        min(receipts.nextDeadline, channels.nextDeadline, connections.nextDeadline, nextSteadyTraffic,
+            expiry.nextDeadline(ticks: ticks, now: now), outboxSweep.nextDeadline(pending: channels.anyBackoffPending),
+            policy.followsStore ? storeWatch.nextDeadline : .infinity, onTurnEndDeadline?() ?? .infinity)
     }
 
     func runTimers() throws(EngineError) {
         thread.check()
         if receipts.isDue(at: ticks) { try flushReceipts() }
         try keepSteadyTraffic()
-        try deleteExpiredMessages()
+        if expiry.isDue(now: now) { try deleteExpiredMessages() }
         let retryTime = ticks
         for channel in channels.values where channel.controlRetries.contains(where: { $0.at <= retryTime }) {
             let due = channel.controlRetries.filter { $0.at <= retryTime }
@@ -266,13 +270,12 @@ extension Engine {
         let nowTicks = ticks
         var events: [ChatEvent] = []
         for channel in channels.values {
-            let overdue = channel.acknowledgementDeadlines.filter { $0.value <= nowTicks }.map(\.key)
+            let overdue = channel.takeOverdueAcknowledgements(at: nowTicks)
             guard !overdue.isEmpty else { continue }
             acknowledgementOverdue(on: channel.relay)
             try AccountService.wrap {
                 try store.transaction { tx in
                     for row in overdue {
-                        channel.acknowledgementDeadlines[row] = nil
                         if let change = try tx.raiseStatus(message: row, event: .acknowledgementTimedOut, at: now), change.changed {
                             events.append(.statusChanged(conversation: channel.directConversation, id: change.id, status: change.current))
                         }

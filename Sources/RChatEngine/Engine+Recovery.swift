@@ -137,7 +137,7 @@ extension Engine {
             case .notDelivered(let offerResend):
                 if let change = try tx.raiseStatus(contact: contact.id, id: m.id, event: .peerCouldNotRead, at: t) {
                     _ = try tx.removeFromOutbox(message: change.message)
-                    channel.acknowledgementDeadlines[change.message] = nil
+                    channel.acknowledged(change.message)
                     if change.current == .notDelivered {
                         notDelivered.append(m.id)
                         offer = offer && offerResend

@@ -41,6 +41,7 @@ public final class Engine: @unchecked Sendable {
     var outboxSweep: OutboxSweep
     var transfers = Transfers()
     var steady = SteadyTrafficClock()
+    var expiry = ExpiryWatch()
 
     /// Envelopes that could not be authenticated in this run.
     var forgedFrames = 0
@@ -60,9 +61,11 @@ public final class Engine: @unchecked Sendable {
     }
     /// Called on the engine thread for every change a view should show.
     public var onEvent: (@Sendable (ChatEvent) -> Void)?
-    /// Called on the engine thread at the end of every turn (at least once a second while
-    /// it runs), with the engine's monotonic time in seconds.
+    /// Called on the engine thread at the end of every turn, with the engine's monotonic
+    /// time in seconds; `onTurnEndDeadline` says when the one who listens next needs a turn
+    /// (nil, or infinity: not before something else happens).
     public var onTurnEnd: (@Sendable (Double) -> Void)?
+    public var onTurnEndDeadline: (@Sendable () -> Double)?
 
     public convenience init(account: AccountService, environment: EngineEnvironment = .system,
                             log: @escaping @Sendable (String) -> Void) throws(EngineError) {
@@ -119,7 +122,9 @@ public final class Engine: @unchecked Sendable {
         }
         try begin()
         while end.map({ ticks < $0 }) ?? true {
-            let deadline = min(end ?? .infinity, nextTimer())
+            // Nothing due and no end: sleeps until something is posted (a wait of an hour,
+            // again and again, stands for forever).
+            let deadline = min(end ?? .infinity, nextTimer(), ticks + 3600)
             guard try turn(inbox.take(until: Date(timeIntervalSinceNow: max(0, deadline - ticks)))) else { break }
         }
     }
@@ -138,6 +143,7 @@ public final class Engine: @unchecked Sendable {
             try reloadConversations()
             publishKeyringIfNeeded()
             connectWhereNeeded()
+            try AccountService.wrap { try expiry.refresh(store) }
         }
     }
 
@@ -197,6 +203,7 @@ public final class Engine: @unchecked Sendable {
             if policy.followsStore { try lookAtStoreIfChanged() }
             connectWhereNeeded()
             publishKeyringIfNeeded()
+            try AccountService.wrap { try expiry.refresh(store) }
             return !stopping
         }
     }
@@ -240,6 +247,7 @@ public final class Engine: @unchecked Sendable {
         storeWatch.lastLook = ticks
         // Read before looking: a commit made during the look is seen at the next check.
         storeWatch.versionSeen = try AccountService.wrap { try store.otherWritersVersion() }
+        expiry.forget()
         try reloadConversations()
         scheduleReceipts(urgent: false)
         if byCommand { emit(.changedElsewhere) }
@@ -247,7 +255,8 @@ public final class Engine: @unchecked Sendable {
 
     /// The backstop for lost wake-ups: looks at the store if another process wrote to it.
     func lookAtStoreIfChanged() throws(EngineError) {
-        guard ticks - storeWatch.lastLook >= Self.storeLookInterval else { return }
+        // The deadline's own sum: `ticks - lastLook` may fall short of it by a rounding.
+        guard ticks >= storeWatch.nextDeadline else { return }
         storeWatch.lastLook = ticks
         guard try AccountService.wrap({ try store.otherWritersVersion() }) != storeWatch.versionSeen else { return }
         try lookAtStore()

@@ -69,9 +69,13 @@ final class Channels: Keyed<ContactID, PairwiseChannel> {
             for retry in channel.controlRetries { next = min(next, retry.at) }
             if case .due(let at) = channel.recoveryCode { next = min(next, at) }
             if let at = channel.windowReopensAt { next = min(next, at) }
+            next = min(next, channel.earliestAcknowledgement)
         }
         return next
     }
+
+    /// Whether a refusal postponed something of some channel (`OutboxSweep`).
+    var anyBackoffPending: Bool { parts.values.contains { $0.backoffPending } }
 
     /// When the next steady-traffic slot ends (`SteadyTrafficClock`).
     var nextSlotEnd: Double { parts.values.reduce(.infinity) { min($0, $1.pace.endsAt ?? .infinity) } }
@@ -126,27 +130,61 @@ struct ReceiptSchedule {
 }
 
 /// Looks at the store for what other processes wrote: at a wake-up, and as a backstop for a
-/// lost one every `Engine.storeLookInterval` seconds (checked at every turn: `nextTimer`
-/// is at most a second away).
+/// lost one every `Engine.storeLookInterval` seconds (its deadline).
 struct StoreWatch {
     /// The local wake-up's listener while `run` runs (nil: it could not listen).
     var wakeListener: WakeListener?
     /// When the store was last looked at, and its `otherWritersVersion` then.
     var lastLook: Double
     var versionSeen: Int64 = 0
+
+    var nextDeadline: Double { lastLook + Engine.storeLookInterval }
 }
 
-/// The sweep of outbox retries whose backoff passed (only where a refusal postponed
-/// something: reading a long outbox every second cost the sender a quarter of its time),
-/// checked at every turn.
+/// The sweep of outbox retries whose backoff passed, once a second while a refusal
+/// postponed something (only then: reading a long outbox every second cost the sender a
+/// quarter of its time).
 struct OutboxSweep {
+    static let interval: Double = 1
     var last: Double
 
     /// Whether the sweep is due at `now`; if so it counts as done.
     mutating func due(at now: Double) -> Bool {
-        guard now - last > 1 else { return false }
+        guard now >= last + Self.interval else { return false }
         last = now
         return true
+    }
+
+    /// `pending`: whether some channel waits out a backoff.
+    func nextDeadline(pending: Bool) -> Double { pending ? last + Self.interval : .infinity }
+}
+
+/// Disappearing messages: the engine wakes when the first stored one's timer runs out. The
+/// earliest `expires_at` is read again whenever the store may have changed — after a turn in
+/// which this connection wrote (`Store.changesWritten`), and when another process wrote
+/// (`forget`, from the look at the store). It is on the wall clock, so a deadline is at most
+/// `recheck` away: a clock set forward, or a machine that slept, deletes within that.
+struct ExpiryWatch {
+    static let recheck: Double = 30
+    /// The first timer that runs out (wall clock), as last read; nil: none.
+    private(set) var earliest: Int64?
+    private var readAtChanges: Int64?
+
+    /// Reads the earliest expiry again if the store changed since it was read.
+    mutating func refresh(_ store: some ExpirySource) throws {
+        let changes = store.changesWritten
+        guard changes != readAtChanges else { return }
+        earliest = try store.earliestExpiry()
+        readAtChanges = changes
+    }
+
+    /// Another process wrote: read again at the next `refresh`.
+    mutating func forget() { readAtChanges = nil }
+
+    func isDue(now: Int64) -> Bool { earliest.map { $0 <= now } ?? false }
+
+    func nextDeadline(ticks: Double, now: Int64) -> Double {
+        earliest.map { ticks + min(Self.recheck, Double(max(0, $0 - now))) } ?? .infinity
     }
 }
 
@@ -170,3 +208,11 @@ struct SteadyTrafficClock {
 
     mutating func uniform() -> Double { Double.random(in: 0..<1, using: &random) }
 }
+
+/// What `ExpiryWatch` reads: the store (`Store`), or a test's stand-in.
+protocol ExpirySource {
+    var changesWritten: Int64 { get }
+    func earliestExpiry() throws -> Int64?
+}
+
+extension Store: ExpirySource {}

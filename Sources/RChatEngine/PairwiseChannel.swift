@@ -58,7 +58,19 @@ final class PairwiseChannel {
     var windowReopensAt: Double?
     /// When a message's relay acknowledgement is overdue (Not confirmed), on the engine's
     /// monotonic clock (`Engine.ticks`), like `controlRetries`' times.
-    var acknowledgementDeadlines: [MessageRowID: Double] = [:]
+    private(set) var acknowledgements = AcknowledgementDeadlines()
+    var acknowledgementDeadlines: [MessageRowID: Double] { acknowledgements.deadlines }
+    var earliestAcknowledgement: Double { acknowledgements.earliest }
+
+    /// `row` went to the relay: Not confirmed at `deadline` unless acknowledged before.
+    func expectAcknowledgement(of row: MessageRowID, by deadline: Double) { acknowledgements.expect(row, by: deadline) }
+
+    /// The relay answered for `row` (or it needs no answer any more).
+    func acknowledged(_ row: MessageRowID) { acknowledgements.answered(row) }
+
+    /// The acknowledgements overdue at `now`, taken.
+    func takeOverdueAcknowledgements(at now: Double) -> [MessageRowID] { acknowledgements.takeOverdue(at: now) }
+
     /// The steady-traffic slot clock while the session is open (`Engine.keepSteadyTraffic`).
     var pace = SteadyPace.stopped
     /// What waits for the pace's next slot's end (receipts, a file's chunks) while it runs.
@@ -164,4 +176,32 @@ enum RecoveryCodeListening {
     case due(at: Double)
     /// The counter codes found nobody: the recovery code is presented with them.
     case listening
+}
+
+/// When each message a channel sent is overdue for its relay's acknowledgement (Not
+/// confirmed), on the engine's monotonic clock, and the earliest of them: the channel's
+/// deadline. No deadline is earlier than `earliest`; one may be later (an answered message's
+/// deadline leaves without moving it: the engine wakes early once, finds nothing overdue,
+/// and `earliest` is exact again).
+struct AcknowledgementDeadlines {
+    private(set) var deadlines: [MessageRowID: Double] = [:]
+    private(set) var earliest = Double.infinity
+
+    /// An earlier deadline for `row` stays.
+    mutating func expect(_ row: MessageRowID, by deadline: Double) {
+        guard deadlines[row] == nil else { return }
+        deadlines[row] = deadline
+        earliest = min(earliest, deadline)
+    }
+
+    mutating func answered(_ row: MessageRowID) { deadlines[row] = nil }
+
+    /// What is overdue at `now`, taken, in row order.
+    mutating func takeOverdue(at now: Double) -> [MessageRowID] {
+        guard earliest <= now else { return [] }
+        let overdue = deadlines.filter { $0.value <= now }.map(\.key).sorted { $0.rawValue < $1.rawValue }
+        for row in overdue { deadlines[row] = nil }
+        earliest = deadlines.values.min() ?? .infinity
+        return overdue
+    }
 }

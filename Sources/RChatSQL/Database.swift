@@ -208,6 +208,10 @@ public final class Database: @unchecked Sendable {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { connection.map { Int(sqlite3_changes($0)) } ?? 0 }
 
+    /// Rows changed by every INSERT, UPDATE and DELETE on this connection since it opened
+    /// (`sqlite3_total_changes64`): a cheap way to tell whether this connection wrote since.
+    public var totalChanges: Int64 { connection.map { sqlite3_total_changes64($0) } ?? 0 }
+
     /// `PRAGMA user_version`: the schema version the application wrote.
     public var userVersion: Int {
         get throws { try queryOne("PRAGMA user_version")?.int(at: 0) ?? 0 }

@@ -83,6 +83,14 @@ public final class Store: StoreAccess, @unchecked Sendable {
         return result
     }
 
+    /// When the first stored message's disappearing timer runs out (wall clock), if any.
+    public func earliestExpiry() throws -> Int64? {
+        try database.queryOne("SELECT min(expires_at) FROM messages WHERE expires_at IS NOT NULL")?.optionalInt64(at: 0)
+    }
+
+    /// Rows this connection changed since it opened (`Database.totalChanges`).
+    public var changesWritten: Int64 { database.totalChanges }
+
     /// Deletes the messages whose disappearing timer ran out at `now` (`deleteExpired`), with
     /// secure delete on, so that the space they leave is zeroed; the search index is merged
     /// afterwards, so no word of theirs stays in its older segments; then the log is

@@ -32,6 +32,29 @@ final class ExpiryTests: StoreTestCase {
         XCTAssertNil(try store.insertIncoming(contact: sam, id: second, content: .text("two"), at: 70))
         XCTAssertNil(try store.message(contact: sam, id: second))
     }
+
+    /// What the engine sleeps until: the first timer that runs out, and whether its own
+    /// connection wrote since it last read it.
+    func testTheEarliestExpiryIsTheFirstTimerThatRunsOut() throws {
+        let sam: ContactID = self.sam
+        XCTAssertNil(try store.earliestExpiry())
+        let first = MessageID.random(), second = MessageID.random()
+        try store.insertIncoming(contact: sam, id: first, content: .text("one"), at: 10)
+        try store.insertIncoming(contact: sam, id: second, content: .text("two"), at: 11)
+        let before = store.changesWritten
+        try store.transaction { tx in
+            try tx.setExpiry(contact: sam, ids: [first, second], after: .thirtySeconds)
+            try tx.startExpiry(contact: sam, ids: [second], at: 20)
+            try tx.startExpiry(contact: sam, ids: [first], at: 25)
+        }
+        XCTAssertGreaterThan(store.changesWritten, before)
+        XCTAssertEqual(try store.earliestExpiry(), 50)
+        let unchanged = store.changesWritten
+        _ = try store.conversation(contact: sam, limit: 10)
+        XCTAssertEqual(store.changesWritten, unchanged, "reading writes nothing")
+        XCTAssertEqual(try store.deletingExpired(at: 50).map(\.id), [second])
+        XCTAssertEqual(try store.earliestExpiry(), 55)
+    }
 }
 
 /// Issue 27, finding 5: a disappeared message's text stays in `rchat.db-wal` (frames written
