@@ -200,7 +200,6 @@ public final class Engine: @unchecked Sendable {
             BackgroundRelease.shared.release(items)
             try runTimers()
             onTurnEnd?(ticks)
-            if policy.followsStore { try lookAtStoreIfChanged() }
             connectWhereNeeded()
             publishKeyringIfNeeded()
             try AccountService.wrap { try expiry.refresh(store) }

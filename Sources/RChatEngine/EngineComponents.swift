@@ -34,17 +34,16 @@ final class Connections: Keyed<RelayAddress, RelayConnection> {
     var stallSeconds: Double = 20
 
     /// The next attempt of an offline relay, or the next ping or presentation on a live one.
-    var nextDeadline: Double {
-        var next = Double.infinity
-        for connection in parts.values {
-            if connection.client == nil {
-                if !connection.connecting { next = min(next, connection.retryAt) }
-            } else {
-                next = min(next, connection.keepaliveAt, connection.presentAgainAt)
-            }
-        }
-        return next
+    var nextDeadline: Double { min(nextAttempt, nextPing, nextPresentation) }
+
+    /// The next attempt of an offline relay not being dialled.
+    var nextAttempt: Double {
+        parts.values.reduce(.infinity) { $1.client == nil && !$1.connecting ? min($0, $1.retryAt) : $0 }
     }
+
+    /// The next ping, and the next presentation of away contacts' codes, on a live relay.
+    var nextPing: Double { parts.values.reduce(.infinity) { $1.client != nil ? min($0, $1.keepaliveAt) : $0 } }
+    var nextPresentation: Double { parts.values.reduce(.infinity) { $1.client != nil ? min($0, $1.presentAgainAt) : $0 } }
 
     /// When the own mailbox's next cover frame is due (`SteadyTrafficClock`).
     var nextCover: Double { parts.values.reduce(.infinity) { min($0, $1.coverAt) } }
@@ -62,17 +61,24 @@ final class Channels: Keyed<ContactID, PairwiseChannel> {
     /// Codes or keys changed since the keyring was last published.
     var keyringDirty = true
 
-    /// A link frame to send again, the recovery code to add, or a file's window to reopen.
-    var nextDeadline: Double {
-        var next = Double.infinity
-        for channel in parts.values {
-            for retry in channel.controlRetries { next = min(next, retry.at) }
-            if case .due(let at) = channel.recoveryCode { next = min(next, at) }
-            if let at = channel.windowReopensAt { next = min(next, at) }
-            next = min(next, channel.earliestAcknowledgement)
-        }
-        return next
+    /// A link frame to send again, an acknowledgement overdue, the recovery code to add, or
+    /// a file's window to reopen.
+    var nextDeadline: Double { min(nextControlRetry, nextAcknowledgement, nextRecoveryCode, nextWindowReopening) }
+
+    var nextControlRetry: Double {
+        parts.values.reduce(.infinity) { next, channel in channel.controlRetries.reduce(next) { min($0, $1.at) } }
     }
+
+    var nextAcknowledgement: Double { parts.values.reduce(.infinity) { min($0, $1.earliestAcknowledgement) } }
+
+    var nextRecoveryCode: Double {
+        parts.values.reduce(.infinity) { next, channel in
+            if case .due(let at) = channel.recoveryCode { return min(next, at) }
+            return next
+        }
+    }
+
+    var nextWindowReopening: Double { parts.values.reduce(.infinity) { min($0, $1.windowReopensAt ?? .infinity) } }
 
     /// Whether a refusal postponed something of some channel (`OutboxSweep`).
     var anyBackoffPending: Bool { parts.values.contains { $0.backoffPending } }
