@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "RChatRelayTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelay", "RChatRelayClient", "RChatSQL", "CEpoll"]),
         // Three nats-server processes, relay nodes in cluster mode and clients on different nodes.
         .testTarget(name: "RChatClusterTests", dependencies: ["RChatCore", "RChatCrypto", "RChatNet", "RChatWire", "RChatRelayClient"]),
-        .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto", "RChatSQL"]),
+        .testTarget(name: "RChatSimulationTests", dependencies: ["RChatSimulation", "RChatCore", "RChatCrypto", "RChatSQL", "RChatStore"]),
         // Runs the built executables: the scripting interface as a user sees it.
         .testTarget(name: "RChatCLITests", dependencies: ["RChatCore", "RChatCrypto", "RChatSQL", "RChatStore", "RChatWire", "RChatRelay", "RChatRelayClient",
                                                      "RChatEngine", "RChatMedia", "RChatTUI", "CWidth", "DesktopBusFixture"]),
