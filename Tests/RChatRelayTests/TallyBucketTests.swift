@@ -4,69 +4,110 @@ import RChatCore
 import RChatCrypto
 import RChatNet
 @testable import RChatRelay
+import Synchronization
 import XCTest
 
-/// The held bucket's reads and writes against a real JetStream server (`TallyBucket`): a
-/// write whose answer was lost and is sent again is stored once and answered with its
-/// revision (JetStream's duplicate detection comes before its compare-and-set), a write on
-/// an old revision is a conflict, and a read gives the leader's entry.
-final class TallyBucketTests: XCTestCase {
-    private var server: Process?
-    private var directory: URL?
-    private var link: ClusterLink?
+/// `count` routed `nats-server -js` processes under `directory` (one alone when 1), and a
+/// `ClusterLink` to them for each of `links` nodes, each listing a different server first.
+private struct NatsServers {
+    let processes: [Process]
+    let links: [ClusterLink]
 
-    override func setUpWithError() throws {
+    init(count: Int, links nodes: Int, in directory: URL) throws {
         guard let natsServer = ["/usr/sbin/nats-server", "/usr/bin/nats-server"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw XCTSkip("nats-server is not installed")
         }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-tally-bucket-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        directory = dir
-        let port = LoopbackPort.free()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: natsServer)
-        process.arguments = ["-js", "-a", "127.0.0.1", "-p", "\(port)", "-sd", dir.appendingPathComponent("store").path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        server = process
+        let ports = (0..<count).map { _ in LoopbackPort.free() }, routes = (0..<count).map { _ in LoopbackPort.free() }
+        var processes: [Process] = []
+        for i in 0..<count {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: natsServer)
+            process.arguments = ["-js", "-a", "127.0.0.1", "-p", "\(ports[i])", "-n", "nats-\(i)", "-sd", directory.appendingPathComponent("store-\(i)").path]
+                + (count == 1 ? [] : ["--cluster_name", "rchat-test", "--cluster", "nats://127.0.0.1:\(routes[i])",
+                                      "--routes", routes.enumerated().filter { $0.offset != i }.map { "nats://127.0.0.1:\($0.element)" }.joined(separator: ",")])
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            processes.append(process)
+        }
+        self.processes = processes
         var key = Random.bytes(32)
         let naming = SecretBytes(consuming: &key)
-        let deadline = Date(timeIntervalSinceNow: 20)
-        while link == nil {
-            link = try? ClusterLink(servers: ["nats://127.0.0.1:\(port)"], configuration: RelayConfiguration(keyFile: ""),
-                                    inbox: ClusterInbox(wake: {}), tallyNamingKey: naming)
-            if link == nil {
-                guard Date() < deadline else { throw XCTSkip("nats-server did not answer") }
-                usleep(50_000)
+        var links: [ClusterLink] = []
+        for first in 0..<nodes {
+            let urls = (0..<count).map { "nats://127.0.0.1:\(ports[(first + $0) % count])" }
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while links.count == first {
+                if let link = try? ClusterLink(servers: urls, configuration: RelayConfiguration(keyFile: ""), inbox: ClusterInbox(wake: {}), tallyNamingKey: naming) {
+                    links.append(link)
+                } else {
+                    guard Date() < deadline else {
+                        Self.stop(processes)
+                        throw XCTSkip("nats-server did not answer")
+                    }
+                    usleep(50_000)
+                }
             }
         }
+        self.links = links
     }
 
-    override func tearDown() {
-        link?.close()
-        link = nil
-        if let server, server.isRunning {
+    func stop() {
+        for link in links { link.close() }
+        Self.stop(processes)
+    }
+
+    private static func stop(_ processes: [Process]) {
+        for server in processes where server.isRunning {
             kill(server.processIdentifier, SIGKILL)
             server.waitUntilExit()
         }
+    }
+}
+
+/// A tally counting `bytes`.
+private func tally(_ bytes: Int) -> HeldTally {
+    var t = HeldTally()
+    t.count(bytes, heldAt: 1_800_000_000)
+    return t
+}
+
+/// Servers for one test case, in a folder of their own.
+class NatsServersTestCase: XCTestCase {
+    fileprivate var servers: NatsServers?
+    private var directory: URL?
+    var serverCount: Int { 1 }
+    var nodeCount: Int { 1 }
+
+    override func setUpWithError() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-tally-bucket-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        directory = dir
+        servers = try NatsServers(count: serverCount, links: nodeCount, in: dir)
+    }
+
+    override func tearDown() {
+        servers?.stop()
+        servers = nil
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
-    private func tally(_ bytes: Int) -> HeldTally {
-        var t = HeldTally()
-        t.count(bytes, heldAt: 1_800_000_000)
-        return t
-    }
+    func bucket(_ node: Int) throws -> TallyBucket { try XCTUnwrap(servers?.links[node].tallyBucket) }
+}
 
+/// The held bucket's reads and writes against a real JetStream server (`TallyBucket`): a
+/// write whose answer was lost and is sent again is stored once and answered with its
+/// revision (a server alone recognises the copy before it checks the revision), a write on
+/// an old revision is a conflict, and a read gives the leader's entry.
+final class TallyBucketTests: NatsServersTestCase {
     func testAWriteSentAgainIsStoredOnceAndAStaleOneConflicts() throws {
-        let bucket = try XCTUnwrap(link?.tallyBucket)
+        let bucket = try bucket(0)
         let never = { false }
         XCTAssertEqual(bucket.read("k")?.revision, 0, "a missing key reads as a fresh tally at revision 0")
         XCTAssertEqual(bucket.read("k")?.tally, HeldTally())
 
         guard case .revision(let r1) = bucket.write("k", tally(100), after: 0, id: "a.1", stop: never) else { return XCTFail("first write") }
-        XCTAssertEqual(bucket.write("k", tally(100), after: 0, id: "a.1", stop: never), .revision(r1),
+        XCTAssertEqual(bucket.write("k", tally(100), after: 0, id: "a.1", sentBefore: true, stop: never), .revision(r1),
                        "the same publish again (its answer lost): a duplicate, answered with the revision it was stored at")
         XCTAssertEqual(bucket.write("k", tally(300), after: 0, id: "b.1", stop: never), .conflict, "another write on the old revision")
         XCTAssertEqual(bucket.read("k")?.revision, r1)
@@ -74,7 +115,7 @@ final class TallyBucketTests: XCTestCase {
 
         guard case .revision(let r2) = bucket.write("k", tally(200), after: r1, id: "a.2", stop: never) else { return XCTFail("second write") }
         guard case .revision(let r3) = bucket.write("k", tally(50), after: r2, id: "b.2", stop: never) else { return XCTFail("other node's write") }
-        XCTAssertEqual(bucket.write("k", tally(200), after: r1, id: "a.2", stop: never), .revision(r2),
+        XCTAssertEqual(bucket.write("k", tally(200), after: r1, id: "a.2", sentBefore: true, stop: never), .revision(r2),
                        "sent again after another node wrote on top of it: still recognised as stored, not applied again")
         XCTAssertEqual(bucket.read("k")?.revision, r3)
         XCTAssertEqual(bucket.read("k")?.tally, tally(50))
@@ -83,7 +124,65 @@ final class TallyBucketTests: XCTestCase {
     }
 
     func testTheDuplicatesWindowCoversEveryResend() throws {
-        let window = try XCTUnwrap(link?.tallyBucket.duplicatesWindow())
+        let window = try XCTUnwrap(bucket(0).duplicatesWindow())
         XCTAssertGreaterThan(window, TallyBucket.resendFor, "an unanswered write is sent again only while JetStream still recognises it")
+    }
+}
+
+/// The bucket as a cluster keeps it (three routed servers, three replicas), written by two
+/// nodes on different servers: of two writes on one revision at once only one is stored
+/// (nats-server up to 2.9.20 stored both without the tally's lock, the later wiping what
+/// the first counted), and a write sent again on a revision is still stored once.
+final class ClusteredTallyBucketTests: NatsServersTestCase {
+    override var serverCount: Int { 3 }
+    override var nodeCount: Int { 2 }
+
+    func testTwoNodesWritingOnOneRevisionAtOnceStoreOne() throws {
+        let buckets = [try bucket(0), try bucket(1)]
+        var both = 0, neither = 0, won = [0, 0]
+        for trial in 0..<100 {
+            let key = "k\(trial % 4)"
+            let base = try XCTUnwrap(buckets[0].read(key))
+            let answers = Mutex<[TallyBucket.Written?]>([nil, nil])
+            let done = DispatchGroup(), start = DispatchSemaphore(value: 0)
+            for (i, bucket) in buckets.enumerated() {
+                let value = tally(trial * 10 + i + 1), revision = base.revision
+                done.enter()
+                Thread.detachNewThread {
+                    start.wait()
+                    let written = bucket.write(key, value, after: revision, stop: { false })
+                    answers.withLock { $0[i] = written }
+                    done.leave()
+                }
+            }
+            start.signal()
+            start.signal()
+            done.wait()
+            let stored = answers.withLock { $0 }.enumerated().compactMap { i, written -> (Int, UInt64)? in
+                if case .revision(let r)? = written { return (i, r) } else { return nil }
+            }
+            if stored.count == 2 { both += 1 }
+            if stored.isEmpty { neither += 1 }
+            if stored.count == 1 {
+                won[stored[0].0] += 1
+                XCTAssertEqual(buckets[1].read(key)?.revision, stored[0].1, "the one stored is the entry")
+            }
+        }
+        XCTAssertEqual(both, 0, "two writes on one revision at once: one stored, the other a conflict")
+        XCTAssertLessThan(neither, 50, "mostly one of them is stored")
+        XCTAssertGreaterThan(won[0], 0, "each node's lock is given back: either may win the next (\(won))")
+        XCTAssertGreaterThan(won[1], 0, "each node's lock is given back: either may win the next (\(won))")
+    }
+
+    func testAWriteSentAgainOnARevisionIsStoredOnce() throws {
+        let bucket = try bucket(0)
+        let never = { false }
+        guard case .revision(let r1) = bucket.write("k", tally(100), after: 0, id: "a.1", stop: never) else { return XCTFail("first write") }
+        guard case .revision(let r2) = bucket.write("k", tally(200), after: r1, id: "a.2", stop: never) else { return XCTFail("second write") }
+        XCTAssertEqual(bucket.write("k", tally(200), after: r1, id: "a.2", sentBefore: true, stop: never), .revision(r2),
+                       "the copy is refused on its revision, and found stored")
+        XCTAssertEqual(bucket.read("k")?.tally, tally(200), "stored once")
+        XCTAssertEqual(try self.bucket(1).write("k", tally(300), after: r1, stop: never), .conflict, "another node's write on the old revision")
+        guard case .revision = try self.bucket(1).write("k", tally(300), after: r2, stop: never) else { return XCTFail("the lock was given back") }
     }
 }

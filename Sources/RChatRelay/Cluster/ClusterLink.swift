@@ -146,6 +146,8 @@ final class ClusterLink: @unchecked Sendable {
     static let pairingBucket = "rchat-pairing"
     static let inviteBucket = "rchat-invites"
     static let tallyBucket = "rchat-held"
+    /// A tally's lock while a node writes it (`TallyBucket`).
+    static let tallyLocksBucket = "rchat-held-locks"
 
     let inbox: ClusterInbox
     let node: ClusterNodeID
@@ -155,6 +157,7 @@ final class ClusterLink: @unchecked Sendable {
     private let pairing: OpaquePointer
     private let invites: OpaquePointer
     private let held: OpaquePointer
+    private let heldLocks: OpaquePointer
     /// Each mailbox's held frames across the cluster: what a frame is published through.
     let tallies: ClusterTallies
     /// The bucket the tallies are kept in.
@@ -235,13 +238,14 @@ final class ClusterLink: @unchecked Sendable {
             // those of its connected mailboxes in time: `Relay.sweepInvites`).
             invites = try Self.bucket(js, name: Self.inviteBucket, ttlSeconds: Double(configuration.inviteExpirySeconds), replicas: replicas)
             held = try Self.bucket(js, name: Self.tallyBucket, ttlSeconds: Double(configuration.holdSeconds), replicas: replicas)
+            heldLocks = try Self.bucket(js, name: Self.tallyLocksBucket, ttlSeconds: TallyBucket.lockHeldAtMost, replicas: replicas)
         } catch {
             jsCtx_Destroy(js)
             natsConnection_Destroy(nc)
             throw error
         }
         let context = SubscriptionBox(raw: js)
-        tallyBucket = TallyBucket(jetStream: js, bucket: Self.tallyBucket)
+        tallyBucket = TallyBucket(jetStream: js, bucket: Self.tallyBucket, locks: Self.tallyLocksBucket)
         tallies = ClusterTallies(bucket: tallyBucket, limits: HeldLimits(configuration), namingKey: tallyNamingKey, publish: { hold in
             Self.publish(context.raw, ledger, subject: hold.subject, data: hold.data, token: hold.token)
         }, answer: { token, outcome in inbox.post(.published(token: token, outcome)) })
@@ -629,6 +633,7 @@ final class ClusterLink: @unchecked Sendable {
         kvStore_Destroy(pairing)
         kvStore_Destroy(invites)
         kvStore_Destroy(held)
+        kvStore_Destroy(heldLocks)
         jsCtx_Destroy(jetStream)
         natsConnection_Destroy(connection)
     }

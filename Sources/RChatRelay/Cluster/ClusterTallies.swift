@@ -8,7 +8,8 @@ import Synchronization
 /// `rchat-held` bucket (`TallyKey.name(hiding:)`; TTL the hold, so a tally no frame changed for 72 h
 /// is gone with what it counted). Changes to one tally wait in one list and are applied in
 /// order by one worker at a time, each batch with one compare-and-set of the bucket's
-/// entry. A frame is counted by its recipient's tally, then its host's, then its sender's
+/// entry (under the tally's lock, so two nodes' batches are never both stored on one
+/// revision: `TallyBucket`). A frame is counted by its recipient's tally, then its host's, then its sender's
 /// (one refusing gives it back to those before), and published only once all counted it —
 /// except a frame for a connected recipient that keeps up (less than a handover window
 /// held for it), published once its recipient's tally took it and counted by the others
@@ -71,8 +72,9 @@ final class ClusterTallies: @unchecked Sendable {
     private static let gathering = 0.05
     /// Unanswered reads or failed writes of one batch before its frames are refused.
     private static let failuresBeforeRefusing = 3
-    /// Other nodes' writes to the same tally in between one batch's attempts before its
-    /// frames are refused (each a fresh read from the leader, so this is contention).
+    /// Other nodes' writes to the same tally in between one batch's attempts, or its lock
+    /// held by another node, before its frames are refused (each a fresh read from the
+    /// leader, so this is contention).
     private static let conflictsBeforeRefusing = 64
     private let workers = (0..<4).map { DispatchQueue(label: "rchat-relay cluster tallies \($0)") }
     /// Publishes a frame whose charge is counted; nil when it was handed to JetStream (the

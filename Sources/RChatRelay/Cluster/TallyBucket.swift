@@ -5,19 +5,32 @@ import RChatCrypto
 import Synchronization
 
 /// The `rchat-held` bucket as `ClusterTallies` reads and writes it, so that a tally is
-/// never counted twice nor read stale:
+/// never counted twice nor read stale, and two nodes' writes never both land on one revision:
 /// - a read asks the stream's leader (`js_GetLastMsg`), never a replica: a key-value get
 ///   may be answered by a follower that has not applied the last write yet, and a
 ///   compare-and-set on that revision fails again and again while it lags;
-/// - a write is a compare-and-set publish with its own message id: when NATS does not
-///   answer (a timeout, a reconnect), the same publish is sent again with the same id, so
-///   JetStream stores it at most once (its duplicates window) and the answer says whether
-///   it was stored, instead of a second write counting the same batch again.
+/// - a write on a revision holds the tally's lock while it is sent: an entry in the
+///   `rchat-held-locks` bucket made only where none is (`Nats-Expected-Last-Subject-Sequence`
+///   0, which a clustered stream checks as it stores, in order), purged once the write is
+///   answered, gone by itself after `lockHeldAtMost` if its node died meanwhile. A clustered
+///   stream checks a revision above 0 only before it proposes the write, against what it
+///   has stored so far, not as it stores it (nats-server up to 2.9.20, Debian's 2.9.10
+///   among them: nats-server issue 4320), so without the lock two nodes writing on one
+///   revision at once were both stored and the later wiped what the first counted
+///   (`ClusteredTallyBucketTests`: 41 of 100 and 95 of 200 such pairs). A first write (no
+///   entry yet) expects 0 itself and needs no lock;
+/// - a write is a publish with its own message id: when NATS does not answer (a timeout, a
+///   reconnect), the same publish is sent again with the same id, so JetStream stores it
+///   at most once (its duplicates window). A clustered stream refuses a copy sent again on
+///   a revision as a conflict when the first was stored (it checks the revision before the
+///   id): under the lock no other node wrote, so the entry then carrying this write's id
+///   says it was stored, instead of the batch being counted again on top of itself.
 final class TallyBucket: @unchecked Sendable {
     enum Written: Equatable, Sendable {
         /// Stored: the entry's new revision.
         case revision(UInt64)
-        /// The entry changed since the revision written after: nothing stored.
+        /// The entry changed since the revision written after, or another node is writing
+        /// it (holds its lock): nothing stored.
         case conflict
         /// NATS refused it, or never answered within `resendFor` (taken as not stored).
         case failed
@@ -26,6 +39,8 @@ final class TallyBucket: @unchecked Sendable {
     private let jetStream: OpaquePointer
     private let stream: String
     private let subjectPrefix: String
+    private let lockStream: String
+    private let lockPrefix: String
     /// This process's writes are named `writer.N`.
     private let writer = Hex.encode(Random.bytes(8))
     private let writes = Atomic<UInt64>(0)
@@ -34,29 +49,49 @@ final class TallyBucket: @unchecked Sendable {
     static let resendFor = 90.0
     /// How long one attempt waits for JetStream's answer.
     static let answerWait: Int64 = 5000
+    /// The locks bucket's TTL: a lock outlives every write sent under it, and a node that
+    /// died holding one keeps that tally from other nodes' writes no longer than this.
+    static let lockHeldAtMost = resendFor + 30
 
-    init(jetStream: OpaquePointer, bucket: String) {
+    init(jetStream: OpaquePointer, bucket: String, locks: String) {
         self.jetStream = jetStream
         stream = "KV_\(bucket)"
         subjectPrefix = "$KV.\(bucket)."
+        lockStream = "KV_\(locks)"
+        lockPrefix = "$KV.\(locks)."
     }
 
     /// The entry and its revision, as the stream's leader has it; a missing key (or one
     /// that is not a tally, or a deletion mark) as a fresh tally at its revision (0 when
     /// missing); nil when the cluster does not answer.
     func read(_ key: String) -> (tally: HeldTally, revision: UInt64)? {
+        guard let last = lastMessage(stream, subjectPrefix + key) else { return nil }
+        guard let last, !last.deleted else { return (HeldTally(), last?.revision ?? 0) }
+        return (HeldTally(encoded: last.text) ?? HeldTally(), last.revision)
+    }
+
+    private struct Last {
+        let revision: UInt64
+        let id: String?
+        let deleted: Bool
+        let text: String
+    }
+
+    /// The last message of `subject` as the stream's leader has it: nil when the cluster
+    /// does not answer, .some(nil) when there is none.
+    private func lastMessage(_ stream: String, _ subject: String) -> Last?? {
         var msg: OpaquePointer?
         var code = jsErrCode(0)
-        let s = js_GetLastMsg(&msg, jetStream, stream, subjectPrefix + key, nil, &code)
-        if s == NATS_NOT_FOUND || code == JSNoMessageFoundErr { return (HeldTally(), 0) }
+        let s = js_GetLastMsg(&msg, jetStream, stream, subject, nil, &code)
+        if s == NATS_NOT_FOUND || code == JSNoMessageFoundErr { return .some(nil) }
         guard s == NATS_OK, let msg else { return nil }
         defer { natsMsg_Destroy(msg) }
-        let revision = natsMsg_GetSequence(msg)
-        var operation: UnsafePointer<CChar>?
-        if natsMsgHeader_Get(msg, "KV-Operation", &operation) == NATS_OK { return (HeldTally(), revision) }
+        var value: UnsafePointer<CChar>?
+        let deleted = natsMsgHeader_Get(msg, "KV-Operation", &value) == NATS_OK
+        let id = natsMsgHeader_Get(msg, "Nats-Msg-Id", &value) == NATS_OK ? value.map { String(cString: $0) } : nil
         let count = Int(natsMsg_GetDataLength(msg))
         let text = natsMsg_GetData(msg).map { String(decoding: UnsafeRawBufferPointer(start: $0, count: count), as: UTF8.self) } ?? ""
-        return (HeldTally(encoded: text) ?? HeldTally(), revision)
+        return Last(revision: natsMsg_GetSequence(msg), id: id, deleted: deleted, text: text)
     }
 
     /// The bucket's duplicates window in seconds, as its stream is configured (nil when the
@@ -69,17 +104,64 @@ final class TallyBucket: @unchecked Sendable {
         return info.pointee.Config.map { Double($0.pointee.Duplicates) / 1_000_000_000 }
     }
 
-    /// Writes `tally` if the entry is still at `revision` (0: no entry). An unanswered
-    /// attempt is sent again with the same id until answered, `resendFor` passed, or
-    /// `stop()` says the node is closing.
+    /// Writes `tally` if the entry is still at `revision` (0: no entry), under the tally's
+    /// lock when `revision` is above 0. An unanswered attempt is sent again with the same id
+    /// until answered, `resendFor` passed, or `stop()` says the node is closing.
     func write(_ key: String, _ tally: HeldTally, after revision: UInt64, stop: () -> Bool) -> Written {
         write(key, tally, after: revision, id: "\(writer).\(writes.add(1, ordering: .relaxed).newValue)", stop: stop)
     }
 
-    /// `write`, as the publish named `id` (a test sends one twice, as an unanswered one is).
-    func write(_ key: String, _ tally: HeldTally, after revision: UInt64, id: String, stop: () -> Bool) -> Written {
-        let subject = subjectPrefix + key
-        let data = Array(tally.encoded.utf8)
+    /// `write`, as the publish named `id`; `sentBefore`: a copy of it may be stored already
+    /// (a test sends one twice, as an unanswered one is sent again).
+    func write(_ key: String, _ tally: HeldTally, after revision: UInt64, id: String, sentBefore: Bool = false, stop: () -> Bool) -> Written {
+        let subject = subjectPrefix + key, data = Array(tally.encoded.utf8)
+        // No entry yet: JetStream checks "none" as it stores, so only one first write is.
+        guard revision > 0 else { return publish(subject, data, after: 0, id: id, stop: stop) }
+        let lock: UInt64
+        switch publish(lockPrefix + key, Array(writer.utf8), after: 0, id: id + ".lock", stop: stop) {
+        case .revision(let sequence): lock = sequence
+        case .failed: return .failed
+        case .conflict:
+            // Another node writes it now, unless the lock is this process's own: taken by a
+            // copy of this write whose answer was lost, or left by an earlier write of this
+            // node that could not delete it (one write of a tally at a time on a node).
+            guard let held = lastMessage(lockStream, lockPrefix + key), let held, held.text == writer else { return .conflict }
+            lock = held.revision
+        }
+        defer { unlock(key, lock) }
+        var resent = sentBefore
+        let written = publish(subject, data, after: revision, id: id, stop: stop, resent: &resent)
+        // A copy sent again found the first one stored.
+        guard written == .conflict, resent, let now = lastMessage(stream, subject), let now, now.id == id else { return written }
+        return .revision(now.revision)
+    }
+
+    /// Gives the lock at `sequence` on `key` back: purged (a key-value stream denies
+    /// deleting one message), that one and none taken after it; tried a few times, else it
+    /// expires with the bucket's TTL.
+    private func unlock(_ key: String, _ sequence: UInt64) {
+        (lockPrefix + key).withCString { subject in
+            var options = jsOptions()
+            jsOptions_Init(&options)
+            options.Wait = Self.answerWait
+            options.Stream.Purge.Subject = subject
+            options.Stream.Purge.Sequence = sequence + 1
+            for _ in 0..<3 {
+                var code = jsErrCode(0)
+                if js_PurgeStream(jetStream, lockStream, &options, &code) == NATS_OK || code != jsErrCode(0) { return }
+            }
+        }
+    }
+
+    /// Publishes `data` on `subject` if its last message is `revision` (0: none), as the
+    /// message `id`, sent again with that id while unanswered.
+    private func publish(_ subject: String, _ data: [UInt8], after revision: UInt64, id: String, stop: () -> Bool) -> Written {
+        var resent = false
+        return publish(subject, data, after: revision, id: id, stop: stop, resent: &resent)
+    }
+
+    /// `resent`: whether a copy was sent again.
+    private func publish(_ subject: String, _ data: [UInt8], after revision: UInt64, id: String, stop: () -> Bool, resent: inout Bool) -> Written {
         let deadline = Date(timeIntervalSinceNow: Self.resendFor)
         var pause = 0.05
         while true {
@@ -103,6 +185,7 @@ final class TallyBucket: @unchecked Sendable {
             // No answer: stored or not, the same publish again tells (a copy already
             // stored is answered as a duplicate, with its revision).
             guard !stop(), Date() < deadline else { return .failed }
+            resent = true
             Thread.sleep(forTimeInterval: pause)
             pause = min(1, pause * 2)
         }
