@@ -186,3 +186,73 @@ final class ClusteredTallyBucketTests: NatsServersTestCase {
         guard case .revision = try self.bucket(1).write("k", tally(300), after: r2, stop: never) else { return XCTFail("the lock was given back") }
     }
 }
+
+/// The pairing bucket on three routed servers, two nodes (`PairingBucket`): two nodes
+/// presenting one code at once — fresh, or again after its last match was forgotten —
+/// never both write its entry: one waits with it, the other is told who.
+final class PairingBucketTests: NatsServersTestCase {
+    override var serverCount: Int { 3 }
+    override var nodeCount: Int { 2 }
+
+    private func pairing(_ node: Int) throws -> (PairingBucket, ClusterNodeID) {
+        let link = try XCTUnwrap(servers?.links[node])
+        return (link.pairingEntries, link.node)
+    }
+
+    /// Both nodes claim `code` at the same moment: their answers.
+    private func claimAtOnce(_ code: [UInt8], _ nodes: [(PairingBucket, ClusterNodeID)]) -> [PairingLookup.Entry?] {
+        let answers = Mutex<[PairingLookup.Entry?]>([nil, nil])
+        let done = DispatchGroup(), start = DispatchSemaphore(value: 0)
+        for (i, (bucket, node)) in nodes.enumerated() {
+            done.enter()
+            Thread.detachNewThread {
+                start.wait()
+                let entry = bucket.claim(code, node: node, session: 100 + i)
+                answers.withLock { $0[i] = entry }
+                done.leave()
+            }
+        }
+        start.signal()
+        start.signal()
+        done.wait()
+        return answers.withLock { $0 }
+    }
+
+    func testTwoNodesPresentingOneCodeAtOnceWriteOneEntry() throws {
+        let nodes = [try pairing(0), try pairing(1)]
+        var won = [0, 0]
+        for trial in 0..<60 {
+            let code = Random.bytes(32)
+            // Half the codes were matched once already (their entry forgotten), as a
+            // contact's code is at every reconnect.
+            if trial % 2 == 1 {
+                XCTAssertEqual(nodes[0].0.claim(code, node: nodes[0].1, session: 1), .created)
+                nodes[0].0.forget(code)
+            }
+            let answers = claimAtOnce(code, nodes)
+            let created = answers.indices.filter { answers[$0] == .created }
+            XCTAssertEqual(created.count, 1, "trial \(trial): \(answers)")
+            guard created.count == 1 else { continue }
+            let winner = created[0], loser = 1 - winner
+            won[winner] += 1
+            guard case .waiting(let node, let session, _)? = answers[loser] else { XCTFail("trial \(trial): \(answers)"); continue }
+            XCTAssertEqual(node, nodes[winner].1, "the other is told who waits")
+            XCTAssertEqual(session, 100 + winner)
+        }
+        XCTAssertGreaterThan(won[0] + won[1], 0)
+    }
+
+    func testANodeTakesItsOwnEntryOverOnlyAtTheRevisionItSaw() throws {
+        let (bucket, node) = try pairing(0)
+        let (other, otherNode) = try pairing(1)
+        let code = Random.bytes(32)
+        XCTAssertEqual(bucket.claim(code, node: node, session: 1), .created)
+        guard case .waiting(_, 1, let revision) = other.claim(code, node: otherNode, session: 9) else { return XCTFail("the entry is node 0's") }
+        // Session 1 went; session 2 of the same node takes the code over.
+        XCTAssertEqual(bucket.claim(code, node: node, session: 2, takingOver: revision), .created)
+        guard case .waiting(_, 2, let newer) = other.claim(code, node: otherNode, session: 9) else { return XCTFail("now session 2's") }
+        XCTAssertGreaterThan(newer, revision)
+        // A takeover on the revision before: the newer entry stays.
+        guard case .waiting(_, 2, _) = bucket.claim(code, node: node, session: 3, takingOver: revision) else { return XCTFail("kept") }
+    }
+}

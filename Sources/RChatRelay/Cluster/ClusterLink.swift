@@ -94,7 +94,7 @@ struct HeldArrival: Sendable {
 struct PairingLookup: Sendable {
     let session: Int
     let code: [UInt8]
-    enum Entry: Sendable {
+    enum Entry: Equatable, Sendable {
         /// This session's entry was written: it waits for its peer, wherever that connects.
         case created
         /// Another node's session waits with this code (the entry's revision, to take it over).
@@ -162,6 +162,8 @@ final class ClusterLink: @unchecked Sendable {
     let tallies: ClusterTallies
     /// The bucket the tallies are kept in.
     let tallyBucket: TallyBucket
+    /// The codes waiting for their peers (`PairingBucket`).
+    let pairingEntries: PairingBucket
     private let ledger: PublishLedger
     /// Where calls that wait for a server's answer run: a few serial queues, a session's
     /// always on the same one (its readers open and close in order), so that many
@@ -246,6 +248,7 @@ final class ClusterLink: @unchecked Sendable {
         }
         let context = SubscriptionBox(raw: js)
         tallyBucket = TallyBucket(jetStream: js, bucket: Self.tallyBucket, locks: Self.tallyLocksBucket)
+        pairingEntries = PairingBucket(jetStream: js, bucket: Self.pairingBucket)
         tallies = ClusterTallies(bucket: tallyBucket, limits: HeldLimits(configuration), namingKey: tallyNamingKey, publish: { hold in
             Self.publish(context.raw, ledger, subject: hold.subject, data: hold.data, token: hold.token)
         }, answer: { token, outcome in inbox.post(.published(token: token, outcome)) })
@@ -529,42 +532,15 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Writes `code`'s entry for this node's `session` unless one exists; reports which.
     func presentCode(_ code: [UInt8], session: Int, takingOverRevision revision: UInt64? = nil) {
-        let key = Hex.encode(code)
-        let value = "\(node):\(session)"
         requests(session).async { [self] in
-            for _ in 0..<3 {
-                var rev: UInt64 = 0
-                let s: natsStatus
-                if let revision {
-                    s = kvStore_UpdateString(&rev, pairing, key, value, revision)
-                } else {
-                    s = kvStore_CreateString(&rev, pairing, key, value)
-                }
-                if s == NATS_OK { return inbox.post(.pairingEntry(PairingLookup(session: session, code: code, entry: .created))) }
-                var entry: OpaquePointer?
-                let g = kvStore_Get(&entry, pairing, key)
-                if g == NATS_NOT_FOUND { continue }   // taken and deleted meanwhile: try again
-                guard g == NATS_OK, let entry else {
-                    return inbox.post(.pairingEntry(PairingLookup(session: session, code: code, entry: .failed(NatsError("pairing", g).description))))
-                }
-                defer { kvEntry_Destroy(entry) }
-                let text = kvEntry_ValueString(entry).map { String(cString: $0) } ?? ""
-                let parts = text.split(separator: ":")
-                guard parts.count == 2, let nodeBytes = Hex.decode(String(parts[0])), nodeBytes.count == ClusterNodeID.byteCount,
-                      let other = Int(parts[1]) else { continue }
-                let owner = ClusterNodeID(bytes: nodeBytes)
-                if owner == node, other == session { return inbox.post(.pairingEntry(PairingLookup(session: session, code: code, entry: .created))) }
-                return inbox.post(.pairingEntry(PairingLookup(session: session, code: code,
-                                                              entry: .waiting(node: owner, session: other, revision: kvEntry_Revision(entry)))))
-            }
-            inbox.post(.pairingEntry(PairingLookup(session: session, code: code, entry: .failed("pairing entry kept changing"))))
+            let entry = pairingEntries.claim(code, node: node, session: session, takingOver: revision)
+            inbox.post(.pairingEntry(PairingLookup(session: session, code: code, entry: entry)))
         }
     }
 
     /// Removes a matched code's entry.
     func forgetCode(_ code: [UInt8]) {
-        let key = Hex.encode(code)
-        requests(key.hashValue).async { [self] in _ = kvStore_Delete(pairing, key) }
+        requests(Hex.encode(code).hashValue).async { [self] in pairingEntries.forget(code) }
     }
 
     func registerInvite(_ token: InviteToken, for mailbox: MailboxID?) {

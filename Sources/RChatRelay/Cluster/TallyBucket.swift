@@ -26,17 +26,11 @@ import Synchronization
 ///   id): under the lock no other node wrote, so the entry then carrying this write's id
 ///   says it was stored, instead of the batch being counted again on top of itself.
 final class TallyBucket: @unchecked Sendable {
-    enum Written: Equatable, Sendable {
-        /// Stored: the entry's new revision.
-        case revision(UInt64)
-        /// The entry changed since the revision written after, or another node is writing
-        /// it (holds its lock): nothing stored.
-        case conflict
-        /// NATS refused it, or never answered within `resendFor` (taken as not stored).
-        case failed
-    }
+    /// `.conflict` also when another node is writing the tally (holds its lock).
+    typealias Written = JetStreamSubjects.Written
 
     private let jetStream: OpaquePointer
+    private let subjects: JetStreamSubjects
     private let stream: String
     private let subjectPrefix: String
     private let lockStream: String
@@ -44,17 +38,14 @@ final class TallyBucket: @unchecked Sendable {
     /// This process's writes are named `writer.N`.
     private let writer = Hex.encode(Random.bytes(8))
     private let writes = Atomic<UInt64>(0)
-    /// How long an unanswered write is sent again: well within the bucket's duplicates
-    /// window (JetStream's default, 2 minutes), so a late second copy is still recognised.
-    static let resendFor = 90.0
-    /// How long one attempt waits for JetStream's answer.
-    static let answerWait: Int64 = 5000
+    static let resendFor = JetStreamSubjects.resendFor
     /// The locks bucket's TTL: a lock outlives every write sent under it, and a node that
     /// died holding one keeps that tally from other nodes' writes no longer than this.
     static let lockHeldAtMost = resendFor + 30
 
     init(jetStream: OpaquePointer, bucket: String, locks: String) {
         self.jetStream = jetStream
+        subjects = JetStreamSubjects(jetStream: jetStream)
         stream = "KV_\(bucket)"
         subjectPrefix = "$KV.\(bucket)."
         lockStream = "KV_\(locks)"
@@ -70,29 +61,7 @@ final class TallyBucket: @unchecked Sendable {
         return (HeldTally(encoded: last.text) ?? HeldTally(), last.revision)
     }
 
-    private struct Last {
-        let revision: UInt64
-        let id: String?
-        let deleted: Bool
-        let text: String
-    }
-
-    /// The last message of `subject` as the stream's leader has it: nil when the cluster
-    /// does not answer, .some(nil) when there is none.
-    private func lastMessage(_ stream: String, _ subject: String) -> Last?? {
-        var msg: OpaquePointer?
-        var code = jsErrCode(0)
-        let s = js_GetLastMsg(&msg, jetStream, stream, subject, nil, &code)
-        if s == NATS_NOT_FOUND || code == JSNoMessageFoundErr { return .some(nil) }
-        guard s == NATS_OK, let msg else { return nil }
-        defer { natsMsg_Destroy(msg) }
-        var value: UnsafePointer<CChar>?
-        let deleted = natsMsgHeader_Get(msg, "KV-Operation", &value) == NATS_OK
-        let id = natsMsgHeader_Get(msg, "Nats-Msg-Id", &value) == NATS_OK ? value.map { String(cString: $0) } : nil
-        let count = Int(natsMsg_GetDataLength(msg))
-        let text = natsMsg_GetData(msg).map { String(decoding: UnsafeRawBufferPointer(start: $0, count: count), as: UTF8.self) } ?? ""
-        return Last(revision: natsMsg_GetSequence(msg), id: id, deleted: deleted, text: text)
-    }
+    private func lastMessage(_ stream: String, _ subject: String) -> JetStreamSubjects.Last?? { subjects.last(stream, subject) }
 
     /// The bucket's duplicates window in seconds, as its stream is configured (nil when the
     /// cluster does not answer): `resendFor` must stay within it.
@@ -137,57 +106,16 @@ final class TallyBucket: @unchecked Sendable {
     }
 
     /// Gives the lock at `sequence` on `key` back: purged (a key-value stream denies
-    /// deleting one message), that one and none taken after it; tried a few times, else it
-    /// expires with the bucket's TTL.
-    private func unlock(_ key: String, _ sequence: UInt64) {
-        (lockPrefix + key).withCString { subject in
-            var options = jsOptions()
-            jsOptions_Init(&options)
-            options.Wait = Self.answerWait
-            options.Stream.Purge.Subject = subject
-            options.Stream.Purge.Sequence = sequence + 1
-            for _ in 0..<3 {
-                var code = jsErrCode(0)
-                if js_PurgeStream(jetStream, lockStream, &options, &code) == NATS_OK || code != jsErrCode(0) { return }
-            }
-        }
-    }
+    /// deleting one message), that one and none taken after it; else it expires with the
+    /// bucket's TTL.
+    private func unlock(_ key: String, _ sequence: UInt64) { subjects.purge(lockStream, lockPrefix + key, through: sequence) }
 
-    /// Publishes `data` on `subject` if its last message is `revision` (0: none), as the
-    /// message `id`, sent again with that id while unanswered.
     private func publish(_ subject: String, _ data: [UInt8], after revision: UInt64, id: String, stop: () -> Bool) -> Written {
         var resent = false
-        return publish(subject, data, after: revision, id: id, stop: stop, resent: &resent)
+        return subjects.publish(subject, data, after: revision, id: id, stop: stop, resent: &resent)
     }
 
-    /// `resent`: whether a copy was sent again.
     private func publish(_ subject: String, _ data: [UInt8], after revision: UInt64, id: String, stop: () -> Bool, resent: inout Bool) -> Written {
-        let deadline = Date(timeIntervalSinceNow: Self.resendFor)
-        var pause = 0.05
-        while true {
-            var ack: UnsafeMutablePointer<jsPubAck>?
-            var code = jsErrCode(0)
-            let s = id.withCString { cID -> natsStatus in
-                var options = jsPubOptions()
-                jsPubOptions_Init(&options)
-                options.MsgId = cID
-                options.MaxWait = Self.answerWait
-                if revision == 0 { options.ExpectNoMessage = true } else { options.ExpectLastSubjectSeq = revision }
-                return data.withUnsafeBytes { js_Publish(&ack, jetStream, subject, $0.baseAddress, Int32($0.count), &options, &code) }
-            }
-            if s == NATS_OK, let ack {
-                defer { jsPubAck_Destroy(ack) }
-                return .revision(ack.pointee.Sequence)
-            }
-            if code == JSStreamWrongLastSequenceErr { return .conflict }
-            // Answered with a refusal, or heard by no server: not stored.
-            if code != jsErrCode(0) || s == NATS_NO_RESPONDERS { return .failed }
-            // No answer: stored or not, the same publish again tells (a copy already
-            // stored is answered as a duplicate, with its revision).
-            guard !stop(), Date() < deadline else { return .failed }
-            resent = true
-            Thread.sleep(forTimeInterval: pause)
-            pause = min(1, pause * 2)
-        }
+        subjects.publish(subject, data, after: revision, id: id, stop: stop, resent: &resent)
     }
 }
