@@ -61,12 +61,48 @@ static inline int rchat_terminfo_flag(const char *name) { return tigetflag((char
 #include <signal.h>
 #include <pthread.h>
 #include <time.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
 extern int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
 static inline int rchat_block_resize(int block) {
     sigset_t s;
     sigemptyset(&s);
     sigaddset(&s, SIGWINCH);
     return pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &s, 0);
+}
+// A resize reaches the view whichever thread the kernel hands SIGWINCH to: the engine's and
+// the relay readers' threads do not block it, and one of them takes it while the view's
+// thread has it blocked (drawing). The handler chained in front of curses' own runs it (so
+// curses still makes KEY_RESIZE) and writes a byte to `fd`, which the view's wait polls.
+// (Its state in a function: a Swift module emits a header's static inline functions it
+// uses, with their statics, but no global of a header; RunTUI calls it, so it is emitted.)
+struct rchat_resize_state { int fd; struct sigaction before; };
+static inline struct rchat_resize_state *rchat_resize_state(void) { static struct rchat_resize_state state = { -1 }; return &state; }
+static void rchat_on_resize(int sig, siginfo_t *info, void *context) {
+    struct sigaction *before = &rchat_resize_state()->before;
+    if (before->sa_flags & SA_SIGINFO) {
+        if (before->sa_sigaction) before->sa_sigaction(sig, info, context);
+    } else if (before->sa_handler != SIG_DFL && before->sa_handler != SIG_IGN) {
+        before->sa_handler(sig);
+    }
+    int saved = errno, fd = rchat_resize_state()->fd;
+    if (fd >= 0) { char c = 1; ssize_t n = write(fd, &c, 1); (void)n; }
+    errno = saved;
+}
+// Chains the handler in front of the one installed now (curses', after initscr); does
+// nothing when it is in front already. 0, or -1 (errno).
+static inline int rchat_chain_resize(int fd) {
+    struct sigaction now;
+    if (sigaction(SIGWINCH, 0, &now) != 0) return -1;
+    rchat_resize_state()->fd = fd;
+    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == rchat_on_resize) return 0;
+    struct sigaction mine;
+    memset(&mine, 0, sizeof mine);
+    mine.sa_sigaction = rchat_on_resize;
+    mine.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&mine.sa_mask);
+    return sigaction(SIGWINCH, &mine, &rchat_resize_state()->before);
 }
 static inline int rchat_poll_letting_resize_in(struct pollfd *fds, nfds_t n, int timeout_ms) {
     sigset_t waiting;

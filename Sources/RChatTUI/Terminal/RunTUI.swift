@@ -45,6 +45,14 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
     // draws is never slept through.
     _ = rchat_block_resize(1)
     defer { _ = rchat_block_resize(0) }
+    // ... and whichever thread takes it, a byte on this pipe wakes the wait.
+    var resizeFDs: [Int32] = [-1, -1]
+    guard pipe(&resizeFDs) == 0 else { return 1 }
+    defer { close(resizeFDs[0]); close(resizeFDs[1]) }
+    for fd in resizeFDs { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+    _ = rchat_resize_state()   // (emitted for the handler: shim.h)
+    _ = rchat_chain_resize(resizeFDs[1])
+    defer { _ = rchat_chain_resize(-1) }
     let size = terminal.size
     let view = ChatView(model: model, options: options, glyphs: terminal.unicode ? .unicode : .ascii,
                         rows: size.rows, columns: size.columns)
@@ -75,6 +83,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
             let outcome = ExternalEditor(environment: environment, directory: directory).edit(draft)
             _ = rchat_block_resize(1)
             terminal.takeBack()
+            _ = rchat_chain_resize(resizeFDs[1])
             refit()
             view.finishEditing(outcome)
             continue
@@ -83,6 +92,7 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)]
         fds.append(pollfd(fd: view.previewDescriptor, events: Int16(POLLIN), revents: 0))
+        fds.append(pollfd(fd: resizeFDs[0], events: Int16(POLLIN), revents: 0))
         if model.wakeDescriptor >= 0 { fds.append(pollfd(fd: model.wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
         var timeout: Int32 = -1
         if let deadline = view.nextDeadline {
@@ -91,13 +101,19 @@ public func runTUI(model: ChatModel, options: TUIOptions = TUIOptions()) -> Int3
         if let soon = view.pollMilliseconds, timeout < 0 || soon < timeout { timeout = soon }
         if terminal.ungotten { timeout = 0 }   // keys typed while the terminal was asked its pixels
         let n = rchat_poll_letting_resize_in(&fds, nfds_t(fds.count), timeout)
-        let interrupted = n < 0 && errno == EINTR   // SIGWINCH: curses now has KEY_RESIZE for us
+        // SIGWINCH, here or on another thread: curses now has KEY_RESIZE for us.
+        var resized = fds[3].revents & Int16(POLLIN) != 0
+        if resized {
+            var byte: UInt8 = 0
+            while read(resizeFDs[0], &byte, 1) == 1 {}
+        }
+        resized = resized || (n < 0 && errno == EINTR)
         if fds[1].revents != 0 { break }
         if fds[2].revents & Int16(POLLIN) != 0 { view.previewsRendered() }   // the next frame shows it
-        if fds.count > 3, fds[3].revents & Int16(POLLIN) != 0 {
+        if fds.count > 4, fds[4].revents & Int16(POLLIN) != 0 {
             view.handle(model.drainEvents())
         }
-        if fds[0].revents & Int16(POLLIN) != 0 || interrupted || terminal.ungotten {
+        if fds[0].revents & Int16(POLLIN) != 0 || resized || terminal.ungotten {
             for key in terminal.readKeys() {
                 if key == .resize {
                     refit()
