@@ -553,11 +553,11 @@ final class ClusterLink: @unchecked Sendable {
     func lookUpInvite(_ token: InviteToken, session: Int, seq: UInt64, payload: [UInt8]) {
         let key = Hex.encode(token.bytes)
         requests(session).async { [self] in
-            var entry: OpaquePointer?
+            // From the stream's leader: a replica may not have an invite registered a moment ago.
             var owner: MailboxID?
-            if kvStore_Get(&entry, invites, key) == NATS_OK, let entry {
-                owner = kvEntry_ValueString(entry).flatMap { Hex.decode(String(cString: $0)) }.flatMap(MailboxID.init(bytes:))
-                kvEntry_Destroy(entry)
+            if let last = JetStreamSubjects(jetStream: jetStream).last("KV_\(Self.inviteBucket)", "$KV.\(Self.inviteBucket).\(key)"),
+               let last, !last.deleted {
+                owner = Hex.decode(last.text).flatMap(MailboxID.init(bytes:))
             }
             inbox.post(.inviteOwner(session: session, seq: seq, token: token, payload: payload, owner: owner))
         }
