@@ -33,9 +33,6 @@ final class Connections: Keyed<RelayAddress, RelayConnection> {
     /// given up and made again (`RelayClient`'s `stallTimeout`).
     var stallSeconds: Double = 20
 
-    /// The next attempt of an offline relay, or the next ping or presentation on a live one.
-    var nextDeadline: Double { min(nextAttempt, nextPing, nextPresentation) }
-
     /// The next attempt of an offline relay not being dialled.
     var nextAttempt: Double {
         parts.values.reduce(.infinity) { $1.client == nil && !$1.connecting ? min($0, $1.retryAt) : $0 }
@@ -61,10 +58,8 @@ final class Channels: Keyed<ContactID, PairwiseChannel> {
     /// Codes or keys changed since the keyring was last published.
     var keyringDirty = true
 
-    /// A link frame to send again, an acknowledgement overdue, the recovery code to add, or
-    /// a file's window to reopen.
-    var nextDeadline: Double { min(nextControlRetry, nextAcknowledgement, nextRecoveryCode, nextWindowReopening) }
-
+    // A link frame to send again, an acknowledgement overdue, the recovery code to add, a
+    // file's window to reopen: each its own deadline in `Engine.timers`.
     var nextControlRetry: Double {
         parts.values.reduce(.infinity) { next, channel in channel.controlRetries.reduce(next) { min($0, $1.at) } }
     }

@@ -98,16 +98,17 @@ final class EngineComponentsTests: XCTestCase {
 
     func testConnectionsAreDueAtTheNextAttemptOrPingOrPresentation() throws {
         let connections = Connections()
-        XCTAssertEqual(connections.nextDeadline, .infinity, "no relay, nothing due")
+        XCTAssertEqual(min(connections.nextAttempt, connections.nextPing, connections.nextPresentation), .infinity, "no relay, nothing due")
         let a = RelayConnection(address: try RelayAddress(parsing: "127.0.0.1:9/" + String(repeating: "A", count: 43)))
         let b = RelayConnection(address: try RelayAddress(parsing: "127.0.0.1:10/" + String(repeating: "A", count: 43)))
         connections[a.address] = a
         connections[b.address] = b
         a.retryAt = 40
         b.retryAt = 30
-        XCTAssertEqual(connections.nextDeadline, 30)
+        XCTAssertEqual(connections.nextAttempt, 30)
+        XCTAssertEqual(connections.nextPing, .infinity, "offline: no ping due")
         b.connecting = true            // an attempt under way is not due again
-        XCTAssertEqual(connections.nextDeadline, 40)
+        XCTAssertEqual(connections.nextAttempt, 40)
         a.coverAt = 12
         XCTAssertEqual(connections.nextCover, 12)
     }

@@ -555,8 +555,7 @@ final class ClusterLink: @unchecked Sendable {
         requests(session).async { [self] in
             // From the stream's leader: a replica may not have an invite registered a moment ago.
             var owner: MailboxID?
-            if let last = JetStreamSubjects(jetStream: jetStream).last("KV_\(Self.inviteBucket)", "$KV.\(Self.inviteBucket).\(key)"),
-               let last, !last.deleted {
+            if let last = JetStreamSubjects(jetStream: jetStream, bucket: Self.inviteBucket).last(key), let last, !last.deleted {
                 owner = Hex.decode(last.text).flatMap(MailboxID.init(bytes:))
             }
             inbox.post(.inviteOwner(session: session, seq: seq, token: token, payload: payload, owner: owner))

@@ -1,5 +1,8 @@
 import CNats
 import Foundation
+import RChatCore
+import RChatCrypto
+import Synchronization
 
 /// One subject of a JetStream key-value stream as the cluster's buckets use it, by what this
 /// server version checks when it stores a write (`TallyBucket`, `PairingBucket`): the last
@@ -26,19 +29,29 @@ struct JetStreamSubjects: @unchecked Sendable {
     }
 
     let jetStream: OpaquePointer
+    /// The bucket's stream, and the subject of a key in it (`KV_NAME`, `$KV.NAME.KEY`).
+    let stream: String
+    private let prefix: String
+
+    init(jetStream: OpaquePointer, bucket: String) {
+        self.jetStream = jetStream
+        stream = "KV_\(bucket)"
+        prefix = "$KV.\(bucket)."
+    }
+
     /// How long an unanswered write is sent again: well within a bucket's duplicates window
     /// (JetStream's default, 2 minutes), so a late second copy is still recognised.
     static let resendFor = 90.0
     /// How long one attempt waits for JetStream's answer.
     static let answerWait: Int64 = 5000
 
-    /// The last message of `subject` as the stream's leader has it (a key-value get may be
+    /// The last message of `key` as the stream's leader has it (a key-value get may be
     /// answered by a replica that lags): nil when the cluster does not answer, .some(nil)
     /// when there is none.
-    func last(_ stream: String, _ subject: String) -> Last?? {
+    func last(_ key: String) -> Last?? {
         var msg: OpaquePointer?
         var code = jsErrCode(0)
-        let s = js_GetLastMsg(&msg, jetStream, stream, subject, nil, &code)
+        let s = js_GetLastMsg(&msg, jetStream, stream, prefix + key, nil, &code)
         if s == NATS_NOT_FOUND || code == JSNoMessageFoundErr { return .some(nil) }
         guard s == NATS_OK, let msg else { return nil }
         defer { natsMsg_Destroy(msg) }
@@ -50,10 +63,16 @@ struct JetStreamSubjects: @unchecked Sendable {
         return Last(revision: natsMsg_GetSequence(msg), id: id, deleted: deleted, text: text)
     }
 
-    /// Publishes `data` on `subject` if its last message is `revision` (0: none), as the
-    /// message `id`, sent again with that id while unanswered (`resent` says whether it was).
-    func publish(_ subject: String, _ data: [UInt8], after revision: UInt64, id: String, stop: () -> Bool, resent: inout Bool) -> Written {
-        let deadline = Date(timeIntervalSinceNow: Self.resendFor)
+    /// Publishes `data` as `key` if its last message is `revision` (0: none), as the message
+    /// `id`, sent again with that id while unanswered.
+    func publish(_ key: String, _ data: [UInt8], after revision: UInt64, id: String, stop: () -> Bool) -> Written {
+        var resent = false
+        return publish(key, data, after: revision, id: id, stop: stop, resent: &resent)
+    }
+
+    /// `publish`; `resent` says whether a copy was sent again.
+    func publish(_ key: String, _ data: [UInt8], after revision: UInt64, id: String, stop: () -> Bool, resent: inout Bool) -> Written {
+        let subject = prefix + key, deadline = Date(timeIntervalSinceNow: Self.resendFor)
         var pause = 0.05
         while true {
             var ack: UnsafeMutablePointer<jsPubAck>?
@@ -82,12 +101,12 @@ struct JetStreamSubjects: @unchecked Sendable {
         }
     }
 
-    /// Removes `subject`'s messages up to `through` (nil: all of them), leaving no mark, so
-    /// that the next write expecting none is checked as it is stored. Tried a few times;
-    /// false when the cluster did not take it.
+    /// Removes `key`'s messages up to `through` (nil: all of them), leaving no mark, so that
+    /// the next write expecting none is checked as it is stored. Tried a few times; false
+    /// when the cluster did not take it.
     @discardableResult
-    func purge(_ stream: String, _ subject: String, through: UInt64? = nil) -> Bool {
-        subject.withCString { cSubject in
+    func purge(_ key: String, through: UInt64? = nil) -> Bool {
+        (prefix + key).withCString { cSubject in
             var options = jsOptions()
             jsOptions_Init(&options)
             options.Wait = Self.answerWait
@@ -102,4 +121,13 @@ struct JetStreamSubjects: @unchecked Sendable {
             return false
         }
     }
+}
+
+/// Names for one process's writes (`HEX.N`): a publish's message id, so that a copy sent
+/// again is recognised; `writer` alone marks what this process holds (a tally's lock).
+final class WriteNames: Sendable {
+    let writer = Hex.encode(Random.bytes(8))
+    private let count = Atomic<UInt64>(0)
+
+    func next() -> String { "\(writer).\(count.add(1, ordering: .relaxed).newValue)" }
 }

@@ -1,6 +1,4 @@
 import RChatCore
-import RChatCrypto
-import Synchronization
 
 /// The `rchat-pairing` bucket: a code's entry names the node and session that wait with it,
 /// so that its peer finds it from any node. Made only where no entry is — a publish
@@ -12,38 +10,31 @@ import Synchronization
 /// over one mark were both stored and each session waited for a peer that had gone to
 /// the other; `PairingBucketTests`).
 final class PairingBucket: Sendable {
-    private let subjects: JetStreamSubjects
-    private let stream: String
-    private let prefix: String
-    private let writer = Hex.encode(Random.bytes(8))
-    private let writes = Atomic<UInt64>(0)
+    private let entries: JetStreamSubjects
+    private let names = WriteNames()
 
     init(jetStream: OpaquePointer, bucket: String) {
-        subjects = JetStreamSubjects(jetStream: jetStream)
-        stream = "KV_\(bucket)"
-        prefix = "$KV.\(bucket)."
+        entries = JetStreamSubjects(jetStream: jetStream, bucket: bucket)
     }
 
     /// Writes `code`'s entry for `session` of `node` unless one is there: `.created`, or
     /// who waits with it. `takingOver`: this node's own entry at that revision, for a session
     /// that no longer waits, is replaced (purged, then written afresh).
     func claim(_ code: [UInt8], node: ClusterNodeID, session: Int, takingOver revision: UInt64? = nil) -> PairingLookup.Entry {
-        let subject = prefix + Hex.encode(code), value = Array("\(node):\(session)".utf8)
-        if let revision, !subjects.purge(stream, subject, through: revision) { return .failed("the cluster did not answer") }
+        let key = Hex.encode(code), value = Array("\(node):\(session)".utf8)
+        if let revision, !entries.purge(key, through: revision) { return .failed("the cluster did not answer") }
         for _ in 0..<4 {
-            var resent = false
-            let id = "\(writer).\(writes.add(1, ordering: .relaxed).newValue)"
-            switch subjects.publish(subject, value, after: 0, id: id, stop: { false }, resent: &resent) {
+            switch entries.publish(key, value, after: 0, id: names.next(), stop: { false }) {
             case .revision: return .created
             case .failed: return .failed("the cluster did not answer")
             case .conflict: break
             }
-            guard let last = subjects.last(stream, subject) else { return .failed("the cluster did not answer") }
+            guard let last = entries.last(key) else { return .failed("the cluster did not answer") }
             guard let last else { continue }    // taken and purged meanwhile: again
             guard !last.deleted, let (owner, other) = Self.owner(last.text) else {
                 // A deletion mark (left by an older node) or an entry that is not one: gone,
                 // then again.
-                subjects.purge(stream, subject, through: last.revision)
+                entries.purge(key, through: last.revision)
                 continue
             }
             if owner == node, other == session { return .created }   // this one, its answer lost
@@ -53,7 +44,7 @@ final class PairingBucket: Sendable {
     }
 
     /// A matched code's entry goes.
-    func forget(_ code: [UInt8]) { subjects.purge(stream, prefix + Hex.encode(code)) }
+    func forget(_ code: [UInt8]) { entries.purge(Hex.encode(code)) }
 
     /// The entry's node and session ("NODE:SESSION"), nil for anything else.
     static func owner(_ text: String) -> (ClusterNodeID, Int)? {
