@@ -1,5 +1,5 @@
 /// What an outgoing message shows, from its deliveries: one per member it was written to
-/// (DESIGN.md §15). Pure: the store reads the deliveries, this decides.
+/// (docs/DESIGN.md §15). Pure: the store reads the deliveries, this decides.
 ///
 /// The message shows the lowest status among its current members' deliveries: never more
 /// than every member proved (Delivered only once every one stored it; Read once every one

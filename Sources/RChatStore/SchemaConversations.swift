@@ -1,5 +1,5 @@
 /// Schema step 15: conversations apart from contacts, and a delivery per member
-/// (DESIGN.md §15, docs/ARCHITECTURE.md "The store").
+/// (docs/DESIGN.md §15, docs/ARCHITECTURE.md "The store").
 ///
 /// A contact is a person with pinned keys and a pairwise channel (keys, session_state,
 /// notices_read, undecryptable, recovery flags and requests stay on `contacts`). A

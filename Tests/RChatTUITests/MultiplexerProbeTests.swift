@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 import RChatCore
 @testable import RChatTUI
@@ -23,8 +24,10 @@ final class MultiplexerProbeTests: XCTestCase {
     }
 
     func testOutsideAMultiplexerNothingIsAsked() {
-        XCTAssertEqual(MultiplexerProbe.ask(environment: ["PATH": "/nonexistent"]), .none)
+        // A folder that does not exist: no program on that PATH, no server at that socket.
+        let nowhere = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-nowhere-\(UUID().uuidString)").path
+        XCTAssertEqual(MultiplexerProbe.ask(environment: ["PATH": nowhere]), .none)
         XCTAssertEqual(MultiplexerProbe.ask(environment: ["TMUX": "", "STY": ""]), .none)
-        XCTAssertEqual(MultiplexerProbe.ask(environment: ["TMUX": "/tmp/x,1,0", "PATH": "/nonexistent"]), .unknown, "no tmux to ask")
+        XCTAssertEqual(MultiplexerProbe.ask(environment: ["TMUX": "\(nowhere)/socket,1,0", "PATH": nowhere]), .unknown, "no tmux to ask")
     }
 }

@@ -3,7 +3,7 @@
 # the status glyphs (not empty boxes) and colours that read on xterm's default white
 # background and on black, in DejaVu Sans Mono and in xterm's own misc-fixed font.
 #
-#   Tests/Scripts/xterm-screenshot.sh [OUT_DIR]      (default /tmp/rchat-screenshots)
+#   Tests/Scripts/xterm-screenshot.sh [OUT_DIR]      (default $TMPDIR/rchat-screenshots, TMPDIR /tmp if unset)
 #
 # It runs `rchat demo` (RCHAT, default .build/debug/rchat) in a tmux session of its own,
 # sends Sam messages until the conversation shows Read, Sent, Not delivered and Failed to
@@ -20,7 +20,7 @@
 set -euo pipefail
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 cd "$(dirname "$0")/../.."
-out=${1:-/tmp/rchat-screenshots}
+out=${1:-${TMPDIR:-/tmp}/rchat-screenshots}
 rchat=${RCHAT:-.build/debug/rchat}
 for tool in Xvfb xterm tmux import xwininfo; do
   command -v "$tool" >/dev/null || { echo "xterm-screenshot: $tool is not installed" >&2; exit 2; }
@@ -28,7 +28,7 @@ done
 [ -x "$rchat" ] || { echo "xterm-screenshot: $rchat is not built (swift build)" >&2; exit 2; }
 rchat=$(cd "$(dirname "$rchat")" && pwd)/$(basename "$rchat")
 mkdir -p "$out"
-work=$(mktemp -d /tmp/rchat-shot.XXXXXX)
+work=$(mktemp -d -t rchat-shot.XXXXXX)
 socket="$work/tmux.sock"
 xvfb=""; xterm_pid=""; tmux_pid=""
 
