@@ -21,6 +21,13 @@ public struct AgreementKey: Sendable {
         publicKey = pk
     }
 
+    /// A key pair whose public half is already known (`SigningKey.agreementKey`).
+    init(secretKey: SecretBytes, publicKey: [UInt8]) {
+        precondition(secretKey.count == Self.keyBytes && publicKey.count == Self.keyBytes)
+        self.secretKey = secretKey
+        self.publicKey = publicKey
+    }
+
     /// X25519(secret, peer). Throws for a low-order peer key (an all-zero result), which
     /// would make the "shared" secret known to anyone.
     public func sharedSecret(with peerPublicKey: [UInt8]) throws(CryptoError) -> SecretBytes {

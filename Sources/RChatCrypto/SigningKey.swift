@@ -1,4 +1,5 @@
 @preconcurrency import CSodium
+import Synchronization
 
 /// An Ed25519 key pair: account keys, device keys, mailbox keys.
 public struct SigningKey: Sendable {
@@ -51,11 +52,16 @@ public struct SigningKey: Sendable {
     }
 
     /// The X25519 form of this key, for Diffie–Hellman with the same identity.
+    /// (Its public half is the one `Signature.agreementPublicKey(fromSigningKey:)` gives for
+    /// `publicKey`, so both share `AgreementPublicKeys`: a key's is computed once a process.)
     public func agreementKey() -> AgreementKey {
         let sk = SecretBytes(count: AgreementKey.keyBytes) { out in
             secretKey.withBytes { _ = crypto_sign_ed25519_sk_to_curve25519(out, $0) }
         }
-        return AgreementKey(secretKey: sk)
+        if let known = AgreementPublicKeys.shared.lookUp(publicKey) { return AgreementKey(secretKey: sk, publicKey: known) }
+        let key = AgreementKey(secretKey: sk)
+        AgreementPublicKeys.shared.remember(key.publicKey, for: publicKey)
+        return key
     }
 }
 
@@ -76,10 +82,38 @@ public enum Signature {
     public static func agreementPublicKey(fromSigningKey publicKey: [UInt8]) -> [UInt8]? {
         Sodium.ensureInitialized()
         guard publicKey.count == SigningKey.publicKeyBytes else { return nil }
+        if let known = AgreementPublicKeys.shared.lookUp(publicKey) { return known }
         var out = [UInt8](repeating: 0, count: AgreementKey.keyBytes)
         let rc = out.withUnsafeMutableBufferPointer { o in
             publicKey.withUnsafeBufferPointer { crypto_sign_ed25519_pk_to_curve25519(o.baseAddress!, $0.baseAddress!) }
         }
-        return rc == 0 ? out : nil
+        guard rc == 0 else { return nil }
+        AgreementPublicKeys.shared.remember(out, for: publicKey)
+        return out
     }
+}
+
+/// The X25519 public key of each Ed25519 public key met in this process. Converting one
+/// costs a point decompression (about half of an X25519 operation), and every handshake,
+/// conversation secret and engine start converts the same few account keys again: a
+/// handshake's share of it was a tenth of the simulation's time. Public values only, and a
+/// pure function of the key, so remembering cannot change a result. Bounded: emptied when
+/// full (a relay or engine meets a few keys; a hostile stream of new keys costs what it did).
+final class AgreementPublicKeys: Sendable {
+    static let shared = AgreementPublicKeys()
+    static let capacity = 4096
+    private let known = Mutex<[[UInt8]: [UInt8]]>([:])
+
+    func lookUp(_ signingPublicKey: [UInt8]) -> [UInt8]? {
+        known.withLock { $0[signingPublicKey] }
+    }
+
+    func remember(_ agreementPublicKey: [UInt8], for signingPublicKey: [UInt8]) {
+        known.withLock { table in
+            if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
+            table[signingPublicKey] = agreementPublicKey
+        }
+    }
+
+    var count: Int { known.withLock { $0.count } }
 }

@@ -1,6 +1,7 @@
 import RChatCore
 import RChatCrypto
 import RChatRelayClient
+import RChatStore
 import RChatWire
 
 /// Who this account is: its name, its home relay, its account key (Ed25519, portable,
@@ -24,6 +25,10 @@ public struct AccountIdentity: Sendable {
     /// After `keys rotate`: the mailbox this account left, handed over to the new one at
     /// each relay (`RelayClient.moveMailbox`) while relays may still hold something for it.
     public let movedFrom: MovedMailbox?
+    /// The account row this was opened from (`AccountService.identity`): while the row is
+    /// the same, so is the identity, and a running engine keeps it instead of opening the
+    /// seeds and deriving the keys again at each look at the store.
+    let record: Account?
 
     public struct Rotation: Sendable {
         public let key: SigningKey
@@ -41,6 +46,13 @@ public struct AccountIdentity: Sendable {
 
     public init(name: String, relay: RelayAddress, accountKey: SigningKey, inviteSalt: [UInt8],
                 mailboxSeed: SecretBytes, previous: Rotation? = nil, movedFrom: MovedMailbox? = nil) {
+        self.init(name: name, relay: relay, accountKey: accountKey, inviteSalt: inviteSalt, mailboxSeed: mailboxSeed,
+                  previous: previous, movedFrom: movedFrom, record: nil)
+    }
+
+    init(name: String, relay: RelayAddress, accountKey: SigningKey, inviteSalt: [UInt8], mailboxSeed: SecretBytes,
+         previous: Rotation?, movedFrom: MovedMailbox?, record: Account?) {
+        self.record = record
         self.name = name
         self.relay = relay
         self.accountKey = accountKey

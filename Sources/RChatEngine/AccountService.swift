@@ -286,7 +286,14 @@ public final class AccountService {
     // MARK: the account
 
     public func identity() throws(EngineError) -> AccountIdentity {
+        try identity(unless: nil)
+    }
+
+    /// The identity the account row holds now; `known` itself if it was opened from the
+    /// same row (nothing to open or derive again).
+    func identity(unless known: AccountIdentity?) throws(EngineError) -> AccountIdentity {
         guard let account = try Self.wrap({ try store.account() }) else { throw .noAccount(locations.home) }
+        if let known, known.record == account { return known }
         var seed = try openSecret(account.secretKey, .accountKey, of: account)
         var mailbox = try openSecret(account.mailboxSeed, .mailboxSeed, of: account)
         guard let key = try? SigningKey(seed: SecretBytes(consuming: &seed)), mailbox.count == SigningKey.seedBytes,
@@ -301,7 +308,8 @@ public final class AccountService {
             movedFrom = AccountIdentity.MovedMailbox(key: try openKey(sealedOldMailbox, .previousMailboxSeed, of: account), at: at)
         }
         return AccountIdentity(name: account.name, relay: relay, accountKey: key, inviteSalt: account.inviteSalt,
-                               mailboxSeed: SecretBytes(consuming: &mailbox), previous: previous, movedFrom: movedFrom)
+                               mailboxSeed: SecretBytes(consuming: &mailbox), previous: previous, movedFrom: movedFrom,
+                               record: account)
     }
 
     public func contactCode() throws(EngineError) -> ContactCode {

@@ -26,7 +26,7 @@ extension Engine {
     static let timers: [EngineTimer] = [
         EngineTimer("receipts", due: { $0.receipts.nextDeadline }, fire: { e throws(EngineError) in try e.flushReceipts() }),
         EngineTimer("steady traffic", due: { $0.nextSteadyTraffic }),
-        EngineTimer("disappearing messages", due: { $0.expiry.nextDeadline(ticks: $0.ticks, now: $0.now) },
+        EngineTimer("disappearing messages", due: { $0.expiry.nextDeadline(ticks: $0.ticks, nowMilliseconds: $0.clock.nowMilliseconds()) },
                     fire: { e throws(EngineError) in if e.expiry.isDue(now: e.now) { try e.deleteExpiredMessages() } }),
         EngineTimer("link frames sent again", due: { $0.channels.nextControlRetry },
                     fire: { e throws(EngineError) in e.sendControlFramesAgain() }),

@@ -315,7 +315,7 @@ public final class Engine: @unchecked Sendable {
     /// whatever the store now holds for them.
     func reloadConversations() throws(EngineError) {
         settings = try AccountService.wrap { try EngineSettings(store: store) }
-        let current = try account.identity()
+        let current = try account.identity(unless: identity)
         let rotated = current.accountKey.publicKey != identity.accountKey.publicKey
         if rotated {
             // `keys rotate` ran while we were running. Conversations keep speaking the key

@@ -184,8 +184,11 @@ struct ExpiryWatch {
 
     func isDue(now: Int64) -> Bool { earliest.map { $0 <= now } ?? false }
 
-    func nextDeadline(ticks: Double, now: Int64) -> Double {
-        earliest.map { ticks + min(Self.recheck, Double(max(0, $0 - now))) } ?? .infinity
+    /// From the wall clock in milliseconds: in whole seconds a deadline read 0.9 s into a
+    /// second would fall 0.9 s after the timer ran out, and an engine that sleeps until its
+    /// deadline (`Engine.run`) would delete the message that much late.
+    func nextDeadline(ticks: Double, nowMilliseconds: Int64) -> Double {
+        earliest.map { ticks + min(Self.recheck, Double(max(0, $0 * 1000 - nowMilliseconds)) / 1000) } ?? .infinity
     }
 }
 

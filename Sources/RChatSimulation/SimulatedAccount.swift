@@ -35,6 +35,24 @@ final class SimulatedAccount {
 
     var isRunning: Bool { engine != nil }
 
+    /// When the engine next has a timer due, as computed after its last turn (or start):
+    /// what a real engine's thread sleeps until (`Engine.run`). Its deadlines change only in
+    /// a turn; computing them walks every component, once per turn instead of at every event.
+    var nextWake: Double? {
+        guard let engine else { return nil }
+        if let wakeAfterTurn { return wakeAfterTurn }
+        let wake = engine.nextWake
+        wakeAfterTurn = wake
+        return wake
+    }
+    private var wakeAfterTurn: Double?
+
+    /// One turn of the engine (`Engine.step`).
+    func turn() throws(EngineError) {
+        wakeAfterTurn = nil
+        _ = try engine?.step()
+    }
+
     func create(relay: RelayAddress, clock: VirtualClock) throws {
         try AccountService.create(at: locations, name: name, relay: relay, clock: clock)
     }
@@ -61,6 +79,7 @@ final class SimulatedAccount {
         let engine = try Engine(account: account, environment: environment) { trace.note("\(owner): \($0)") }
         self.durability = durability
         self.engine = engine
+        wakeAfterTurn = nil
         try engine.begin()
         world.trace.note("\(name): engine started")
     }

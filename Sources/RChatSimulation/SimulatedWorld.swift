@@ -155,13 +155,12 @@ public final class SimulatedWorld {
     func runFor(_ seconds: Double) throws {
         let limit = clock.seconds() + seconds
         while failures.isEmpty {
-            try turnEngines()
+            let nextEngine = try turnEngines()
             let nextEvent = scheduler.nextTime ?? .infinity
-            let nextEngine = accounts.compactMap { $0.engine?.nextWake }.min() ?? .infinity
             let next = min(nextEvent, nextEngine)
             if next > limit {
                 scheduler.advance(to: limit)
-                try turnEngines()
+                _ = try turnEngines()
                 return
             }
             if nextEvent <= nextEngine {
@@ -172,22 +171,25 @@ public final class SimulatedWorld {
         }
     }
 
-    /// Every engine with something posted or a timer due takes turns until none has.
-    private func turnEngines() throws {
+    /// Every engine with something posted or a timer due takes turns until none has; returns
+    /// the earliest engine's next wake then (`SimulatedAccount.nextWake`).
+    private func turnEngines() throws -> Double {
         for _ in 0..<1000 {
             var turned = false
+            var earliest = Double.infinity
             for account in accounts {
-                guard let engine = account.engine else { continue }
-                if engine.hasPostedItems || engine.nextWake <= clock.seconds() {
+                guard let engine = account.engine, let wake = account.nextWake else { continue }
+                earliest = min(earliest, wake)
+                if engine.hasPostedItems || wake <= clock.seconds() {
                     do {
-                        _ = try engine.step()
+                        try account.turn()
                     } catch {
                         throw SimulationError("\(account.name)'s engine stopped: \(error)")
                     }
                     turned = true
                 }
             }
-            if !turned { return }
+            if !turned { return earliest }
         }
         throw SimulationError("an engine keeps finding work at the same instant (1000 turns)")
     }

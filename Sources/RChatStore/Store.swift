@@ -136,6 +136,11 @@ public final class Store: StoreAccess, @unchecked Sendable {
     // MARK: opening
 
     private static func prepare(_ db: Database, path: String, migrations: [Migration]) throws {
+        // Statement journals (a savepoint, a multi-row statement that may fail halfway) in
+        // memory: as files they cost two writes per page a batch touched. First, as it writes
+        // nothing: set once the checks below have used temporary storage, it closes that and
+        // makes the connection parse the whole schema again at its next statement.
+        try db.execute("PRAGMA temp_store = MEMORY")
         // Reads only, until the file is known to be ours and readable.
         let version = try db.userVersion
         let applicationID = try db.queryOne("PRAGMA application_id")?.int64(at: 0) ?? 0
@@ -164,9 +169,6 @@ public final class Store: StoreAccess, @unchecked Sendable {
         guard mode == "wal" else { throw StoreError.walUnavailable(path: path, journalMode: mode) }
         try db.execute("PRAGMA synchronous = FULL")
         try db.execute("PRAGMA foreign_keys = ON")
-        // Statement journals (a savepoint, a multi-row statement that may fail halfway) in
-        // memory: as files they cost two writes per page a batch touched.
-        try db.execute("PRAGMA temp_store = MEMORY")
         try Migrations.apply(migrations, to: db, path: path)
     }
 

@@ -62,6 +62,32 @@ final class PrimitiveTests: XCTestCase {
         XCTAssertEqual(ab, ba)
     }
 
+    /// `AgreementPublicKeys` remembers what either conversion found: whichever comes first,
+    /// the other gives the value its own computation would (the X25519 base point times the
+    /// converted secret), for many keys; and the table stays within its bound.
+    func testRememberedAgreementKeysMatchTheirComputation() throws {
+        for i in 0..<64 {
+            let key = SigningKey.generate()
+            let fromPublic: [UInt8], fromSecret: AgreementKey
+            if i % 2 == 0 {
+                fromPublic = try XCTUnwrap(Signature.agreementPublicKey(fromSigningKey: key.publicKey))
+                fromSecret = key.agreementKey()
+            } else {
+                fromSecret = key.agreementKey()
+                fromPublic = try XCTUnwrap(Signature.agreementPublicKey(fromSigningKey: key.publicKey))
+            }
+            let computed = AgreementKey(secretKey: fromSecret.secretKey).publicKey
+            XCTAssertEqual(fromSecret.publicKey, computed)
+            XCTAssertEqual(fromPublic, computed)
+            XCTAssertEqual(AgreementPublicKeys.shared.lookUp(key.publicKey), computed)
+        }
+        XCTAssertNil(Signature.agreementPublicKey(fromSigningKey: [1, 2, 3]))
+        for _ in 0..<(AgreementPublicKeys.capacity + 10) {
+            AgreementPublicKeys.shared.remember(Random.bytes(32), for: Random.bytes(32))
+        }
+        XCTAssertLessThanOrEqual(AgreementPublicKeys.shared.count, AgreementPublicKeys.capacity)
+    }
+
     func testAEADRoundTripAndTamper() throws {
         let key = SecretBytes(count: 32) { p in for i in 0..<32 { p[i] = UInt8(i) } }
         let nonce = Random.bytes(AEAD.nonceBytes)

@@ -69,31 +69,34 @@ final class EngineComponentsTests: XCTestCase {
     func testTheFirstDisappearingTimerIsTheExpiryDeadlineAtMostThirtySecondsAway() throws {
         var watch = ExpiryWatch()
         let store = Timers()
-        XCTAssertEqual(watch.nextDeadline(ticks: 100, now: 1_000), .infinity, "never read: nothing known")
+        XCTAssertEqual(watch.nextDeadline(ticks: 100, nowMilliseconds: 1_000_000), .infinity, "never read: nothing known")
         try watch.refresh(store)
         XCTAssertEqual(store.reads, 1)
-        XCTAssertEqual(watch.nextDeadline(ticks: 100, now: 1_000), .infinity, "nothing with a timer")
+        XCTAssertEqual(watch.nextDeadline(ticks: 100, nowMilliseconds: 1_000_000), .infinity, "nothing with a timer")
         // A timer set by this connection: read again because it wrote.
         store.earliest = 1_010
         try watch.refresh(store)
         XCTAssertEqual(store.reads, 1, "nothing written since: not read again")
         store.changesWritten = 3
         try watch.refresh(store)
-        XCTAssertEqual(watch.nextDeadline(ticks: 100, now: 1_000), 110, "ten seconds of wall clock from now")
+        XCTAssertEqual(watch.nextDeadline(ticks: 100, nowMilliseconds: 1_000_000), 110, "ten seconds of wall clock from now")
         XCTAssertFalse(watch.isDue(now: 1_009))
         XCTAssertTrue(watch.isDue(now: 1_010))
-        XCTAssertEqual(watch.nextDeadline(ticks: 100, now: 1_020), 100, "overdue: now")
+        XCTAssertEqual(watch.nextDeadline(ticks: 100, nowMilliseconds: 1_020_000), 100, "overdue: now")
+        XCTAssertEqual(watch.nextDeadline(ticks: 100, nowMilliseconds: 1_009_750), 100.25,
+                       "a quarter second before it runs out, read late in a second: not a second late")
+        XCTAssertTrue(watch.isDue(now: 1_009_750 / 1000 + 1), "due at that deadline")
         // Far away: looked at again within 30 s, in case the wall clock jumps.
         store.earliest = 1_000_000
         store.changesWritten = 4
         try watch.refresh(store)
-        XCTAssertEqual(watch.nextDeadline(ticks: 100, now: 1_000), 100 + ExpiryWatch.recheck)
+        XCTAssertEqual(watch.nextDeadline(ticks: 100, nowMilliseconds: 1_000_000), 100 + ExpiryWatch.recheck)
         // Another process set one: forgotten, read again without a write of this connection.
         store.earliest = 1_005
         watch.forget()
         try watch.refresh(store)
         XCTAssertEqual(store.reads, 4)
-        XCTAssertEqual(watch.nextDeadline(ticks: 100, now: 1_000), 105)
+        XCTAssertEqual(watch.nextDeadline(ticks: 100, nowMilliseconds: 1_000_000), 105)
     }
 
     func testConnectionsAreDueAtTheNextAttemptOrPingOrPresentation() throws {
