@@ -97,21 +97,26 @@ public enum Signature {
 /// costs a point decompression (about half of an X25519 operation), and every handshake,
 /// conversation secret and engine start converts the same few account keys again: a
 /// handshake's share of it was a tenth of the simulation's time. Public values only, and a
-/// pure function of the key, so remembering cannot change a result. Bounded: emptied when
-/// full (a relay or engine meets a few keys; a hostile stream of new keys costs what it did).
-final class AgreementPublicKeys: Sendable {
-    static let shared = AgreementPublicKeys()
-    static let capacity = 4096
-    private let known = Mutex<[[UInt8]: [UInt8]]>([:])
+/// pure function of the key, so remembering cannot change a result.
+enum AgreementPublicKeys {
+    static let shared = RememberedResults<[UInt8], [UInt8]>()
+}
 
-    func lookUp(_ signingPublicKey: [UInt8]) -> [UInt8]? {
-        known.withLock { $0[signingPublicKey] }
+/// Results of a pure function of public bytes, remembered per process (`AgreementPublicKeys`,
+/// `DeviceCertificate.verify`). Bounded: emptied when full — a process meets a few keys, and a
+/// hostile stream of new ones costs what it did without it.
+final class RememberedResults<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    static var capacity: Int { 4096 }
+    private let known = Mutex<[Key: Value]>([:])
+
+    func lookUp(_ key: Key) -> Value? {
+        known.withLock { $0[key] }
     }
 
-    func remember(_ agreementPublicKey: [UInt8], for signingPublicKey: [UInt8]) {
+    func remember(_ value: Value, for key: Key) {
         known.withLock { table in
             if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
-            table[signingPublicKey] = agreementPublicKey
+            table[key] = value
         }
     }
 

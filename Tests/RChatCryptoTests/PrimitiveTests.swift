@@ -82,10 +82,32 @@ final class PrimitiveTests: XCTestCase {
             XCTAssertEqual(AgreementPublicKeys.shared.lookUp(key.publicKey), computed)
         }
         XCTAssertNil(Signature.agreementPublicKey(fromSigningKey: [1, 2, 3]))
-        for _ in 0..<(AgreementPublicKeys.capacity + 10) {
+        for _ in 0..<(RememberedResults<[UInt8], [UInt8]>.capacity + 10) {
             AgreementPublicKeys.shared.remember(Random.bytes(32), for: Random.bytes(32))
         }
-        XCTAssertLessThanOrEqual(AgreementPublicKeys.shared.count, AgreementPublicKeys.capacity)
+        XCTAssertLessThanOrEqual(AgreementPublicKeys.shared.count, RememberedResults<[UInt8], [UInt8]>.capacity)
+    }
+
+    /// A certificate verified once verifies from memory; any other bytes — another device
+    /// key, another account, one bit of the signature changed — are checked again and fail,
+    /// also after the good one was remembered.
+    func testRememberedCertificatesAreOnlyTheOnesThatVerified() {
+        let account = SigningKey.generate(), device = SigningKey.generate(), other = SigningKey.generate()
+        let certificate = DeviceCertificate.issue(deviceKey: device.publicKey, account: account)
+        var forged = certificate
+        forged[5] ^= 1
+        XCTAssertFalse(DeviceCertificate.verify(forged, deviceKey: device.publicKey, accountKey: account.publicKey))
+        XCTAssertNil(DeviceCertificate.verified.lookUp(forged + device.publicKey + account.publicKey), "a failure is not kept")
+        for _ in 0..<2 {
+            XCTAssertTrue(DeviceCertificate.verify(certificate, deviceKey: device.publicKey, accountKey: account.publicKey))
+        }
+        XCTAssertEqual(DeviceCertificate.verified.lookUp(certificate + device.publicKey + account.publicKey), true)
+        XCTAssertFalse(DeviceCertificate.verify(forged, deviceKey: device.publicKey, accountKey: account.publicKey))
+        XCTAssertFalse(DeviceCertificate.verify(certificate, deviceKey: other.publicKey, accountKey: account.publicKey))
+        XCTAssertFalse(DeviceCertificate.verify(certificate, deviceKey: device.publicKey, accountKey: other.publicKey))
+        // The same bytes split otherwise: a byte of the device key moved into the certificate.
+        XCTAssertFalse(DeviceCertificate.verify(certificate + device.publicKey.prefix(1), deviceKey: Array(device.publicKey.dropFirst()),
+                                                accountKey: account.publicKey))
     }
 
     func testAEADRoundTripAndTamper() throws {
