@@ -91,43 +91,6 @@ extension RelayCompletion {
         })
     }
 
-    /// Delivered receipts for whole files.
-    static func fileReceipts(_ contactID: ContactID, _ ids: [MessageID]) -> RelayCompletion {
-        RelayCompletion(recordsNothing: false, taken: { engine, _, _, tx in
-            try tx.settleFileReceipts(contact: contactID, ids: ids)
-            engine.channels[contactID]?.traffic.fileReceiptsInFlight.subtract(ids)
-        }, refused: { engine, _, _, _ in
-            engine.channels[contactID]?.traffic.fileReceiptsInFlight.subtract(ids)
-            engine.retryReceiptsSoon()
-        })
-    }
-
-    /// Delivered receipts for the conversation's incoming messages up to `through` (the
-    /// frame's place among those in flight is its sequence number: `DeliveredReceiptsInFlight`).
-    static func deliveredReceipts(_ contactID: ContactID, through _: Int64) -> RelayCompletion {
-        RelayCompletion(recordsNothing: false, taken: { engine, seq, batch, tx in
-            if let mark = engine.channels[contactID]?.traffic.deliveredInFlight.taken(seq: seq) {
-                try tx.settleDeliveredReceipts(contact: contactID, through: mark)
-            }
-            batch.receiptsSettled = true
-        }, refused: { engine, _, _, _ in
-            // Still owed in the store: tried again in a moment.
-            engine.channels[contactID]?.traffic.deliveredInFlight.forgetAll()
-            engine.retryReceiptsSoon()
-        })
-    }
-
-    static func readReceipts(_ contactID: ContactID, _ ids: [MessageID]) -> RelayCompletion {
-        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
-            try tx.settleReadReceipts(contact: contactID, ids: ids)
-            engine.channels[contactID]?.traffic.readReceiptsInFlight.subtract(ids)
-            batch.receiptsSettled = true
-        }, refused: { engine, _, _, _ in
-            engine.channels[contactID]?.traffic.readReceiptsInFlight.subtract(ids)
-            engine.retryReceiptsSoon()
-        })
-    }
-
     /// This side's could-not-read notice (and with it the started-over notice, if it went).
     static func notice(_ contactID: ContactID, _ ids: [MessageID]) -> RelayCompletion {
         RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
@@ -200,7 +163,7 @@ extension Engine {
             for channel in channels(of: conversation) { try flushOutbox(channel) }
         }
         // More may be owed than one flush takes (a long backlog): go on at once.
-        if batch.receiptsSettled { scheduleReceipts(urgent: true) }
+        if batch.receiptsSettled { receipts.schedule(urgent: true, context: self) }
     }
 
     /// What the batch's answers took, settled together: files taken whole, and Sent.

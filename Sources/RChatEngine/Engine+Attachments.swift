@@ -489,39 +489,6 @@ extension Engine {
         after.partialFiles.removeAll()
         after.partialOwners.removeAll()
     }
-
-    // MARK: receipts for whole files
-
-    /// Delivered receipts for whole files, in the sessions the contacts hold (at the steady
-    /// pace's next slot's end where it runs: `sendFileReceipt`).
-    func flushFileReceipts() throws(EngineError) {
-        let owed = try AccountService.wrap { try store.contactsOwedFileReceipts() }
-        for contactID in owed {
-            guard let channel = channels[contactID] else { continue }
-            if keepsPace(channel) {
-                channel.slotWaiting.receipts = true
-                continue
-            }
-            try sendFileReceipt(channel)
-        }
-    }
-
-    /// One frame of the whole-file receipts owed to this conversation; whether it went.
-    @discardableResult
-    func sendFileReceipt(_ channel: PairwiseChannel) throws(EngineError) -> Bool {
-        let contactID = channel.contact.id
-        guard channel.canSend, var saved = channel.saved,
-              saved.peerHoldsSendingSession, let keys = saved.sendKeys,
-              let client = connections[channel.relay]?.client else { return false }
-        let ids = try AccountService.wrap { try store.fileReceiptsOwed(contact: contactID, limit: Self.receiptsPerFrame) }
-            .filter { !channel.traffic.fileReceiptsInFlight.contains($0) }
-        guard !ids.isEmpty, client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
-        let envelope = receiptEnvelope(.fileDelivered, ids, sequence: sequence, keys: keys, conversation: channel)
-        channel.saved = saved
-        guard (try? sendOnLink(channel, .envelope(envelope), as: .fileReceipts(contactID, ids))) != nil else { return false }
-        channel.traffic.fileReceiptsInFlight.formUnion(ids)
-        return true
-    }
 }
 
 /// Makes the chunks of a file being sent from its sent copy: encrypted as they go, in

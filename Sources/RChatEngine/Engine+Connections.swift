@@ -141,7 +141,7 @@ extension Engine {
         where channel.relay == connection.address || channel.contactRelay == connection.address {
             try flushOutbox(channel)
         }
-        scheduleReceipts(urgent: true)
+        receipts.schedule(urgent: true, context: self)
     }
 
     /// Link events and the end of a connection.

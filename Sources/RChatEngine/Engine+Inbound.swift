@@ -109,7 +109,7 @@ extension Engine {
 
     func finishAwaitingDisk(through request: UInt64) throws(EngineError) {
         // Receipts read from the store waited for the start-up sync.
-        if commits.durableThrough < commits.startupSync && request >= commits.startupSync { scheduleReceipts(urgent: true) }
+        if commits.durableThrough < commits.startupSync && request >= commits.startupSync { receipts.schedule(urgent: true, context: self) }
         commits.durableThrough = max(commits.durableThrough, request)
         while let first = commits.awaitingDisk.first, first.request <= request {
             commits.awaitingDisk.removeFirst()
@@ -146,7 +146,8 @@ extension Engine {
         for (channel, id, decision) in after.refusals { tellFileRefused(id, decision, channel) }
         for channel in channels.values where channel.hasSession { try sendNoticeIfNeeded(channel) }
         if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
-            scheduleReceipts(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch)
+            receipts.schedule(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch,
+                              context: self)
         }
     }
 
@@ -231,7 +232,7 @@ extension Engine {
         try sendNoticeIfNeeded(channel)
         try announceRotationIfNeeded(channel)
         try flushOutbox(channel, ignoringBackoff: true)
-        scheduleReceipts(urgent: true)
+        receipts.schedule(urgent: true, context: self)
     }
 
     private func respond(_ channel: PairwiseChannel, to first: [UInt8], code: [UInt8], _ tx: StoreTransaction,

@@ -115,105 +115,6 @@ extension Engine {
         sendEmptyCover(channel, as: .confirmation)
     }
 
-    // MARK: receipts
-
-    /// A refused receipt frame: what it carried is still owed; go again in a second.
-    func retryReceiptsSoon() {
-        receipts.schedule(at: ticks + 1)
-    }
-
-    /// Receipts go in small batches: after the window, or at once when many are owed.
-    func scheduleReceipts(urgent: Bool) {
-        receipts.schedule(at: ticks + (urgent ? 0 : Double(settings.receiptWindowMilliseconds) / 1000))
-    }
-
-    /// Sends the receipts owed, up to `receiptsPerFlush` of each kind per conversation; when
-    /// more are owed it comes back at once (a long backlog goes out frame after frame). A
-    /// conversation that keeps the steady pace sends its receipts at its slots' ends instead
-    /// (`SteadyPace.slotFrames`), one frame per slot.
-    func flushReceipts() throws(EngineError) {
-        receipts.taken()
-        guard policy.sendsReceipts else { return }
-        try flushFileReceipts()
-        let owed = try AccountService.wrap { try store.contactsOwedReceipts() }
-        var more = false
-        for contactID in owed {
-            guard let channel = channels[contactID] else { continue }
-            if keepsPace(channel) {
-                channel.slotWaiting.receipts = true
-                continue
-            }
-            if try sendReceipts(channel, frames: nil).more { more = true }
-        }
-        if more { scheduleReceipts(urgent: true) }
-    }
-
-    /// Sends the Delivered and Read receipts owed to one conversation, up to `frames` frames
-    /// (nil: up to `receiptsPerFlush` of each kind). Returns whether more may be owed than
-    /// this took (a long backlog), and how many frames went.
-    func sendReceipts(_ channel: PairwiseChannel, frames: Int?) throws(EngineError) -> (more: Bool, sent: Int) {
-        let contactID = channel.contact.id
-        // Only in a session the contact holds: a receipt it cannot read is lost for good.
-        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys
-        else { return (false, 0) }
-        let limit = frames ?? Int.max
-        var budget = limit
-        var more = false
-        // Owed: what this run stored, from memory; else from the store — but not while a
-        // batch of this conversation waits for the disk (its messages are in the store,
-        // not yet durable; their receipts go once they are).
-        let sentThrough = channel.traffic.deliveredInFlight.sentThrough
-        let after: Int64
-        if let sentThrough { after = sentThrough } else {
-            after = try AccountService.wrap { try store.deliveredReceiptedThrough(contact: contactID) }
-        }
-        var delivered = channel.storedThisRun.owed(after: after, limit: Self.receiptsPerFlush) ?? []
-        if delivered.isEmpty && commits.durableThrough >= commits.startupSync
-            && !commits.awaits(channel) {
-            delivered = try AccountService.wrap {
-                try store.deliveredReceiptsOwed(contact: contactID, after: sentThrough, limit: Self.receiptsPerFlush)
-            }
-        }
-        let client = connections[channel.relay]?.client
-        var rest = delivered[...]
-        while !rest.isEmpty, budget > 0, let client, client.hasRoom() {
-            let chunk = rest.prefix(Self.receiptsPerFrame)
-            rest = rest.dropFirst(chunk.count)
-            guard let sequence = saved.takeSendSequence() else { break }
-            let envelope = receiptEnvelope(.receiptDelivered, chunk.map(\.id), sequence: sequence, keys: keys, conversation: channel)
-            let through = chunk.last!.position
-            guard let seq = try? sendOnLink(channel, .envelope(envelope), as: .deliveredReceipts(contactID, through: through),
-                                            flush: false) else { break }
-            channel.traffic.deliveredInFlight.sent(seq: seq, through: through)
-            budget -= 1
-        }
-        // All of this flush went, and more may be owed: come back at once. (A frame that
-        // could not go leaves the rest for the session's next start or settle.)
-        if rest.isEmpty && delivered.count == Self.receiptsPerFlush { more = true }
-        if !rest.isEmpty && budget == 0 { more = true }
-        if budget > 0 {
-            let read = try AccountService.wrap { try store.readReceiptsOwed(contact: contactID, limit: Self.receiptsPerFlush) }
-                .filter { !channel.traffic.readReceiptsInFlight.contains($0) }
-            var readRest = read[...]
-            while !readRest.isEmpty, budget > 0, let client, client.hasRoom() {
-                let chunk = Array(readRest.prefix(Self.receiptsPerFrame))
-                readRest = readRest.dropFirst(chunk.count)
-                guard let sequence = saved.takeSendSequence() else { break }
-                let envelope = receiptEnvelope(.receiptRead, chunk, sequence: sequence, keys: keys, conversation: channel)
-                guard (try? sendOnLink(channel, .envelope(envelope), as: .readReceipts(contactID, chunk), flush: false)) != nil
-                else { break }
-                channel.traffic.readReceiptsInFlight.formUnion(chunk)
-                budget -= 1
-            }
-            if !readRest.isEmpty && budget == 0 { more = true }
-        }
-        channel.saved = saved
-        try? client?.flush()
-        return (more, limit - budget)
-    }
-
-    /// Receipts taken from the store per conversation and kind in one flush, and ids per frame.
-    static let receiptsPerFlush = 4096
     /// Seconds between presentations of the codes of conversations without a link, under
     /// the relay's pairing timeout (300 s by default).
     static let presentAgainSeconds: Double = 240
@@ -222,17 +123,6 @@ extension Engine {
     /// counter code (after a relay restart both sides reconnect on the same backoff steps,
     /// 1, 2, 4… s), short enough that a contact who started over is found soon.
     static let recoveryCodeAfterSeconds: Double = 5
-    static let receiptsPerFrame = 1024
-
-    func receiptEnvelope(_ kind: EnvelopeKind, _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
-                                conversation channel: PairwiseChannel) -> [UInt8] {
-        var body = ByteWriter(capacity: 2 + ids.count * MessageID.byteCount)
-        body.u16(UInt16(ids.count))
-        for id in ids { body.raw(id) }
-        return Envelope.seal(kind: kind, messageID: .fresh(clock), sequence: sequence, body: body.bytes, keys: keys,
-                             conversation: channel.secret)
-    }
-
 }
 
 extension OutboxItem {

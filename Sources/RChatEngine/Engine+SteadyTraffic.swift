@@ -83,8 +83,7 @@ extension Engine {
     private func sendSlotReceipt(_ channel: PairwiseChannel) throws(EngineError) -> Bool {
         guard policy.sendsReceipts else { return false }
         if sendProgressOwed(channel, one: true) { return true }
-        if try sendFileReceipt(channel) { return true }
-        return try sendReceipts(channel, frames: 1).sent > 0
+        return try receipts.sendSlotFrame(channel, context: self)
     }
 
     /// The pace stopped (the session ended, or steady traffic was turned off): what waited
@@ -95,7 +94,7 @@ extension Engine {
         channel.slotWaiting = SlotWaiting()
         if waiting.receipts {
             sendProgressOwed(channel, one: false)
-            scheduleReceipts(urgent: true)
+            receipts.schedule(urgent: true, context: self)
         }
         if waiting.chunks { try flushOutbox(channel) }
     }

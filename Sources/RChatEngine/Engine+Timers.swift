@@ -24,7 +24,7 @@ extension Engine {
     /// traffic's slots, connecting where needed, the turn's-end listener) is here for its
     /// deadline only.
     static let timers: [EngineTimer] = [
-        EngineTimer("receipts", due: { $0.receipts.nextDeadline }, fire: { e throws(EngineError) in try e.flushReceipts() }),
+        EngineTimer("receipts", due: { $0.receipts.nextDeadline }, fire: { e throws(EngineError) in try e.receipts.flush(context: e) }),
         EngineTimer("steady traffic", due: { $0.nextSteadyTraffic }),
         EngineTimer("disappearing messages", due: { $0.expiry.nextDeadline(ticks: $0.ticks, nowMilliseconds: $0.clock.nowMilliseconds()) },
                     fire: { e throws(EngineError) in if e.expiry.isDue(now: e.now) { try e.deleteExpiredMessages() } }),

@@ -36,7 +36,7 @@ public final class Engine: @unchecked Sendable {
     let connections = Connections()
     let channels = Channels()
     let commits: CommitPipeline
-    var receipts = ReceiptSchedule()
+    let receipts = Receipts()
     var storeWatch: StoreWatch
     var outboxSweep: OutboxSweep
     var transfers = Transfers()
@@ -248,7 +248,7 @@ public final class Engine: @unchecked Sendable {
         storeWatch.versionSeen = try AccountService.wrap { try store.otherWritersVersion() }
         expiry.forget()
         try reloadConversations()
-        scheduleReceipts(urgent: false)
+        receipts.schedule(urgent: false, context: self)
         if byCommand { emit(.changedElsewhere) }
     }
 

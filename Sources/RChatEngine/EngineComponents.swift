@@ -111,10 +111,17 @@ final class CommitPipeline {
     func awaits(_ channel: PairwiseChannel) -> Bool {
         awaitingDisk.contains { $0.after.stored.contains { $0.0 === channel } }
     }
+
+    /// Whether what the store holds of `channel`'s conversation is on the disk: what earlier
+    /// runs left was synced, and no batch that touched it waits (a receipt read from the
+    /// store relies on it).
+    func isDurable(_ channel: PairwiseChannel) -> Bool {
+        durableThrough >= startupSync && !awaits(channel)
+    }
 }
 
 /// When receipts go next: after the receipt window, at once when many are owed, a second
-/// after a refusal.
+/// after a refusal (`Receipts`' schedule).
 struct ReceiptSchedule {
     private(set) var due: Double?
 
