@@ -94,10 +94,10 @@ extension RelayCompletion {
     /// This side's could-not-read notice (and with it the started-over notice, if it went).
     static func notice(_ contactID: ContactID, _ ids: [MessageID]) -> RelayCompletion {
         RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
-            try engine.noticeSent(contactID, ids, tx, &batch.events)
+            guard let channel = engine.channels[contactID] else { return }
+            try Recovery.noticeTaken(ids, on: channel, tx, &batch.events, context: engine)
         }, refused: { engine, _, _, _ in
-            engine.channels[contactID]?.traffic.noticeInFlight.subtract(ids)
-            engine.channels[contactID]?.traffic.startedOverNoticeInFlight = false
+            if let channel = engine.channels[contactID] { Recovery.noticeRefused(ids, on: channel) }
         })
     }
 

@@ -144,7 +144,7 @@ extension Engine {
         for path in after.filesToRemove { unlink(path) }
         for (row, (channel, id, chunks, complete)) in after.fileProgress { reportFileProgress(row, id, chunks, complete: complete, channel) }
         for (channel, id, decision) in after.refusals { tellFileRefused(id, decision, channel) }
-        for channel in channels.values where channel.hasSession { try sendNoticeIfNeeded(channel) }
+        for channel in channels.values where channel.hasSession { try Recovery.sendNoticeIfNeeded(channel, context: self) }
         if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
             receipts.schedule(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch,
                               context: self)
@@ -229,7 +229,7 @@ extension Engine {
     /// device is not verified), and receipts soon.
     func sendWhatWaits(_ channel: PairwiseChannel) throws(EngineError) {
         guard channel.hasSession else { return }
-        try sendNoticeIfNeeded(channel)
+        try Recovery.sendNoticeIfNeeded(channel, context: self)
         try announceRotationIfNeeded(channel)
         try flushOutbox(channel, ignoringBackoff: true)
         receipts.schedule(urgent: true, context: self)
@@ -258,13 +258,7 @@ extension Engine {
         // A responder's session carries nothing until the relay took its reply.
         guard case .success = channel.apply(asResponder ? .answered(session.peer) : .finished(session.peer), at: now)
         else { return }
-        // Kept until the contact's notice arrives, across sessions and restarts: the session
-        // that showed it may end before the notice can go (a notice waits for a session the
-        // reader holds).
-        if hadState && session.peer.startedOver { channel.recovery.peerStartedOver = true }
-        // This side started over: its notice (maybe empty) is owed until the relay takes one.
-        if !hadState { channel.recovery.startedOverNoticeOwed = true }
-        try tx.setRecoveryFlags(contact: channel.contact.id, channel.recovery)
+        try Recovery.sessionBegan(channel, hadState: hadState, peerStartedOver: session.peer.startedOver, tx)
         var saved = channel.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
         // shows it completed the handshake (SavedSessionState.begin).
@@ -433,7 +427,7 @@ extension Engine {
                 if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
             }
         case .notice:
-            try receiveNotice(body, in: channel, sealedIn: header.sessionID, tx, &after)
+            try Recovery.receiveNotice(body, in: channel, sealedIn: header.sessionID, tx, &after, context: self)
         case .keyRotation:
             try receiveKeyRotation(body, in: channel, tx, &after)
         case .keyRotationAccepted:
