@@ -10,7 +10,6 @@ import RChatRelayClient
 /// engine (`ReceiptContext`) that records the frames sent instead of giving them to a relay.
 final class ReceiptsTests: XCTestCase {
     private var directory: URL!
-    private let offline = try! RelayAddress(parsing: "127.0.0.1:9/" + String(repeating: "A", count: 43))
 
     override func setUpWithError() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-receipts-\(UUID().uuidString)")
@@ -57,56 +56,12 @@ final class ReceiptsTests: XCTestCase {
 
     /// Alice's channel to Sam, in a session both hold; and Sam's side of it, to open what
     /// Alice sends.
-    private struct Pair {
-        let alice: AccountService
-        let sam: ContactID
-        let channel: PairwiseChannel
-        let samSecret: ConversationSecret
-        let samKeys: SessionKeys
-    }
-
-    private func account(_ name: String) throws -> AccountService {
-        let locations = Locations(home: directory.appendingPathComponent("\(name)-home").path,
-                                  deviceDirectory: directory.appendingPathComponent("\(name)-device").path)
-        try AccountService.create(at: locations, name: name, relay: offline)
-        return try AccountService(locations: locations)
-    }
+    private typealias Pair = ChannelInSession
 
     private func pair() throws -> Pair {
-        let alice = try account("Alice"), sam = try account("Sam")
-        let aliceID = try alice.identity(), samID = try sam.identity()
-        _ = try alice.addContact(samID.contactCode(device: sam.device), name: "Sam")
-        let contact = try XCTUnwrap(try alice.store.contact(named: "Sam"))
-        let me = Handshake.LocalIdentity(account: aliceID.accountKey, device: alice.device)
-        let samMe = Handshake.LocalIdentity(account: samID.accountKey, device: sam.device)
-        let alicePinned = Handshake.PinnedKeys(accountKey: aliceID.accountKey.publicKey, deviceKey: alice.device.publicKey)
-        let samPinned = Handshake.PinnedKeys(accountKey: contact.accountKey, deviceKey: contact.deviceKey)
-        // The side whose key sorts first begins; the session carries frames once the
-        // handshake completed (the responder's: once the relay took its reply).
-        let link = PeerLink(id: 1, generation: 1, code: [1, 2, 3])
-        let aliceSession: Session, samSession: Session, events: [ConversationLink.Event]
-        if Handshake.Role.of(myAccountKey: aliceID.accountKey.publicKey, peerAccountKey: contact.accountKey) == .initiator {
-            let initiator = try Handshake.Initiator(me: me, peer: samPinned, reconnectCounter: 0)
-            let (reply, session) = try Handshake.Responder(me: samMe, peer: alicePinned, reconnectCounter: 0).respond(to: initiator.firstMessage())
-            (aliceSession, samSession) = (try initiator.finish(reply), session)
-            events = [.linked(link, as: .initiator), .initiated(initiator), .finished(aliceSession.peer)]
-        } else {
-            let initiator = try Handshake.Initiator(me: samMe, peer: alicePinned, reconnectCounter: 0)
-            let (reply, session) = try Handshake.Responder(me: me, peer: samPinned, reconnectCounter: 0).respond(to: initiator.firstMessage())
-            (aliceSession, samSession) = (session, try initiator.finish(reply))
-            events = [.linked(link, as: .responder), .answered(aliceSession.peer), .replyAccepted]
-        }
-        let channel = PairwiseChannel(contact: contact, secret: try ConversationSecret(myAccount: aliceID.accountKey, peerAccountKey: contact.accountKey),
-                                      relay: offline, saved: SavedSessionState(), me: me)
-        for event in events {
-            guard case .success = channel.apply(event, at: 1_000) else { throw EngineError.io("the link refused \(event)") }
-        }
-        // As the engine does once the handshake completed (a new link ended the run's session).
-        channel.saved?.begin(aliceSession, at: 1_000)
-        XCTAssertTrue(channel.canSend)
-        return Pair(alice: alice, sam: contact.id, channel: channel,
-                    samSecret: try ConversationSecret(myAccount: samID.accountKey, peerAccountKey: aliceID.accountKey.publicKey),
-                    samKeys: samSession.keys)
+        let p = try ChannelInSession(in: directory, at: 1_000)
+        XCTAssertTrue(p.channel.canSend)
+        return p
     }
 
     /// The pair, and a context that knows Alice's channel to Sam.

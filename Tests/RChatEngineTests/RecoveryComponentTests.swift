@@ -10,7 +10,6 @@ import RChatStore
 /// giving them to a relay and a log.
 final class RecoveryComponentTests: XCTestCase {
     private var directory: URL!
-    private let offline = try! RelayAddress(parsing: "127.0.0.1:9/" + String(repeating: "A", count: 43))
 
     override func setUpWithError() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-recovery-\(UUID().uuidString)")
@@ -52,61 +51,21 @@ final class RecoveryComponentTests: XCTestCase {
 
     /// Alice's channel to Sam in a session, and what Sam needs to read Alice's frames and to
     /// sign notices of his own.
+    @dynamicMemberLookup
     private struct Fixture {
-        let alice: AccountService
-        let samDevice: SigningKey
-        let sam: ContactID
-        let channel: PairwiseChannel
-        let samSecret: ConversationSecret
-        let samKeys: SessionKeys
+        let session: ChannelInSession
         let context: Context
-        var sessionID: [UInt8] { samKeys.sessionID }
+        var sessionID: [UInt8] { session.samKeys.sessionID }
+        subscript<T>(dynamicMember path: KeyPath<ChannelInSession, T>) -> T { session[keyPath: path] }
     }
 
     private static let start: Int64 = 1_800_000_000
 
-    private func account(_ name: String, _ clock: ManualClock) throws -> AccountService {
-        let locations = Locations(home: directory.appendingPathComponent("\(name)-home").path,
-                                  deviceDirectory: directory.appendingPathComponent("\(name)-device").path)
-        try AccountService.create(at: locations, name: name, relay: offline)
-        return try AccountService(locations: locations, clock: clock)
-    }
-
-    /// `peerHolds`: Sam is known to hold the session (false: Alice answered his handshake and
-    /// has heard nothing in the session since).
+    /// `peerHolds`: Sam is known to hold the session (`ChannelInSession`).
     private func fixture(peerHolds: Bool = true) throws -> Fixture {
         let clock = ManualClock(Self.start)
-        let alice = try account("Alice", clock), sam = try account("Sam", clock)
-        let aliceID = try alice.identity(), samID = try sam.identity()
-        _ = try alice.addContact(samID.contactCode(device: sam.device), name: "Sam")
-        let contact = try XCTUnwrap(try alice.store.contact(named: "Sam"))
-        let me = Handshake.LocalIdentity(account: aliceID.accountKey, device: alice.device)
-        let samMe = Handshake.LocalIdentity(account: samID.accountKey, device: sam.device)
-        let alicePinned = Handshake.PinnedKeys(accountKey: aliceID.accountKey.publicKey, deviceKey: alice.device.publicKey)
-        let samPinned = Handshake.PinnedKeys(accountKey: contact.accountKey, deviceKey: contact.deviceKey)
-        let link = PeerLink(id: 1, generation: 1, code: [1, 2, 3])
-        let aliceSession: Session, samSession: Session, events: [ConversationLink.Event]
-        if Handshake.Role.of(myAccountKey: aliceID.accountKey.publicKey, peerAccountKey: contact.accountKey) == .initiator {
-            let initiator = try Handshake.Initiator(me: me, peer: samPinned, reconnectCounter: 0)
-            let (reply, session) = try Handshake.Responder(me: samMe, peer: alicePinned, reconnectCounter: 0).respond(to: initiator.firstMessage())
-            (aliceSession, samSession) = (try initiator.finish(reply), session)
-            events = [.linked(link, as: .initiator), .initiated(initiator), .finished(aliceSession.peer)]
-        } else {
-            let initiator = try Handshake.Initiator(me: samMe, peer: alicePinned, reconnectCounter: 0)
-            let (reply, session) = try Handshake.Responder(me: me, peer: samPinned, reconnectCounter: 0).respond(to: initiator.firstMessage())
-            (aliceSession, samSession) = (session, try initiator.finish(reply))
-            events = [.linked(link, as: .responder), .answered(aliceSession.peer), .replyAccepted]
-        }
-        let channel = PairwiseChannel(contact: contact, secret: try ConversationSecret(myAccount: aliceID.accountKey, peerAccountKey: contact.accountKey),
-                                      relay: offline, saved: SavedSessionState(), me: me)
-        for event in events {
-            guard case .success = channel.apply(event, at: Self.start) else { throw EngineError.io("the link refused \(event)") }
-        }
-        channel.saved?.begin(aliceSession, at: Self.start, confirmed: peerHolds, peerHolds: peerHolds)
-        XCTAssertTrue(channel.hasSession)
-        return Fixture(alice: alice, samDevice: sam.device, sam: contact.id, channel: channel,
-                       samSecret: try ConversationSecret(myAccount: samID.accountKey, peerAccountKey: aliceID.accountKey.publicKey),
-                       samKeys: samSession.keys, context: Context(store: alice.store, clock: clock, device: alice.device))
+        let s = try ChannelInSession(in: directory, clock: clock, at: Self.start, peerHolds: peerHolds)
+        return Fixture(session: s, context: Context(store: s.alice.store, clock: clock, device: s.alice.device))
     }
 
     /// `count` messages from Sam that Alice could not read. Their ids.
