@@ -10,6 +10,16 @@ import RChatStore
 // clock; infinity: none); `Engine.turn` dispatches the inbox's events to them and sleeps until
 // the earliest deadline among them, as an event loop does with its scheduled tasks.
 
+/// What every component that sends frames on the pairwise channels reaches of the engine
+/// (`ReceiptContext`, `RecoveryContext` add what each needs besides): the store, where what
+/// it sends is owed and settled; the clock that makes envelope ids; and a frame sent on a
+/// channel's link, whose answer from the relay runs `completion` (returns its sequence number).
+protocol ComponentContext {
+    var store: Store { get }
+    var clock: any Clock { get }
+    func sendOnLink(_ channel: PairwiseChannel, _ frame: LinkFrame, as completion: RelayCompletion, flush: Bool) throws -> UInt64
+}
+
 /// A component's parts by key (its relays, its channels), read and replaced as a dictionary's.
 class Keyed<Key: Hashable, Part> {
     fileprivate var parts: [Key: Part] = [:]

@@ -8,11 +8,7 @@ import RChatStore
 /// component is handed it with every call and holds none of it, as a swift-nio handler is
 /// handed its `ChannelHandlerContext`: `Engine` is one (`Engine+Receipts.swift`), a test's
 /// stand-in another.
-protocol ReceiptContext {
-    /// Where receipts are owed and settled.
-    var store: Store { get }
-    /// Makes the ids of receipt envelopes.
-    var clock: any Clock { get }
+protocol ReceiptContext: ComponentContext {
     /// The engine's monotonic time, for the schedule.
     var ticks: Double { get }
     /// How long receipts wait to travel together, in seconds (`receipt-window-ms`).
@@ -25,9 +21,6 @@ protocol ReceiptContext {
     func keepsPace(_ channel: PairwiseChannel) -> Bool
     /// Whether the channel's relay is connected and has room for another frame.
     func hasRoom(for channel: PairwiseChannel) -> Bool
-    /// Sends `frame` on the channel's link; the relay's answer to it runs `completion`.
-    /// Returns the frame's sequence number.
-    func sendOnLink(_ channel: PairwiseChannel, _ frame: LinkFrame, as completion: RelayCompletion, flush: Bool) throws -> UInt64
     /// Sends what went to the channel's relay without `flush`.
     func flushLink(of channel: PairwiseChannel)
     /// Whether what the store holds of the channel's conversation is on the disk: the sync

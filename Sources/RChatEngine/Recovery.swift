@@ -8,19 +8,12 @@ import RChatStore
 /// component is handed it with every call and holds none of it, as a swift-nio handler is
 /// handed its `ChannelHandlerContext`: `Engine` is one (`Engine+Recovery.swift`), a test's
 /// stand-in another.
-protocol RecoveryContext {
-    /// Where the ids this side could not read wait until the contact is told.
-    var store: Store { get }
-    /// Makes the ids of notice envelopes.
-    var clock: any Clock { get }
+protocol RecoveryContext: ComponentContext {
     /// Wall time, signed into notices and stored with rows and statuses.
     var now: Int64 { get }
     /// This device's key: it signs the notices this side sends.
     var noticeSigningKey: SigningKey { get }
     var log: Logger { get }
-    /// Sends `frame` on the channel's link; the relay's answer to it runs `completion`.
-    /// Returns the frame's sequence number.
-    func sendOnLink(_ channel: PairwiseChannel, _ frame: LinkFrame, as completion: RelayCompletion, flush: Bool) throws -> UInt64
     /// A notice that does not hold (forged, for another session, read already): counted and
     /// logged, nothing else.
     func rejectForged(_ what: String)
