@@ -47,7 +47,7 @@ extension RelayCompletion {
             // Off the outbox now: a later Resend in this session must go out.
             channel?.traffic.sent.remove(row)
             batch.takenFor[row] = contactID
-            if try engine.isAttachment(row, tx) { batch.attachmentItems.insert(row) } else { batch.taken.append(row) }
+            if try Transfers.isAttachment(row, tx) { batch.attachmentItems.insert(row) } else { batch.taken.append(row) }
         }, refused: { engine, reason, batch, tx in
             // Stays Sending; tried again after a backoff. Unless it already left the outbox:
             // another copy (a request, an earlier session's) was acknowledged, or a receipt
@@ -59,7 +59,7 @@ extension RelayCompletion {
             channel?.traffic.sent.remove(row)
             channel?.acknowledged(row)
             channel?.backoffPending = true
-            if Engine.refusedForRoom(reason), try engine.isAttachment(row, tx) {
+            if Outbox.refusedForRoom(reason), try Transfers.isAttachment(row, tx) {
                 channel?.roomRefused.insert(row)
                 batch.roomRefusedNow.insert(contactID)
             }
@@ -78,7 +78,7 @@ extension RelayCompletion {
             // reports it took what was held (room freed).
             let channel = engine.channels[contactID]
             channel?.traffic.chunksInFlight[row]?.remove(index)
-            if Engine.refusedForRoom(reason) {
+            if Outbox.refusedForRoom(reason) {
                 channel?.roomRefused.insert(row)
                 batch.roomRefusedNow.insert(contactID)
             }
@@ -169,7 +169,7 @@ extension Engine {
     /// What the batch's answers took, settled together: files taken whole, and Sent.
     private func settle(_ batch: inout AnswerBatch, _ tx: StoreTransaction) throws {
         if !batch.chunksTaken.isEmpty || !batch.attachmentItems.isEmpty {
-            let whole = try attachmentsTaken(chunks: batch.chunksTaken, items: batch.attachmentItems, tx, &batch.events)
+            let whole = try transfers.attachmentsTaken(chunks: batch.chunksTaken, items: batch.attachmentItems, tx, &batch.events, context: self)
             batch.taken += whole
             batch.filesTakenWhole.formUnion(whole.compactMap { batch.takenFor[$0]?.conversation })
         }

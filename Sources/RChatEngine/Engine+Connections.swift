@@ -89,7 +89,7 @@ extension Engine {
                 log("\(error)")
             }
         }
-        for channel in channels.values { try? flushOutbox(channel) }
+        for channel in channels.values { _ = try? flushOutbox(channel) }
     }
 
     func connectFailed(_ address: RelayAddress, _ generation: UInt64, _ reason: String) {

@@ -85,7 +85,7 @@ extension Engine {
                     after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(inbound.delivery.id)
                 }
                 try storeIncoming(&after, tx)
-                try syncPartialFiles(&after, tx)
+                try transfers.syncPartialFiles(&after, tx, context: self)
             }
         }
         // Only while more is waiting: a lone batch (a message as it is sent) is synced here,
@@ -142,8 +142,8 @@ extension Engine {
         for contactID in after.rebuild { try rebuild(contactID) }
         for channel in after.keysDontMatch { leaveLink(channel, .detached) }
         for path in after.filesToRemove { unlink(path) }
-        for (row, (channel, id, chunks, complete)) in after.fileProgress { reportFileProgress(row, id, chunks, complete: complete, channel) }
-        for (channel, id, decision) in after.refusals { tellFileRefused(id, decision, channel) }
+        for (row, (channel, id, chunks, complete)) in after.fileProgress { transfers.reportFileProgress(row, id, chunks, complete: complete, channel, context: self) }
+        for (channel, id, decision) in after.refusals { transfers.tellFileRefused(id, decision, channel, context: self) }
         for channel in channels.values where channel.hasSession { try Recovery.sendNoticeIfNeeded(channel, context: self) }
         if !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed > 0 {
             receipts.schedule(urgent: !after.sessionsStarted.isEmpty || after.sessionsConfirmed || after.receiptsOwed >= settings.receiptBatch,
@@ -402,9 +402,9 @@ extension Engine {
             // came and shown as a row saying so (`MessageContent.displayText`).
             after.incoming.append((channel, incoming(header, content, encoded, heldAt)))
         case .chunk:
-            try receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after)
+            try transfers.receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after, context: self)
         case .fileRefused:
-            try fileRefused(body, id: header.messageID, in: channel, tx, &after)
+            try transfers.fileRefused(body, id: header.messageID, in: channel, tx, &after, context: self)
         case .fileProgress:
             var r = ByteReader(body)
             guard let chunks = try? r.u32(), let message = try tx.message(contact: contact.id, id: header.messageID),
@@ -480,7 +480,7 @@ extension Engine {
             for message in messages {
                 switch message.content {
                 case .attachment(let attachment):
-                    try attachmentItemStored(channel, id: message.id, attachment, tx, &after)
+                    try transfers.attachmentItemStored(channel, id: message.id, attachment, tx, &after, context: self)
                 case .control(.timerChanged(let timer, let counter)):
                     // Every side applies every change by the same rule, so both end on the same timer.
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {

@@ -82,7 +82,7 @@ extension Engine {
     /// window waits for it), a whole file's Delivered, then Delivered and Read.
     private func sendSlotReceipt(_ channel: PairwiseChannel) throws(EngineError) -> Bool {
         guard policy.sendsReceipts else { return false }
-        if sendProgressOwed(channel, one: true) { return true }
+        if transfers.sendProgressOwed(channel, one: true, context: self) { return true }
         return try receipts.sendSlotFrame(channel, context: self)
     }
 
@@ -93,7 +93,7 @@ extension Engine {
         guard waiting.receipts || waiting.chunks else { return }
         channel.slotWaiting = SlotWaiting()
         if waiting.receipts {
-            sendProgressOwed(channel, one: false)
+            transfers.sendProgressOwed(channel, one: false, context: self)
             receipts.schedule(urgent: true, context: self)
         }
         if waiting.chunks { try flushOutbox(channel) }

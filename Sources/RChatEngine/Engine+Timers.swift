@@ -37,7 +37,7 @@ extension Engine {
         EngineTimer("pings", due: { $0.connections.nextPing }, fire: { e throws(EngineError) in e.ping() }),
         EngineTimer("file windows", due: { $0.channels.nextWindowReopening },
                     fire: { e throws(EngineError) in try e.reopenFileWindows() }),
-        EngineTimer("outbox backoffs", due: { $0.outboxSweep.nextDeadline(pending: $0.channels.anyBackoffPending) },
+        EngineTimer("outbox backoffs", due: { $0.outbox.nextDeadline(pending: $0.channels.anyBackoffPending) },
                     fire: { e throws(EngineError) in try e.sweepOutbox() }),
         EngineTimer("store look", due: { $0.policy.followsStore ? $0.storeWatch.nextDeadline : .infinity },
                     fire: { e throws(EngineError) in try e.lookAtStoreIfChanged() }),
@@ -149,7 +149,7 @@ extension Engine {
     /// Retries whose backoff has passed (only where a refusal postponed something: reading a
     /// long outbox every second cost the sender a quarter of its time).
     func sweepOutbox() throws(EngineError) {
-        guard outboxSweep.due(at: ticks) else { return }
+        guard outbox.sweepDue(at: ticks) else { return }
         for channel in channels.values where channel.backoffPending { try flushOutbox(channel) }
     }
 }

@@ -38,8 +38,8 @@ public final class Engine: @unchecked Sendable {
     let commits: CommitPipeline
     let receipts = Receipts()
     var storeWatch: StoreWatch
-    var outboxSweep: OutboxSweep
-    var transfers = Transfers()
+    let outbox: Outbox
+    let transfers = Transfers()
     var steady = SteadyTrafficClock()
     var expiry = ExpiryWatch()
 
@@ -78,7 +78,7 @@ public final class Engine: @unchecked Sendable {
         self.environment = environment
         monotonic = environment.monotonic
         let started = environment.monotonic.seconds()
-        outboxSweep = OutboxSweep(last: started)
+        outbox = Outbox(startedAt: started)
         storeWatch = StoreWatch(lastLook: started)
         commits = CommitPipeline { [inbox, environment, account] in
             environment.durability(account.store) { inbox.post(.durable($0)) }

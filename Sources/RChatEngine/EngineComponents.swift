@@ -11,12 +11,18 @@ import RChatStore
 // the earliest deadline among them, as an event loop does with its scheduled tasks.
 
 /// What every component that sends frames on the pairwise channels reaches of the engine
-/// (`ReceiptContext`, `RecoveryContext` add what each needs besides): the store, where what
-/// it sends is owed and settled; the clock that makes envelope ids; and a frame sent on a
-/// channel's link, whose answer from the relay runs `completion` (returns its sequence number).
+/// (`ReceiptContext`, `RecoveryContext`, `OutboxContext`, `TransfersContext` add what each
+/// needs besides): the store, where what it sends is owed and settled; the clock that makes
+/// envelope ids, and the times; the log; and a frame sent on a channel's link, whose answer
+/// from the relay runs `completion` (returns its sequence number).
 protocol ComponentContext {
     var store: Store { get }
     var clock: any Clock { get }
+    /// Wall time, for what is stored, shown and signed.
+    var now: Int64 { get }
+    /// The engine's monotonic time, for deadlines.
+    var ticks: Double { get }
+    var log: Logger { get }
     func sendOnLink(_ channel: PairwiseChannel, _ frame: LinkFrame, as completion: RelayCompletion, flush: Bool) throws -> UInt64
 }
 
@@ -207,18 +213,6 @@ struct ExpiryWatch {
     func nextDeadline(ticks: Double, nowMilliseconds: Int64) -> Double {
         earliest.map { ticks + min(Self.recheck, Double(max(0, $0 * 1000 - nowMilliseconds)) / 1000) } ?? .infinity
     }
-}
-
-/// Files on their way in this run, both ways.
-struct Transfers {
-    /// Files this run went on with after an earlier one (logged once each).
-    var resumed: Set<MessageRowID> = []
-    /// The chunks of each file this run wrote here.
-    var chunksWrittenThisRun: [MessageRowID: Int] = [:]
-    /// Files being sent in this run, with their chunk makers.
-    var outgoingStreams: [MessageRowID: OutgoingStream] = [:]
-    /// Files being received: the chunk count last reported to the sender.
-    var progressReported: [MessageRowID: Int] = [:]
 }
 
 /// Steady and cover traffic's draws: slot lengths and cover intervals from libsodium (seeded

@@ -9,8 +9,6 @@ import RChatStore
 /// handed its `ChannelHandlerContext`: `Engine` is one (`Engine+Receipts.swift`), a test's
 /// stand-in another.
 protocol ReceiptContext: ComponentContext {
-    /// The engine's monotonic time, for the schedule.
-    var ticks: Double { get }
     /// How long receipts wait to travel together, in seconds (`receipt-window-ms`).
     var receiptWindowSeconds: Double { get }
     /// Whether this run sends receipts at all (`EnginePolicy.sendsReceipts`).

@@ -9,11 +9,8 @@ import RChatStore
 /// handed its `ChannelHandlerContext`: `Engine` is one (`Engine+Recovery.swift`), a test's
 /// stand-in another.
 protocol RecoveryContext: ComponentContext {
-    /// Wall time, signed into notices and stored with rows and statuses.
-    var now: Int64 { get }
     /// This device's key: it signs the notices this side sends.
     var noticeSigningKey: SigningKey { get }
-    var log: Logger { get }
     /// A notice that does not hold (forged, for another session, read already): counted and
     /// logged, nothing else.
     func rejectForged(_ what: String)

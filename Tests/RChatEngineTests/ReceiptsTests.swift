@@ -26,6 +26,8 @@ final class ReceiptsTests: XCTestCase {
         let store: Store
         let clock: any Clock = SystemClock()
         var ticks: Double = 100
+        var now: Int64 { clock.now() }
+        let log = Logger.discarding
         var receiptWindowSeconds: Double = 0.2
         var sendsReceipts = true
         var channels: [ContactID: PairwiseChannel] = [:]

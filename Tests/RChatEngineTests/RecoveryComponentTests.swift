@@ -25,6 +25,7 @@ final class RecoveryComponentTests: XCTestCase {
         let manual: ManualClock
         var clock: any Clock { manual }
         var now: Int64 { manual.now() }
+        var ticks: Double = 100
         let noticeSigningKey: SigningKey
         let log = Logger.discarding
         /// Envelopes the relay takes before the link fails.

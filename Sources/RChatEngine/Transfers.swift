@@ -12,16 +12,52 @@ import Glibc
 /// Sent when the relay took the item and every chunk; Delivered when the receiver has the
 /// whole file, fsynced and its hash checked (`EnvelopeKind.fileDelivered`: the Delivered
 /// receipt every message item gets says only that the item was stored).
-extension Engine {
+/// What the transfers component reaches of the rest of the engine, and nothing else. The
+/// component is handed it with every call and holds none of it, as a swift-nio handler is
+/// handed its `ChannelHandlerContext`: `Engine` is one (`Engine+Transfers.swift`), a test's
+/// stand-in another.
+protocol TransfersContext: ComponentContext {
+    /// The account's home: its files are under it (`AttachmentFiles`).
+    var home: String { get }
+    /// The largest file taken from a contact, in MiB (`max-incoming-mb`).
+    var maxIncomingMB: Int { get }
+    /// Whether the channel keeps the steady pace now: then its progress reports go at its slots' ends.
+    func keepsPace(_ channel: PairwiseChannel) -> Bool
+    /// Whether the channel's relay is connected now.
+    func isConnected(_ channel: PairwiseChannel) -> Bool
+    /// A frame that does not hold (forged, for no file sent): counted and logged, nothing else.
+    func rejectForged(_ what: String)
+    /// A change a view should show.
+    func emit(_ event: ChatEvent)
+    /// Stores the message items the batch holds so far (a chunk's item may be among them).
+    func storeIncoming(_ after: inout Engine.AfterCommit, _ tx: StoreTransaction) throws
+}
+
+/// Files on their way, both ways (docs/PROTOCOL.md, "Attachments"): the chunks a file being
+/// sent may send now (its window, the relay's room, the steady pace's slots), what the relay
+/// took of each, and the progress and refusals a receiver reports; on the receiving side each
+/// chunk decrypted in its turn or kept ahead of it, the file finished, checked and moved, or
+/// discarded with a row saying why. What a session has in flight stays in the channel's
+/// `SessionTraffic`; what each file has done is in the store; what is this run's alone is here.
+final class Transfers {
+    /// Files this run went on with after an earlier one (logged once each).
+    var resumed: Set<MessageRowID> = []
+    /// The chunks of each file this run wrote here.
+    var chunksWrittenThisRun: [MessageRowID: Int] = [:]
+    /// Files being sent in this run, with their chunk makers.
+    var outgoingStreams: [MessageRowID: OutgoingStream] = [:]
+    /// Files being received: the chunk count last reported to the sender.
+    var progressReported: [MessageRowID: Int] = [:]
+
     /// Sends an attachment's item (unless the relay took it) and the chunks the relay has
     /// not taken and that are not on their way, while the relay has room. Returns false when
     /// it stopped for lack of room (nothing after it should go now).
     /// `chunks`: how many chunks may go now (nil: as many as the window and the relay's room
     /// let); one that could go but is over it waits for the steady pace's next slot.
     func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState,
-                        keys: SessionKeys, client: any RelayLink, deadline: Double, chunks budget: inout Int?) throws(EngineError) -> Bool {
-        guard let stored = try AccountService.wrap({ try store.attachment(message: item.message) }) else {
-            log("an attachment to \(channel.contact.name) has no file record; it stays Sending")
+                        keys: SessionKeys, client: any RelayLink, deadline: Double, chunks budget: inout Int?, context: some TransfersContext) throws(EngineError) -> Bool {
+        guard let stored = try AccountService.wrap({ try context.store.attachment(message: item.message) }) else {
+            context.log("an attachment to \(channel.contact.name) has no file record; it stays Sending")
             return true
         }
         let contact = channel.contact
@@ -29,14 +65,14 @@ extension Engine {
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
                                          keys: keys, conversation: channel.secret)
-            do { try sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message), flush: false) } catch { return false }
+            do { _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message), flush: false) } catch { return false }
             channel.traffic.sent.insert(item.message)
             channel.expectAcknowledgement(of: item.message, by: deadline)
         }
         // Said at the first flush of this run, before any chunk of it went: what the relay
         // took in an earlier run (later, the count would include this run's).
-        if transfers.resumed.insert(item.message).inserted, stored.chunks.doneCount > 0 {
-            log("sending the rest of a file to \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were taken before")
+        if resumed.insert(item.message).inserted, stored.chunks.doneCount > 0 {
+            context.log("sending the rest of a file to \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were taken before")
         }
         var inFlight = channel.traffic.chunksInFlight[item.message] ?? []
         defer { channel.traffic.chunksInFlight[item.message] = inFlight }
@@ -45,21 +81,21 @@ extension Engine {
         // Before its first report the receiver counts as having what the relay took before
         // (held for it, or stored), from the first chunk this session sends.
         if channel.traffic.peerFileProgress[item.message] == nil {
-            channel.traffic.peerFileProgress[item.message] = (stored.chunks.doneCount, ticks)
+            channel.traffic.peerFileProgress[item.message] = (stored.chunks.doneCount, context.ticks)
         }
         let progress = channel.traffic.peerFileProgress[item.message]
-        let receiverReporting = channel.linkState.link?.peerGone == false && progress.map { ticks - $0.at < Self.progressStaleSeconds } == true
+        let receiverReporting = channel.linkState.link?.peerGone == false && progress.map { context.ticks - $0.at < Self.progressStaleSeconds } == true
         func windowFull() -> Bool {
             receiverReporting && stored.chunks.doneCount + inFlight.count - (progress?.chunks ?? 0) >= Self.fileWindowChunks
         }
         let missing = stored.chunks.missing(limit: stored.chunks.count).filter { !inFlight.contains($0) }
         guard !missing.isEmpty, case .attachment(let attachment) = item.content else { return true }
-        let stream = try outgoingStream(item.message, stored, attachment)
+        let stream = try outgoingStream(item.message, stored, attachment, context: context)
         for index in missing {
             if windowFull() {
                 // Nothing else may come to send the rest (the receiver stopped reporting):
                 // the engine looks again once its last report is stale (`nextTimer`).
-                let reopens = (progress?.at ?? ticks) + Self.progressStaleSeconds
+                let reopens = (progress?.at ?? context.ticks) + Self.progressStaleSeconds
                 channel.windowReopensAt = min(channel.windowReopensAt ?? reopens, reopens)
                 return true
             }
@@ -73,7 +109,7 @@ extension Engine {
             let envelope = Envelope.seal(kind: .chunk, messageID: item.id, sequence: sequence, body: body, keys: keys,
                                          conversation: channel.secret)
             do {
-                try sendOnLink(channel, .envelope(envelope), as: .chunk(contact.id, item.message, index: index), flush: false)
+                _ = try context.sendOnLink(channel, .envelope(envelope), as: .chunk(contact.id, item.message, index: index), flush: false)
             } catch {
                 return false
             }
@@ -84,46 +120,44 @@ extension Engine {
     }
 
     /// The chunk maker of a file being sent, kept while it is sent in this run.
-    private func outgoingStream(_ row: MessageRowID, _ stored: StoredAttachment, _ attachment: Attachment) throws(EngineError) -> OutgoingStream {
-        if let stream = transfers.outgoingStreams[row] { return stream }
+    private func outgoingStream(_ row: MessageRowID, _ stored: StoredAttachment, _ attachment: Attachment, context: some TransfersContext) throws(EngineError) -> OutgoingStream {
+        if let stream = outgoingStreams[row] { return stream }
         guard let copy = stored.sentCopy, let header = stored.streamHeader, let start = stored.streamState else {
             throw .io("the sent copy of a file is not recorded; send the file again")
         }
-        let stream = try OutgoingStream(file: OpenFile.openOwn(AttachmentFiles(home: account.locations.home).absolute(copy), writable: false),
+        let stream = try OutgoingStream(file: OpenFile.openOwn(AttachmentFiles(home: context.home).absolute(copy), writable: false),
                                         size: attachment.size, header: header, start: start)
-        transfers.outgoingStreams[row] = stream
+        outgoingStreams[row] = stream
         return stream
     }
 
     /// Chunks a sender keeps ahead of what the receiver reported stored (about 7.5 MiB), and
     /// how long a report counts: a receiver silent longer does not hold the sender back.
     static let fileWindowChunks = 128
-    /// The same, for the simulation's scripted upload.
-    public static var fileWindow: Int { fileWindowChunks }
     static let progressStaleSeconds = 5.0
     /// A receiver reports its progress every this many chunks stored, and when whole.
     static let progressEveryChunks = 32
 
     /// After a durable batch: tells the sender how many chunks of its file are stored here
     /// (at the steady pace's next slot's end, if it runs: `sendProgressOwed`).
-    func reportFileProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ channel: PairwiseChannel) {
-        guard complete || chunks - (transfers.progressReported[row] ?? 0) >= Self.progressEveryChunks else { return }
-        if keepsPace(channel) {
+    func reportFileProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ channel: PairwiseChannel, context: some TransfersContext) {
+        guard complete || chunks - (progressReported[row] ?? 0) >= Self.progressEveryChunks else { return }
+        if context.keepsPace(channel) {
             channel.progressOwed[row] = (id, chunks, complete)
             channel.slotWaiting.receipts = true
             return
         }
-        sendProgress(row, id, chunks, complete: complete, channel)
+        sendProgress(row, id, chunks, complete: complete, channel, context: context)
     }
 
     /// The progress reports that waited for a slot: one (`one`: at a slot's end) or all.
     /// Returns whether one went.
     @discardableResult
-    func sendProgressOwed(_ channel: PairwiseChannel, one: Bool) -> Bool {
+    func sendProgressOwed(_ channel: PairwiseChannel, one: Bool, context: some TransfersContext) -> Bool {
         var went = false
         for row in channel.progressOwed.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard let owed = channel.progressOwed.removeValue(forKey: row) else { continue }
-            if sendProgress(row, owed.id, owed.chunks, complete: owed.complete, channel) {
+            if sendProgress(row, owed.id, owed.chunks, complete: owed.complete, channel, context: context) {
                 went = true
                 if one { return true }
             }
@@ -132,38 +166,38 @@ extension Engine {
     }
 
     @discardableResult
-    private func sendProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ channel: PairwiseChannel) -> Bool {
+    private func sendProgress(_ row: MessageRowID, _ id: MessageID, _ chunks: Int, complete: Bool, _ channel: PairwiseChannel, context: some TransfersContext) -> Bool {
         var body = ByteWriter(capacity: 4)
         body.u32(UInt32(chunks))
-        guard sendFileControl(.fileProgress, id, body.bytes, channel) else { return false }
-        transfers.progressReported[row] = complete ? nil : chunks
+        guard sendFileControl(.fileProgress, id, body.bytes, channel, context: context) else { return false }
+        progressReported[row] = complete ? nil : chunks
         return true
     }
 
     /// A file's control envelope (progress, refusal) sealed in the session the peer holds and
     /// sent on the link, best effort; whether it went.
-    private func sendFileControl(_ kind: EnvelopeKind, _ id: MessageID, _ body: [UInt8], _ channel: PairwiseChannel) -> Bool {
+    private func sendFileControl(_ kind: EnvelopeKind, _ id: MessageID, _ body: [UInt8], _ channel: PairwiseChannel, context: some TransfersContext) -> Bool {
         guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
               let sequence = saved.takeSendSequence() else { return false }
         let envelope = Envelope.seal(kind: kind, messageID: id, sequence: sequence, body: body, keys: keys,
                                      conversation: channel.secret)
         channel.saved = saved
         let frame = LinkFrame.envelope(envelope)
-        return (try? sendOnLink(channel, frame, as: .control(channel.contact.id, frame))) != nil
+        return (try? context.sendOnLink(channel, frame, as: .control(channel.contact.id, frame), flush: true)) != nil
     }
 
     /// What each file being sent to this conversation waits for (`UploadWait`), written
     /// where it changed (read first: a flush that changes nothing writes nothing), so that
     /// `rchat list` and the view say it; the view hears of it.
-    func noteUploadWaits(_ channel: PairwiseChannel, _ files: [MessageRowID]) {
+    func noteUploadWaits(_ channel: PairwiseChannel, _ files: [MessageRowID], context: some TransfersContext) {
         guard !files.isEmpty else { return }
         let route: UploadWait.Route
-        if connections[channel.relay]?.client == nil { route = .offline }
+        if !context.isConnected(channel) { route = .offline }
         else if !channel.hasSession { route = .noSession }
         else { route = channel.awaitingVerification ? .unverifiedDevice : .session }
         do {
             var changes: [(MessageRowID, UploadWait?)] = []
-            for (row, stored) in try store.attachments(messages: files) where stored.direction == .outgoing {
+            for (row, stored) in try context.store.attachments(messages: files) where stored.direction == .outgoing {
                 guard case .moving = stored.state else { continue }
                 let waiting = channel.isReachable
                     ? UploadWait.reason(allTaken: stored.itemTaken && stored.chunks.isComplete, route: route,
@@ -172,22 +206,22 @@ extension Engine {
                 if waiting != stored.waiting { changes.append((row, waiting)) }
             }
             guard !changes.isEmpty else { return }
-            let ids = try store.transaction { tx in
+            let ids = try context.store.transaction { tx in
                 try changes.compactMap { row, waiting in
                     try tx.setWaiting(message: row, waiting)
                     return try tx.message(row)?.id
                 }
             }
-            for id in ids { emit(.transferMoved(conversation: channel.directConversation, id: id)) }
+            for id in ids { context.emit(.transferMoved(conversation: channel.directConversation, id: id)) }
         } catch {
-            log("cannot record what a file waits for: \(error)")
+            context.log("cannot record what a file waits for: \(error)")
         }
     }
 
     /// The relay took chunks (and perhaps items) of attachments: recorded; those now
     /// taken whole are returned, to be raised to Sent with the other messages.
     func attachmentsTaken(chunks: [MessageRowID: [Int]], items: Set<MessageRowID>, _ tx: StoreTransaction,
-                          _ events: inout [ChatEvent]) throws -> [MessageRowID] {
+                          _ events: inout [ChatEvent], context: some TransfersContext) throws -> [MessageRowID] {
         var whole: [MessageRowID] = []
         for row in Set(chunks.keys).union(items) {
             guard var stored = try tx.attachment(message: row), stored.direction == .outgoing else { continue }
@@ -196,7 +230,7 @@ extension Engine {
             try tx.updateProgress(stored)
             if stored.itemTaken && stored.chunks.isComplete {
                 whole.append(row)
-                transfers.outgoingStreams[row] = nil
+                outgoingStreams[row] = nil
                 if stored.waiting != nil { try tx.setWaiting(message: row, nil) }
             }
             if let message = try tx.message(row) {
@@ -207,7 +241,7 @@ extension Engine {
     }
 
     /// Whether a message the relay took is an attachment (its Sent waits for the chunks).
-    func isAttachment(_ row: MessageRowID, _ tx: StoreTransaction) throws -> Bool {
+    static func isAttachment(_ row: MessageRowID, _ tx: StoreTransaction) throws -> Bool {
         try tx.attachment(message: row) != nil
     }
 
@@ -216,14 +250,14 @@ extension Engine {
     /// A message item that is an attachment was stored (or came again): its file record,
     /// or, if it was discarded before, a fresh start (the sender resent it).
     func attachmentItemStored(_ channel: PairwiseChannel, id: MessageID, _ attachment: Attachment,
-                              _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+                              _ tx: StoreTransaction, _ after: inout Engine.AfterCommit, context: some TransfersContext) throws {
         let contact = channel.contact
         guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming else { return }
         // What the contact declares is checked before anything is written for it.
         let decision = IncomingFilePolicy.decide(
-            size: attachment.size, limitMB: UInt64(settings.maxIncomingMB), moving: try tx.incomingFilesMoving(contact: contact.id),
+            size: attachment.size, limitMB: UInt64(context.maxIncomingMB), moving: try tx.incomingFilesMoving(contact: contact.id),
             reserved: UInt64(try tx.incomingChunksOutstanding(contact: contact.id)) * UInt64(FileStream.plainChunkBytes),
-            free: AttachmentFiles(home: account.locations.home).freeBytes())
+            free: AttachmentFiles(home: context.home).freeBytes())
         if let stored = try tx.attachment(message: message.rowID) {
             // Sent again after it was discarded: from nothing, if it may come now.
             if case .discarded = stored.state, decision == .accept { try tx.restartReceiving(message: message.rowID) }
@@ -234,9 +268,9 @@ extension Engine {
         guard let row = IncomingFilePolicy.row(decision, name: attachment.name, size: attachment.size, contact: contact.name),
               let reason = IncomingFilePolicy.reason(decision) else { return }
         // Refused: recorded as discarded, so its chunks are acknowledged and dropped as they come.
-        log("a file from \(contact.name): \(reason)")
+        context.log("a file from \(contact.name): \(reason)")
         try tx.discardReceiving(message: message.rowID, reason: reason)
-        _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded, text: row, action: nil, messageIDs: [id], at: now)
+        _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded, text: row, action: nil, messageIDs: [id], at: context.now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
         after.refusals.append((channel, id, decision))
     }
@@ -244,63 +278,63 @@ extension Engine {
     /// After a durable batch: tells the sender its file was not taken in, and why. Best
     /// effort, as progress reports are: without it the sender's copy is just as true (Sent,
     /// never Delivered), only silent about why.
-    func tellFileRefused(_ id: MessageID, _ decision: IncomingFilePolicy.Decision, _ channel: PairwiseChannel) {
+    func tellFileRefused(_ id: MessageID, _ decision: IncomingFilePolicy.Decision, _ channel: PairwiseChannel, context: some TransfersContext) {
         guard let (why, figure) = IncomingFilePolicy.wire(decision) else { return }
         var body = ByteWriter(capacity: 9)
         body.u8(why)
         body.u64(figure)
-        _ = sendFileControl(.fileRefused, id, body.bytes, channel)
+        _ = sendFileControl(.fileRefused, id, body.bytes, channel, context: context)
     }
 
     /// The contact did not take in a file this side sent: a row says why, once.
     func fileRefused(_ body: [UInt8], id: MessageID, in channel: PairwiseChannel, _ tx: StoreTransaction,
-                     _ after: inout AfterCommit) throws {
+                     _ after: inout Engine.AfterCommit, context: some TransfersContext) throws {
         let contact = channel.contact
         var r = ByteReader(body)
         guard let why = try? r.u8(), let figure = try? r.u64(), let decision = IncomingFilePolicy.refusal(why: why, figure: figure),
               let message = try tx.message(contact: contact.id, id: id), message.direction == .outgoing,
               case .attachment(let attachment) = message.content,
               let text = IncomingFilePolicy.senderRow(decision, name: attachment.name, contact: contact.name) else {
-            return rejectForged("a file refusal from \(contact.name) for no file sent to them")
+            return context.rejectForged("a file refusal from \(contact.name) for no file sent to them")
         }
         guard try tx.systemRowPosition(contact: contact.id, kind: .fileRefused(id), since: 0) == nil else { return }
-        log("\(contact.name) did not take in a file: \(decision)")
-        _ = try tx.addSystemRow(contact: contact.id, kind: .fileRefused(id), text: text, action: nil, messageIDs: [id], at: now)
+        context.log("\(contact.name) did not take in a file: \(decision)")
+        _ = try tx.addSystemRow(contact: contact.id, kind: .fileRefused(id), text: text, action: nil, messageIDs: [id], at: context.now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
     }
 
     /// One chunk of a file being received. In its turn it is decrypted at once and its
     /// plaintext written at its place in the partial file (with what came ahead of it and
     /// now follows); ahead of its turn it waits, encrypted, in the partial file's `.ahead`
-    /// file. Either is fsynced before the batch commits (`AfterCommit.partialFiles`), with
+    /// file. Either is fsynced before the batch commits (`Engine.AfterCommit.partialFiles`), with
     /// the stream's and the hash's state in the same row. The last one finishes the file.
     func receiveChunk(_ body: [UInt8], id: MessageID, sealedIn session: [UInt8], in channel: PairwiseChannel,
-                      _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+                      _ tx: StoreTransaction, _ after: inout Engine.AfterCommit, context: some TransfersContext) throws {
         let contact = channel.contact
         guard !contact.isBlocked, !contact.isDeleted else { return }
         // Its item may be waiting in this batch: store it first.
-        if after.incoming.contains(where: { $0.1.id == id && $0.0 === channel }) { try storeIncoming(&after, tx) }
+        if after.incoming.contains(where: { $0.1.id == id && $0.0 === channel }) { try context.storeIncoming(&after, tx) }
         guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming,
               case .attachment(let attachment) = message.content,
               var stored = try tx.attachment(message: message.rowID), let workFile = stored.workFile else {
-            return rejectForged("a file chunk from \(contact.name) for no file it sent")
+            return context.rejectForged("a file chunk from \(contact.name) for no file it sent")
         }
         guard case .moving = stored.state else { return }  // whole already, or discarded: a late copy
-        guard let index = ChunkBody.index(of: body) else { return rejectForged("a file chunk from \(contact.name) without its index") }
-        guard index < stored.chunks.count else { return rejectForged("a file chunk from \(contact.name) past the file's end") }
+        guard let index = ChunkBody.index(of: body) else { return context.rejectForged("a file chunk from \(contact.name) without its index") }
+        guard index < stored.chunks.count else { return context.rejectForged("a file chunk from \(contact.name) past the file's end") }
         guard !stored.chunks.contains(index) else { return }  // a copy: stored already
         let chunk: [UInt8]
         switch ChunkBody.parts(of: body, index: index, size: attachment.size) {
-        case .failure(.noStreamHeader): return rejectForged("a first file chunk from \(contact.name) without its header")
-        case .failure: return rejectForged("a file chunk from \(contact.name) of the wrong length")
+        case .failure(.noStreamHeader): return context.rejectForged("a first file chunk from \(contact.name) without its header")
+        case .failure: return context.rejectForged("a file chunk from \(contact.name) of the wrong length")
         case .success(let parts):
             if let header = parts.streamHeader { stored.streamHeader = header }
             chunk = parts.sealed
         }
-        if stored.chunks.doneCount > 0, transfers.chunksWrittenThisRun[message.rowID] == nil, transfers.resumed.insert(message.rowID).inserted {
-            log("receiving the rest of a file from \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were here")
+        if stored.chunks.doneCount > 0, chunksWrittenThisRun[message.rowID] == nil, resumed.insert(message.rowID).inserted {
+            context.log("receiving the rest of a file from \(contact.name): \(stored.chunks.doneCount) of \(stored.chunks.count) chunks were here")
         }
-        let files = AttachmentFiles(home: account.locations.home)
+        let files = AttachmentFiles(home: context.home)
         func open(_ relative: String) throws(EngineError) -> OpenFile {
             if let file = after.partialFiles[relative] { return file }
             _ = try files.directory(AttachmentFiles.partial)
@@ -312,7 +346,7 @@ extension Engine {
         }
         let ahead = workFile + ".ahead"
         stored.chunks.insert(index)
-        transfers.chunksWrittenThisRun[message.rowID, default: 0] += 1
+        chunksWrittenThisRun[message.rowID, default: 0] += 1
         // A chunk that does not decrypt: the file cannot be read, and the sender is told. One
         // that cannot be written (the disk is full, a file-size limit): that file is given up
         // here, and the batch — every other conversation's messages — commits as ever.
@@ -323,9 +357,9 @@ extension Engine {
                 try open(ahead).write(chunk, at: Int64(index) * Int64(FileStream.cipherChunkBytes))
             }
         } catch EngineError.io(let text) {
-            return try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after)
+            return try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after, context: context)
         } catch {
-            return try discardIncoming(message, attachment, stored, .unreadable(error), session: session, in: channel, tx, &after)
+            return try discardIncoming(message, attachment, stored, .unreadable(error), session: session, in: channel, tx, &after, context: context)
         }
         try tx.updateProgress(stored)
         after.fileProgress[message.rowID] = (channel, id, stored.chunks.doneCount, stored.chunks.isComplete)
@@ -334,10 +368,10 @@ extension Engine {
         }
         if stored.nextChunk == stored.chunks.count {
             do {
-                try finishIncoming(message, attachment, stored, plain: open(workFile), session: session, in: channel, tx, &after)
+                try finishIncoming(message, attachment, stored, plain: open(workFile), session: session, in: channel, tx, &after, context: context)
             } catch EngineError.io(let text) {
                 after.fileProgress[message.rowID] = nil
-                try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after)
+                try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after, context: context)
             }
         }
     }
@@ -406,13 +440,13 @@ extension Engine {
     /// `files/received/` and its Delivered is owed; otherwise it is discarded.
     private func finishIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, plain: OpenFile,
                                 session: [UInt8], in channel: PairwiseChannel, _ tx: StoreTransaction,
-                                _ after: inout AfterCommit) throws {
+                                _ after: inout Engine.AfterCommit, context: some TransfersContext) throws {
         guard let state = stored.hashState, let hash = StreamingHash(stateBytes: state),
               constantTimeEqual(hash.finish(), attachment.contentHash) else {
             return try discardIncoming(message, attachment, stored, .unreadable(EngineError.crypto("the file's hash does not match")),
-                                       session: session, in: channel, tx, &after)
+                                       session: session, in: channel, tx, &after, context: context)
         }
-        let files = AttachmentFiles(home: account.locations.home)
+        let files = AttachmentFiles(home: context.home)
         _ = try files.directory(AttachmentFiles.received)
         let target = files.freeName(AttachmentName.sanitised(attachment.name), in: AttachmentFiles.received)
         try plain.sync()
@@ -430,7 +464,7 @@ extension Engine {
         after.filesToRemove += [files.absolute(workFile), files.absolute(workFile + ".ahead")]
         try tx.completeReceiving(message: message.rowID, file: target)
         after.receiptsOwed += 1
-        log("a file from \(channel.contact.name) arrived whole (\(attachment.size) bytes, \(stored.chunks.count) chunks, \(transfers.chunksWrittenThisRun[message.rowID] ?? 0) written in this run)")
+        context.log("a file from \(channel.contact.name) arrived whole (\(attachment.size) bytes, \(stored.chunks.count) chunks, \(chunksWrittenThisRun[message.rowID] ?? 0) written in this run)")
         after.events.append(.transferMoved(conversation: channel.directConversation, id: message.id))
     }
 
@@ -441,9 +475,9 @@ extension Engine {
     /// the sender is not asked again (on a full disk it would only fill it again).
     private func discardIncoming(_ message: StoredMessage, _ attachment: Attachment, _ stored: StoredAttachment, _ why: Discard,
                                  session: [UInt8], in channel: PairwiseChannel, _ tx: StoreTransaction,
-                                 _ after: inout AfterCommit) throws {
+                                 _ after: inout Engine.AfterCommit, context: some TransfersContext) throws {
         let contact = channel.contact
-        let files = AttachmentFiles(home: account.locations.home)
+        let files = AttachmentFiles(home: context.home)
         if let workFile = stored.workFile {
             after.partialFiles[workFile] = nil
             after.partialFiles[workFile + ".ahead"] = nil
@@ -451,20 +485,20 @@ extension Engine {
         }
         switch why {
         case .unreadable(let error):
-            log("a file from \(contact.name) was discarded: \(error)")
+            context.log("a file from \(contact.name) was discarded: \(error)")
             try tx.discardReceiving(message: message.rowID, reason: "it did not match what \(contact.name) sent")
             _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded,
                                     text: "\(attachment.name) from \(contact.name) could not be read and was discarded. \(contact.name) has been told, so they can send it again.",
-                                    action: nil, messageIDs: [message.id], at: now)
-            _ = try tx.recordUndecryptable(contact: contact.id, id: message.id, session: session, at: now)
+                                    action: nil, messageIDs: [message.id], at: context.now)
+            _ = try tx.recordUndecryptable(contact: contact.id, id: message.id, session: session, at: context.now)
         case .unwritable(let text):
-            log("a file from \(contact.name) was discarded: \(text)")
+            context.log("a file from \(contact.name) was discarded: \(text)")
             // The system's reason ends the text ("cannot write PATH: No space left on device").
             let system = text.components(separatedBy: ": ").last ?? text
             try tx.discardReceiving(message: message.rowID, reason: "it could not be saved (\(system))")
             _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded,
                                     text: IncomingFilePolicy.writeFailedRow(name: attachment.name, contact: contact.name, reason: system),
-                                    action: nil, messageIDs: [message.id], at: now)
+                                    action: nil, messageIDs: [message.id], at: context.now)
         }
         after.events.append(.rowAdded(conversation: contact.id.conversation))
         after.events.append(.transferMoved(conversation: contact.id.conversation, id: message.id))
@@ -473,7 +507,7 @@ extension Engine {
     /// Before the batch commits: what was written to partial files is on disk. A file that
     /// cannot be synced (the disk filled up under it) is discarded like one that cannot be
     /// written; the batch commits with the rest.
-    func syncPartialFiles(_ after: inout AfterCommit, _ tx: StoreTransaction) throws {
+    func syncPartialFiles(_ after: inout Engine.AfterCommit, _ tx: StoreTransaction, context: some TransfersContext) throws {
         for (relative, file) in after.partialFiles.sorted(by: { $0.key < $1.key }) where after.partialFiles[relative] != nil {
             let failure = file.syncFailure()
             guard let text = failure else { continue }
@@ -483,7 +517,7 @@ extension Engine {
             // Whole in this batch: its plaintext was synced before it was moved, and what is
             // left (its `.ahead` file) goes after the commit.
             guard case .moving = stored.state else { continue }
-            try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after)
+            try discardIncoming(message, attachment, stored, .unwritable(text), session: session, in: channel, tx, &after, context: context)
             after.fileProgress[row] = nil
         }
         after.partialFiles.removeAll()

@@ -1,0 +1,107 @@
+import Foundation
+import XCTest
+import RChatCore
+import RChatCrypto
+import RChatStore
+import RChatRelayClient
+import RChatWire
+@testable import RChatEngine
+
+/// The transfers component alone: a real store and channel, and a stand-in for the rest of
+/// the engine (`TransfersContext`) that records the frames sent instead of giving them to a relay.
+final class TransfersTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-transfers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private final class Context: TransfersContext {
+        let store: Store
+        let clock: any Clock = SystemClock()
+        var now: Int64 { clock.now() }
+        var ticks: Double = 100
+        let log = Logger.discarding
+        let home: String
+        var maxIncomingMB = 100
+        var pace = false
+        var forged: [String] = []
+        var events: [ChatEvent] = []
+        var sent: [[UInt8]] = []
+
+        init(store: Store, home: String) {
+            self.store = store
+            self.home = home
+        }
+
+        func keepsPace(_ channel: PairwiseChannel) -> Bool { pace }
+        func isConnected(_ channel: PairwiseChannel) -> Bool { true }
+        func rejectForged(_ what: String) { forged.append(what) }
+        func emit(_ event: ChatEvent) { events.append(event) }
+        func storeIncoming(_ after: inout Engine.AfterCommit, _ tx: StoreTransaction) throws {}
+
+        func sendOnLink(_ channel: PairwiseChannel, _ frame: LinkFrame, as completion: RelayCompletion, flush: Bool) throws -> UInt64 {
+            guard case .envelope(let envelope) = frame else { throw EngineError.io("not an envelope") }
+            sent.append(envelope)
+            return UInt64(sent.count)
+        }
+    }
+
+    private func setUp() throws -> (ChannelInSession, Context) {
+        let p = try ChannelInSession(in: directory, at: 1_000)
+        return (p, Context(store: p.alice.store, home: p.alice.locations.home))
+    }
+
+    /// What Sam reads in each progress report Alice sent: the chunk count.
+    private func reports(_ context: Context, _ p: ChannelInSession) throws -> [UInt32] {
+        try context.sent.map { envelope in
+            let header = try Envelope.openHeader(envelope, conversation: p.samSecret)
+            XCTAssertEqual(header.kind, .fileProgress)
+            var r = ByteReader(try Envelope.openBody(envelope, header: header, key: p.samKeys.receiving))
+            return try r.u32()
+        }
+    }
+
+    func testProgressIsReportedEveryThirtyTwoChunksAndWhenWhole() throws {
+        let (p, context) = try setUp()
+        let transfers = Transfers(), row = MessageRowID(7), id = MessageID.random()
+        for chunks in 1...70 { transfers.reportFileProgress(row, id, chunks, complete: false, p.channel, context: context) }
+        XCTAssertEqual(try reports(context, p), [32, 64])
+        transfers.reportFileProgress(row, id, 71, complete: true, p.channel, context: context)
+        XCTAssertEqual(try reports(context, p), [32, 64, 71], "whole: at once")
+        XCTAssertNil(transfers.progressReported[row], "nothing more to report of a whole file")
+    }
+
+    func testAtTheSteadyPaceAReportWaitsForASlotOneAtATime() throws {
+        let (p, context) = try setUp()
+        context.pace = true
+        let transfers = Transfers(), id = MessageID.random()
+        transfers.reportFileProgress(MessageRowID(1), id, 32, complete: false, p.channel, context: context)
+        transfers.reportFileProgress(MessageRowID(2), id, 5, complete: true, p.channel, context: context)
+        XCTAssertTrue(context.sent.isEmpty, "they wait for the slot's end")
+        XCTAssertTrue(p.channel.slotWaiting.receipts)
+        XCTAssertTrue(transfers.sendProgressOwed(p.channel, one: true, context: context))
+        XCTAssertEqual(try reports(context, p), [32], "one per slot, the oldest file first")
+        XCTAssertTrue(transfers.sendProgressOwed(p.channel, one: false, context: context))
+        XCTAssertEqual(try reports(context, p), [32, 5])
+        XCTAssertFalse(transfers.sendProgressOwed(p.channel, one: false, context: context), "nothing left owed")
+    }
+
+    func testARefusalForNoFileSentIsRejectedAsForgedAndWritesNothing() throws {
+        let (p, context) = try setUp()
+        var after = Engine.AfterCommit()
+        var body = ByteWriter(capacity: 9)
+        body.u8(1)
+        body.u64(5)
+        try p.alice.store.transaction { tx in
+            try Transfers().fileRefused(body.bytes, id: .random(), in: p.channel, tx, &after, context: context)
+        }
+        XCTAssertEqual(context.forged.count, 1)
+        XCTAssertTrue(after.events.isEmpty)
+    }
+}
