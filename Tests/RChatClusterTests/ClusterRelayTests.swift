@@ -147,8 +147,8 @@ final class ClusterRelayTests: XCTestCase {
             XCTAssertEqual(try fixture.alice.sendAll(count, on: la) { _ in payload }, count, "every frame was taken")
         }
         // Rounds of about 4 MiB each, in large frames: the first two warm the node's
-        // buffers up; the 64 MiB held after them must not stay in the node (its heap moves
-        // by a step now and then, a megabyte or two, never by what is held). Small frames
+        // buffers up; the 61 MiB held after them must not stay in the node (its heap moves
+        // by a step now and then, never by what is held). Small frames
         // measured the heap's warm-up instead: 9,000 frames of 4 KB grow it by 6 to 10 MB
         // before it levels off, whatever is held (seen with 36 rounds of them).
         var resident: [Int] = []
@@ -157,7 +157,13 @@ final class ClusterRelayTests: XCTestCase {
             resident.append(try XCTUnwrap(fixture.first.node.residentBytes))
         }
         print("node RSS after each 3.7 MiB held: \(resident.map { "\($0 >> 10) KiB" })")
-        XCTAssertLessThan(resident[17] - resident[1], 8 << 20, "64 MiB more held grew the node: \(resident.map { $0 >> 10 }) KiB")
+        // A node that kept what it holds grows by all of it (about 61 MiB over rounds 2–18);
+        // its heap's warm-up is a fraction, and machine-dependent (0.1–2 MB on one machine,
+        // 8.6 MB levelling off after 12 rounds on another): the bound is a quarter of what
+        // was held meanwhile.
+        let heldMeanwhile = 16 * 64 * payload.count
+        XCTAssertLessThan(resident[17] - resident[1], heldMeanwhile / 4,
+                          "\(heldMeanwhile >> 20) MiB more held grew the node: \(resident.map { $0 >> 10 }) KiB")
     }
 
     func testABacklogOfLargeFramesIsHandedOverWithinTheNodesBudget() throws {
