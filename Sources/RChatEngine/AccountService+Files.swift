@@ -70,7 +70,7 @@ extension AccountService {
 
     /// Reads `source` once into the sent copy (fsynced); returns the plaintext's hash and
     /// how many bytes were read (a file that changed size while read is refused). Its chunks
-    /// are encrypted as they go (`Engine.sendAttachment`), from this copy.
+    /// are encrypted as they go (`Transfers.sendAttachment`), from this copy.
     private static func copyOnce(_ source: OpenFile, size: UInt64, to copy: String) throws(EngineError) -> ([UInt8], UInt64) {
         let plain = try OpenFile.create(copy)
         var hash = StreamingHash()
