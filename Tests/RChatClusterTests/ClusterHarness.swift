@@ -128,7 +128,9 @@ final class ClusterFixture {
         }
         for server in servers { try server.start() }
         for (i, server) in servers.enumerated() {
-            guard poll(timeout: 10, { server.stderr.contains("Server is ready") ? true : nil }) != nil else {
+            // 30 s: under make test's load (two test processes on two cores) one of three
+            // clustered servers once took longer than 10 s past its JetStream store line.
+            guard poll(timeout: 30, { server.stderr.contains("Server is ready") ? true : nil }) != nil else {
                 throw Failure("nats-\(i) did not start: \(server.stderr.suffix(500))")
             }
         }
