@@ -156,6 +156,8 @@ final class ClusterHandover {
         let keys: [TallyKey]
     }
     var inFlightBytes = 0
+    /// Since it was last handed everything, until it is handed anything more (`settle`).
+    var quiet: ClusterTallies.QuietMark?
 
     init(ahead: MailboxReader, mailbox: MailboxID, welcomeOwed: Bool) {
         self.ahead = ahead

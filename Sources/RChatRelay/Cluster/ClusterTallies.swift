@@ -43,7 +43,9 @@ final class ClusterTallies: @unchecked Sendable {
         case release(HeldCharge, heldAt: Int64, then: GivenBack?)
         /// A live frame already published: counted, never refused.
         case count(HeldCharge, heldAt: Int64)
-        case handedOver
+        /// A recipient handed everything, nothing written to its tally since `revision`:
+        /// zeroed (`settle`). Any other write in between leaves it as it is.
+        case handedOver(ifRevision: UInt64)
     }
 
     private struct Pending {
@@ -82,13 +84,30 @@ final class ClusterTallies: @unchecked Sendable {
     private let publish: @Sendable (Hold) -> PublishOutcome?
     private let answer: @Sendable (UInt64, PublishOutcome) -> Void
 
-    init(bucket: TallyBucket, limits: HeldLimits, namingKey: SecretBytes, publish: @escaping @Sendable (Hold) -> PublishOutcome?,
-         answer: @escaping @Sendable (UInt64, PublishOutcome) -> Void) {
+    private let settling: Double
+    private let observe: @Sendable (MailboxID, Settled) -> Void
+
+    /// What became of a handed-over recipient's tally (`settle`), for tests.
+    enum Settled: Equatable, Sendable {
+        /// Read when it was handed everything (nothing to zero when it counts nothing).
+        case read(revision: UInt64)
+        case zeroed
+        /// Written by another change in between: left as it is.
+        case writtenMeanwhile
+        /// Its connection was handed something more, or closed.
+        case broken
+    }
+
+    init(bucket: TallyBucket, limits: HeldLimits, namingKey: SecretBytes, settling: Double = ClusterTallies.quietBeforeZeroing,
+         publish: @escaping @Sendable (Hold) -> PublishOutcome?, answer: @escaping @Sendable (UInt64, PublishOutcome) -> Void,
+         observe: @escaping @Sendable (MailboxID, Settled) -> Void = { _, _ in }) {
         self.bucket = bucket
         self.limits = limits
         self.namingKey = namingKey
+        self.settling = settling
         self.publish = publish
         self.answer = answer
+        self.observe = observe
     }
 
     /// Counts `hold` (then publishes it, or refuses it with `.overQuota`). A live frame for a
@@ -120,7 +139,38 @@ final class ClusterTallies: @unchecked Sendable {
         for key in keys { change(key, .release(charge, heldAt: heldAt, then: nil)) }
     }
 
-    func handedOver(_ mailbox: MailboxID) { change(.recipient(mailbox), .handedOver) }
+    /// A recipient's connection was handed all it held and acknowledged it: its tally is
+    /// zeroed (what a failure left counted — a publish never answered, a node gone between
+    /// counting and publishing or between deleting and giving back — stops counting) if it
+    /// stays quiet. Zeroing at once would wipe a frame another node counted before the
+    /// handover caught up and published after (or one being given back): so the tally is
+    /// read now, and zeroed `quietBeforeZeroing` later (longer than a publish may wait) on that
+    /// revision only — unless `mark` was broken meanwhile (the connection was handed
+    /// something more, or closed), or anything was written to the tally in between.
+    func settle(_ mailbox: MailboxID, mark: QuietMark) {
+        let key = TallyKey.recipient(mailbox)
+        let worker = workers[abs(key.hashValue % workers.count)], name = key.name(hiding: namingKey)
+        worker.async { [self] in
+            guard !closing.load(ordering: .acquiring), mark.isQuiet, let read = bucket.read(name) else { return }
+            observe(mailbox, .read(revision: read.revision))
+            guard read.revision > 0, !read.tally.slots.isEmpty else { return }
+            worker.asyncAfter(deadline: .now() + settling) { [self] in
+                if mark.isQuiet { change(key, .handedOver(ifRevision: read.revision)) } else { observe(mailbox, .broken) }
+            }
+        }
+    }
+
+    /// How long a handed-over recipient's tally must stay unwritten to be zeroed: a publish's
+    /// wait for JetStream, and some.
+    static let quietBeforeZeroing = Double(ClusterLink.publishWait) / 1000 + 5
+
+    /// Set by the loop, read by a worker: false once its connection was handed anything after
+    /// it caught up, or closed.
+    final class QuietMark: Sendable {
+        private let quiet = Atomic<Bool>(true)
+        var isQuiet: Bool { quiet.load(ordering: .acquiring) }
+        func broken() { quiet.store(false, ordering: .releasing) }
+    }
 
     private func change(_ key: TallyKey, _ change: Change) {
         // A frame to hold, and a handover's zeroing (which must not wipe what is counted
@@ -217,6 +267,7 @@ final class ClusterTallies: @unchecked Sendable {
             var tally = known!.tally
             var verdicts: [RefusalReason?] = []
             var keepsUp: [Bool] = []
+            var zeroed: [Bool] = []
             for change in changes {
                 keepsUp.append(false)
                 switch change {
@@ -228,7 +279,13 @@ final class ClusterTallies: @unchecked Sendable {
                     verdicts.append(tally.admit(hold.charge, heldAt: hold.heldAt, as: key, limits: limits))
                 case .release(let charge, let heldAt, _): tally.release(charge, heldAt: heldAt, as: key); verdicts.append(nil)
                 case .count(let charge, let heldAt): tally.count(charge.bytes, heldAt: heldAt); verdicts.append(nil)
-                case .handedOver: tally.handedOver(); verdicts.append(nil)
+                case .handedOver(let revision):
+                    // Only on the revision read when it was handed everything, with nothing of
+                    // this batch before it (a cached entry's write conflicts if it is stale).
+                    let quiet = known!.revision == revision && tally == known!.tally
+                    if quiet { tally.handedOver() }
+                    zeroed.append(quiet)
+                    verdicts.append(nil)
                 }
             }
             if !fresh, verdicts.contains(where: { $0 != nil }) {
@@ -256,6 +313,9 @@ final class ClusterTallies: @unchecked Sendable {
                 }
             }
             for case .release(_, _, let then?) in changes { then.one() }
+            if case .recipient(let mailbox) = key {
+                for quiet in zeroed { observe(mailbox, quiet ? .zeroed : .writtenMeanwhile) }
+            }
             var behindStrict = state.withLock { $0[key]?.strict ?? 0 } > 0
             for (i, change) in changes.enumerated() {
                 guard case .hold(var hold) = change else { continue }

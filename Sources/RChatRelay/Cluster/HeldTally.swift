@@ -94,7 +94,8 @@ struct HeldLimits: Equatable, Sendable {
 /// slot of the hour it was held, and uncounted when it is acknowledged or JetStream refused
 /// it; a slot whose frames have all expired is dropped, so what expired unacknowledged
 /// stops counting as it does in one relay. A recipient whose connection was handed all it
-/// held (`drained`) holds nothing, and its slots are emptied then. A pure value.
+/// held (`drained`) holds nothing, and its slots are emptied once that stays so a while
+/// (`ClusterTallies.settle`). A pure value.
 struct HeldTally: Equatable, Sendable {
     struct Slot: Equatable, Sendable {
         var bytes = 0

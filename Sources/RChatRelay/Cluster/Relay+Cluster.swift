@@ -174,6 +174,7 @@ extension Relay {
 
     func closeHandover(of session: Session) {
         guard let cluster, let handover = cluster.handovers.removeValue(forKey: session.number) else { return }
+        handover.quiet?.broken()
         if let ahead = handover.ahead { cluster.link.closeReader(ahead) }
         if let all = handover.all { cluster.link.closeReader(all) }
     }
@@ -212,6 +213,8 @@ extension Relay {
             // A frame sealed before senders were kept counts for its recipient only.
             let counted = ClusterHandover.Counted(charge: HeldCharge(kind, origin: origin, bytes: payload.count), heldAt: heldAt,
                                                   keys: TallyKey.keys(recipient: mailbox, sender: from ?? HeldSender(host: nil, mailbox: nil)))
+            handover.quiet?.broken()
+            handover.quiet = nil
             handover.inFlight[arrival.sequence] = (payload.count, role, arrival.units, counted)
             handover.inFlightBytes += payload.count
             let number = origins.retain(origin)
@@ -231,8 +234,10 @@ extension Relay {
             session.drainedNoticeDue = false
             session.send(.drained, kind: .drained)
             // Everything it held was handed over and acknowledged: it holds nothing now, and
-            // what expired unacknowledged no longer counts.
-            cluster.link.tallies.handedOver(handover.mailbox)
+            // what a failure left counted stops counting if nothing more comes a while.
+            let mark = ClusterTallies.QuietMark()
+            handover.quiet = mark
+            cluster.link.tallies.settle(handover.mailbox, mark: mark)
         }
     }
 
