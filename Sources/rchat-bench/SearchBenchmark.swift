@@ -23,7 +23,7 @@ extension TUIBenchmark {
         } catch {
             fail("cannot open the search store: \(error)")
         }
-        var random = Generator(seed: 7)
+        var random = SplitMix64(seed: 7)
         let queries: [SearchQuery] = (0..<Self.searchQueries).map { _ in
             let words = (0..<(random.next() % 2 == 0 ? 1 : 2)).map { _ -> String in
                 let word = Vocabulary.word(Vocabulary.rank(&random))
@@ -89,7 +89,7 @@ extension TUIBenchmark {
             try AccountService.create(at: locations, name: "You", relay: try RelayAddress(parsing: Self.offlineRelay))
             let account = try AccountService(locations: locations)
             try account.setSetting(.desktopAlerts, "off")
-            var random = Generator(seed: 1)
+            var random = SplitMix64(seed: 1)
             try account.store.transaction { tx in
                 var contacts: [ContactID] = []
                 for n in 1...Self.searchConversations {
@@ -136,21 +136,8 @@ enum Vocabulary {
     }
 
     /// A rank skewed towards 0 (the cube of a uniform draw).
-    static func rank(_ random: inout Generator) -> Int {
+    static func rank(_ random: inout SplitMix64) -> Int {
         let u = Double(random.next() % 1_000_000) / 1_000_000
         return min(count - 1, Int(u * u * u * Double(count)))
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so every run searches the same store.
-struct Generator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

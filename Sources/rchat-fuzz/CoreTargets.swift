@@ -50,3 +50,66 @@ enum MessageContentTarget: FuzzTarget {
         return contents.map { $0.encoded() }
     }
 }
+
+/// Group membership changes as a member receives them (pieces, `Pieces`): each that decodes
+/// encodes to its own bytes; re-signed by Alice or Bob (so the fuzzer reaches the log's rule,
+/// not only the signature check), each goes to one log of a group Alice made with Bob, which
+/// keeps its invariants whatever comes: at most `memberLimit` members, an admin while anyone
+/// is in it, every change taken after its parents, and the same roster when its changes are
+/// taken again in another order.
+enum MembershipChangeTarget: FuzzTarget {
+    static let name = "membership-change"
+
+    static let create = MembershipChange.signed(.create(name: "Friends", members: [Fixtures.code("Alice", Fixtures.alice, Fixtures.aliceDevice),
+                                                                                   Fixtures.code("Bob", Fixtures.bob, Fixtures.bobDevice)]),
+                                                group: nil, counter: 0, parents: [], by: Fixtures.alice)
+
+    static func run(_ input: [UInt8]) {
+        var log = try! GroupLog(create: create)
+        var taken: [VerifiedChange] = []
+        for piece in Pieces(input) {
+            _ = try? MembershipChange.verified(decoding: piece)
+            guard var change = try? MembershipChange(decoding: piece) else { continue }
+            precondition(change.encoded == piece, "a membership change does not encode to its bytes")
+            // Naming what this log does not hold: into this group, after what it holds, when
+            // the input says so (its counter's low bit).
+            if change.group != nil, !change.parents.allSatisfy({ log.changes[$0] != nil }), change.counter & 1 == 0 {
+                change.group = log.group
+                change.parents = log.sortedHeads
+                change.counter = log.nextCounter
+            }
+            let author = change.author == Fixtures.bob.publicKey ? Fixtures.bob : Fixtures.alice
+            let resigned = MembershipChange.signed(change.action, group: change.group, counter: change.counter, parents: change.parents, by: author)
+            if case .taken(let ids) = log.receive(resigned) {
+                taken += ids.map { VerifiedChange(id: $0, change: log.changes[$0]!) }
+            }
+            check(log)
+        }
+        var again = try! GroupLog(create: create)
+        for change in taken.reversed() { _ = again.receive(change) }
+        precondition(again.roster == log.roster && again.order == log.order, "the same changes in another order fold to another roster")
+    }
+
+    private static func check(_ log: GroupLog) {
+        precondition(log.roster.members.count <= GroupRoster.memberLimit, "a roster over the limit")
+        precondition(log.roster.members.isEmpty || log.roster.admins > 0, "a group with members and no admin")
+        for id in log.order {
+            precondition(log.changes[id]!.parents.allSatisfy { parent in log.order.firstIndex(of: parent)! < log.order.firstIndex(of: id)! },
+                         "a change folded before its parent")
+        }
+    }
+
+    static func seeds() -> [[UInt8]] {
+        var log = try! GroupLog(create: create)
+        var pieces: [[UInt8]] = []
+        let carol = Fixtures.code("Carol", Fixtures.signingKey(8), Fixtures.signingKey(9))
+        for (action, author) in [(MembershipChange.Action.add([carol]), Fixtures.alice), (.role(member: Fixtures.bob.publicKey, .admin), Fixtures.alice),
+                                 (.rename("Climbing"), Fixtures.bob), (.timer(seconds: 3600), Fixtures.bob),
+                                 (.remove(member: carol.accountKey), Fixtures.bob), (.leave, Fixtures.alice)] {
+            let change = MembershipChange.next(action, in: log, by: author)
+            _ = log.receive(change)
+            pieces.append(change.change.encoded)
+        }
+        return [Pieces.join(pieces), create.change.encoded, Pieces.join(Array(pieces.reversed()))]
+    }
+}

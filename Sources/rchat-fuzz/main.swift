@@ -18,7 +18,7 @@ let targets: [any FuzzTarget.Type] = [
     ClientFrameTarget.self, RelayFrameTarget.self, RelayConnectionTarget.self, ContactCodeTarget.self,
     MessageContentTarget.self, EnvelopeTarget.self, HandshakeTarget.self, CouldNotReadTarget.self,
     MessageRequestTarget.self, AttachmentChunkTarget.self, KeyDecoderTarget.self, PastedTextTarget.self,
-    ImageTarget.self, OggOpusTarget.self,
+    ImageTarget.self, OggOpusTarget.self, MembershipChangeTarget.self,
 ]
 
 /// The target libFuzzer calls (set once, before the driver starts).
