@@ -39,15 +39,16 @@ extension RelayCompletion {
     /// A dummy is never sent again.
     static var dummy: RelayCompletion { RelayCompletion(recordsNothing: true, taken: { _, _, _, _ in }, refused: { _, _, _, _ in }) }
 
-    /// A message's item (a text, a file's first frame) in a session or as a request.
-    static func message(_ contactID: ContactID, _ row: MessageRowID) -> RelayCompletion {
+    /// A message's item (a text, a file's first frame: `isAttachment`, as the outbox knew it)
+    /// in a session or as a request.
+    static func message(_ contactID: ContactID, _ row: MessageRowID, isAttachment: Bool) -> RelayCompletion {
         RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
             let channel = engine.channels[contactID]
             channel?.acknowledged(row)
             // Off the outbox now: a later Resend in this session must go out.
             channel?.traffic.sent.remove(row)
             batch.takenFor[row] = contactID
-            if try Transfers.isAttachment(row, tx) { batch.attachmentItems.insert(row) } else { batch.taken.append(row) }
+            if isAttachment { batch.attachmentItems.insert(row) } else { batch.taken.append(row) }
         }, refused: { engine, reason, batch, tx in
             // Stays Sending; tried again after a backoff. Unless it already left the outbox:
             // another copy (a request, an earlier session's) was acknowledged, or a receipt
@@ -59,7 +60,7 @@ extension RelayCompletion {
             channel?.traffic.sent.remove(row)
             channel?.acknowledged(row)
             channel?.backoffPending = true
-            if Outbox.refusedForRoom(reason), try Transfers.isAttachment(row, tx) {
+            if Outbox.refusedForRoom(reason), isAttachment {
                 channel?.roomRefused.insert(row)
                 batch.roomRefusedNow.insert(contactID)
             }

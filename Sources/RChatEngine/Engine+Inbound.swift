@@ -416,13 +416,9 @@ extension Engine {
             if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
         case .receiptDelivered, .receiptRead, .fileDelivered:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
-            var ids = Self.receiptIDs(body)
-            if header.kind == .receiptDelivered, try tx.hasOutgoingAttachments(contact: contact.id) {
-                // An attachment's item was stored there; its Delivered comes with the whole file.
-                let files = try tx.outgoingAttachmentIDs(contact: contact.id, among: ids)
-                ids.removeAll { files.contains($0) }
-            }
-            for change in try tx.raiseStatuses(contact: contact.id, ids: ids, event: event, at: now) {
+            // An attachment's item was stored there; its Delivered comes with the whole file.
+            for change in try tx.raiseStatuses(contact: contact.id, ids: Self.receiptIDs(body), event: event,
+                                               exceptAttachments: header.kind == .receiptDelivered, at: now) {
                 channel.acknowledged(change.message)
                 if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
             }

@@ -144,7 +144,7 @@ final class Outbox {
             let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
                                          keys: keys, conversation: channel.secret)
             do {
-                _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(channel.contact.id, item.message), flush: false)
+                _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(channel.contact.id, item.message, isAttachment: false), flush: false)
             } catch {
                 break
             }
@@ -163,7 +163,7 @@ final class Outbox {
         for item in dueItems where !item.content.isAttachment {
             guard client.hasRoom() else { break }
             let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, content: item.content)
-            guard context.sendRequest(request, to: channel.contact, token: token, at: address, as: .message(channel.contact.id, item.message))
+            guard context.sendRequest(request, to: channel.contact, token: token, at: address, as: .message(channel.contact.id, item.message, isAttachment: false))
             else { break }
             channel.traffic.sent.insert(item.message)
             channel.expectAcknowledgement(of: item.message, by: deadline)

@@ -65,7 +65,7 @@ final class Transfers {
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
                                          keys: keys, conversation: channel.secret)
-            do { _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message), flush: false) } catch { return false }
+            do { _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message, isAttachment: true), flush: false) } catch { return false }
             channel.traffic.sent.insert(item.message)
             channel.expectAcknowledgement(of: item.message, by: deadline)
         }
@@ -239,12 +239,6 @@ final class Transfers {
         }
         return whole
     }
-
-    /// Whether a message the relay took is an attachment (its Sent waits for the chunks).
-    static func isAttachment(_ row: MessageRowID, _ tx: StoreTransaction) throws -> Bool {
-        try tx.attachment(message: row) != nil
-    }
-
     // MARK: receiving
 
     /// A message item that is an attachment was stored (or came again): its file record,

@@ -184,30 +184,6 @@ extension StoreAccess {
             """).map { ContactID(try $0.int64("conversation_id")) }
     }
 
-    /// Whether any message to `contact` is an attachment (most conversations have none: the
-    /// receipts of those need no lookup).
-    public func hasOutgoingAttachments(contact: ContactID) throws -> Bool {
-        try database.queryOne("""
-            SELECT EXISTS (SELECT 1 FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-                           WHERE a.direction = 'out' AND m.conversation_id = ?)
-            """, [.integer(contact.rawValue)])?.int64(at: 0) == 1
-    }
-
-    /// Of `ids` (messages to `contact`), those that are attachments: their Delivered comes
-    /// with the whole file, not with the message item.
-    public func outgoingAttachmentIDs(contact: ContactID, among ids: [MessageID]) throws -> Set<MessageID> {
-        var out = Set<MessageID>()
-        try BatchSQL.forEachList(ids) { part in
-            for row in try database.query("""
-                SELECT m.id FROM messages m JOIN attachments a ON a.message_rowid = m.rowid
-                WHERE m.conversation_id = ? AND m.direction = 'out' AND m.id IN \(BatchSQL.inList)
-                """, [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })) {
-                out.insert(try row.messageID("id", table: "messages"))
-            }
-        }
-        return out
-    }
-
     static func decodeAttachment(_ row: Row) throws -> StoredAttachment {
         let count = Int(try row.int64("chunk_count"))
         guard let chunks = ChunkSet(count: count, encoded: try row.blob("chunks")) else {

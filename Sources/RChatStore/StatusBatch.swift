@@ -10,10 +10,12 @@ extension StoreAccess {
     /// writing a timeline entry for each status that changed and taking each delivery found
     /// off the outbox. Unknown ids are skipped. Returns one change per delivery found, in the
     /// order found.
+    /// `exceptAttachments`: an attachment among them is left as it is (a Delivered receipt for
+    /// its item: its Delivered comes with the whole file), found in the same statement.
     public func raiseDeliveries(conversation: ConversationID, member: ContactID, ids: [MessageID], event: StatusEvent,
-                                at now: Int64) throws -> [StatusChange] {
+                                exceptAttachments: Bool = false, at now: Int64) throws -> [StatusChange] {
         try atomically {
-            let changes = try raise(ids, lookup: StatusBatchSQL.lookupByID,
+            let changes = try raise(ids, lookup: exceptAttachments ? StatusBatchSQL.lookupByIDExceptAttachments : StatusBatchSQL.lookupByID,
                                     prefix: [.integer(conversation.rawValue), .integer(member.rawValue)],
                                     value: { .blob($0.bytes) }, event: event, at: now)
             // A receipt proved them arrived: a row offering Resend for them may have nothing left to offer.
@@ -24,8 +26,10 @@ extension StoreAccess {
     }
 
     /// The contact's direct conversation (`raiseDeliveries(conversation:member:…)`).
-    public func raiseStatuses(contact: ContactID, ids: [MessageID], event: StatusEvent, at now: Int64) throws -> [StatusChange] {
-        try raiseDeliveries(conversation: contact.conversation, member: contact, ids: ids, event: event, at: now)
+    public func raiseStatuses(contact: ContactID, ids: [MessageID], event: StatusEvent, exceptAttachments: Bool = false,
+                              at now: Int64) throws -> [StatusChange] {
+        try raiseDeliveries(conversation: contact.conversation, member: contact, ids: ids, event: event,
+                            exceptAttachments: exceptAttachments, at: now)
     }
 
     /// The same for deliveries known by key (the relay's acknowledgements: Sent), a member's
@@ -139,6 +143,12 @@ private enum StatusBatchSQL {
         SELECT m.rowid AS rowid, s.member_id AS member_id, m.id AS id, s.status AS status
         FROM messages AS m JOIN message_status AS s ON s.message_rowid = m.rowid AND s.member_id = ?2
         WHERE m.conversation_id = ?1 AND m.id IN
+        """ + BatchSQL.inList
+    // An attachment's row is found by its message's rowid (its key): one probe per id.
+    static let lookupByIDExceptAttachments = """
+        SELECT m.rowid AS rowid, s.member_id AS member_id, m.id AS id, s.status AS status
+        FROM messages AS m JOIN message_status AS s ON s.message_rowid = m.rowid AND s.member_id = ?2
+        WHERE m.conversation_id = ?1 AND NOT EXISTS (SELECT 1 FROM attachments AS a WHERE a.message_rowid = m.rowid) AND m.id IN
         """ + BatchSQL.inList
     static let lookupByRow = """
         SELECT s.message_rowid AS rowid, s.member_id AS member_id, m.id AS id, s.status AS status

@@ -258,7 +258,10 @@ extension MigrationTests {
         XCTAssertEqual(try store.incomingFilesMoving(contact: sam), 1)
         let outFile = try XCTUnwrap(store.attachment(message: MessageRowID(f.outgoingFile)))
         XCTAssertEqual(outFile.waiting, .room)
-        XCTAssertTrue(try store.hasOutgoingAttachments(contact: sam))
+        // Still Sam's file: a Delivered receipt for its item leaves it to the whole file's.
+        let outMessage = try XCTUnwrap(store.message(MessageRowID(f.outgoingFile)))
+        XCTAssertEqual(outMessage.conversation, sam.conversation)
+        XCTAssertEqual(try store.raiseStatuses(contact: sam, ids: [outMessage.id], event: .deliveredReceipt, exceptAttachments: true, at: 1), [])
         let hits = try store.search(SearchQuery("umbrella"))
         XCTAssertEqual(Set(hits.map(\.conversation)), [sam.conversation, alex.conversation])
         XCTAssertEqual(try store.search(SearchQuery("umbrella"), in: sam.conversation).map(\.message), [unread.key])

@@ -29,6 +29,18 @@ final class UploadWaitingTests: StoreTestCase {
                                                         [.integer(row.rawValue)]), "only the reasons UploadWait knows")
     }
 
+    func testADeliveredReceiptForAFilesItemLeavesItToTheWholeFile() throws {
+        let file = try outgoingFile()
+        let text = try store.insertOutgoing(contact: sam, id: .random(), content: .text("and a note"), at: 101)
+        let fileID = try XCTUnwrap(store.message(file)).id, textID = try XCTUnwrap(store.message(text)).id
+        let changes = try store.raiseStatuses(contact: sam, ids: [fileID, textID], event: .deliveredReceipt, exceptAttachments: true, at: 200)
+        XCTAssertEqual(changes.map(\.id), [textID], "the text only")
+        XCTAssertEqual(try store.message(file)?.status, .sending)
+        XCTAssertNotNil(try store.outboxItem(message: file), "the file still goes")
+        XCTAssertEqual(try store.raiseStatuses(contact: sam, ids: [fileID], event: .deliveredReceipt, at: 300).map(\.current), [.delivered],
+                       "the whole file's receipt")
+    }
+
     func testAttemptNowCutsABackoffShortAndNeverPutsOneOff() throws {
         let row = try outgoingFile()
         try store.recordSendAttempt(message: row, session: nil, nextAttemptAt: 400)
