@@ -9,6 +9,8 @@ public enum JSONLine {
         case strings([String])
         /// A nested object, keys in the order given.
         case object([(String, Value)])
+        /// A list of objects.
+        case objects([[(String, Value)]])
 
         public static func int(_ v: Int) -> Value { .int(Int64(v)) }
         public static func optionalString(_ v: String?) -> Value { v.map(Value.string) ?? .null }
@@ -35,6 +37,7 @@ public enum JSONLine {
         case .null: return "null"
         case .strings(let list): return "[" + list.map(quote).joined(separator: ",") + "]"
         case .object(let fields): return renderObject(fields)
+        case .objects(let list): return "[" + list.map(renderObject).joined(separator: ",") + "]"
         }
     }
 

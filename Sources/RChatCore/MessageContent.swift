@@ -12,10 +12,14 @@
 ///         32        hash of the plaintext file
 ///         32        the key the file is encrypted with
 ///     u8 kind = 3   control item
-///         u8        control kind: 1 disappearing-timer change
+///         u8        control kind: 1 disappearing-timer change, 2 group changes
+///       1:
 ///         u32       the timer in seconds: 0 (off) or one of `DisappearingTimer`'s
 ///         u64       the change's counter (`TimerPolicy.Change`), 1 … 2^62; absent: 0
 ///                   (an rChat before counters; counter 0 is always written this way)
+///       2:          changes of a group's membership log (`MembershipChange`), in a group
+///                   message (the envelope names the group)
+///         u8        how many (1 … 255), then each: u16 length (1 … 65,535), its bytes
 ///
 ///     u8 kind = 0   an envelope of a kind this version does not know, as it came
 ///         u8        its envelope kind (13 … 127: an item, `EnvelopeKind.isNewerItem`)
@@ -86,6 +90,16 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             precondition(counter <= TimerPolicy.maximumCounter, "a timer change's counter is at most 2^62")
             if counter > 0 { w.u64(counter) }
             return w.bytes
+        case .control(.groupChanges(let changes)):
+            precondition((1...255).contains(changes.count) && changes.allSatisfy { (1...0xffff).contains($0.count) },
+                         "1 to 255 group changes of 1 to 65,535 bytes")
+            var w = ByteWriter(capacity: 3 + changes.reduce(0) { $0 + 2 + $1.count })
+            w.u8(Kind.control.rawValue)
+            w.u8(ControlItem.Kind.groupChanges.rawValue)
+            w.u8(UInt8(changes.count))
+            for change in changes { w.short(change) }
+            precondition(w.bytes.count <= Self.maximumEncodedBytes, "group changes fit one content")
+            return w.bytes
         case .newer(.content(let bytes)):
             return bytes
         case .newer(.envelope(let kind, let body)):
@@ -150,6 +164,17 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
                 }
                 try r.end()
                 self = .control(.timerChanged(timer, counter: counter))
+            case .groupChanges:
+                let count = Int(try r.u8("number of changes"))
+                guard count > 0 else { throw .empty(field: "changes") }
+                var changes: [[UInt8]] = []
+                for _ in 0..<count {
+                    let length = Int(try r.u16("change length"))
+                    guard length > 0 else { throw .empty(field: "change") }
+                    changes.append(Array(try r.bytes(length, "change")))
+                }
+                try r.end()
+                self = .control(.groupChanges(changes))
             }
         }
     }
@@ -166,6 +191,10 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             let who = direction == .outgoing ? "You" : peer
             guard let phrase = timer.phrase else { return "\(who) turned off disappearing messages." }
             return "\(who) set disappearing messages to \(phrase)."
+        case .control(.groupChanges(let changes)):
+            let who = direction == .outgoing ? "You" : peer
+            let said = changes.compactMap { try? MembershipChange(decoding: $0) }.map(\.summary)
+            return "\(who) " + (said.isEmpty ? "changed the group." : said.joined(separator: "; ") + ".")
         case .newer:
             return Self.newerText
         }
@@ -177,6 +206,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         case .text(let text): return "text (\(text.utf8.count) bytes)"
         case .attachment(let a): return "\(a.kind) attachment (\(a.size) bytes)"
         case .control(.timerChanged(let timer, _)): return "disappearing timer change (\(timer.rawValue) s)"
+        case .control(.groupChanges(let changes)): return "\(changes.count) group change(s)"
         case .newer(.content(let bytes)): return "content of a newer kind \(bytes[0]) (\(bytes.count) bytes)"
         case .newer(.envelope(let kind, let body)): return "an envelope of a newer kind \(kind) (\(body.count) bytes)"
         }
@@ -250,9 +280,13 @@ public enum ControlItem: Equatable, Sendable {
     /// The conversation's disappearing-message timer was set (or turned off), with the
     /// change's counter (`TimerPolicy.Change`; 0: from an rChat before counters).
     case timerChanged(DisappearingTimer, counter: UInt64 = 0)
+    /// Changes of a group's membership log, as their authors signed them (in a group
+    /// message: the envelope names the group). What a member takes is `GroupLog`'s to say.
+    case groupChanges([[UInt8]])
 
     enum Kind: UInt8 {
         case timerChanged = 1
+        case groupChanges = 2
     }
 }
 
@@ -344,6 +378,10 @@ private struct ContentReader {
     }
 
     mutating func u8(_ field: String) throws(MessageContentError) -> UInt8 { try bytes(1, field).first! }
+
+    mutating func u16(_ field: String) throws(MessageContentError) -> UInt16 {
+        try bytes(2, field).reduce(0) { $0 << 8 | UInt16($1) }
+    }
 
     mutating func u32(_ field: String) throws(MessageContentError) -> UInt32 {
         try bytes(4, field).reduce(0) { $0 << 8 | UInt32($1) }

@@ -29,7 +29,14 @@ extension AccountService {
     /// were refused it is stored as Failed to send: nothing leaves.
     /// Text only: a file goes through `sendFile` (from its path), and this version sends no timer change.
     public func send(to name: String, content: MessageContent) throws(EngineError) -> MessageID {
-        try send(to: contact(named: name), content: content)
+        let contact = try Self.wrap { try store.contact(named: name) }.flatMap { $0.isDeleted ? nil : $0 }
+        let groups = try Self.wrap { try store.groups(named: name) }
+        if !groups.isEmpty {
+            guard contact == nil else { throw .usage("a contact and a group are both named \(name): rename one (rchat rename)") }
+            guard case .text(let text) = content else { throw .usage("this version of rChat sends text to a group") }
+            return try send(toGroup: group(named: name), text: text)
+        }
+        return try send(to: self.contact(named: name), content: content)
     }
 
     public func send(to contact: Contact, content: MessageContent) throws(EngineError) -> MessageID {
@@ -218,7 +225,39 @@ extension AccountService {
 
     /// The conversation as `rchat list` and the TUI show it: all of it, or a page.
     public func conversation(_ name: String, limit: Int? = nil, skippingLatest: Int = 0) throws(EngineError) -> [ConversationItem] {
-        try conversation(contact(named: name), limit: limit, skippingLatest: skippingLatest)
+        let contact = try Self.wrap { try store.contact(named: name) }.flatMap { $0.isDeleted ? nil : $0 }
+        if contact == nil, try !Self.wrap({ try store.groups(named: name) }).isEmpty {
+            return try conversation(group(named: name), limit: limit, skippingLatest: skippingLatest)
+        }
+        return try conversation(self.contact(named: name), limit: limit, skippingLatest: skippingLatest)
+    }
+
+    /// A group's conversation: each incoming message with its author, each outgoing one with
+    /// its delivery to each member it was written to.
+    public func conversation(_ group: StoredGroup, limit: Int? = nil, skippingLatest: Int = 0) throws(EngineError) -> [ConversationItem] {
+        try Self.wrap {
+            let count = try limit ?? store.conversationCount(group.conversation)
+            let stored = try store.conversation(group.conversation, limit: count, skippingLatest: skippingLatest)
+            var names: [ContactID: String] = [:]
+            func name(_ id: ContactID) throws -> String {
+                if let known = names[id] { return known }
+                let found = try store.contact(id: id)?.name ?? "someone"
+                names[id] = found
+                return found
+            }
+            return try stored.map { stored -> ConversationItem in
+                guard case .message(let m) = stored else { return item(stored, [:], peer: group.name) }
+                let author = try m.author.map(name)
+                var shown = item(stored, [:], peer: author ?? group.name)
+                guard case .message(var message) = shown else { return shown }
+                message.author = author
+                if m.isOutgoing {
+                    message.deliveries = try store.deliveries(message: m.rowID).map { .init(member: try name($0.key.member), status: $0.status) }
+                }
+                shown = .message(message)
+                return shown
+            }
+        }
     }
 
     public func conversation(_ contact: Contact, limit: Int? = nil, skippingLatest: Int = 0) throws(EngineError) -> [ConversationItem] {

@@ -52,6 +52,16 @@ extension AccountService {
                     let keysChanged = try tx.updatePinnedKeys(contact: known.id, accountKey: code.accountKey, deviceKey: code.deviceKey,
                                                               deviceCertificate: code.deviceCertificate, at: now)
                     try tx.setRelayAddress(contact: known.id, code.relay.description)
+                    try tx.setCode(contact: known.id, code.text)
+                    if known.kind == .member {
+                        // Met through a group: a contact now, with a conversation of their own.
+                        let name = chosenName ?? code.name
+                        guard try tx.contact(named: name) == nil else {
+                            throw EngineError.usage("a contact named \(name) already exists; choose another name with --name NAME")
+                        }
+                        try tx.makeContact(member: known.id, name: name, at: now)
+                        return AddContactResult(conversation: known.id.conversation, name: name, change: .added, safetyNumber: safety)
+                    }
                     var name = known.name
                     if let chosenName, chosenName != known.name {
                         try tx.rename(contact: known.id, to: chosenName)
@@ -85,6 +95,7 @@ extension AccountService {
                                             deviceCertificate: code.deviceCertificate, at: now)
                     try tx.setRelayAddress(contact: mismatched.id, code.relay.description)
                     try tx.setInviteToken(contact: mismatched.id, code.inviteToken)
+                    try tx.setCode(contact: mismatched.id, code.text)
                     try tx.setState(contact: mismatched.id, .ok)
                     try tx.removeSealedState(contact: mismatched.id)
                     try tx.removeNewDeviceRows(contact: mismatched.id)
@@ -96,7 +107,7 @@ extension AccountService {
                 }
                 let added = try tx.addContact(NewContact(name: name, accountKey: code.accountKey, deviceKey: code.deviceKey,
                                                  deviceCertificate: code.deviceCertificate, relayAddress: code.relay.description,
-                                                 inviteToken: code.inviteToken, state: .ok), at: now)
+                                                 inviteToken: code.inviteToken, state: .ok, code: code.text), at: now)
                 return AddContactResult(conversation: added.id.conversation, name: name, change: .added, safetyNumber: safety)
             }
         }

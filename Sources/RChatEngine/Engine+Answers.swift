@@ -23,6 +23,8 @@ struct AnswerBatch {
     /// Sent: the relay took these messages. Raised together at the end.
     var taken: [MessageRowID] = []
     var takenFor: [MessageRowID: ContactID] = [:]
+    /// A group's messages the relay took for one member each, and their conversation.
+    var groupTaken: [(delivery: DeliveryKey, conversation: ConversationID)] = []
     /// Attachments: their items and chunks the relay took, Sent once all are.
     var chunksTaken: [MessageRowID: [Int]] = [:]
     var attachmentItems: Set<MessageRowID> = []
@@ -41,21 +43,27 @@ extension RelayCompletion {
 
     /// A message's item (a text, a file's first frame: `isAttachment`, as the outbox knew it)
     /// in a session or as a request.
-    static func message(_ contactID: ContactID, _ row: MessageRowID, isAttachment: Bool) -> RelayCompletion {
+    static func message(_ contactID: ContactID, _ row: MessageRowID, isAttachment: Bool, conversation: ConversationID) -> RelayCompletion {
         RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
             let channel = engine.channels[contactID]
             channel?.acknowledged(row)
             // Off the outbox now: a later Resend in this session must go out.
             channel?.traffic.sent.remove(row)
+            if conversation != contactID.conversation {
+                // A group's: that member's delivery only (files in groups are not sent yet).
+                batch.groupTaken.append((DeliveryKey(message: row, member: contactID), conversation))
+                return
+            }
             batch.takenFor[row] = contactID
             if isAttachment { batch.attachmentItems.insert(row) } else { batch.taken.append(row) }
         }, refused: { engine, reason, batch, tx in
             // Stays Sending; tried again after a backoff. Unless it already left the outbox:
             // another copy (a request, an earlier session's) was acknowledged, or a receipt
             // came — then there is nothing to retry.
-            guard let queued = try tx.outboxItem(message: row) else { return }
+            let delivery = DeliveryKey(message: row, member: contactID)
+            guard let queued = try tx.outboxItem(delivery) else { return }
             let wait = Int64(min(300, 1 << min(queued.attempts + 1, 8)))
-            try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: batch.t + wait)
+            try tx.recordSendAttempt(delivery, session: nil, nextAttemptAt: batch.t + wait)
             let channel = engine.channels[contactID]
             channel?.traffic.sent.remove(row)
             channel?.acknowledged(row)
@@ -180,6 +188,13 @@ extension Engine {
             if let contactID = batch.takenFor[change.message], channels[contactID] != nil {
                 batch.events.append(.statusChanged(conversation: contactID.conversation, id: change.id, status: change.current))
             }
+        }
+        guard !batch.groupTaken.isEmpty else { return }
+        try tx.startExpiry(messages: batch.groupTaken.map(\.delivery.message), at: batch.t)
+        let conversations = Dictionary(batch.groupTaken.map { ($0.delivery.message, $0.conversation) }, uniquingKeysWith: { a, _ in a })
+        for change in try tx.raiseDeliveries(batch.groupTaken.map(\.delivery), event: .relayAcknowledged, at: batch.t) where change.changed {
+            guard let conversation = conversations[change.message] else { continue }
+            batch.events.append(.statusChanged(conversation: conversation, id: change.id, status: try tx.deliverySummary(message: change.message).shown ?? change.current))
         }
     }
 }

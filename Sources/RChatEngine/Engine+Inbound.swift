@@ -19,6 +19,10 @@ extension Engine {
         var resendQueued: [PairwiseChannel] = []
         /// Messages decrypted in this batch, stored together before the commit.
         var incoming: [(PairwiseChannel, IncomingMessage)] = []
+        /// A group's messages to store, each in its group's conversation, from the channel's contact.
+        var groupIncoming: [(PairwiseChannel, ConversationID, IncomingMessage)] = []
+        /// A group's changes made member rows: the engine sets up their channels.
+        var contactsAdded = false
         /// What the batch stored, per conversation, once it commits.
         var stored: [(PairwiseChannel, [OwedDelivered])] = []
         /// Conversations whose keys changed: set up again after the commit.
@@ -47,7 +51,9 @@ extension Engine {
         /// Nothing here needs to happen before the next batch is stored: acknowledgements,
         /// events and receipts only. A batch that answers a handshake, starts a session or
         /// changes keys is synced and acted on at once.
-        var canWaitForDisk: Bool { replies.isEmpty && sessionsStarted.isEmpty && resendQueued.isEmpty && rebuild.isEmpty && keysDontMatch.isEmpty }
+        var canWaitForDisk: Bool {
+            replies.isEmpty && sessionsStarted.isEmpty && resendQueued.isEmpty && rebuild.isEmpty && keysDontMatch.isEmpty && !contactsAdded
+        }
     }
 
     /// Stores everything in `batch` in one transaction, then acknowledges it to the relay:
@@ -140,6 +146,8 @@ extension Engine {
         }
         for channel in after.resendQueued { try flushOutbox(channel) }
         for contactID in after.rebuild { try rebuild(contactID) }
+        // People a group brought in: a channel each, to meet them at the relay.
+        if after.contactsAdded { try reloadConversations() }
         for channel in after.keysDontMatch { leaveLink(channel, .detached) }
         for path in after.filesToRemove { unlink(path) }
         for (row, (channel, id, chunks, complete)) in after.fileProgress { transfers.reportFileProgress(row, id, chunks, complete: complete, channel, context: self) }
@@ -401,6 +409,21 @@ extension Engine {
             // What this version cannot show (a timer change from a later version) is kept as it
             // came and shown as a row saying so (`MessageContent.displayText`).
             after.incoming.append((channel, incoming(header, content, encoded, heldAt)))
+        case .groupMessage:
+            guard !contact.isBlocked, !contact.isDeleted else { return }
+            try receiveGroupMessage(body, header, heldAt, from: channel, tx, &after)
+        case .groupReceiptDelivered, .groupReceiptRead:
+            guard let (groupID, ids) = GroupWire.receipt(body) else { return rejectForged("a group receipt from \(contact.name) that does not read") }
+            guard let group = try tx.group(id: groupID.bytes) else { return }
+            let event: StatusEvent = header.kind == .groupReceiptRead ? .readReceipt : .deliveredReceipt
+            for change in try tx.raiseDeliveries(conversation: group.conversation, member: contact.id, ids: ids, event: event,
+                                                 exceptAttachments: header.kind == .groupReceiptDelivered, at: now) {
+                channel.acknowledged(change.message)
+                if change.changed {
+                    after.events.append(.statusChanged(conversation: group.conversation, id: change.id,
+                                                       status: try tx.deliverySummary(message: change.message).shown ?? change.current))
+                }
+            }
         case .chunk:
             try transfers.receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after, context: self)
         case .fileRefused:
@@ -443,6 +466,47 @@ extension Engine {
         }
     }
 
+    /// A group's message from the channel's contact: changes to the group's log (taken, the
+    /// group made if this side is in it), or something to show — stored in the group's
+    /// conversation only when its author is a current member of the roster this side holds.
+    private func receiveGroupMessage(_ body: [UInt8], _ header: EnvelopeHeader, _ heldAt: Int64, from channel: PairwiseChannel,
+                                     _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let contact = channel.contact
+        guard let (groupID, timer, encoded) = GroupWire.message(body) else {
+            return rejectForged("a group message from \(contact.name) that does not read")
+        }
+        let content: MessageContent
+        do { content = try MessageContent(decoding: encoded) } catch {
+            return rejectForged("a group message from \(contact.name) whose content does not decode (\(error))")
+        }
+        let conversation: ConversationID
+        if case .control(.groupChanges(let changes)) = content {
+            let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, me: identity.accountKey.publicKey,
+                                                              tx, at: now, log: { log($0) })
+            if added { after.contactsAdded = true }
+            switch received {
+            case .dropped(let why): return log("a group message from \(contact.name) dropped: \(why)")
+            case .message(let c): conversation = c
+            }
+            after.events.append(.conversationsChanged)
+        } else {
+            guard let group = try tx.group(id: groupID.bytes) else {
+                return log("a group message from \(contact.name) dropped: a group this account does not hold")
+            }
+            guard try tx.members(group.conversation).contains(where: { $0.contact == contact.id && $0.state == .current }) else {
+                return log("a group message from \(contact.name) dropped: they are not in the group")
+            }
+            conversation = group.conversation
+        }
+        if timer != 0 {
+            guard let t = DisappearingTimer(rawValue: timer), t != .off else {
+                return rejectForged("a group message from \(contact.name) with a timer that is not one")
+            }
+            after.timers.append((channel, header.messageID, t))
+        }
+        after.groupIncoming.append((channel, conversation, incoming(header, content, encoded, heldAt)))
+    }
+
     /// A message item to store, from the envelope it came in.
     private func incoming(_ header: EnvelopeHeader, _ content: MessageContent, _ encoded: [UInt8], _ heldAt: Int64) -> IncomingMessage {
         IncomingMessage(id: header.messageID, content: content, encodedContent: encoded, sentAt: heldAt, seq: Int64(bitPattern: header.sequence))
@@ -458,6 +522,7 @@ extension Engine {
     }
 
     func storeIncoming(_ after: inout AfterCommit, _ tx: StoreTransaction) throws {
+        try storeGroupIncoming(&after, tx)
         guard !after.incoming.isEmpty else { return }
         var order: [ContactID] = []
         var groups: [ContactID: (PairwiseChannel, [IncomingMessage])] = [:]
@@ -482,7 +547,8 @@ extension Engine {
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {
                         after.events.append(.conversationsChanged)
                     }
-                case .text, .newer:
+                case .text, .newer, .control(.groupChanges):
+                    // Group changes in a one-to-one conversation change no group: kept as shown.
                     break
                 }
             }
@@ -493,6 +559,25 @@ extension Engine {
             for message in stored {
                 after.events.append(.newMessage(conversation: channel.directConversation, id: message.id,
                                                 preview: contents[message.id]?.displayText(direction: .incoming) ?? ""))
+            }
+        }
+    }
+
+    /// A group's messages, each in its conversation from the channel's contact; a Delivered
+    /// receipt is owed for each from the commit (by the member's mark in that conversation).
+    private func storeGroupIncoming(_ after: inout AfterCommit, _ tx: StoreTransaction) throws {
+        guard !after.groupIncoming.isEmpty else { return }
+        let batch = after.groupIncoming
+        after.groupIncoming.removeAll()
+        for (channel, conversation, message) in batch {
+            let stored = try tx.insertIncoming(conversation: conversation, author: channel.contact.id, [message], at: now)
+            after.receiptsOwed += stored.count
+            for (c, messageID, timer) in after.timers where c === channel && messageID == message.id {
+                for row in stored { try tx.setExpiry(message: row.row, after: timer) }
+            }
+            for row in stored {
+                after.events.append(.newMessage(conversation: conversation, id: row.id,
+                                                preview: message.content.displayText(direction: .incoming, peer: channel.contact.name)))
             }
         }
     }

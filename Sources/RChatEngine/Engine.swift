@@ -89,7 +89,7 @@ public final class Engine: @unchecked Sendable {
         // Before anything of this run is written: every page of the file is sound, and
         // every saved session opens. Damage is reported and left as it is.
         try AccountService.wrap { try account.store.checkWholeFile() }
-        for contact in try AccountService.wrap({ try account.store.contacts(includingDeleted: true) }) {
+        for contact in try AccountService.wrap({ try account.store.contacts(includingDeleted: true, includingMembers: true) }) {
             _ = try account.savedState(of: contact, in: account.store)
         }
     }
@@ -325,7 +325,7 @@ public final class Engine: @unchecked Sendable {
             identity = current
             if movedMailbox { for connection in connections.values { connection.client?.close() } }
         }
-        let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true) }
+        let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true, includingMembers: true) }
         var verified: [PairwiseChannel] = []
         // Another process renamed, muted, blocked or deleted a contact: the view's list
         // says so at once (it keeps its windows by id, so a rename leaves them open).

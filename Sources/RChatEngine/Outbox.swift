@@ -144,7 +144,7 @@ final class Outbox {
             let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
                                          keys: keys, conversation: channel.secret)
             do {
-                _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(channel.contact.id, item.message, isAttachment: false), flush: false)
+                _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(channel.contact.id, item.message, isAttachment: false, conversation: item.conversation), flush: false)
             } catch {
                 break
             }
@@ -160,10 +160,11 @@ final class Outbox {
     private func sendAsRequests(_ dueItems: [OutboxItem], _ channel: PairwiseChannel, token: InviteToken, address: RelayAddress,
                                 client: any RelayLink, deadline: Double, context: some OutboxContext) {
         let code = context.ownContactCode
-        for item in dueItems where !item.content.isAttachment {
+        // A group's message waits for a session: a member who is not a contact gets no request.
+        for item in dueItems where !item.content.isAttachment && item.groupID == nil {
             guard client.hasRoom() else { break }
             let request = MessageRequest(senderCode: code, messageID: item.id, createdAt: item.createdAt, content: item.content)
-            guard context.sendRequest(request, to: channel.contact, token: token, at: address, as: .message(channel.contact.id, item.message, isAttachment: false))
+            guard context.sendRequest(request, to: channel.contact, token: token, at: address, as: .message(channel.contact.id, item.message, isAttachment: false, conversation: item.conversation))
             else { break }
             channel.traffic.sent.insert(item.message)
             channel.expectAcknowledgement(of: item.message, by: deadline)
@@ -173,10 +174,12 @@ final class Outbox {
 }
 
 extension OutboxItem {
-    /// A message written with a disappearing timer travels as `timedMessage`, its timer first.
-    var envelopeKind: EnvelopeKind { expiresAfter == nil ? .message : .timedMessage }
+    /// A message written with a disappearing timer travels as `timedMessage`, its timer first;
+    /// a group's as `groupMessage`, its group and timer first.
+    var envelopeKind: EnvelopeKind { groupID != nil ? .groupMessage : expiresAfter == nil ? .message : .timedMessage }
 
     var envelopeBody: [UInt8] {
+        if let groupID { return GroupWire.messageBody(group: groupID, timer: expiresAfter, content: encodedContent) }
         guard let seconds = expiresAfter else { return encodedContent }
         var w = ByteWriter(capacity: 4 + encodedContent.count)
         w.u32(seconds)

@@ -51,6 +51,9 @@ final class Receipts {
         timing.schedule(at: context.ticks + (urgent ? 0 : context.receiptWindowSeconds))
     }
 
+    /// A refused group receipt frame: still owed; go again in a second.
+    func retryAfterRefusal(context: some ReceiptContext) { retrySoon(context: context) }
+
     /// A refused receipt frame: what it carried is still owed; go again in a second.
     private func retrySoon(context: some ReceiptContext) {
         timing.schedule(at: context.ticks + 1)
@@ -64,8 +67,13 @@ final class Receipts {
         timing.taken()
         guard context.sendsReceipts else { return }
         try flushFileReceipts(context: context)
-        let owed = try AccountService.wrap { try context.store.contactsOwedReceipts() }
+        let pairs = try AccountService.wrap { try context.store.receiptsOwed() }
+        let owed = pairs.filter { $0.conversation == $0.author.conversation }.map(\.author)
         var more = false
+        for (conversation, author) in pairs where conversation.rawValue < 0 {
+            guard let channel = context.channel(author) else { continue }
+            if try sendGroup(conversation, to: channel, context: context) { more = true }
+        }
         for contactID in owed {
             guard let channel = context.channel(contactID) else { continue }
             if context.keepsPace(channel) {
@@ -146,6 +154,51 @@ final class Receipts {
         channel.saved = saved
         context.flushLink(of: channel)
         return (more, limit - budget)
+    }
+
+    // MARK: receipts for a group's messages
+
+    /// The Delivered and Read receipts owed to the channel's contact for what they wrote in
+    /// the group `conversation`, in frames naming the group (`GroupWire.receiptBody`), in the
+    /// session the contact holds. What is in flight waits for its answer (`SessionTraffic`'s
+    /// group marks, forgotten with the session). Whether more may be owed than this took.
+    private func sendGroup(_ conversation: ConversationID, to channel: PairwiseChannel, context: some ReceiptContext) throws(EngineError) -> Bool {
+        let author = channel.contact.id, store = context.store
+        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
+              let group = try AccountService.wrap({ try store.group(conversation) }) else { return false }
+        let inFlight = channel.traffic.groupDeliveredInFlight[conversation]
+        var more = false
+        if inFlight == nil {
+            let owed = try AccountService.wrap {
+                try store.deliveredReceiptsOwed(conversation: conversation, author: author, after: nil, limit: Self.perFrame)
+            }
+            if let last = owed.last, context.hasRoom(for: channel), let sequence = saved.takeSendSequence() {
+                let envelope = Self.groupEnvelope(.groupReceiptDelivered, group.groupID, owed.map(\.id), sequence: sequence, keys: keys, channel, context.clock)
+                if (try? context.sendOnLink(channel, .envelope(envelope), as: .groupDeliveredReceipts(author, conversation, through: last.position),
+                                            flush: false)) != nil {
+                    channel.traffic.groupDeliveredInFlight[conversation] = last.position
+                    more = owed.count == Self.perFrame
+                }
+            }
+        }
+        let read = try AccountService.wrap { try store.readReceiptsOwed(conversation: conversation, author: author, limit: Self.perFrame) }
+            .filter { !channel.traffic.readReceiptsInFlight.contains($0) }
+        if !read.isEmpty, context.hasRoom(for: channel), let sequence = saved.takeSendSequence() {
+            let envelope = Self.groupEnvelope(.groupReceiptRead, group.groupID, read, sequence: sequence, keys: keys, channel, context.clock)
+            if (try? context.sendOnLink(channel, .envelope(envelope), as: .groupReadReceipts(author, conversation, read), flush: false)) != nil {
+                channel.traffic.readReceiptsInFlight.formUnion(read)
+            }
+        }
+        channel.saved = saved
+        context.flushLink(of: channel)
+        return more
+    }
+
+    /// A group receipt envelope: the group's id, then the ids as a receipt carries them.
+    static func groupEnvelope(_ kind: EnvelopeKind, _ group: [UInt8], _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
+                              _ channel: PairwiseChannel, _ clock: any Clock) -> [UInt8] {
+        Envelope.seal(kind: kind, messageID: .fresh(clock), sequence: sequence, body: GroupWire.receiptBody(group: group, ids: ids),
+                      keys: keys, conversation: channel.secret)
     }
 
     // MARK: receipts for whole files
@@ -237,6 +290,30 @@ final class Receipts {
 }
 
 extension RelayCompletion {
+    /// Delivered receipts for `author`'s messages in a group, up to `through`: the member's
+    /// mark in that conversation moves there.
+    static func groupDeliveredReceipts(_ author: ContactID, _ conversation: ConversationID, through: Int64) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
+            try tx.settleDeliveredReceipts(conversation: conversation, author: author, through: through)
+            engine.channels[author]?.traffic.groupDeliveredInFlight[conversation] = nil
+            batch.receiptsSettled = true
+        }, refused: { engine, _, _, _ in
+            engine.channels[author]?.traffic.groupDeliveredInFlight[conversation] = nil
+            engine.receipts.retryAfterRefusal(context: engine)
+        })
+    }
+
+    static func groupReadReceipts(_ author: ContactID, _ conversation: ConversationID, _ ids: [MessageID]) -> RelayCompletion {
+        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, tx in
+            try tx.settleReadReceipts(conversation: conversation, ids: ids)
+            engine.channels[author]?.traffic.readReceiptsInFlight.subtract(ids)
+            batch.receiptsSettled = true
+        }, refused: { engine, _, _, _ in
+            engine.channels[author]?.traffic.readReceiptsInFlight.subtract(ids)
+            engine.receipts.retryAfterRefusal(context: engine)
+        })
+    }
+
     /// Delivered receipts for whole files.
     static func fileReceipts(_ contactID: ContactID, _ ids: [MessageID]) -> RelayCompletion {
         RelayCompletion(recordsNothing: false, taken: { engine, _, _, tx in

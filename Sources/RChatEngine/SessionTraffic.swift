@@ -18,6 +18,9 @@ struct SessionTraffic {
     var peerFileProgress: [MessageRowID: (chunks: Int, at: Double)] = [:]
     var deliveredInFlight = DeliveredReceiptsInFlight()
     var readReceiptsInFlight: Set<MessageID> = []
+    /// A group's Delivered receipts sent for this contact's messages, through this position,
+    /// not yet taken by the relay (one frame in flight per group).
+    var groupDeliveredInFlight: [ConversationID: Int64] = [:]
     /// Could-not-read notices sent, not yet taken by the relay.
     var noticeInFlight: Set<MessageID> = []
     /// The started-over notice went on the current link and the relay has not taken it yet.

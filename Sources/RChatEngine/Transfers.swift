@@ -65,7 +65,7 @@ final class Transfers {
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
                                          keys: keys, conversation: channel.secret)
-            do { _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message, isAttachment: true), flush: false) } catch { return false }
+            do { _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message, isAttachment: true, conversation: item.conversation), flush: false) } catch { return false }
             channel.traffic.sent.insert(item.message)
             channel.expectAcknowledgement(of: item.message, by: deadline)
         }

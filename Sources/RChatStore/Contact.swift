@@ -47,6 +47,17 @@ public struct Contact: Equatable, Sendable {
     /// When the pinned keys last changed (first pinned: the time added).
     public var keysChangedAt: Int64
     public var addedAt: Int64
+    /// Their contact code as last entered (signed by their account), to hand on to a group's
+    /// other members; nil for one entered before rChat kept it, or a request's sender.
+    public var code: String? = nil
+    public var kind: Kind = .contact
+
+    /// A person the user added (or who wrote first), or one known only from a group's log.
+    public enum Kind: String, Sendable, Equatable {
+        case contact
+        /// Met through a group: a pairwise channel, no one-to-one conversation, not listed.
+        case member
+    }
 
     public var displayState: ContactDisplayState {
         .of(state: state, isBlocked: isBlocked, isMuted: isMuted)
@@ -66,9 +77,15 @@ public struct NewContact: Sendable {
     public var relayAddress: String?
     public var inviteToken: [UInt8]?
     public var state: ContactState
+    /// The code it came from, as entered (nil: a request's sender).
+    public var code: String?
+    public var kind: Contact.Kind = .contact
 
     public init(name: String, accountKey: [UInt8], deviceKey: [UInt8], deviceCertificate: [UInt8],
-                relayAddress: String?, inviteToken: [UInt8]? = nil, state: ContactState = .ok) {
+                relayAddress: String?, inviteToken: [UInt8]? = nil, state: ContactState = .ok, code: String? = nil,
+                kind: Contact.Kind = .contact) {
+        self.code = code
+        self.kind = kind
         self.name = name
         self.accountKey = accountKey
         self.deviceKey = deviceKey

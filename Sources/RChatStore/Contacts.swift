@@ -1,10 +1,11 @@
+import RChatCore
 import RChatSQL
 
 extension StoreAccess {
     static var contactColumns: String {
         """
         id, name, account_key, device_key, device_certificate, relay_address, invite_token,
-        state, blocked, muted, deleted, rotation_acknowledged, keys_changed_at, added_at
+        state, blocked, muted, deleted, rotation_acknowledged, keys_changed_at, added_at, code, kind
         """
     }
 
@@ -16,11 +17,12 @@ extension StoreAccess {
             try translatingConstraints(unique: .contactNameTaken(new.name)) {
                 try database.execute("""
                     INSERT INTO contacts (name, name_key, account_key, device_key, device_certificate,
-                        relay_address, invite_token, state, keys_changed_at, added_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(new.name), .text(Contact.nameKey(new.name)), .blob(new.accountKey),
+                        relay_address, invite_token, state, keys_changed_at, added_at, code, kind)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [.text(new.name), .text(Self.nameKey(new.name, kind: new.kind, accountKey: new.accountKey)), .blob(new.accountKey),
                           .blob(new.deviceKey), .blob(new.deviceCertificate), SQLValue(new.relayAddress),
-                          SQLValue(new.inviteToken), .text(new.state.rawValue), .integer(now), .integer(now)])
+                          SQLValue(new.inviteToken), .text(new.state.rawValue), .integer(now), .integer(now),
+                          SQLValue(new.code), .text(new.kind.rawValue)])
             }
             let id = ContactID(database.lastInsertRowID)
             guard let contact = try contact(id: id) else { throw StoreError.unknownContact(id) }
@@ -46,12 +48,37 @@ extension StoreAccess {
                               [.blob(accountKey)]).map(Self.decodeContact)
     }
 
-    /// Contacts by name (case-insensitively), without the deleted ones unless asked.
-    public func contacts(includingDeleted: Bool = false) throws -> [Contact] {
+    /// Contacts by name (case-insensitively), without the deleted ones unless asked, and
+    /// without the people known only from a group unless asked (the engine's channels).
+    public func contacts(includingDeleted: Bool = false, includingMembers: Bool = false) throws -> [Contact] {
         try database.query("""
             SELECT \(Self.contactColumns) FROM contacts
-            WHERE deleted = 0 OR ? ORDER BY name_key
-            """, [SQLValue(includingDeleted)]).map(Self.decodeContact)
+            WHERE (deleted = 0 OR ?) AND (kind = 'contact' OR ?) ORDER BY name_key
+            """, [SQLValue(includingDeleted), SQLValue(includingMembers)]).map(Self.decodeContact)
+    }
+
+    /// A member's key never equals a name's (`SchemaGroups`): U+0001, then the account key.
+    static func nameKey(_ name: String, kind: Contact.Kind, accountKey: [UInt8]) -> String {
+        kind == .contact ? Contact.nameKey(name) : "\u{1}" + Hex.encode(accountKey)
+    }
+
+    /// The code entered again, or for the first time since rChat keeps it.
+    public func setCode(contact id: ContactID, _ code: String?) throws {
+        try updateContact(id, "code = ?", [SQLValue(code)])
+    }
+
+    /// A person known from a group is added as a contact (their code entered): named, listed,
+    /// with the one-to-one conversation every contact has.
+    public func makeContact(member id: ContactID, name: String, at now: Int64) throws {
+        try atomically {
+            guard let current = try contact(id: id), current.kind == .member else { throw StoreError.unknownContact(id) }
+            try translatingConstraints(unique: .contactNameTaken(name)) {
+                try updateContact(id, "name = ?, name_key = ?, kind = 'contact'", [.text(name), .text(Contact.nameKey(name))])
+            }
+            try database.execute("INSERT INTO conversations (id, kind, created_at) VALUES (?, 'direct', ?)", [.integer(id.rawValue), .integer(now)])
+            try database.execute("INSERT INTO conversation_members (conversation_id, contact_id) VALUES (?, ?)",
+                                 [.integer(id.rawValue), .integer(id.rawValue)])
+        }
     }
 
     /// Pins new keys (the contact's code entered again, "scan in person"). Returns whether
@@ -186,6 +213,7 @@ extension StoreAccess {
                 state: try row.enumValue("state", table: "contacts", as: ContactState.self),
                 isBlocked: try row.bool("blocked"), isMuted: try row.bool("muted"), isDeleted: try row.bool("deleted"),
                 rotationAcknowledged: try row.bool("rotation_acknowledged"),
-                keysChangedAt: try row.int64("keys_changed_at"), addedAt: try row.int64("added_at"))
+                keysChangedAt: try row.int64("keys_changed_at"), addedAt: try row.int64("added_at"),
+                code: try row.optionalString("code"), kind: try row.enumValue("kind", table: "contacts", as: Contact.Kind.self))
     }
 }

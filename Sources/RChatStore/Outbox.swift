@@ -23,6 +23,8 @@ public struct OutboxItem: Equatable, Sendable {
     /// Who put it on its way: the user (and the conversation position when they asked), or
     /// rChat itself (an automatic resend).
     public let origin: SendPolicy.Origin
+    /// The group's id in its log, for a group's message: it travels as a group message.
+    public let groupID: [UInt8]?
 
     public var delivery: DeliveryKey { DeliveryKey(message: message, member: contact) }
 }
@@ -36,8 +38,9 @@ extension StoreAccess {
     private static var outboxSelect: String {
         """
         SELECT o.message_rowid, o.member_id, m.conversation_id, m.id, m.content, m.seq, m.created_at,
-               o.attempts, o.next_attempt_at, o.sent_in_session, m.expires_after, o.asked_at_position
+               o.attempts, o.next_attempt_at, o.sent_in_session, m.expires_after, o.asked_at_position, g.group_id
         FROM outbox o CROSS JOIN messages m ON m.rowid = o.message_rowid
+        LEFT JOIN groups g ON m.conversation_id < 0 AND g.conversation_id = m.conversation_id
         """
     }
 
@@ -125,6 +128,7 @@ extension StoreAccess {
                    attempts: try row.int("attempts"), nextAttemptAt: try row.int64("next_attempt_at"),
                    sentInSession: try row.optionalBlob("sent_in_session"),
                    expiresAfter: try row.optionalInt64("expires_after").map { UInt32(clamping: $0) },
-                   origin: try row.optionalInt64("asked_at_position").map { .byHand(askedAt: $0) } ?? .automatic)
+                   origin: try row.optionalInt64("asked_at_position").map { .byHand(askedAt: $0) } ?? .automatic,
+                   groupID: try row.optionalBlob("group_id"))
     }
 }

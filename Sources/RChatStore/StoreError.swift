@@ -26,6 +26,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case cannotSync(path: String, reason: String)
     /// A draft longer than the store keeps (`Draft.maximumBytes`).
     case draftTooLong(bytes: Int, maximum: Int)
+    /// A group whose log this side holds already.
+    case groupExists
 
     public var description: String {
         switch self {
@@ -59,6 +61,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot make \(path) durable: \(reason)"
         case let .draftTooLong(bytes, maximum):
             return "the draft is \(bytes) bytes, more than the \(maximum) kept; shorten it or send it in parts"
+        case .groupExists:
+            return "this group is already here"
         }
     }
 }

@@ -6,7 +6,7 @@ import RChatRelay
 enum CommandTable {
     static let all: [Command] = AccountCommands.all + ContactCommands.all + MessageCommands.all + ContactStateCommands.all
         + CheckCommand.all
-        + [RenameCommand.command, SearchCommand.command]
+        + [RenameCommand.command, SearchCommand.command, GroupCommands.command]
         + [DemoCommands.command, TUICommand.view, Linger.command, NotifyCommand.command]
         + [CompletionCommand.command]
 }

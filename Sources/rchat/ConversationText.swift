@@ -24,6 +24,10 @@ enum ConversationText {
                 fields.append(("attachment", .object(attachment)))
             }
             if let waiting = m.waitingText { fields.append(("waiting", .string(waiting))) }
+            if let author = m.author { fields.append(("from", .string(author))) }
+            if let deliveries = m.deliveries {
+                fields.append(("deliveries", .objects(deliveries.map { [("member", .string($0.member)), ("status", .string($0.status.rawValue))] })))
+            }
             return JSONLine.object(fields)
         case .row(let r):
             return JSONLine.object([

@@ -31,6 +31,9 @@ final class MessageContentTests: XCTestCase {
                                           contentHash: [UInt8](repeating: 1, count: 32), key: [UInt8](repeating: 2, count: 32))))
         all += DisappearingTimer.allCases.map { .control(.timerChanged($0)) }
         all += [1, 2, 0xffff_ffff, TimerPolicy.maximumCounter].map { .control(.timerChanged(.oneWeek, counter: $0)) }
+        XCTAssertEqual(MessageContent.control(.groupChanges([[0xaa, 0xbb], [7]])).encoded(), [3, 2, 2, 0, 2, 0xaa, 0xbb, 0, 1, 7])
+        all += [.control(.groupChanges([[1]])), .control(.groupChanges(Array(repeating: [UInt8](repeating: 9, count: 250), count: 255))),
+                .control(.groupChanges([[UInt8](repeating: 3, count: MessageContent.maximumEncodedBytes - 5)]))]
         for content in all {
             XCTAssertEqual(try MessageContent(decoding: content.encoded()), content, "\(content)")
         }
@@ -71,6 +74,12 @@ final class MessageContentTests: XCTestCase {
             (timer + [0, 0, 0, 0, 0, 0, 0, 0], .empty(field: "counter")),
             (timer + [0x40, 0, 0, 0, 0, 0, 0, 1], .tooLarge(field: "counter", value: 1 << 62 | 1, maximum: TimerPolicy.maximumCounter)),
             (timer + [0, 0, 0, 0, 0, 0, 0, 1, 0], .trailingBytes(1)),
+            ([3, 2], .truncated(field: "number of changes")),
+            ([3, 2, 0], .empty(field: "changes")),
+            ([3, 2, 1, 0], .truncated(field: "change length")),
+            ([3, 2, 1, 0, 0], .empty(field: "change")),
+            ([3, 2, 1, 0, 2, 0xaa], .truncated(field: "change")),
+            ([3, 2, 1, 0, 1, 0xaa, 0], .trailingBytes(1)),
         ]
         for (bytes, cause) in cases {
             XCTAssertThrowsError(try MessageContent(decoding: bytes), "\(bytes.prefix(16))") { error in
@@ -84,8 +93,8 @@ final class MessageContentTests: XCTestCase {
     /// is kept byte for byte and shown as needing a newer rChat; a later version reads it
     /// from what was stored.
     func testWhatALaterVersionWroteIsKeptWholeAndShownAsNeedingANewerRChat() throws {
-        let later: [[UInt8]] = [[4], [4, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 2, 0, 0, 0, 0],
-                                [3, 2], [3, 1, 0, 0, 0, 31], [3, 1, 0xff, 0xff, 0xff, 0xff, 1, 2],
+        let later: [[UInt8]] = [[4], [4, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 3, 0, 0, 0, 0],
+                                [3, 3], [3, 1, 0, 0, 0, 31], [3, 1, 0xff, 0xff, 0xff, 0xff, 1, 2],
                                 [9] + [UInt8](repeating: 7, count: MessageContent.maximumTextBytes)]
         for bytes in later {
             let content = try MessageContent(decoding: bytes)

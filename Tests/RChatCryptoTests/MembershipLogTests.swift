@@ -103,6 +103,8 @@ final class MembershipLogTests: XCTestCase {
                                  signature: [UInt8](repeating: 0, count: 64)), "name")
         refused(MembershipChange(group: group, author: alice.account, counter: 1, parents: [parent], action: .rename("a\u{202E}b"),
                                  signature: [UInt8](repeating: 0, count: 64)), "name")
+        refused(MembershipChange(group: group, author: alice.account, counter: 1, parents: [parent], action: .timer(seconds: 7),
+                                 signature: [UInt8](repeating: 0, count: 64)), "timer")
         var role = MembershipChange(group: group, author: alice.account, counter: 1, parents: [parent], action: .role(member: bob.account, .admin),
                                     signature: [UInt8](repeating: 0, count: 64)).encoded
         role[role.count - 65] = 2
@@ -174,11 +176,11 @@ final class MembershipLogTests: XCTestCase {
 
     func testAnyoneLeavesAndSetsTheTimerAndANonMemberNothing() {
         var (_, log) = create([bob, carol])
-        guard case .taken = apply(.timer(seconds: 600), by: carol, to: &log).1 else { return XCTFail("a member sets the timer") }
-        XCTAssertEqual(log.roster.timerSeconds, 600)
+        guard case .taken = apply(.timer(seconds: 300), by: carol, to: &log).1 else { return XCTFail("a member sets the timer") }
+        XCTAssertEqual(log.roster.timerSeconds, 300)
         guard case .taken = apply(.leave, by: carol, to: &log).1 else { return XCTFail("a member leaves") }
         XCTAssertEqual(names(log), ["Alice", "Bob"])
-        for action: MembershipChange.Action in [.leave, .timer(seconds: 5), .add([dave.code]), .rename("Mine")] {
+        for action: MembershipChange.Action in [.leave, .timer(seconds: 30), .add([dave.code]), .rename("Mine")] {
             XCTAssertEqual(apply(action, by: carol, to: &log).1, .refused(.notPermitted(.notAMember)), "\(action) by one who left")
             XCTAssertEqual(apply(action, by: dave, to: &log).1, .refused(.notPermitted(.notAMember)), "\(action) by one never in it")
         }
@@ -270,7 +272,7 @@ final class MembershipLogTests: XCTestCase {
         var (create, log) = create([bob])
         let unknown = ChangeID([UInt8](repeating: 0xee, count: 32))!
         for i in 0..<GroupLog.maxWaiting {
-            XCTAssertEqual(log.receive(MembershipChange.signed(.timer(seconds: UInt32(i)), group: log.group, counter: 2, parents: [create.id, unknown],
+            XCTAssertEqual(log.receive(MembershipChange.signed(.rename("W\(i)"), group: log.group, counter: 2, parents: [create.id, unknown],
                                                                by: bob.key)), .waiting)
         }
         XCTAssertEqual(log.receive(MembershipChange.signed(.leave, group: log.group, counter: 2, parents: [unknown], by: bob.key)), .refused(.tooManyWaiting))
@@ -324,7 +326,7 @@ final class MembershipLogTests: XCTestCase {
                 let target = others.randomElement(using: &random)!
                 let actions: [MembershipChange.Action] = [
                     .add([target.code]), .remove(member: target.account), .leave, .rename("R\(Int.random(in: 0..<9, using: &random))"),
-                    .role(member: target.account, Bool.random(using: &random) ? .admin : .member), .timer(seconds: UInt32.random(in: 0...3, using: &random)),
+                    .role(member: target.account, Bool.random(using: &random) ? .admin : .member), .timer(seconds: DisappearingTimer.allCases.randomElement(using: &random)!.rawValue),
                 ]
                 let change = MembershipChange.next(actions.randomElement(using: &random)!, in: logs[who], by: people[who].key)
                 if case .taken = logs[who].receive(change) { made.append(change) }

@@ -28,7 +28,7 @@ final class ChunkRangesMigrationTests: XCTestCase {
     func testBitmapsBecomeRanges() throws {
         let old = try Store(path: path, migrations: Self.before)
         XCTAssertEqual(try old.database.userVersion, 13)
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
         let incoming = try message(old, sam, 1), outgoing = try message(old, sam, 2), none = try message(old, sam, 3)
         try old.database.execute("""
             INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, next_chunk, work_file, hash_state)
@@ -70,7 +70,7 @@ final class ChunkRangesMigrationTests: XCTestCase {
 
     func testABitmapThatDoesNotFitStopsTheStep() throws {
         let old = try Store(path: path, migrations: Self.before)
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
         let row = try message(old, sam, 1)
         try old.database.execute("INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, work_file) VALUES (?, 'in', 3, ?, 'w')",
                                  [.integer(row.rawValue), .blob([0b1000_0000])])

@@ -35,8 +35,8 @@ extension MigrationTests {
         let old = try Store(path: path, migrations: Self.stepsBeforeConversations)
         defer { old.close() }
         let db = old.database
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
-        let alex = try old.addContact(StoreTestCase.newContact("Alex", key: 9), at: 1_000).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
+        let alex = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Alex", key: 9), at: 1_000)
         var f = BeforeConversations(sam: sam, alex: alex)
         var position: Int64 = 0
         func index(_ row: Int64, _ content: MessageContent) throws {
@@ -288,7 +288,7 @@ extension MigrationTests {
     /// file stays at version 14 with everything as it was.
     func testAConversationStepThatFailsLeavesTheStoreAsItWas() throws {
         let old = try Store(path: path, migrations: Self.stepsBeforeConversations)
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
         try StoreTestCase.insertAsBefore(old.database, contact: sam, .outgoing, .text("kept"), at: 2_000, position: 1)
         try old.database.execute("PRAGMA foreign_keys = OFF")
         try StoreTestCase.insertAsBefore(old.database, contact: ContactID(404), .incoming, .text("of nobody"), at: 2_001, position: 1)

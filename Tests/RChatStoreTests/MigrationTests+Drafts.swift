@@ -14,8 +14,8 @@ extension MigrationTests {
         XCTAssertLessThan(Self.stepsBeforeDrafts.count, Migrations.all.count, "the drafts step is one of the steps")
         let old = try Store(path: path, migrations: Self.stepsBeforeDrafts)
         XCTAssertNil(try old.database.queryOne("SELECT 1 FROM sqlite_master WHERE name = 'drafts'"))
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
-        let gone = try old.addContact(StoreTestCase.newContact("Gone", key: 9), at: 1_000).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
+        let gone = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Gone", key: 9), at: 1_000)
         let sent = try StoreTestCase.insertAsBefore(old.database, contact: sam, .outgoing, .text("sent before drafts"), at: 2_000, position: 1)
         // Read as rows: today's queries name columns later steps add.
         func rows(_ db: Database) throws -> [[UInt8]] {

@@ -11,7 +11,7 @@ extension MigrationTests {
         let steps = Array(Migrations.all.prefix { !$0.sql.contains("asked_at_position") })
         XCTAssertEqual(steps.count, 11, "the origin is step 12")
         let old = try Store(path: path, migrations: steps)
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
         let written = MessageID.random(), resent = MessageID.random()
         for (n, id) in [written, resent].enumerated() {
             let row = try StoreTestCase.insertAsBefore(old.database, contact: sam, id: id, .outgoing, .text("queued \(n)"),

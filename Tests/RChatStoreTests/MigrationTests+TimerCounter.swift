@@ -11,7 +11,7 @@ extension MigrationTests {
         let steps = Array(Migrations.all.prefix { !$0.sql.contains("timer_counter") })
         XCTAssertEqual(steps.count, 12, "the counter is step 13")
         let old = try Store(path: path, migrations: steps)
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
         let farAhead = MessageID(high: .max, low: .max)
         try old.database.execute("UPDATE contacts SET timer_seconds = 0, timer_set_by = ? WHERE id = ?",
                                  [.blob(farAhead.bytes), .integer(sam.rawValue)])

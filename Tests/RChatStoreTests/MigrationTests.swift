@@ -45,8 +45,8 @@ final class MigrationTests: XCTestCase {
         defer { old.close() }
         XCTAssertEqual(try old.database.userVersion, Self.stepsBefore.count)
         XCTAssertNotNil(try old.database.queryOne("SELECT 1 FROM pragma_table_info('messages') WHERE name = 'text'"))
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1_000).id
-        let alex = try old.addContact(StoreTestCase.newContact("Alex", key: 9), at: 1_000).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
+        let alex = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Alex", key: 9), at: 1_000)
         var expected = Expected()
         var position: Int64 = 0
         func outgoing(_ text: String, _ status: MessageStatus, queued: (attempts: Int, session: [UInt8]?)? = nil,

@@ -181,7 +181,7 @@ final class SearchMigrationTests: XCTestCase {
     func testExistingMessagesAreSearchableAfterTheStep() throws {
         let old = try Store(path: path, migrations: Self.stepsBefore)
         XCTAssertNil(try old.database.queryOne("SELECT 1 FROM sqlite_master WHERE name = 'message_search'"))
-        let sam = try old.addContact(StoreTestCase.newContact("Sam"), at: 1).id
+        let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1)
         let sent = MessageID.random(), received = MessageID.random()
         // As the code before this step stored them: no index entry.
         try StoreTestCase.insertAsBefore(old.database, contact: sam, id: sent, .outgoing, .text("Remember the umbrella"), at: 11, position: 1)

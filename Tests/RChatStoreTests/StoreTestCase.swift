@@ -30,6 +30,19 @@ class StoreTestCase: XCTestCase {
                    deviceCertificate: [UInt8](repeating: key &+ 2, count: 64), relayAddress: "127.0.0.1:7000/relaykey")
     }
 
+    /// A contact as a store made by an earlier schema step holds it: the row its code wrote
+    /// (the columns of schema step 1), for stores opened by `Store(path:migrations:)` with fewer steps.
+    static func addContactAsBefore(_ store: Store, _ new: NewContact, at now: Int64) throws -> ContactID {
+        try store.database.execute("""
+            INSERT INTO contacts (name, name_key, account_key, device_key, device_certificate, relay_address, invite_token, state,
+                                  keys_changed_at, added_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(new.name), .text(Contact.nameKey(new.name)), .blob(new.accountKey), .blob(new.deviceKey),
+                  .blob(new.deviceCertificate), SQLValue(new.relayAddress), SQLValue(new.inviteToken), .text(new.state.rawValue),
+                  .integer(now), .integer(now)])
+        return ContactID(store.database.lastInsertRowID)
+    }
+
     /// A message as a store made by an earlier schema step holds it: the row (and an outgoing
     /// one's status) written as that code wrote them, with nothing a later step adds (the
     /// search index entry): for stores opened by `Store(path:migrations:)` with fewer steps.

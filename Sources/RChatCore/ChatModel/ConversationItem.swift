@@ -38,6 +38,17 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     /// Outgoing and still queued: what rChat holds it back for (`SendPolicy`); nil: it goes
     /// as soon as it can.
     public var waiting: SendPolicy.Hold?
+    /// In a group: who wrote an incoming message.
+    public var author: String?
+    /// In a group: an outgoing message's delivery to each member it was written to (what
+    /// it shows, `status`, is the lowest over the current ones: `DeliverySummary`).
+    public var deliveries: [MemberDelivery]?
+
+    public struct MemberDelivery: Equatable, Sendable {
+        public let member: String
+        public let status: MessageStatus
+        public init(member: String, status: MessageStatus) { self.member = member; self.status = status }
+    }
 
     public init(id: MessageID, direction: Direction, content: MessageContent, status: MessageStatus?, resent: Bool, at: Int64,
                 transfer: AttachmentTransfer? = nil) {

@@ -64,7 +64,7 @@ public struct MembershipChange: Equatable, Sendable {
         case leave
         case rename(String)
         case role(member: [UInt8], GroupRole)
-        /// The group's disappearing-message timer in seconds, 0 for off.
+        /// The group's disappearing-message timer in seconds (one of `DisappearingTimer`'s), 0 for off.
         case timer(seconds: UInt32)
 
         var kind: UInt8 {
@@ -225,10 +225,38 @@ public struct MembershipChange: Equatable, Sendable {
             let member = try key()
             guard let role = GroupRole(rawValue: try take { try $0.u8() }) else { throw .badField("role") }
             action = .role(member: member, role)
-        default: action = .timer(seconds: try take { try $0.u32() })
+        default:
+            let seconds = try take { try $0.u32() }
+            guard DisappearingTimer(rawValue: seconds) != nil else { throw .badField("timer") }
+            action = .timer(seconds: seconds)
         }
         signature = try take { try $0.raw(Self.signatureBytes) }
         guard r.isAtEnd else { throw .badField("length (bytes after the signature)") }
+    }
+}
+
+extension MembershipChange {
+    /// What a conversation says the change did, after its author's name: the names the
+    /// codes carry for whom it adds (the roster names the others).
+    public var summary: String {
+        switch action {
+        case .create(let name, let members):
+            let others = members.dropFirst().map(\.name)
+            return "created the group \u{201C}\(name)\u{201D}" + (others.isEmpty ? "" : " with " + Self.list(others))
+        case .add(let members): return "added " + Self.list(members.map(\.name))
+        case .remove: return "removed a member"
+        case .leave: return "left the group"
+        case .rename(let name): return "renamed the group \u{201C}\(name)\u{201D}"
+        case .role(_, .admin): return "made a member an admin"
+        case .role(_, .member): return "made an admin a member"
+        case .timer(let seconds):
+            guard let phrase = DisappearingTimer(rawValue: seconds)?.phrase else { return "turned off disappearing messages" }
+            return "set disappearing messages to \(phrase)"
+        }
+    }
+
+    private static func list(_ names: [String]) -> String {
+        names.count <= 2 ? names.joined(separator: " and ") : names.dropLast().joined(separator: ", ") + " and " + names.last!
     }
 }
 

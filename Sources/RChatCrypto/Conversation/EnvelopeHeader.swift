@@ -31,9 +31,20 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     /// 3 no room on its disk), then u64 the figure (the limit in MB, the files arriving, the
     /// bytes free). The sender says so in a row; its copy stays Sent, never Delivered.
     case fileRefused = 12
+    /// A message of a group, to one member over its pairwise session (the first item kind a
+    /// version before groups keeps whole and shows as needing a newer rChat). Body: the
+    /// group's id (32 bytes), u32 timer seconds (0: none), then the content as kind 1
+    /// carries it. The header's message id is the message's, the same for every member.
+    case groupMessage = 13
+    /// Delivered receipts for a group's messages: the group's id (32 bytes), then as kind 2
+    /// (u16 count, the ids). In the range an earlier version lets pass unseen.
+    case groupReceiptDelivered = 128
+    /// Read receipts for a group's messages, laid out as `groupReceiptDelivered`.
+    case groupReceiptRead = 129
     /// A kind a later version wrote and this one does not know (its number is the header's
-    /// `wireKind`): never sent. In 13 … 127 (`NewerItem.envelopeKinds`) an item to keep whole
-    /// and show as needing a newer rChat; in 128 … 255 something that may pass unseen.
+    /// `wireKind`): never sent. In 13 … 127 (`NewerItem.envelopeKinds`, 13 this version's
+    /// group message) an item to keep whole and show as needing a newer rChat; in 128 … 255
+    /// (128 and 129 this version's) something that may pass unseen.
     case newer = 0
 
     /// The kinds this version writes.

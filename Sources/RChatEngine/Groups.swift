@@ -1,0 +1,123 @@
+import RChatCore
+import RChatCrypto
+import RChatStore
+
+/// Groups as the engine receives them (DESIGN.md §16; docs/PROTOCOL.md "Group membership
+/// log", "Groups on the wire"): a group's message from a member over its pairwise session,
+/// carrying changes to the group's log or something to show. What a change does is
+/// `GroupLog`'s to say; this is where a log is read from the store, what it takes is stored
+/// with it, and the roster it folds to becomes the conversation's members — people the
+/// adder knew and this side does not become `Contact.Kind.member` rows, each with a channel.
+enum Groups {
+    /// The log the store holds for `group`, every change in it as it was taken.
+    static func log(_ group: StoredGroup, _ tx: StoreTransaction) throws -> GroupLog? {
+        let stored = try tx.groupChanges(group.conversation).compactMap { held -> VerifiedChange? in
+            // Verified when it was stored; its id is its hash again.
+            guard let change = try? MembershipChange(decoding: held.bytes) else { return nil }
+            return VerifiedChange(id: change.id, change: change)
+        }
+        guard let create = stored.first(where: { $0.change.group == nil && $0.id.bytes == group.groupID }) else { return nil }
+        var log = try? GroupLog(create: create)
+        for change in stored where change.id != create.id { _ = log?.receive(change) }
+        return log
+    }
+
+    /// What a group's message did.
+    enum Received: Equatable {
+        /// Something to store in the group's conversation, from its author.
+        case message(ConversationID)
+        /// Dropped (logged): from someone not in the group, for a group not held, or changes
+        /// none of which could be taken.
+        case dropped(String)
+    }
+
+    /// Changes to a group's log from `sender` (a contact or a member): taken as `GroupLog`
+    /// says, the group made if this side is in the roster they fold to and holds no log of
+    /// it yet. Returns the conversation to store the message in (the changes shown as what
+    /// they did), or why it was dropped.
+    static func receiveChanges(_ changes: [[UInt8]], group groupID: GroupID, from sender: Contact, me: [UInt8],
+                               _ tx: StoreTransaction, at now: Int64, log note: (String) -> Void) throws -> (Received, contactsAdded: Bool) {
+        var verified: [VerifiedChange] = []
+        for bytes in changes {
+            do { verified.append(try MembershipChange.verified(decoding: bytes)) } catch {
+                note("a group change from \(sender.name) refused: \(error)")
+            }
+        }
+        let held = try tx.group(id: groupID.bytes)
+        var log: GroupLog
+        if let held {
+            guard let stored = try Self.log(held, tx) else { return (.dropped("the group's log does not read"), false) }
+            log = stored
+        } else {
+            // A group not held: its create must be among them.
+            guard let create = verified.first(where: { $0.change.group == nil && GroupID($0.id) == groupID }),
+                  let fresh = try? GroupLog(create: create) else {
+                return (.dropped("changes for a group this account does not hold"), false)
+            }
+            log = fresh
+        }
+        var taken: [ChangeID] = [], waiting: [ChangeID] = []
+        for change in verified where change.change.group != nil || held == nil {
+            switch log.receive(change) {
+            case .taken(let ids): taken += ids
+            case .waiting: waiting.append(change.id)
+            case .replay: break
+            case .refused(let why): note("a change to the group \(log.roster.name) from \(sender.name) refused: \(why)")
+            }
+        }
+        if held == nil {
+            // Made only by a roster this side and the sender are in.
+            guard log.roster.isMember(me), log.roster.isMember(sender.accountKey) else {
+                return (.dropped("a group this account is not in, or that its sender is not in"), false)
+            }
+            let conversation = try tx.insertGroup(groupID: groupID.bytes, name: log.roster.name, at: now)
+            for id in log.order { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.changes[id]!.encoded, taken: true, at: now) }
+            for id in waiting { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.waiting[id]!.encoded, taken: false, at: now) }
+            let added = try setRoster(conversation, from: log, me: me, tx, at: now)
+            return (.message(conversation), added)
+        }
+        let conversation = held!.conversation
+        // From a current member, or one the changes bring in.
+        guard try tx.members(conversation).contains(where: { $0.contact == sender.id && $0.state == .current }) || log.roster.isMember(sender.accountKey)
+        else { return (.dropped("changes from someone who is not in the group"), false) }
+        for id in taken { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.changes[id]!.encoded, taken: true, at: now) }
+        for id in waiting { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.waiting[id]!.encoded, taken: false, at: now) }
+        guard !taken.isEmpty else { return (waiting.isEmpty ? .dropped("nothing new") : .message(conversation), false) }
+        let added = try setRoster(conversation, from: log, me: me, tx, at: now)
+        return (.message(conversation), added)
+    }
+
+    /// The conversation's members as `log` folds them: each other member by contact (one the
+    /// adder knew and this side does not becomes a member row, from the code the log hands
+    /// on), whoever is no longer in it left or was removed. Whether a member row was made.
+    @discardableResult
+    static func setRoster(_ conversation: ConversationID, from log: GroupLog, me: [UInt8], _ tx: StoreTransaction, at now: Int64) throws -> Bool {
+        var members: [ContactID: ConversationMember.Role] = [:], added = false
+        for member in log.roster.members where member.accountKey != me {
+            let contact: ContactID
+            if let known = try tx.contact(accountKey: member.accountKey) {
+                contact = known.id
+            } else {
+                let code = member.code
+                contact = try tx.addContact(NewContact(name: code.name, accountKey: code.accountKey, deviceKey: code.deviceKey,
+                                                       deviceCertificate: code.deviceCertificate, relayAddress: code.relay.description,
+                                                       inviteToken: code.inviteToken, state: .ok, code: code.text, kind: .member), at: now).id
+                added = true
+            }
+            members[contact] = member.role == .admin ? .admin : .member
+        }
+        // Who left: an effective leave of theirs; anyone else gone was removed.
+        let leavers = Set(log.order.filter { log.ineffective[$0] == nil }.compactMap { id -> HashedBytes? in
+            guard let change = log.changes[id], case .leave = change.action else { return nil }
+            return HashedBytes(change.author)
+        })
+        var gone: [ContactID: ConversationMember.State] = [:]
+        for member in try tx.members(conversation) where members[member.contact] == nil && member.state == .current {
+            guard let contact = try tx.contact(id: member.contact) else { continue }
+            gone[member.contact] = leavers.contains(HashedBytes(contact.accountKey)) ? .left : .removed
+        }
+        let selfState: ConversationMember.State = log.roster.isMember(me) ? .current : leavers.contains(HashedBytes(me)) ? .left : .removed
+        try tx.setRoster(conversation, name: log.roster.name, selfState: selfState, members: members, gone: gone)
+        return added
+    }
+}

@@ -1,0 +1,113 @@
+import RChatCore
+import RChatSQL
+
+/// A group conversation as the store keeps it (`SchemaGroups`).
+public struct StoredGroup: Equatable, Sendable {
+    public let conversation: ConversationID
+    /// Its id in the membership log: its create's (`GroupID`).
+    public let groupID: [UInt8]
+    public let name: String
+    /// This side's standing: a current member, or it left or was removed.
+    public let state: ConversationMember.State
+    public let createdAt: Int64
+}
+
+/// One change of a group's log as held: the bytes its author signed, and whether it is folded
+/// into the roster (`taken`) or waits for a parent.
+public struct StoredGroupChange: Equatable, Sendable {
+    public let id: [UInt8]
+    public let bytes: [UInt8]
+    public let taken: Bool
+}
+
+/// Groups, their logs and their rosters (schema step 16). What the log folds to is decided in
+/// Core (`GroupLog`); the store keeps the changes and what they folded to, in the caller's
+/// transaction.
+extension StoreAccess {
+    private static var groupColumns: String { "conversation_id, group_id, name, state, created_at" }
+
+    /// A group this side holds a log of: a conversation with the next negative id, no member
+    /// rows yet (`setRoster`).
+    public func insertGroup(groupID: [UInt8], name: String, at now: Int64) throws -> ConversationID {
+        try atomically {
+            if try group(id: groupID) != nil { throw StoreError.groupExists }
+            let next = (try database.queryOne("SELECT min(0, coalesce(min(id), 0)) - 1 FROM conversations")?.int64(at: 0)) ?? -1
+            try database.execute("INSERT INTO conversations (id, kind, created_at) VALUES (?, 'group', ?)", [.integer(next), .integer(now)])
+            try database.execute("INSERT INTO groups (conversation_id, group_id, name, created_at) VALUES (?, ?, ?, ?)",
+                                 [.integer(next), .blob(groupID), .text(name), .integer(now)])
+            return ConversationID(next)
+        }
+    }
+
+    public func group(_ conversation: ConversationID) throws -> StoredGroup? {
+        try database.queryOne("SELECT \(Self.groupColumns) FROM groups WHERE conversation_id = ?", [.integer(conversation.rawValue)])
+            .map(Self.decodeGroup)
+    }
+
+    public func group(id: [UInt8]) throws -> StoredGroup? {
+        try database.queryOne("SELECT \(Self.groupColumns) FROM groups WHERE group_id = ?", [.blob(id)]).map(Self.decodeGroup)
+    }
+
+    /// Every group, by name (compared as contact names are), oldest first among equal names.
+    public func groups() throws -> [StoredGroup] {
+        try database.query("SELECT \(Self.groupColumns) FROM groups ORDER BY conversation_id DESC").map(Self.decodeGroup)
+            .sorted { (Contact.nameKey($0.name), -$0.conversation.rawValue) < (Contact.nameKey($1.name), -$1.conversation.rawValue) }
+    }
+
+    /// The groups with this name, compared as contact names are (more than one: the user is
+    /// asked which).
+    public func groups(named name: String) throws -> [StoredGroup] {
+        let key = Contact.nameKey(name)
+        return try groups().filter { Contact.nameKey($0.name) == key }
+    }
+
+    /// Keeps a change of the group's log (again: its `taken` is updated).
+    public func storeGroupChange(_ conversation: ConversationID, id: [UInt8], bytes: [UInt8], taken: Bool, at now: Int64) throws {
+        try translatingConstraints(foreignKey: .unknownConversation(conversation)) {
+            try database.execute("""
+                INSERT INTO group_changes (conversation_id, change_id, change, taken, received_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (conversation_id, change_id) DO UPDATE SET taken = excluded.taken
+                """, [.integer(conversation.rawValue), .blob(id), .blob(bytes), SQLValue(taken), .integer(now)])
+        }
+    }
+
+    /// The group's log as held, in the order received.
+    public func groupChanges(_ conversation: ConversationID) throws -> [StoredGroupChange] {
+        try database.query("""
+            SELECT change_id, change, taken FROM group_changes WHERE conversation_id = ? ORDER BY received_at, change_id
+            """, [.integer(conversation.rawValue)]).map { row in
+            StoredGroupChange(id: try row.blob("change_id"), bytes: try row.blob("change"), taken: try row.bool("taken"))
+        }
+    }
+
+    /// What the log folds to now: the group's name, this side's standing, and each other
+    /// member's role (`members`, by contact). Anyone who was a member and is not any more is
+    /// `gone` (left or removed, as the log says), so what is written from now on has no
+    /// delivery to them; anyone new becomes a current member.
+    public func setRoster(_ conversation: ConversationID, name: String, selfState: ConversationMember.State,
+                          members: [ContactID: ConversationMember.Role], gone: [ContactID: ConversationMember.State]) throws {
+        try atomically {
+            try database.execute("UPDATE groups SET name = ?, state = ? WHERE conversation_id = ?",
+                                 [.text(name), .text(selfState.rawValue), .integer(conversation.rawValue)])
+            guard database.changes == 1 else { throw StoreError.unknownConversation(conversation) }
+            for (member, role) in members.sorted(by: { $0.key < $1.key }) {
+                try translatingConstraints(foreignKey: .unknownContact(member)) {
+                    try database.execute("""
+                        INSERT INTO conversation_members (conversation_id, contact_id, role, state) VALUES (?, ?, ?, 'current')
+                        ON CONFLICT (conversation_id, contact_id) DO UPDATE SET role = excluded.role, state = 'current'
+                        """, [.integer(conversation.rawValue), .integer(member.rawValue), .text(role.rawValue)])
+                }
+            }
+            for (member, state) in gone.sorted(by: { $0.key < $1.key }) where members[member] == nil {
+                try database.execute("UPDATE conversation_members SET state = ? WHERE conversation_id = ? AND contact_id = ?",
+                                     [.text(state.rawValue), .integer(conversation.rawValue), .integer(member.rawValue)])
+            }
+        }
+    }
+
+    static func decodeGroup(_ row: Row) throws -> StoredGroup {
+        StoredGroup(conversation: ConversationID(try row.int64("conversation_id")), groupID: try row.blob("group_id"),
+                    name: try row.string("name"), state: try row.enumValue("state", table: "groups", as: ConversationMember.State.self),
+                    createdAt: try row.int64("created_at"))
+    }
+}
