@@ -18,7 +18,7 @@
 ///         u64       the change's counter (`TimerPolicy.Change`), 1 … 2^62; absent: 0
 ///                   (an rChat before counters; counter 0 is always written this way)
 ///       2:          changes of a group's membership log (`MembershipChange`), in a group
-///                   message (the envelope names the group)
+///                   message (the envelope names the group): the log so far, the newest last
 ///         u8        how many (1 … 255), then each: u16 length (1 … 65,535), its bytes
 ///
 ///     u8 kind = 0   an envelope of a kind this version does not know, as it came
@@ -193,8 +193,10 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             return "\(who) set disappearing messages to \(phrase)."
         case .control(.groupChanges(let changes)):
             let who = direction == .outgoing ? "You" : peer
-            let said = changes.compactMap { try? MembershipChange(decoding: $0) }.map(\.summary)
-            return "\(who) " + (said.isEmpty ? "changed the group." : said.joined(separator: "; ") + ".")
+            // A change travels with the log before it (so a new member can follow): the
+            // last is what it did.
+            guard let last = changes.last.flatMap({ try? MembershipChange(decoding: $0) }) else { return "\(who) changed the group." }
+            return "\(who) \(last.summary)."
         case .newer:
             return Self.newerText
         }

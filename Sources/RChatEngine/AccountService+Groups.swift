@@ -73,6 +73,108 @@ extension AccountService {
         return code
     }
 
+    /// `rchat group add GROUP MEMBER...`: contacts join (an admin's change, all or none); each
+    /// gets the whole log with the codes of everyone in it.
+    public func addMembers(_ group: StoredGroup, _ names: [String]) throws(EngineError) {
+        guard !names.isEmpty else { throw .usage("missing MEMBER (a contact's name)") }
+        var codes: [ContactCode] = []
+        for name in names {
+            let contact = try contact(named: name)
+            guard !codes.contains(where: { $0.accountKey == contact.accountKey }) else { throw .usage("\(contact.name) is named twice") }
+            codes.append(try handedOnCode(of: contact))
+        }
+        try change(group, .add(codes))
+    }
+
+    /// `rchat group remove GROUP MEMBER`: an admin's change; the member gets it, then nothing more.
+    public func removeMember(_ group: StoredGroup, _ name: String) throws(EngineError) {
+        let target = try member(named: name, of: group)
+        try change(group, .remove(member: target.accountKey), alsoTo: [target.id])
+    }
+
+    /// `rchat group leave GROUP`: anyone's change; nothing more is written to the group.
+    public func leaveGroup(_ group: StoredGroup) throws(EngineError) { try change(group, .leave) }
+
+    /// `rchat group rename GROUP NEW`: an admin's change.
+    public func renameGroup(_ group: StoredGroup, to name: String) throws(EngineError) {
+        guard ContactCode.validName(name) else { throw .usage("a group's " + ContactCode.nameRule) }
+        try change(group, .rename(name))
+    }
+
+    /// The current member of `group` a command names (a contact's name, or the name a member
+    /// met through the group gave themselves).
+    private func member(named name: String, of group: StoredGroup) throws(EngineError) -> Contact {
+        let key = Contact.nameKey(name)
+        let found = try Self.wrap {
+            try store.members(group.conversation).filter { $0.state == .current }.compactMap { try store.contact(id: $0.contact) }
+                .filter { Contact.nameKey($0.name) == key }
+        }
+        guard let member = found.first else { throw .usage("no member of \(group.name) is named \(name) (see rchat group members)") }
+        guard found.count == 1 else { throw .usage("\(found.count) members of \(group.name) are named \(name)") }
+        return member
+    }
+
+    /// This account's change to `group`: taken into its log as every member will take it
+    /// (refused in one line when the log would not take it: not an admin, not a member), the
+    /// roster set, and the log so far sent to every member the roster has now (and
+    /// `alsoTo`), the newest change last — a member who just joined can follow it all.
+    private func change(_ group: StoredGroup, _ action: MembershipChange.Action, alsoTo extra: [ContactID] = []) throws(EngineError) {
+        guard group.state == .current else { throw .usage("you are no longer in \(group.name)") }
+        let me = try identity()
+        let t = clock.now()
+        try Self.wrap {
+            try store.transaction { tx in
+                guard var log = try Groups.log(group, tx) else { throw EngineError.usage("the log of \(group.name) does not read") }
+                let change = MembershipChange.next(action, in: log, by: me.accountKey)
+                let outcome = log.receive(change)
+                guard case .taken = outcome else { throw EngineError.usage(Self.refusal(outcome, group: group)) }
+                if let why = log.ineffective[change.id] { throw EngineError.usage(Self.reason(why, group: group)) }
+                try tx.storeGroupChange(group.conversation, id: change.id.bytes, bytes: change.change.encoded, taken: true, at: t)
+                try Groups.setRoster(group.conversation, from: log, me: me.accountKey.publicKey, tx, at: t)
+                let recipients = try tx.members(group.conversation).filter { $0.state == .current }.map(\.contact) + extra
+                guard !recipients.isEmpty else { return }
+                for part in Self.parts(log.order.map { log.changes[$0]!.encoded }) {
+                    try tx.insertOutgoing(conversation: group.conversation, id: .fresh(clock), content: .control(.groupChanges(part)), at: t,
+                                          to: Array(Set(recipients)).sorted())
+                }
+            }
+        }
+        WakeSignal.poke(home: locations.home)
+    }
+
+    /// The log in pieces that each fit one content (255 changes, 60 KiB), in order.
+    static func parts(_ changes: [[UInt8]]) -> [[[UInt8]]] {
+        var parts: [[[UInt8]]] = [[]], bytes = 0
+        for change in changes {
+            if parts[parts.count - 1].count == 255 || bytes + change.count + 2 > maximumTextBytes {
+                parts.append([])
+                bytes = 0
+            }
+            parts[parts.count - 1].append(change)
+            bytes += change.count + 2
+        }
+        return parts
+    }
+
+    private static func refusal(_ outcome: GroupLog.Outcome, group: StoredGroup) -> String {
+        guard case .refused(let refusal) = outcome else { return "\(group.name) did not take the change" }
+        if case .notPermitted(let why) = refusal { return reason(why, group: group) }
+        return "\(group.name) did not take the change: \(refusal)"
+    }
+
+    private static func reason(_ why: GroupRoster.Ineffective, group: StoredGroup) -> String {
+        switch why {
+        case .notAnAdmin: "only an admin of \(group.name) can do that"
+        case .notAMember: "you are no longer in \(group.name)"
+        case .alreadyAMember: "already a member of \(group.name)"
+        case .targetNotAMember: "not a member of \(group.name)"
+        case .removesItself: "to go, leave the group: rchat group leave \(group.name)"
+        case .overLimit: "\(group.name) would have more than \(GroupRoster.memberLimit) members"
+        case .lastAdmin: "\(group.name) would have no admin"
+        case .secondCreate: "\(group.name) exists already"
+        }
+    }
+
     /// `rchat group members GROUP`: this side first, then the others as the log made them.
     public func groupMembers(_ group: StoredGroup) throws(EngineError) -> [GroupMemberSummary] {
         let me = try identity()

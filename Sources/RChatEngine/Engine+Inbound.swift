@@ -402,6 +402,9 @@ extension Engine {
                     return rejectForged("a message from \(contact.name) whose content does not decode (\(error))")
                 }
             }
+            if case .control(.groupChanges) = content {
+                return rejectForged("group changes from \(contact.name) outside a group message")
+            }
             if case .control(.timerChanged(_, let counter)) = content,
                !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
                 return rejectForged("a timer change from \(contact.name) whose counter is far past every one seen")

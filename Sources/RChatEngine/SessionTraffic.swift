@@ -47,6 +47,6 @@ struct SessionTraffic {
     var isEmpty: Bool {
         sent.isEmpty && chunksInFlight.isEmpty && fileReceiptsInFlight.isEmpty && peerFileProgress.isEmpty
             && deliveredInFlight.isEmpty && deliveredInFlight.sentThrough == nil && readReceiptsInFlight.isEmpty
-            && noticeInFlight.isEmpty && !startedOverNoticeInFlight
+            && noticeInFlight.isEmpty && !startedOverNoticeInFlight && groupDeliveredInFlight.isEmpty
     }
 }

@@ -22,10 +22,12 @@ extension StoreAccess {
     /// or none. `keysFingerprints`: each member's pinned keys now ("keys unchanged since
     /// sent"). Throws `duplicateMessage` if the id is taken in the conversation.
     @discardableResult
+    /// `to`: the members it goes to instead of the current ones (a group's change also goes to
+    /// the member it removes).
     public func insertOutgoing(conversation: ConversationID, id: MessageID, content: MessageContent, at now: Int64,
-                               seq: Int64? = nil, keysFingerprints: [ContactID: [UInt8]] = [:]) throws -> MessageRowID {
+                               seq: Int64? = nil, keysFingerprints: [ContactID: [UInt8]] = [:], to members: [ContactID]? = nil) throws -> MessageRowID {
         try insertOutgoing(conversation, id: id, content: content, at: now, seq: seq, keysFingerprints: keysFingerprints,
-                           unknown: .unknownConversation(conversation))
+                           unknown: .unknownConversation(conversation), members: members)
     }
 
     /// The contact's direct conversation (`insertOutgoing(conversation:…)`).
@@ -37,7 +39,8 @@ extension StoreAccess {
     }
 
     private func insertOutgoing(_ conversation: ConversationID, id: MessageID, content: MessageContent, at now: Int64,
-                                seq: Int64?, keysFingerprints: [ContactID: [UInt8]], unknown: StoreError) throws -> MessageRowID {
+                                seq: Int64?, keysFingerprints: [ContactID: [UInt8]], unknown: StoreError,
+                                members: [ContactID]? = nil) throws -> MessageRowID {
         try atomically {
             let position = try nextPosition(conversation)
             try translatingConstraints(unique: .duplicateMessage(id), foreignKey: unknown) {
@@ -49,7 +52,7 @@ extension StoreAccess {
             }
             let row = MessageRowID(database.lastInsertRowID)
             try indexForSearch([(row.rawValue, content)])
-            for member in try currentMembers(conversation) {
+            for member in try members ?? currentMembers(conversation) {
                 try translatingConstraints(foreignKey: unknown) {
                     try database.execute("INSERT INTO message_status (message_rowid, member_id, status, keys_fingerprint) VALUES (?, ?, ?, ?)",
                                          [.integer(row.rawValue), .integer(member.rawValue), .text(MessageStatus.sending.rawValue),

@@ -1,4 +1,7 @@
 import Foundation
+import RChatCore
+import RChatCrypto
+import RChatSQL
 import XCTest
 
 /// Groups end to end (issue 30): three accounts on one real relay, each with its own real
@@ -17,6 +20,21 @@ final class GroupTests: EngineTestCase {
         let run = try world.box.rchat(person, ["list", group, "--json"])
         try world.expectSuccess(run)
         return try run.lines.map { line in try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line) }
+    }
+
+    /// Alice, Bob and Carol, each syncing; Alice knows the other two, who do not know each
+    /// other; Alice made the group Friends of `members`, and each of them holds it.
+    private func friends(_ members: [String]) throws {
+        for person in ["alice", "bob", "carol"] { try world.makeAccount(person) }
+        for other in ["bob", "carol"] {
+            try world.add("alice", other)
+            try world.add(other, "alice")
+        }
+        try world.expectSuccess(try world.box.rchat("alice", ["group", "create", "Friends"] + members))
+        for person in ["alice", "bob", "carol"] { try world.startSync(person) }
+        try world.eventually("\(members) hold the group", timeout: 20) {
+            members.allSatisfy { (try? self.world.box.rchat($0.lowercased(), ["group", "members", "Friends"]).status) == 0 }
+        }
     }
 
     func testAGroupReachesEveryMemberAndAMessageIsDeliveredOnlyOnceAllStoredIt() throws {
@@ -68,6 +86,14 @@ final class GroupTests: EngineTestCase {
             XCTAssertEqual(got.first?["text"] as? String, "hello all")
         }
 
+        // Bob writes: Carol, whom he knows only through Alice's group, gets it over the
+        // channel the two opened from the codes Alice handed on.
+        let fromBob = try world.send("bob", to: "Friends", "hi from bob")
+        try world.eventually("Alice and Carol stored Bob's message", timeout: 40) {
+            try self.groupList("bob", "Friends").first { $0["id"] as? String == fromBob }?["status"] as? String == "Delivered"
+        }
+        XCTAssertEqual(try groupList("carol", "Friends").filter { $0["id"] as? String == fromBob }.map { $0["from"] as? String }, ["Bob"])
+
         // A member away: the message shows what was proved, never more.
         world.stopSync("carol")
         let second = try world.send("alice", to: "Friends", "carol is away")
@@ -83,6 +109,74 @@ final class GroupTests: EngineTestCase {
             return m?["status"] as? String == "Delivered"
         }
         world.assertStatusesNeverLowered()
+    }
+
+    /// Alice adds Carol, removes Bob, renames the group, Carol leaves: every member's roster
+    /// follows the log; the removed member gets nothing written after, and cannot write.
+    func testAddRemoveRenameAndLeaveReachEveryMemberAndTheRemovedOneGetsNothingAfter() throws {
+        try friends(["Bob"])
+        XCTAssertFailsCleanly(try world.box.rchat("bob", ["group", "add", "Friends", "Alice"]), status: 2, mentions: "only an admin")
+
+        try world.expectSuccess(try world.box.rchat("alice", ["group", "add", "Friends", "Carol"]))
+        try world.eventually("Carol holds the group with its history", timeout: 20) {
+            (try? self.members("carol", "Friends").map { $0["name"]! }) == ["Carol", "Alice", "Bob"]
+        }
+        XCTAssertEqual(try members("carol", "Friends")[2]["verified"], "by Alice", "the members before her, from Alice's codes")
+        try world.eventually("Bob sees Carol join", timeout: 20) {
+            (try? self.members("bob", "Friends").map { $0["name"]! }) == ["Bob", "Alice", "Carol"]
+        }
+        XCTAssertEqual(try groupList("bob", "Friends").last?["text"] as? String, "Alice added Carol.")
+
+        try world.expectSuccess(try world.box.rchat("alice", ["group", "remove", "Friends", "Bob"]))
+        try world.eventually("Bob knows he was removed", timeout: 20) {
+            (try? self.members("bob", "Friends").first?["state"]) == "removed"
+        }
+        let after = try world.send("alice", to: "Friends", "after Bob left")
+        try world.eventually("Carol stored it", timeout: 30) {
+            try self.groupList("alice", "Friends").first { $0["id"] as? String == after }?["status"] as? String == "Delivered"
+        }
+        let deliveries = try XCTUnwrap(try groupList("alice", "Friends").first { $0["id"] as? String == after }?["deliveries"] as? [[String: String]])
+        XCTAssertEqual(deliveries.map { $0["member"] }, ["Carol"], "nothing written after the removal goes to Bob")
+        XCTAssertFalse(try groupList("bob", "Friends").contains { $0["id"] as? String == after })
+        XCTAssertFailsCleanly(try world.box.rchat("bob", ["send", "Friends", "still here?"]), status: 2, mentions: "no longer in Friends")
+
+        try world.expectSuccess(try world.box.rchat("alice", ["group", "rename", "Friends", "Climbing"]))
+        try world.eventually("Carol sees the new name", timeout: 20) { (try? self.world.box.rchat("carol", ["group", "members", "Climbing"]).status) == 0 }
+        try world.expectSuccess(try world.box.rchat("carol", ["group", "leave", "Climbing"]))
+        try world.eventually("Alice sees Carol leave", timeout: 20) {
+            (try? self.members("alice", "Climbing").last?["state"]) == "left"
+        }
+        XCTAssertFailsCleanly(try world.box.rchat("alice", ["send", "Climbing", "anyone?"]), status: 2, mentions: "no other member")
+        world.assertStatusesNeverLowered()
+    }
+
+    /// A member whose rChat was changed to send a rename signed by someone not in the group
+    /// (its plaintext rewritten before its engine seals it): every member refuses it, stores
+    /// nothing, and the group keeps its name.
+    func testAChangeSignedBySomeoneNotInTheGroupIsRefusedByEveryMember() throws {
+        try friends(["Bob", "Carol"])
+        world.stopSync("bob")
+        let forgedID = try world.send("bob", to: "Friends", "to be rewritten")
+        let db = try Database(path: world.box.path("bob-home") + "/rchat.db", fileMode: 0o600)
+        let group = try XCTUnwrap(try db.queryOne("SELECT group_id FROM groups")?.blob("group_id"))
+        let heads = try db.query("SELECT change_id FROM group_changes").map { ChangeID(try $0.blob("change_id"))! }
+        let mallory = SigningKey.generate()
+        let forged = MembershipChange.signed(.rename("Pwned"), group: GroupID(group), counter: 1, parents: heads, by: mallory)
+        let guardTrigger = try XCTUnwrap(try db.queryOne("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%content never changes%'"))
+        try db.execute("DROP TRIGGER \(try guardTrigger.string("name"))")
+        try db.execute("UPDATE messages SET content = ? WHERE id = ?",
+                       [.blob(MessageContent.control(.groupChanges([forged.change.encoded])).encoded()), .blob(try XCTUnwrap(MessageID(hex: forgedID)).bytes)])
+        try db.execute(try guardTrigger.string("sql"))
+        db.close()
+        try world.startSync("bob")
+        try world.eventually("the forged change reached Alice and Carol", timeout: 30) {
+            ["alice", "carol"].allSatisfy { self.world.syncLog($0).contains("its author is not a member") }
+        }
+        for person in ["alice", "carol"] {
+            XCTAssertEqual(try world.box.rchat(person, ["group", "members", "Friends"]).status, 0, "\(person) keeps the name")
+            XCTAssertFalse(try groupList(person, "Friends").contains { $0["id"] as? String == forgedID }, "nothing stored at \(person)")
+        }
+        XCTAssertEqual(try world.box.rchat("alice", ["group", "members", "Pwned"]).status, 2)
     }
 
     func testAGroupOfSomeoneWhoIsNotAContactOrWithoutTheirCodeIsRefusedInOneLine() throws {

@@ -17,12 +17,13 @@ final class SessionTrafficTests: XCTestCase {
         t.readReceiptsInFlight = [id]
         t.noticeInFlight = [id]
         t.startedOverNoticeInFlight = true
+        t.groupDeliveredInFlight = [ConversationID(-1): 5]
         return t
     }
 
     /// A field added to the list is added here too: `isEmpty` and these tests see every one.
-    func testTheListHasEightFieldsAndAFullOneIsNotEmpty() {
-        XCTAssertEqual(Mirror(reflecting: SessionTraffic()).children.count, 8)
+    func testTheListHasNineFieldsAndAFullOneIsNotEmpty() {
+        XCTAssertEqual(Mirror(reflecting: SessionTraffic()).children.count, 9)
         XCTAssertTrue(SessionTraffic().isEmpty)
         XCTAssertFalse(full().isEmpty)
     }
