@@ -22,7 +22,7 @@ BENCH_RELAY_PACKAGES := mosquitto libmosquitto-dev
 CLUSTER_DEMO_PACKAGES := haproxy
 SWIFT    ?= swift
 
-.PHONY: deps build release install install-files uninstall demo test fuzz fuzz-build fuzz-corpus simulate bench-relay bench-cluster cluster-demo bench-engine bench-check bench-requests bench-tui bench-files clean
+.PHONY: deps build release install install-files uninstall demo test fuzz fuzz-build fuzz-corpus simulate bench-relay bench-cluster cluster-demo bench-engine bench-check bench-requests bench-tui bench-files bench-group clean
 
 # Installs the system packages among $(1) that are missing: as root, through sudo, or else
 # says how.
@@ -111,6 +111,12 @@ cluster-demo: deps
 bench-engine: deps
 	$(SWIFT) build -c release
 	.build/release/rchat-bench engine
+
+# Groups: one account sending to groups of 20 and 100 in-process engines through a real
+# relay, sender CPU per message per member beside one-to-one (a benchmark, not a test).
+bench-group: deps
+	$(SWIFT) build -c release
+	.build/release/rchat-bench group
 
 # The background check: a whole `rchat check` process collecting 1,000 held messages.
 bench-check: deps

@@ -23,6 +23,17 @@ extension AccountService {
         return group
     }
 
+    /// The group a command names when no contact has that name (a contact and a group of
+    /// one name: refused in one line); nil when it names no group.
+    public func groupIfNoContact(named name: String) throws(EngineError) -> StoredGroup? {
+        let groups = try Self.wrap { try store.groups(named: name) }
+        guard !groups.isEmpty else { return nil }
+        if let contact = try Self.wrap({ try store.contact(named: name) }), !contact.isDeleted {
+            throw .usage("a contact and a group are both named \(name): rename one (rchat rename)")
+        }
+        return try group(named: name)
+    }
+
     /// `rchat group create NAME MEMBER...`: the group's log starts with this account's create
     /// (it the first admin, the others members, each with the contact code it entered for
     /// them), and the create goes to each member as the group's first message.
@@ -95,6 +106,12 @@ extension AccountService {
     /// `rchat group leave GROUP`: anyone's change; nothing more is written to the group.
     public func leaveGroup(_ group: StoredGroup) throws(EngineError) { try change(group, .leave) }
 
+    /// `rchat timer GROUP DURATION`: anyone's change; messages written from then on go with it.
+    @discardableResult
+    public func setTimer(_ timer: DisappearingTimer, for group: StoredGroup) throws(EngineError) -> MessageID {
+        try change(group, .timer(seconds: timer.rawValue))
+    }
+
     /// `rchat group rename GROUP NEW`: an admin's change.
     public func renameGroup(_ group: StoredGroup, to name: String) throws(EngineError) {
         guard ContactCode.validName(name) else { throw .usage("a group's " + ContactCode.nameRule) }
@@ -118,10 +135,12 @@ extension AccountService {
     /// (refused in one line when the log would not take it: not an admin, not a member), the
     /// roster set, and the log so far sent to every member the roster has now (and
     /// `alsoTo`), the newest change last — a member who just joined can follow it all.
-    private func change(_ group: StoredGroup, _ action: MembershipChange.Action, alsoTo extra: [ContactID] = []) throws(EngineError) {
+    @discardableResult
+    private func change(_ group: StoredGroup, _ action: MembershipChange.Action, alsoTo extra: [ContactID] = []) throws(EngineError) -> MessageID {
         guard group.state == .current else { throw .usage("you are no longer in \(group.name)") }
         let me = try identity()
         let t = clock.now()
+        let id = MessageID.fresh(clock)
         try Self.wrap {
             try store.transaction { tx in
                 guard var log = try Groups.log(group, tx) else { throw EngineError.usage("the log of \(group.name) does not read") }
@@ -133,13 +152,16 @@ extension AccountService {
                 try Groups.setRoster(group.conversation, from: log, me: me.accountKey.publicKey, tx, at: t)
                 let recipients = try tx.members(group.conversation).filter { $0.state == .current }.map(\.contact) + extra
                 guard !recipients.isEmpty else { return }
-                for part in Self.parts(log.order.map { log.changes[$0]!.encoded }) {
-                    try tx.insertOutgoing(conversation: group.conversation, id: .fresh(clock), content: .control(.groupChanges(part)), at: t,
-                                          to: Array(Set(recipients)).sorted())
+                let parts = Self.parts(log.order.map { log.changes[$0]!.encoded })
+                for (i, part) in parts.enumerated() {
+                    // The last part carries the change: its id is the one printed.
+                    try tx.insertOutgoing(conversation: group.conversation, id: i == parts.count - 1 ? id : .fresh(clock),
+                                          content: .control(.groupChanges(part)), at: t, to: Array(Set(recipients)).sorted())
                 }
             }
         }
         WakeSignal.poke(home: locations.home)
+        return id
     }
 
     /// The log in pieces that each fit one content (255 changes, 60 KiB), in order.

@@ -29,14 +29,11 @@ extension AccountService {
     /// were refused it is stored as Failed to send: nothing leaves.
     /// Text only: a file goes through `sendFile` (from its path), and this version sends no timer change.
     public func send(to name: String, content: MessageContent) throws(EngineError) -> MessageID {
-        let contact = try Self.wrap { try store.contact(named: name) }.flatMap { $0.isDeleted ? nil : $0 }
-        let groups = try Self.wrap { try store.groups(named: name) }
-        if !groups.isEmpty {
-            guard contact == nil else { throw .usage("a contact and a group are both named \(name): rename one (rchat rename)") }
+        if let group = try groupIfNoContact(named: name) {
             guard case .text(let text) = content else { throw .usage("this version of rChat sends text to a group") }
-            return try send(toGroup: group(named: name), text: text)
+            return try send(toGroup: group, text: text)
         }
-        return try send(to: self.contact(named: name), content: content)
+        return try send(to: contact(named: name), content: content)
     }
 
     public func send(to contact: Contact, content: MessageContent) throws(EngineError) -> MessageID {
@@ -88,6 +85,7 @@ extension AccountService {
     /// transaction and go at the next sync (or at once, to a running engine).
     @discardableResult
     public func markRead(_ name: String) throws(EngineError) -> Int {
+        if let group = try groupIfNoContact(named: name) { return try markRead(group) }
         let contact = try contact(named: name)
         let t = clock.now()
         let ids = try Self.wrap {
@@ -95,6 +93,22 @@ extension AccountService {
                 let ids = try tx.markRead(contact: contact.id, at: t)
                 if contact.state == .ok { try tx.oweReadReceipts(contact: contact.id, ids: ids) }
                 try tx.startExpiry(contact: contact.id, ids: ids, at: t)
+                return ids
+            }
+        }
+        if !ids.isEmpty { WakeSignal.poke(home: locations.home) }
+        return ids.count
+    }
+
+    /// A group shown: Read receipts owed to each message's author (a member's Read raises
+    /// that member's delivery at the author's side only).
+    public func markRead(_ group: StoredGroup) throws(EngineError) -> Int {
+        let t = clock.now()
+        let ids = try Self.wrap {
+            try store.transaction { tx -> [MessageID] in
+                let ids = try tx.markRead(conversation: group.conversation, at: t)
+                try tx.oweReadReceipts(conversation: group.conversation, ids: ids)
+                try tx.startExpiry(conversation: group.conversation, ids: ids, at: t)
                 return ids
             }
         }
@@ -225,11 +239,10 @@ extension AccountService {
 
     /// The conversation as `rchat list` and the TUI show it: all of it, or a page.
     public func conversation(_ name: String, limit: Int? = nil, skippingLatest: Int = 0) throws(EngineError) -> [ConversationItem] {
-        let contact = try Self.wrap { try store.contact(named: name) }.flatMap { $0.isDeleted ? nil : $0 }
-        if contact == nil, try !Self.wrap({ try store.groups(named: name) }).isEmpty {
-            return try conversation(group(named: name), limit: limit, skippingLatest: skippingLatest)
+        if let group = try groupIfNoContact(named: name) {
+            return try conversation(group, limit: limit, skippingLatest: skippingLatest)
         }
-        return try conversation(self.contact(named: name), limit: limit, skippingLatest: skippingLatest)
+        return try conversation(contact(named: name), limit: limit, skippingLatest: skippingLatest)
     }
 
     /// A group's conversation: each incoming message with its author, each outgoing one with

@@ -118,6 +118,7 @@ enum Groups {
         }
         let selfState: ConversationMember.State = log.roster.isMember(me) ? .current : leavers.contains(HashedBytes(me)) ? .left : .removed
         try tx.setRoster(conversation, name: log.roster.name, selfState: selfState, members: members, gone: gone)
+        try tx.setGroupTimer(conversation, DisappearingTimer(rawValue: log.roster.timerSeconds) ?? .off)
         return added
     }
 }

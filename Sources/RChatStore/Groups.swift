@@ -105,6 +105,13 @@ extension StoreAccess {
         }
     }
 
+    /// The group's disappearing-message timer, as its log folds it (no counter of its own:
+    /// the log orders timer changes as it orders every change).
+    public func setGroupTimer(_ conversation: ConversationID, _ timer: DisappearingTimer) throws {
+        try database.execute("UPDATE conversations SET timer_seconds = ? WHERE id = ? AND kind = 'group'",
+                             [.integer(Int64(timer.rawValue)), .integer(conversation.rawValue)])
+    }
+
     static func decodeGroup(_ row: Row) throws -> StoredGroup {
         StoredGroup(conversation: ConversationID(try row.int64("conversation_id")), groupID: try row.blob("group_id"),
                     name: try row.string("name"), state: try row.enumValue("state", table: "groups", as: ConversationMember.State.self),

@@ -92,13 +92,17 @@ extension StoreAccess {
         }
     }
 
-    public func startExpiry(contact: ContactID, ids: [MessageID], at now: Int64) throws {
+    public func startExpiry(conversation: ConversationID, ids: [MessageID], at now: Int64) throws {
         try BatchSQL.forEachList(ids) { part in
             try database.execute("""
                 UPDATE messages SET expires_at = ? + expires_after
                 WHERE expires_after IS NOT NULL AND expires_at IS NULL AND conversation_id = ? AND id IN \(BatchSQL.inList)
-                """, [.integer(now), .integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
+                """, [.integer(now), .integer(conversation.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
         }
+    }
+
+    public func startExpiry(contact: ContactID, ids: [MessageID], at now: Int64) throws {
+        try startExpiry(conversation: contact.conversation, ids: ids, at: now)
     }
 
     /// Of `ids`, those of the conversation's messages deleted when their time ran out.

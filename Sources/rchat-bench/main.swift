@@ -18,10 +18,12 @@ case "cluster":
     ClusterBenchmark(arguments: Array(arguments.dropFirst())).run()
 case "tui":
     TUIBenchmark(arguments: Array(arguments.dropFirst())).run()
+case "group":
+    GroupBenchmark(arguments: Array(arguments.dropFirst())).run()
 case "tui-child":
     TUIBenchmark.child(Array(arguments.dropFirst()))
 default:
-    let usage = [RelayBenchmark.command, EngineBenchmark.command, TUIBenchmark.command, CheckBenchmark.command, RequestBenchmark.command, FileBenchmark.command, ClusterBenchmark.command]
+    let usage = [RelayBenchmark.command, EngineBenchmark.command, TUIBenchmark.command, CheckBenchmark.command, RequestBenchmark.command, FileBenchmark.command, ClusterBenchmark.command, GroupBenchmark.command]
         .map(\.usage).joined(separator: "\n")
     let help = arguments.first == "--help" || arguments.first == "-h"
     FileHandle(fileDescriptor: help ? 1 : 2).write(Data((usage + "\n").utf8))

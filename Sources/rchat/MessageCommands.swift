@@ -21,9 +21,15 @@ enum MessageCommands {
         let word = try args.positional(1, "DURATION")
         guard let timer = DisappearingTimer(word: word) else { throw Arguments.UsageError(description: DisappearingTimer.wordsRefusal) }
         let account = try AccountService(locations: locations)
-        let contact = try account.contact(named: name)
-        let id = try account.setTimer(timer, for: contact)
-        let shown = TerminalText.sanitized(contact.name, breaks: .shown)
+        let id: MessageID, shown: String
+        if let group = try account.groupIfNoContact(named: name) {
+            id = try account.setTimer(timer, for: group)
+            shown = TerminalText.sanitized(group.name, breaks: .shown)
+        } else {
+            let contact = try account.contact(named: name)
+            id = try account.setTimer(timer, for: contact)
+            shown = TerminalText.sanitized(contact.name, breaks: .shown)
+        }
         say(timer.phrase.map { "disappearing messages set to \($0) for \(shown)" } ?? "disappearing messages off for \(shown)")
         say(id.hex)
     }

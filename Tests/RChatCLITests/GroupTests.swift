@@ -86,6 +86,19 @@ final class GroupTests: EngineTestCase {
             XCTAssertEqual(got.first?["text"] as? String, "hello all")
         }
 
+        // Read per member: the message shows Read once both read it.
+        try world.expectSuccess(try world.box.rchat("bob", ["read", "Friends"]))
+        try world.eventually("Bob's Read reached Alice", timeout: 20) {
+            let m = try self.groupList("alice", "Friends").first { $0["id"] as? String == id }
+            return (m?["deliveries"] as? [[String: String]])?.first?["status"] == "Read"
+        }
+        XCTAssertEqual(try groupList("alice", "Friends").first { $0["id"] as? String == id }?["status"] as? String, "Delivered",
+                       "Read only when every member read it")
+        try world.expectSuccess(try world.box.rchat("carol", ["read", "Friends"]))
+        try world.eventually("the message is Read", timeout: 20) {
+            try self.groupList("alice", "Friends").first { $0["id"] as? String == id }?["status"] as? String == "Read"
+        }
+
         // Bob writes: Carol, whom he knows only through Alice's group, gets it over the
         // channel the two opened from the codes Alice handed on.
         let fromBob = try world.send("bob", to: "Friends", "hi from bob")
@@ -142,6 +155,20 @@ final class GroupTests: EngineTestCase {
 
         try world.expectSuccess(try world.box.rchat("alice", ["group", "rename", "Friends", "Climbing"]))
         try world.eventually("Carol sees the new name", timeout: 20) { (try? self.world.box.rchat("carol", ["group", "members", "Climbing"]).status) == 0 }
+        // A timer is a change of the log: every member ends on it, messages written then go with it.
+        let timer = try world.box.rchat("carol", ["timer", "Climbing", "1h"])
+        try world.expectSuccess(timer)
+        XCTAssertEqual(timer.lines.first, "disappearing messages set to 1 hour for Climbing")
+        try world.eventually("Alice shows Carol's timer", timeout: 20) {
+            try self.groupList("alice", "Climbing").contains { $0["text"] as? String == "Carol set disappearing messages to 1 hour." }
+        }
+        let timed = try world.send("alice", to: "Climbing", "gone in an hour")
+        try world.eventually("Carol stored the timed message", timeout: 30) {
+            try self.groupList("carol", "Climbing").contains { $0["id"] as? String == timed }
+        }
+        try world.eventually("its clock started at Alice (the relay took it)", timeout: 20) {
+            try self.groupList("alice", "Climbing").first { $0["id"] as? String == timed }?["expires_at"] as? Int != nil
+        }
         try world.expectSuccess(try world.box.rchat("carol", ["group", "leave", "Climbing"]))
         try world.eventually("Alice sees Carol leave", timeout: 20) {
             (try? self.members("alice", "Climbing").last?["state"]) == "left"
