@@ -11,6 +11,20 @@ extension AccountService {
     @discardableResult
     public func markShown(_ conversation: ConversationID, ids: [MessageID]) throws(EngineError) -> [MessageID] {
         guard !ids.isEmpty else { return [] }
+        if conversation.rawValue < 0 {
+            // A group's: each author is owed a Read receipt for theirs.
+            let t = clock.now()
+            let marked = try Self.wrap {
+                try store.transaction { tx -> [MessageID] in
+                    let marked = try tx.markRead(conversation: conversation, ids: ids, at: t)
+                    if !marked.isEmpty { try tx.oweReadReceipts(conversation: conversation, ids: marked) }
+                    try tx.startExpiry(conversation: conversation, ids: ids, at: t)
+                    return marked
+                }
+            }
+            if !marked.isEmpty { WakeSignal.poke(home: locations.home) }
+            return marked
+        }
         let contact = try contact(conversation)
         let t = clock.now()
         let marked = try Self.wrap {
@@ -30,6 +44,7 @@ extension AccountService {
 
     /// The conversation's kept draft (what was typed in the view and not sent), or nil.
     public func draft(_ conversation: ConversationID) throws(EngineError) -> Draft? {
+        if conversation.rawValue < 0 { return try Self.wrap { try store.draft(conversation: conversation) } }
         let contact = try contact(conversation)
         return try Self.wrap { try store.draft(contact: contact.id) }
     }
@@ -37,8 +52,9 @@ extension AccountService {
     /// Keeps the view's draft for the conversation (nil: none any more). No wake-up signal
     /// for other processes: only the view reads drafts.
     public func setDraft(_ draft: Draft?, for conversation: ConversationID) throws(EngineError) {
-        let contact = try contact(conversation)
         let t = clock.now()
+        if conversation.rawValue < 0 { return try Self.wrap { try store.setDraft(draft, conversation: conversation, at: t) } }
+        let contact = try contact(conversation)
         try Self.wrap { try store.setDraft(draft, contact: contact.id, at: t) }
     }
 
@@ -63,7 +79,7 @@ extension AccountService {
     /// the most recent first.
     public func conversationSummaries() throws(EngineError) -> [ConversationSummary] {
         try Self.wrap {
-            try store.contacts().map { c in
+            try (store.contacts().map { c in
                 var summary = ConversationSummary(id: c.id.conversation, name: c.name, state: c.displayState,
                                                   unread: try store.unreadCount(contact: c.id),
                                                   lastActivity: max(try store.lastActivity(conversation: c.id.conversation), c.addedAt),
@@ -71,6 +87,13 @@ extension AccountService {
                 summary.namesake = try namesake(of: c, in: store)?.id.conversation
                 return summary
             }
+            + store.groups().map { g in
+                var summary = ConversationSummary(id: g.conversation, name: g.name, state: .ok, unread: try store.unreadCount(conversation: g.conversation),
+                                                  lastActivity: max(try store.lastActivity(conversation: g.conversation), g.createdAt),
+                                                  timer: try store.conversationTimer(g.conversation).timer)
+                summary.members = g.state == .current ? try store.members(g.conversation).count { $0.state == .current } + 1 : 0
+                return summary
+            })
             .sorted { ($0.lastActivity, $1.name, $1.id) > ($1.lastActivity, $0.name, $0.id) }
         }
     }

@@ -55,12 +55,15 @@ public final class EngineChatModel: ChatModel {
 
     /// `before`: how many of the newest items to skip (nil: none).
     public func page(of conversation: ConversationID, before: Int?, limit: Int) -> [ConversationItem] {
+        if let group = try? account.store.group(conversation) {
+            return (try? account.conversation(group, limit: limit, skippingLatest: before ?? 0)) ?? []
+        }
         guard let contact = try? account.contact(conversation) else { return [] }
         return (try? account.conversation(contact, limit: limit, skippingLatest: before ?? 0)) ?? []
     }
 
     public func itemCount(of conversation: ConversationID) -> Int {
-        guard (try? account.contact(conversation)) != nil else { return 0 }
+        guard (try? account.store.group(conversation)) ?? nil != nil || (try? account.contact(conversation)) != nil else { return 0 }
         return (try? account.store.conversationLength(conversation: conversation)) ?? 0
     }
 
@@ -81,7 +84,14 @@ public final class EngineChatModel: ChatModel {
     // MARK: intents
 
     public func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in _ = try account.send(to: account.contact(conversation), content: content) }
+        try wrap { () throws(EngineError) in
+            if let group = try AccountService.wrap({ try account.store.group(conversation) }) {
+                guard case .text(let text) = content else { throw .usage("this version of rChat sends text to a group") }
+                _ = try account.send(toGroup: group, text: text)
+            } else {
+                _ = try account.send(to: account.contact(conversation), content: content)
+            }
+        }
         wakeEngine()
     }
 
@@ -106,7 +116,13 @@ public final class EngineChatModel: ChatModel {
     }
 
     public func setTimer(_ timer: DisappearingTimer, for conversation: ConversationID) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in _ = try account.setTimer(timer, for: account.contact(conversation)) }
+        try wrap { () throws(EngineError) in
+            if let group = try AccountService.wrap({ try account.store.group(conversation) }) {
+                try account.setTimer(timer, for: group)
+            } else {
+                _ = try account.setTimer(timer, for: account.contact(conversation))
+            }
+        }
         wakeEngine()
     }
 

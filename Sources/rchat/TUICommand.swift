@@ -19,11 +19,14 @@ enum TUICommand {
         --open NAME opens that conversation (a clicked alert asks for its own through the
         store instead, so that no command line names the contact).
         """,
-        options: [.text("--open", "NAME", help: "open this conversation")]
+        options: [.text("--open", "NAME", help: "open this conversation (a contact's or a group's)")]
     ) { args, locations in
         try args.expectPositionals(max: 0)
         let open = args.value("--open")
-        if let open { _ = try AccountService(locations: locations).contact(named: open) }   // unknown: one line, exit 2
+        if let open {   // unknown: one line, exit 2
+            let account = try AccountService(locations: locations)
+            if try account.groupIfNoContact(named: open) == nil { _ = try account.contact(named: open) }
+        }
         let session = try ViewSession(locations: locations, logPath: "\(locations.home)/view.log")
         let status = session.run(TUIOptions(openAtStart: open))
         // About 30 seconds more in the background: finish sending what is in flight and

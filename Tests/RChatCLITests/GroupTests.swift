@@ -206,6 +206,32 @@ final class GroupTests: EngineTestCase {
         XCTAssertEqual(try world.box.rchat("alice", ["group", "members", "Pwned"]).status, 2)
     }
 
+    /// A member Alice removed whose rChat was changed to write to the group anyway (its store
+    /// rewritten to think it is still in): Alice and Carol drop what it sends, show nothing,
+    /// and its sender never sees it Delivered.
+    func testAMessageFromSomeoneNoLongerInTheRosterIsDroppedByEveryMember() throws {
+        try friends(["Bob", "Carol"])
+        try world.expectSuccess(try world.box.rchat("alice", ["group", "remove", "Friends", "Bob"]))
+        try world.eventually("Bob knows he was removed", timeout: 20) { (try? self.members("bob", "Friends").first?["state"]) == "removed" }
+        try world.eventually("Carol knows Bob was removed", timeout: 20) {
+            (try? self.members("carol", "Friends").first { $0["name"] == "Bob" }?["state"]) == "removed"
+        }
+        world.stopSync("bob")
+        let db = try Database(path: world.box.path("bob-home") + "/rchat.db", fileMode: 0o600)
+        try db.execute("UPDATE groups SET state = 'current'")
+        try db.execute("UPDATE conversation_members SET state = 'current' WHERE conversation_id < 0")
+        db.close()
+        let sneaked = try world.send("bob", to: "Friends", "I am still here")
+        try world.startSync("bob")
+        try world.eventually("Alice and Carol dropped it", timeout: 30) {
+            ["alice", "carol"].allSatisfy { self.world.syncLog($0).contains("dropped: they are not in the group") }
+        }
+        for person in ["alice", "carol"] {
+            XCTAssertFalse(try groupList(person, "Friends").contains { $0["id"] as? String == sneaked }, "nothing shown at \(person)")
+        }
+        XCTAssertNotEqual(try groupList("bob", "Friends").first { $0["id"] as? String == sneaked }?["status"] as? String, "Delivered")
+    }
+
     func testAGroupOfSomeoneWhoIsNotAContactOrWithoutTheirCodeIsRefusedInOneLine() throws {
         try world.makeAccount("alice")
         let run = try world.box.rchat("alice", ["group", "create", "Friends", "Nobody"])

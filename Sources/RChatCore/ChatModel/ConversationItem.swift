@@ -134,6 +134,8 @@ public struct ConversationSummary: Equatable, Sendable {
     /// For a message request from someone using a contact's name with other keys: that
     /// contact's conversation, which accepting may re-pin to the request's keys.
     public var namesake: ConversationID?
+    /// A group's: how many are in it now, this side included; nil for a contact.
+    public var members: Int?
 
     public init(id: ConversationID, name: String, state: State, unread: Int, lastActivity: Int64, timer: DisappearingTimer = .off) {
         self.id = id; self.name = name; self.state = state; self.unread = unread; self.lastActivity = lastActivity

@@ -78,7 +78,8 @@ struct ConversationPane {
         let outgoing = m.direction == .outgoing
         var line = PaneLine(item: index)
         line.add(Self.timeColumn, time.clock(m.at), .dim)
-        let who = Wrap.truncate(outgoing ? "You" : contact, width: nameWidth, ellipsis: glyphs.ellipsis)
+        // In a group, who wrote it.
+        let who = Wrap.truncate(outgoing ? "You" : TerminalText.sanitized(m.author ?? contact, breaks: .shown), width: nameWidth, ellipsis: glyphs.ellipsis)
         line.add(Self.nameColumn, who, outgoing ? .dim : CellStyle(bold: true, role: .accent))
         if outgoing, let status = m.status {
             let g = glyphs.status(status)

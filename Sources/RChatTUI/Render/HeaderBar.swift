@@ -11,6 +11,10 @@ enum HeaderBar {
         guard let summary = state.openSummary else { return }
         col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
         col = screen.put(summary.name, row: row, column: col, style: CellStyle(bold: true, reverse: true))
+        if let members = summary.members {
+            col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
+            col = screen.put(members == 0 ? "you are no longer in it" : "\(members) members", row: row, column: col, style: .reverse)
+        }
         if let tag = StateTag.text(summary.state) {
             col = screen.put(state.glyphs.separator, row: row, column: col, style: .reverse)
             col = screen.put(tag, row: row, column: col, style: CellStyle(bold: true, reverse: true, underline: true, role: .warning))
