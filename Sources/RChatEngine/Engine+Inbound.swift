@@ -383,6 +383,10 @@ extension Engine {
             }
             return
         }
+        if contact.kind == .member, ![.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .cover].contains(header.kind) {
+            // Known only through a group: no one-to-one conversation to hold anything else.
+            return log("dropped \(header.kind) from \(contact.name), who is only a member of a group here")
+        }
         switch header.kind {
         case .message, .timedMessage:
             guard !contact.isBlocked, !contact.isDeleted else { return }
@@ -608,6 +612,10 @@ extension Engine {
             return rejectForged("a message request that does not verify")
         }
         var contact = try tx.contact(accountKey: code.accountKey)
+        if contact?.kind == .member {
+            // A member met through a group raises no request: it writes in the group.
+            return log("dropped a message request from \(contact!.name), who is only a member of a group here")
+        }
         var namesake: Contact?
         if contact == nil, let named = try tx.contact(named: code.name), !named.isDeleted, named.state != .request {
             namesake = named

@@ -1,5 +1,6 @@
 import Foundation
 import RChatCore
+import RChatTUI
 import XCTest
 
 /// Groups in the full-screen view, with real processes in tmux: the group is in the list, its
@@ -17,14 +18,14 @@ extension TUIEndToEndTests {
         try world.startSync("carol")
         try openView("alice")
         try screen("alice", "the group in Alice's list") { $0.contains("Friends") }
-        try openView("bob")
-        try screen("bob", "the group in Bob's list", seconds: 30) { $0.contains("Friends") }
-        try world.eventually("Carol holds the group", timeout: 20) { (try? self.world.box.rchat("carol", ["group", "members", "Friends"]).status) == 0 }
+        try world.startSync("bob")
+        try world.eventually("Bob and Carol hold the group", timeout: 20) {
+            ["bob", "carol"].allSatisfy { (try? self.world.box.rchat($0, ["group", "members", "Friends"]).status) == 0 }
+        }
         _ = try world.send("carol", to: "Friends", "carol says hi")
-        // The list is newest first: the group, with Carol's message, is at the top.
-        try screen("bob", "Carol's message reached Bob") { $0.contains("Friends") && $0.contains("1") }
-        // The cursor stays on the conversation it was on (Alice) as the group comes in above it.
-        try screens.keys(session("bob"), "Up", "Enter")
+        try world.eventually("Bob stored Carol's message", timeout: 20) { try self.world.list("bob", "Friends").contains { $0.text == "carol says hi" } }
+        world.stopSync("bob")
+        try openView("bob", arguments: ["--open", "Friends"])
         let opened = try screen("bob", "the group open, its header and Carol's message by name") {
             $0.contains("3 members") && $0.contains("carol says hi")
         }

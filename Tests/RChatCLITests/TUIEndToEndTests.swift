@@ -36,7 +36,7 @@ final class TUIEndToEndTests: XCTestCase {
 
     /// Opens `person`'s full-screen view (home and device directory in the sandbox).
     func openView(_ person: String, home: String? = nil, env: [String: String] = utf8,
-                  columns: Int = 100, rows: Int = 30, desktopAlerts: String = "off") throws {
+                  columns: Int = 100, rows: Int = 30, desktopAlerts: String = "off", arguments: [String] = []) throws {
         let home = home ?? person
         // The desktop-alerts question is asked at the first open (its own tests are
         // screen-model tests); answered here so the keys below reach the composer.
@@ -44,7 +44,7 @@ final class TUIEndToEndTests: XCTestCase {
             try world.expectSuccess(world.box.rchat(home, ["settings", "desktop-alerts", desktopAlerts]))
         }
         try screens.open(session(person), [Binaries.path("rchat"), "--home", world.box.path("\(home)-home"),
-                                          "--device-dir", world.box.path("\(home)-device")],
+                                          "--device-dir", world.box.path("\(home)-device")] + arguments,
                          env: env, columns: columns, rows: rows)
     }
 
