@@ -102,6 +102,16 @@ extension AccountService {
     /// first Sending is "stored", Sent is "relay acknowledged", a later Sending is a resend.
     /// Empty for an incoming or unknown message.
     public func timeline(_ conversation: ConversationID, id: MessageID) throws(EngineError) -> [TimelineEntry] {
+        if conversation.rawValue < 0 {
+            // A group's: every member's timeline, member after member.
+            return try Self.wrap {
+                guard let message = try store.message(conversation: conversation, id: id), message.isOutgoing else { return [] }
+                return try store.deliveries(message: message.rowID).flatMap { delivery -> [TimelineEntry] in
+                    let name = try store.contact(id: delivery.member)?.name ?? "someone"
+                    return Self.timeline(try store.statusLog(delivery.key)).map { TimelineEntry(step: $0.step, at: $0.at, member: name) }
+                }
+            }
+        }
         let contact = try contact(conversation)
         return try Self.wrap {
             guard let message = try store.message(contact: contact.id, id: id), message.isOutgoing else { return [] }
@@ -132,7 +142,13 @@ extension AccountService {
     /// `SearchQuery.resultLimit`), in one conversation (one gone is a usage error) or in
     /// every one (nil).
     public func search(_ query: SearchQuery, in conversation: ConversationID? = nil) throws(EngineError) -> [SearchHit] {
-        if let conversation { _ = try contact(conversation) }
+        if let conversation {
+            if conversation.rawValue < 0 {
+                guard try Self.wrap({ try store.group(conversation) }) != nil else { throw .usage("that group no longer exists") }
+            } else {
+                _ = try contact(conversation)
+            }
+        }
         return try Self.wrap { try store.search(query, in: conversation) }
     }
 }

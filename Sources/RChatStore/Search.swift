@@ -15,17 +15,21 @@ extension StoreAccess {
         guard limit > 0 else { return [] }
         return try database.query("""
             SELECT m.conversation_id AS conversation_id, m.id AS id, m.direction AS direction, m.created_at AS created_at,
-                   m.position AS position, snippet(message_search, 0, '', '', '…', 12) AS snippet
+                   m.position AS position, snippet(message_search, 0, '', '', '…', 12) AS snippet,
+                   CASE WHEN m.conversation_id < 0 THEN a.name END AS author
             FROM message_search
             JOIN messages AS m ON m.rowid = message_search.rowid
             LEFT JOIN contacts AS c ON c.id = m.conversation_id
+            LEFT JOIN contacts AS a ON a.id = m.author_id
             WHERE message_search MATCH ?1 AND coalesce(c.deleted, 0) = 0 AND (?2 IS NULL OR m.conversation_id = ?2)
             ORDER BY message_search.rowid DESC LIMIT ?3
             """, [.text(query.matchExpression), SQLValue(conversation?.rawValue), SQLValue(limit)]).map { row in
-            SearchHit(conversation: ConversationID(try row.int64("conversation_id")), message: try row.messageID("id", table: "messages"),
-                      direction: try row.enumValue("direction", table: "messages", as: Direction.self),
-                      at: try row.int64("created_at"), snippet: Self.oneLine(try row.string("snippet")),
-                      index: Int(try row.int64("position") - 1))
+            var hit = SearchHit(conversation: ConversationID(try row.int64("conversation_id")), message: try row.messageID("id", table: "messages"),
+                                direction: try row.enumValue("direction", table: "messages", as: Direction.self),
+                                at: try row.int64("created_at"), snippet: Self.oneLine(try row.string("snippet")),
+                                index: Int(try row.int64("position") - 1))
+            hit.author = try row.optionalString("author")
+            return hit
         }
     }
 

@@ -23,7 +23,8 @@ enum SearchCommand {
         var words = args.positionals[...]
         var conversation: ConversationID?
         if !args.has(all) {
-            conversation = try account.contact(named: try args.positional(0, "NAME (or --all)")).id.conversation
+            let name = try args.positional(0, "NAME (or --all)")
+            conversation = try account.groupIfNoContact(named: name)?.conversation ?? account.contact(named: name).id.conversation
             words = words.dropFirst()
         }
         let query: SearchQuery
@@ -38,10 +39,10 @@ enum SearchCommand {
                 say(JSONLine.object([
                     ("conversation", .string(name)), ("id", .string(hit.message.hex)), ("direction", .string(hit.direction.rawValue)),
                     ("at", .int(hit.at)), ("index", .int(hit.index)), ("snippet", .string(hit.snippet)),
-                ]))
+                ] + (hit.author.map { [("from", JSONLine.Value.string($0))] } ?? [])))
             } else {
                 let shown = TerminalText.sanitized(name, breaks: .shown)
-                let who = hit.direction == .outgoing ? "You" : shown
+                let who = hit.direction == .outgoing ? "You" : hit.author.map { TerminalText.sanitized($0, breaks: .shown) } ?? shown
                 say("\(shown)  \(ConversationText.localTime(hit.at))  \(who): \(TerminalText.sanitized(hit.snippet, breaks: .shown))")
             }
         }

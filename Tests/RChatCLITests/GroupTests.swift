@@ -107,6 +107,17 @@ final class GroupTests: EngineTestCase {
         }
         XCTAssertEqual(try groupList("carol", "Friends").filter { $0["id"] as? String == fromBob }.map { $0["from"] as? String }, ["Bob"])
 
+        // Search in the group, and over every conversation: who wrote what.
+        let found = try world.box.rchat("carol", ["search", "Friends", "hi", "--json"])
+        try world.expectSuccess(found)
+        let hits = try found.lines.map { try XCTUnwrap(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        XCTAssertEqual(hits.map { $0["from"] as? String }, ["Bob"], "\(found.lines)")
+        XCTAssertEqual(hits.first?["conversation"] as? String, "Friends")
+        let everywhere = try world.box.rchat("carol", ["search", "--all", "hello"])
+        try world.expectSuccess(everywhere)
+        XCTAssertTrue(everywhere.lines.first?.contains("Friends") == true && everywhere.lines.first?.contains("Alice: hello all") == true,
+                      "\(everywhere.lines)")
+
         // A member away: the message shows what was proved, never more.
         world.stopSync("carol")
         let second = try world.send("alice", to: "Friends", "carol is away")

@@ -40,6 +40,16 @@ extension TUIEndToEndTests {
         try world.eventually("Carol stored Bob's message", timeout: 20) {
             try world.list("carol", "Friends").contains { $0.text == "bob to all" }
         }
+        // Its details: each member's own timeline, under their name.
+        try screens.keys(session("bob"), "Tab", "Up")
+        try screen("bob", "Bob's message selected") { $0.screenLines.contains { $0.contains(Glyphs.unicode.selection) && $0.contains("bob to all") } }
+        try screens.keys(session("bob"), "i")
+        let details = try screen("bob", "the details with Alice's and Carol's timelines") {
+            $0.contains("Message details") && $0.contains("Alice") && $0.contains("Carol") && $0.contains("Relay acknowledged")
+        }
+        XCTAssertEqual(details.components(separatedBy: "Relay acknowledged").count - 1, 2, "a timeline per member:\n\(details)")
+        try screens.keys(session("bob"), "Escape")
+        try screen("bob", "the details closed") { !$0.contains("Message details") }
         try screens.keys(session("bob"), "C-q")
         try screen("bob", "Bob's view quit cleanly") { $0.contains("[exited 0]") }
         try screens.keys(session("alice"), "C-q")

@@ -150,6 +150,9 @@ public struct TimelineEntry: Equatable, Sendable {
     }
     public var step: Step
     public var at: Int64
+    /// In a group: the member whose delivery this step is of (each member has its own
+    /// timeline); nil in a one-to-one conversation.
+    public var member: String?
 
-    public init(step: Step, at: Int64) { self.step = step; self.at = at }
+    public init(step: Step, at: Int64, member: String? = nil) { self.step = step; self.at = at; self.member = member }
 }

@@ -11,6 +11,8 @@ public struct SearchHit: Equatable, Sendable {
     /// Its place in the conversation as `ChatModel.page(of:before:limit:)` counts items
     /// (messages and system rows, 0 = oldest): the view jumps there.
     public var index: Int
+    /// In a group: who wrote an incoming message (nil in a one-to-one conversation: its contact).
+    public var author: String?
 
     public init(conversation: ConversationID, message: MessageID, direction: Direction, at: Int64, snippet: String, index: Int) {
         self.conversation = conversation; self.message = message; self.direction = direction

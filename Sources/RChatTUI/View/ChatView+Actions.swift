@@ -245,7 +245,14 @@ extension ChatView {
         let timeline = model.timeline(of: conversation, message: m.id)
         if timeline.isEmpty { lines.append(Overlay.Line("No status steps recorded.", .dim)) }
         let labelWidth = 20
+        var member: String?
         for entry in timeline {
+            if let name = entry.member, name != member {
+                // A group's message: each member's own timeline, under their name.
+                if member != nil { lines.append(Overlay.Line("")) }
+                lines.append(Overlay.Line(TerminalText.sanitized(name, breaks: .shown), .bold))
+                member = name
+            }
             lines.append(Overlay.Line(Wrap.pad(Self.label(entry.step), width: labelWidth) + time.full(entry.at)))
         }
         lines.append(Overlay.Line(""))
