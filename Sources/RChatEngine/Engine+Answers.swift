@@ -192,9 +192,15 @@ extension Engine {
         guard !batch.groupTaken.isEmpty else { return }
         try tx.startExpiry(messages: batch.groupTaken.map(\.delivery.message), at: batch.t)
         let conversations = Dictionary(batch.groupTaken.map { ($0.delivery.message, $0.conversation) }, uniquingKeysWith: { a, _ in a })
-        for change in try tx.raiseDeliveries(batch.groupTaken.map(\.delivery), event: .relayAcknowledged, at: batch.t) where change.changed {
-            guard let conversation = conversations[change.message] else { continue }
-            batch.events.append(.statusChanged(conversation: conversation, id: change.id, status: try tx.deliverySummary(message: change.message).shown ?? change.current))
+        // What each message shows now, once per message however many members the relay took it for.
+        var shown: [MessageRowID: (id: MessageID, status: MessageStatus)] = [:]
+        for change in try tx.raiseDeliveries(batch.groupTaken.map(\.delivery), event: .relayAcknowledged, at: batch.t)
+        where change.changed && shown[change.message] == nil {
+            shown[change.message] = (change.id, try tx.deliverySummary(message: change.message).shown ?? change.current)
+        }
+        for (row, message) in shown.sorted(by: { $0.key < $1.key }) {
+            guard let conversation = conversations[row] else { continue }
+            batch.events.append(.statusChanged(conversation: conversation, id: message.id, status: message.status))
         }
     }
 }

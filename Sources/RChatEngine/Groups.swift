@@ -11,15 +11,13 @@ import RChatStore
 enum Groups {
     /// The log the store holds for `group`, every change in it as it was taken.
     static func log(_ group: StoredGroup, _ tx: StoreTransaction) throws -> GroupLog? {
-        let stored = try tx.groupChanges(group.conversation).compactMap { held -> VerifiedChange? in
+        let stored = try tx.groupChanges(group.conversation).compactMap { held -> (VerifiedChange, taken: Bool)? in
             // Verified when it was stored; its id is its hash again.
             guard let change = try? MembershipChange(decoding: held.bytes) else { return nil }
-            return VerifiedChange(id: change.id, change: change)
+            return (VerifiedChange(id: change.id, change: change), held.taken)
         }
-        guard let create = stored.first(where: { $0.change.group == nil && $0.id.bytes == group.groupID }) else { return nil }
-        var log = try? GroupLog(create: create)
-        for change in stored where change.id != create.id { _ = log?.receive(change) }
-        return log
+        guard let create = stored.first(where: { $0.0.change.group == nil && $0.0.id.bytes == group.groupID })?.0 else { return nil }
+        return try? GroupLog(restoring: create, taken: stored.filter(\.taken).map(\.0), waiting: stored.filter { !$0.taken }.map(\.0))
     }
 
     /// What a group's message did.
@@ -56,12 +54,12 @@ enum Groups {
             }
             log = fresh
         }
-        var taken: [ChangeID] = [], waiting: [ChangeID] = []
+        var taken: [ChangeID] = [], waiting: [ChangeID] = [], replays = 0
         for change in verified where change.change.group != nil || held == nil {
             switch log.receive(change) {
             case .taken(let ids): taken += ids
             case .waiting: waiting.append(change.id)
-            case .replay: break
+            case .replay: replays += 1
             case .refused(let why): note("a change to the group \(log.roster.name) from \(sender.name) refused: \(why)")
             }
         }
@@ -82,7 +80,10 @@ enum Groups {
         else { return (.dropped("changes from someone who is not in the group"), false) }
         for id in taken { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.changes[id]!.encoded, taken: true, at: now) }
         for id in waiting { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.waiting[id]!.encoded, taken: false, at: now) }
-        guard !taken.isEmpty else { return (waiting.isEmpty ? .dropped("nothing new") : .message(conversation), false) }
+        // Nothing of it could be taken (forged, refused): dropped. Changes held already (a
+        // log sent again) are stored as any message is, so its Delivered is true.
+        guard !taken.isEmpty || !waiting.isEmpty || replays > 0 else { return (.dropped("none of its changes could be taken"), false) }
+        guard !taken.isEmpty else { return (.message(conversation), false) }
         let added = try setRoster(conversation, from: log, me: me, tx, at: now)
         return (.message(conversation), added)
     }

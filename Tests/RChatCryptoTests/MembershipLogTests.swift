@@ -345,6 +345,13 @@ final class MembershipLogTests: XCTestCase {
                 XCTAssertTrue(log.waiting.isEmpty, "seed \(seed)")
             }
             XCTAssertEqual(logs[0].changes.count, made.count + 1, "seed \(seed): every change one of them took, every member took")
+            // As a store keeps it and reads it back: the same log, folded once.
+            let create = logs[0].changes.first { $0.value.group == nil }.map { VerifiedChange(id: $0.key, change: $0.value) }!
+            let restored = try! GroupLog(restoring: create, taken: logs[0].changes.map { VerifiedChange(id: $0.key, change: $0.value) }, waiting: [])
+            XCTAssertEqual(restored.roster, logs[0].roster, "seed \(seed)")
+            XCTAssertEqual(restored.heads, logs[0].heads, "seed \(seed)")
+            XCTAssertEqual(restored.order, logs[0].order, "seed \(seed)")
+            XCTAssertEqual(restored.ineffective, logs[0].ineffective, "seed \(seed)")
             ineffective += logs[0].ineffective.count
             merges += logs[0].changes.values.count { $0.parents.count > 1 }
         }

@@ -161,6 +161,20 @@ public struct GroupLog: Sendable {
         order = [create.id]
     }
 
+    /// A log as it was kept: `taken` were each checked when they were taken (none is checked
+    /// again), `waiting` still wait for a parent; the roster folded once. Rebuilding a kept
+    /// log by taking its changes one by one checked each against what its author saw again,
+    /// a fold per change.
+    public init(restoring create: VerifiedChange, taken: [VerifiedChange], waiting: [VerifiedChange]) throws(Refusal) {
+        try self.init(create: create)
+        for change in taken where change.id != create.id && change.change.group == group {
+            changes[change.id] = change.change
+        }
+        heads = Set(changes.keys).subtracting(changes.values.flatMap(\.parents))
+        for change in waiting where changes[change.id] == nil { self.waiting[change.id] = change.change }
+        fold()
+    }
+
     /// The parents a change made now names: the heads (as many as a change may name; the
     /// rest merge at the next change).
     public var sortedHeads: [ChangeID] { Array(heads.sorted().prefix(MembershipChange.maxParents)) }
