@@ -16,13 +16,40 @@ extension AccountService {
     /// (`files/sent/`), and queued with its message in one transaction. Bad input is one
     /// line and nothing is stored.
     public func sendFile(to name: String, path: String, as kind: AttachmentKind?) throws(EngineError) -> MessageID {
-        try sendFile(to: contact(named: name), path: path, as: kind)
+        switch try target(named: name) {
+        case .group(let group): try sendFile(toGroup: group, path: path, as: kind)
+        case .contact(let contact): try sendFile(to: contact, path: path, as: kind)
+        }
     }
 
     public func sendFile(to contact: Contact, path: String, as requested: AttachmentKind?) throws(EngineError) -> MessageID {
         guard contact.state != .request else {
             throw .usage("\(contact.name) is a message request: add their code to accept it before replying")
         }
+        return try queueFile(path: path, as: requested) { tx, id, content, t throws in
+            let row = try tx.insertOutgoing(contact: contact.id, id: id, content: content, at: t, keysFingerprint: Self.keysFingerprint(contact))
+            try tx.setExpiry(message: row, after: tx.conversationTimer(contact: contact.id).timer)
+            return row
+        } after: { tx, row, t throws in
+            try Self.failIfRefused(row, to: contact, at: t, tx)
+        }
+    }
+
+    /// `rchat send GROUP --file PATH`: one copy kept, one encrypted stream; each current member
+    /// gets its item and chunks over their own channel, each delivery on its own.
+    public func sendFile(toGroup group: StoredGroup, path: String, as requested: AttachmentKind?) throws(EngineError) -> MessageID {
+        try requireWritable(group)
+        return try queueFile(path: path, as: requested) { tx, id, content, t throws in
+            try insertGroupOutgoing(group, id: id, content: content, at: t, tx)
+        } after: { _, _, _ in }
+    }
+
+    /// A file read once into its sent copy, then queued with its message (`insert`, which
+    /// writes the message and its deliveries; `after`, once its attachment row is there) in
+    /// one transaction. Bad input is one line and nothing is stored.
+    private func queueFile(path: String, as requested: AttachmentKind?,
+                           insert: (StoreTransaction, MessageID, MessageContent, Int64) throws -> MessageRowID,
+                           after: (StoreTransaction, MessageRowID, Int64) throws -> Void) throws(EngineError) -> MessageID {
         let (source, size) = try OpenFile.readUserFile(path)
         let name = AttachmentName.sanitised((path as NSString).lastPathComponent)
         let limits = AttachmentLimits(maximumMB: UInt64(try Self.wrap { try EngineSettings(store: store) }.maxAttachmentMB))
@@ -51,12 +78,10 @@ extension AccountService {
         let stored: Result<Void, EngineError> = Result { () throws(EngineError) in
             try Self.wrap {
                 try store.transaction { tx in
-                    let row = try tx.insertOutgoing(contact: contact.id, id: id, content: .attachment(attachment), at: t,
-                                                    keysFingerprint: Self.keysFingerprint(contact))
-                    try tx.setExpiry(message: row, after: tx.conversationTimer(contact: contact.id).timer)
+                    let row = try insert(tx, id, .attachment(attachment), t)
                     try tx.insertOutgoingAttachment(message: row, chunkCount: FileStream.chunkCount(size: read), sentCopy: sentCopy,
                                                     streamHeader: header, streamState: startState)
-                    try Self.failIfRefused(row, to: contact, at: t, tx)
+                    try after(tx, row, t)
                 }
             }
         }
@@ -111,8 +136,18 @@ extension AccountService {
     /// `rchat save NAME ID PATH`: copies a whole attachment out (a path that does not exist
     /// yet, or a directory to put it in under its name). Returns the path written.
     public func saveAttachment(_ contact: Contact, id: MessageID, to path: String) throws(EngineError) -> String {
-        guard let message = try Self.wrap({ try store.message(contact: contact.id, id: id) }) else {
-            throw .usage("no message \(id.hex) with \(contact.name) (see rchat list \(contact.name))")
+        try saveAttachment(.contact(contact), id: id, to: path)
+    }
+
+    /// `rchat save NAME ID PATH`, NAME a contact's or a group's.
+    public func saveAttachment(named name: String, id: MessageID, to path: String) throws(EngineError) -> String {
+        try saveAttachment(target(named: name), id: id, to: path)
+    }
+
+    public func saveAttachment(_ target: ConversationTarget, id: MessageID, to path: String) throws(EngineError) -> String {
+        let name = target.name
+        guard let message = try Self.wrap({ try store.message(conversation: target.conversation, id: id) }) else {
+            throw .usage("no message \(id.hex) in \(name) (see rchat list \(name))")
         }
         guard case .attachment(let attachment) = message.content else { throw .usage("message \(id.hex) is not a file") }
         guard let stored = try Self.wrap({ try store.attachment(message: message.rowID) }) else {

@@ -14,7 +14,41 @@ public struct GroupMemberSummary: Equatable, Sendable {
     public let isSelf: Bool
 }
 
+/// What a command or the view names: a contact's conversation, or a group's. One rule
+/// (`AccountService.target(named:)`) for every command that takes either.
+public enum ConversationTarget: Sendable {
+    case contact(Contact)
+    case group(StoredGroup)
+
+    public var conversation: ConversationID {
+        switch self {
+        case .contact(let c): c.id.conversation
+        case .group(let g): g.conversation
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .contact(let c): c.name
+        case .group(let g): g.name
+        }
+    }
+}
+
 extension AccountService {
+    /// The conversation a command names: a group of that name when no contact has it (both:
+    /// refused in one line), else the contact.
+    public func target(named name: String) throws(EngineError) -> ConversationTarget {
+        if let group = try groupIfNoContact(named: name) { return .group(group) }
+        return .contact(try contact(named: name))
+    }
+
+    /// The conversation the view has open: a group's, or a contact's.
+    public func target(_ conversation: ConversationID) throws(EngineError) -> ConversationTarget {
+        if let group = try Self.wrap({ try store.group(conversation) }) { return .group(group) }
+        return .contact(try contact(conversation))
+    }
+
     /// The group a command names: exactly one of that name.
     public func group(named name: String) throws(EngineError) -> StoredGroup {
         let found = try Self.wrap { try store.groups(named: name) }
@@ -137,7 +171,11 @@ extension AccountService {
     /// `alsoTo`), the newest change last — a member who just joined can follow it all.
     @discardableResult
     private func change(_ group: StoredGroup, _ action: MembershipChange.Action, alsoTo extra: [ContactID] = []) throws(EngineError) -> MessageID {
-        guard group.state == .current else { throw .usage("you are no longer in \(group.name)") }
+        if case .leave = action {
+            guard group.state == .current else { throw .usage("you are no longer in \(group.name)") }
+        } else {
+            try requireWritable(group)
+        }
         let me = try identity()
         let t = clock.now()
         let id = MessageID.fresh(clock)
@@ -231,7 +269,7 @@ extension AccountService {
     /// `rchat send GROUP TEXT`: one message, a delivery to each current member (Sending each),
     /// then a poke so a running engine sends it to each over their channel.
     public func send(toGroup group: StoredGroup, text: String) throws(EngineError) -> MessageID {
-        guard group.state == .current else { throw .usage("you are no longer in \(group.name)") }
+        try requireWritable(group)
         let bytes = text.utf8.count
         guard bytes > 0, !text.allSatisfy(\.isWhitespace) else { throw .usage("an empty message is not sent") }
         guard bytes <= Self.maximumTextBytes else {
@@ -240,16 +278,29 @@ extension AccountService {
         let id = MessageID.fresh(clock)
         let t = clock.now()
         try Self.wrap {
-            try store.transaction { tx in
-                let members = try tx.members(group.conversation).filter { $0.state == .current }
-                guard !members.isEmpty else { throw EngineError.usage("\(group.name) has no other member now") }
-                var fingerprints: [ContactID: [UInt8]] = [:]
-                for member in members { if let c = try tx.contact(id: member.contact) { fingerprints[c.id] = Self.keysFingerprint(c) } }
-                let row = try tx.insertOutgoing(conversation: group.conversation, id: id, content: .text(text), at: t, keysFingerprints: fingerprints)
-                try tx.setExpiry(message: row, after: tx.conversationTimer(group.conversation).timer)
-            }
+            try store.transaction { tx in _ = try insertGroupOutgoing(group, id: id, content: .text(text), at: t, tx) }
         }
         WakeSignal.poke(home: locations.home)
         return id
+    }
+
+    /// What this side may write to `group` now: it is in it and has not blocked it.
+    func requireWritable(_ group: StoredGroup) throws(EngineError) {
+        guard group.state == .current else { throw .usage("you are no longer in \(group.name)") }
+        guard !group.isBlocked else {
+            throw .usage("\(group.name) is blocked: nothing is written to it (rchat unblock \(group.name) first)")
+        }
+    }
+
+    /// A message this side writes to `group`: a delivery to each current member (with their
+    /// keys as pinned now, for recovery), and the group's timer.
+    func insertGroupOutgoing(_ group: StoredGroup, id: MessageID, content: MessageContent, at t: Int64, _ tx: StoreTransaction) throws -> MessageRowID {
+        let members = try tx.members(group.conversation).filter { $0.state == .current }
+        guard !members.isEmpty else { throw EngineError.usage("\(group.name) has no other member now") }
+        var fingerprints: [ContactID: [UInt8]] = [:]
+        for member in members { if let c = try tx.contact(id: member.contact) { fingerprints[c.id] = Self.keysFingerprint(c) } }
+        let row = try tx.insertOutgoing(conversation: group.conversation, id: id, content: content, at: t, keysFingerprints: fingerprints)
+        try tx.setExpiry(message: row, after: tx.conversationTimer(group.conversation).timer)
+        return row
     }
 }

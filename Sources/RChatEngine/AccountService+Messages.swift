@@ -122,22 +122,26 @@ extension AccountService {
     /// device not verified (`SendPolicy`: resent by hand, it goes there). A Delivered or Read message is
     /// never sent again: a receipt proved it arrived.
     public func resend(_ name: String, ids: [MessageID]?) throws(EngineError) -> ResendOutcome {
-        try resend(contact(named: name), ids: ids)
+        try resend(target(named: name), ids: ids)
     }
 
     /// Resend as the view asks it (a selected message, or a row's messages): those that
     /// arrived meanwhile are left out, and when nothing is left the refusal is in words,
     /// never a message id.
     public func resendShown(_ contact: Contact, ids: [MessageID]) throws(EngineError) -> ResendOutcome {
+        try resendShown(.contact(contact), ids: ids)
+    }
+
+    public func resendShown(_ target: ConversationTarget, ids: [MessageID]) throws(EngineError) -> ResendOutcome {
         let pending = try Self.wrap {
             try store.transaction { tx in
-                try ids.filter { id in try tx.message(contact: contact.id, id: id)?.status?.isFinal == false }
+                try ids.filter { id in try tx.message(conversation: target.conversation, id: id)?.status?.isFinal == false }
             }
         }
         guard !pending.isEmpty else {
             throw .usage(ids.count == 1 ? "Nothing to resend: the message arrived." : "Nothing to resend: the messages arrived.")
         }
-        return try resend(contact, ids: pending).refusingNothingSent(to: contact.name)
+        return try resend(target, ids: pending).refusingNothingSent(to: target.name)
     }
 
     /// What a Resend did: the messages queued again, and those left because they were
@@ -160,55 +164,82 @@ extension AccountService {
     }
 
     public func resend(_ contact: Contact, ids: [MessageID]?) throws(EngineError) -> ResendOutcome {
-        switch SendPolicy.decideWriting(to: contact.standing) {
-        case .send, .hold(.newDevice):
-            break
-        case .hold(.notAccepted):
-            throw .usage("\(contact.name) is a message request: add their code to accept it first")
-        case .refuse:
-            throw .usage(contact.isBlocked
-                ? "\(contact.name) is blocked: nothing is sent to them (rchat unblock \(contact.name) first)"
-                : "nothing can be sent to \(contact.name) until their code is entered again")
-        }
+        try resend(.contact(contact), ids: ids)
+    }
+
+    /// The user's Resend in a contact's conversation or a group's, decided per delivery
+    /// (`ResendPolicy.byUser` on that member's status, keys and rows): in a group, only the
+    /// deliveries to current members that need it go again, each to its member alone.
+    public func resend(_ target: ConversationTarget, ids: [MessageID]?) throws(EngineError) -> ResendOutcome {
+        if case .contact(let contact) = target { try Self.requireResendable(contact) }
+        if case .group(let group) = target { try requireWritable(group) }
         let t = clock.now()
-        let fingerprint = Self.keysFingerprint(contact)
+        let conversation = target.conversation
         let outcome = try Self.wrap {
             try store.transaction { tx -> ResendOutcome in
-                let outgoing = try tx.outgoingMessages(contact: contact.id, since: 0)
-                let offeredByRows = try Set(tx.idsOfferedForResend(contact: contact.id))
-                func decision(_ m: StoredMessage) -> ResendPolicy.ByUser {
-                    guard let status = m.status else { return .arrived }
-                    return ResendPolicy.byUser(status: status, keysUnchangedSinceSent: m.keysFingerprint == fingerprint,
+                let outgoing = try tx.outgoingMessages(conversation: conversation, since: 0)
+                let offeredByRows = try Set(tx.idsOfferedForResend(conversation: conversation))
+                // Each member's keys now, and what rChat holds back for a device of theirs not verified.
+                var members: [ContactID: (contact: Contact, fingerprint: [UInt8], held: [MessageRowID: SendPolicy.Hold])?] = [:]
+                func member(_ id: ContactID) throws -> (contact: Contact, fingerprint: [UInt8], held: [MessageRowID: SendPolicy.Hold])? {
+                    if let known = members[id] { return known }
+                    var found: (Contact, [UInt8], [MessageRowID: SendPolicy.Hold])?
+                    if let c = try tx.contact(id: id), SendPolicy.decideWriting(to: c.standing) != .refuse {
+                        found = (c, Self.keysFingerprint(c), try Self.held(c, tx))
+                    }
+                    members[id] = found
+                    return found
+                }
+                // A message's deliveries that count: a direct conversation's one, a group's to current members.
+                func deliveries(_ m: StoredMessage) throws -> [StoredDelivery] {
+                    try tx.deliveries(message: m.rowID).filter { conversation == $0.member.conversation || $0.isCurrent }
+                }
+                func decision(_ m: StoredMessage, _ d: StoredDelivery) throws -> ResendPolicy.ByUser? {
+                    guard let who = try member(d.member) else { return nil }
+                    return ResendPolicy.byUser(status: d.status, keysUnchangedSinceSent: d.keysFingerprint == who.fingerprint,
                                                offeredByRow: offeredByRows.contains(m.id))
                 }
-                // Held back for a device not verified: Resend is the user asking for it there.
-                let held = try Self.held(contact, tx)
-                var chosen: [StoredMessage] = []
+                var chosen: [(StoredMessage, [ContactID])] = []
                 var kept: [MessageID] = []
                 if let ids {
                     for id in ids {
                         guard let m = outgoing.first(where: { $0.id == id }) else {
-                            throw EngineError.usage("\(contact.name) has no message of yours with id \(id.hex)")
+                            throw EngineError.usage("\(target.name) has no message of yours with id \(id.hex)")
                         }
-                        switch decision(m) {
-                        case .arrived:
+                        var going: [ContactID] = [], keysChanged = false
+                        for d in try deliveries(m) {
+                            switch try decision(m, d) {
+                            case .resend?, .notOffered?: going.append(d.member)
+                            case .keysChanged?: keysChanged = true
+                            case .arrived?, nil: continue
+                            }
+                        }
+                        if !going.isEmpty { chosen.append((m, going)) } else if keysChanged { kept.append(m.id) } else {
                             throw EngineError.usage("message \(id.hex) is \(m.status?.rawValue ?? "incoming"): it arrived, there is nothing to resend")
-                        case .keysChanged: kept.append(m.id)
-                        case .resend, .notOffered: chosen.append(m)
                         }
                     }
                 } else {
                     for m in outgoing {
-                        switch decision(m) {
-                        case .resend: chosen.append(m)
-                        case .keysChanged where m.status?.offersResend == true: kept.append(m.id)
-                        case .notOffered where held[m.rowID] != nil: chosen.append(m)
-                        case .keysChanged, .arrived, .notOffered: continue
+                        var going: [ContactID] = [], keysChanged = false
+                        for d in try deliveries(m) {
+                            switch try decision(m, d) {
+                            case .resend?: going.append(d.member)
+                            case .keysChanged? where d.status.offersResend: keysChanged = true
+                            case .notOffered? where try member(d.member)?.held[m.rowID] != nil: going.append(d.member)
+                            case .keysChanged?, .arrived?, .notOffered?, nil: continue
+                            }
                         }
+                        if !going.isEmpty { chosen.append((m, going)) } else if keysChanged { kept.append(m.id) }
                     }
                 }
-                let resent = try chosen.compactMap { m in
-                    try tx.queueResend(contact: contact.id, id: m.id, automatically: false, at: t)?.current == .sending ? m.id : nil
+                let resent = try chosen.compactMap { m, going -> MessageID? in
+                    var queued = false
+                    for who in going {
+                        if try tx.queueResend(conversation: conversation, member: who, id: m.id, automatically: false, at: t)?.current == .sending {
+                            queued = true
+                        }
+                    }
+                    return queued ? m.id : nil
                 }
                 return ResendOutcome(resent: resent, keptForChangedKeys: kept)
             }
@@ -217,11 +248,49 @@ extension AccountService {
         return outcome
     }
 
+    /// Whether anything can be sent to `contact` again now; the one-line refusal if not.
+    private static func requireResendable(_ contact: Contact) throws(EngineError) {
+        switch SendPolicy.decideWriting(to: contact.standing) {
+        case .send, .hold(.newDevice):
+            return
+        case .hold(.notAccepted):
+            throw .usage("\(contact.name) is a message request: add their code to accept it first")
+        case .refuse:
+            throw .usage(contact.isBlocked
+                ? "\(contact.name) is blocked: nothing is sent to them (rchat unblock \(contact.name) first)"
+                : "nothing can be sent to \(contact.name) until their code is entered again")
+        }
+    }
+
     /// `rchat block|unblock|mute|unmute|delete`.
     public enum ContactChange: Sendable { case block, unblock, mute, unmute, delete }
 
     public func change(_ name: String, _ change: ContactChange) throws(EngineError) {
-        try self.change(contact(named: name), change)
+        switch try target(named: name) {
+        case .contact(let contact): try self.change(contact, change)
+        case .group(let group): try self.change(group, change)
+        }
+    }
+
+    /// `rchat block|unblock|mute|unmute GROUP`. Blocked, what is queued for it is Failed to
+    /// send at once (nothing more leaves for it); a group is not deleted, it is left.
+    public func change(_ group: StoredGroup, _ change: ContactChange) throws(EngineError) {
+        let t = clock.now()
+        try Self.wrap {
+            try store.transaction { tx in
+                switch change {
+                case .mute, .unmute: try tx.setMuted(group: group.conversation, change == .mute)
+                case .unblock: try tx.setBlocked(group: group.conversation, false)
+                case .delete: throw EngineError.usage("a group is not deleted: leave it (rchat group leave \(group.name))")
+                case .block:
+                    try tx.setBlocked(group: group.conversation, true)
+                    let queued = try tx.outbox(conversation: group.conversation)
+                    _ = try tx.raiseDeliveries(queued.map(\.delivery), event: .gaveUp, at: t)
+                    for item in queued { try tx.removeFromOutbox(item.delivery) }
+                }
+            }
+        }
+        WakeSignal.poke(home: locations.home)
     }
 
     public func change(_ contact: Contact, _ change: ContactChange) throws(EngineError) {
@@ -251,6 +320,7 @@ extension AccountService {
         try Self.wrap {
             let count = try limit ?? store.conversationCount(group.conversation)
             let stored = try store.conversation(group.conversation, limit: count, skippingLatest: skippingLatest)
+            let files = try Self.files(among: stored, store)
             var names: [ContactID: String] = [:]
             func name(_ id: ContactID) throws -> String {
                 if let known = names[id] { return known }
@@ -259,9 +329,9 @@ extension AccountService {
                 return found
             }
             return try stored.map { stored -> ConversationItem in
-                guard case .message(let m) = stored else { return item(stored, [:], peer: group.name) }
+                guard case .message(let m) = stored else { return item(stored, files, peer: group.name) }
                 let author = try m.author.map(name)
-                var shown = item(stored, [:], peer: author ?? group.name)
+                var shown = item(stored, files, peer: author ?? group.name)
                 guard case .message(var message) = shown else { return shown }
                 message.author = author
                 if m.isOutgoing {
@@ -277,9 +347,7 @@ extension AccountService {
         try Self.wrap {
             let count = try limit ?? store.conversationCount(contact: contact.id)
             let stored = try store.conversation(contact: contact.id, limit: count, skippingLatest: skippingLatest)
-            let files = try store.attachments(messages: stored.compactMap {
-                if case .message(let m) = $0, m.content.isAttachment { return m.rowID } else { return nil }
-            })
+            let files = try Self.files(among: stored, store)
             let held = try Self.held(contact, store)
             return stored.map { stored in
                 var shown = item(stored, files, peer: contact.name)
@@ -290,6 +358,13 @@ extension AccountService {
                 return shown
             }
         }
+    }
+
+    /// The files among a page of a conversation, as each message shows it.
+    static func files(among stored: [StoredConversationItem], _ store: some StoreAccess) throws -> [MessageRowID: StoredAttachment] {
+        try store.attachments(messages: stored.compactMap {
+            if case .message(let m) = $0, m.content.isAttachment { return m.rowID } else { return nil }
+        })
     }
 
     /// The contact's queued messages that rChat holds back, and why (`SendPolicy`, as the
@@ -329,7 +404,7 @@ extension AccountService {
         case .complete(let path): return .complete(path: home.absolute(path))
         case .discarded(let reason): return .discarded(reason: reason)
         case .moving:
-            if file.direction == .outgoing, file.itemTaken, file.chunks.isComplete, let copy = file.sentCopy {
+            if file.direction == .outgoing, file.isTakenWhole, let copy = file.sentCopy {
                 return .complete(path: home.absolute(copy))
             }
             let last = file.chunks.count - 1

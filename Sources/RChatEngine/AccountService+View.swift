@@ -11,7 +11,7 @@ extension AccountService {
     @discardableResult
     public func markShown(_ conversation: ConversationID, ids: [MessageID]) throws(EngineError) -> [MessageID] {
         guard !ids.isEmpty else { return [] }
-        if conversation.rawValue < 0 {
+        if conversation.isGroup {
             // A group's: each author is owed a Read receipt for theirs.
             let t = clock.now()
             let marked = try Self.wrap {
@@ -44,7 +44,7 @@ extension AccountService {
 
     /// The conversation's kept draft (what was typed in the view and not sent), or nil.
     public func draft(_ conversation: ConversationID) throws(EngineError) -> Draft? {
-        if conversation.rawValue < 0 { return try Self.wrap { try store.draft(conversation: conversation) } }
+        if conversation.isGroup { return try Self.wrap { try store.draft(conversation: conversation) } }
         let contact = try contact(conversation)
         return try Self.wrap { try store.draft(contact: contact.id) }
     }
@@ -53,7 +53,7 @@ extension AccountService {
     /// for other processes: only the view reads drafts.
     public func setDraft(_ draft: Draft?, for conversation: ConversationID) throws(EngineError) {
         let t = clock.now()
-        if conversation.rawValue < 0 { return try Self.wrap { try store.setDraft(draft, conversation: conversation, at: t) } }
+        if conversation.isGroup { return try Self.wrap { try store.setDraft(draft, conversation: conversation, at: t) } }
         let contact = try contact(conversation)
         try Self.wrap { try store.setDraft(draft, contact: contact.id, at: t) }
     }
@@ -88,7 +88,8 @@ extension AccountService {
                 return summary
             }
             + store.groups().map { g in
-                var summary = ConversationSummary(id: g.conversation, name: g.name, state: .ok, unread: try store.unreadCount(conversation: g.conversation),
+                var summary = ConversationSummary(id: g.conversation, name: g.name, state: g.isBlocked ? .blocked : g.isMuted ? .muted : .ok,
+                                                  unread: try store.unreadCount(conversation: g.conversation),
                                                   lastActivity: max(try store.lastActivity(conversation: g.conversation), g.createdAt),
                                                   timer: try store.conversationTimer(g.conversation).timer)
                 summary.members = g.state == .current ? try store.members(g.conversation).count { $0.state == .current } + 1 : 0
@@ -102,7 +103,7 @@ extension AccountService {
     /// first Sending is "stored", Sent is "relay acknowledged", a later Sending is a resend.
     /// Empty for an incoming or unknown message.
     public func timeline(_ conversation: ConversationID, id: MessageID) throws(EngineError) -> [TimelineEntry] {
-        if conversation.rawValue < 0 {
+        if conversation.isGroup {
             // A group's: every member's timeline, member after member.
             return try Self.wrap {
                 guard let message = try store.message(conversation: conversation, id: id), message.isOutgoing else { return [] }
@@ -143,7 +144,7 @@ extension AccountService {
     /// every one (nil).
     public func search(_ query: SearchQuery, in conversation: ConversationID? = nil) throws(EngineError) -> [SearchHit] {
         if let conversation {
-            if conversation.rawValue < 0 {
+            if conversation.isGroup {
                 guard try Self.wrap({ try store.group(conversation) }) != nil else { throw .usage("that group no longer exists") }
             } else {
                 _ = try contact(conversation)

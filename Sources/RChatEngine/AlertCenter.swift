@@ -106,19 +106,31 @@ public struct AlertCenter: Sendable {
                        onScreen: ConversationID? = nil) throws(EngineError) -> [AlertPolicy.Alert] {
         let content = try self.content
         return try AccountService.wrap { try store.transaction { tx in
-            var facts: [(AlertPolicy.Arrival, ContactID, MessageRowID)] = []
+            var facts: [(AlertPolicy.Arrival, ConversationID, MessageRowID)] = []
             for (conversation, id) in arrivals {
-                guard let contact = try tx.contact(id: ContactID(conversation)), let message = try tx.message(contact: contact.id, id: id) else { continue }
-                let arrival = AlertPolicy.Arrival(
-                    contactName: contact.name, conversation: conversation, kind: contact.state == .request ? .request : AlertPolicy.Kind(message.content),
-                    contactMuted: contact.isMuted, contactBlockedOrDeleted: contact.isBlocked || contact.isDeleted,
-                    alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
-                    onScreen: onScreen == conversation)
-                facts.append((arrival, contact.id, message.rowID))
+                guard let message = try tx.message(conversation: conversation, id: id), !message.isOutgoing else { continue }
+                let arrival: AlertPolicy.Arrival
+                if let group = try tx.group(conversation) {
+                    // Titled with the group; its author named in the text; muted and blocked the group's.
+                    guard let author = try message.author.flatMap({ try tx.contact(id: $0) }) else { continue }
+                    arrival = AlertPolicy.Arrival(
+                        contactName: author.name, conversation: conversation, kind: AlertPolicy.Kind(message.content),
+                        contactMuted: group.isMuted, contactBlockedOrDeleted: group.isBlocked || author.isBlocked || author.isDeleted,
+                        alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
+                        onScreen: onScreen == conversation, group: group.name)
+                } else {
+                    guard let contact = try tx.contact(id: ContactID(conversation)) else { continue }
+                    arrival = AlertPolicy.Arrival(
+                        contactName: contact.name, conversation: conversation, kind: contact.state == .request ? .request : AlertPolicy.Kind(message.content),
+                        contactMuted: contact.isMuted, contactBlockedOrDeleted: contact.isBlocked || contact.isDeleted,
+                        alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
+                        onScreen: onScreen == conversation)
+                }
+                facts.append((arrival, conversation, message.rowID))
             }
-            for (arrival, contact, row) in facts {
+            for (arrival, conversation, row) in facts {
                 guard let alert = AlertPolicy.alert(for: arrival, content: content) else { continue }
-                _ = try tx.recordAlert(contact: contact, message: row, kind: "message", title: alert.title, text: alert.text,
+                _ = try tx.recordAlert(conversation: conversation, message: row, kind: "message", title: alert.title, text: alert.text,
                                        at: clock.now())
             }
             return AlertPolicy.alerts(for: facts.map(\.0), content: content)

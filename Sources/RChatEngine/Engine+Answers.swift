@@ -25,9 +25,11 @@ struct AnswerBatch {
     var takenFor: [MessageRowID: ContactID] = [:]
     /// A group's messages the relay took for one member each, and their conversation.
     var groupTaken: [(delivery: DeliveryKey, conversation: ConversationID)] = []
-    /// Attachments: their items and chunks the relay took, Sent once all are.
-    var chunksTaken: [MessageRowID: [Int]] = [:]
-    var attachmentItems: Set<MessageRowID> = []
+    /// Attachments: their items and chunks the relay took, per delivery (a group's file goes
+    /// to each member on its own), Sent once all are; and each delivery's conversation.
+    var chunksTaken: [DeliveryKey: [Int]] = [:]
+    var attachmentItems: Set<DeliveryKey> = []
+    var fileConversations: [DeliveryKey: ConversationID] = [:]
     var events: [ChatEvent] = []
     var receiptsSettled = false
     var ready: [PairwiseChannel] = []
@@ -49,13 +51,17 @@ extension RelayCompletion {
             channel?.acknowledged(row)
             // Off the outbox now: a later Resend in this session must go out.
             channel?.traffic.sent.remove(row)
-            if conversation != contactID.conversation {
-                // A group's: that member's delivery only (files in groups are not sent yet).
-                batch.groupTaken.append((DeliveryKey(message: row, member: contactID), conversation))
-                return
+            let delivery = DeliveryKey(message: row, member: contactID)
+            if isAttachment {
+                batch.attachmentItems.insert(delivery)
+                batch.fileConversations[delivery] = conversation
+            } else if conversation != contactID.conversation {
+                // A group's: that member's delivery only.
+                batch.groupTaken.append((delivery, conversation))
+            } else {
+                batch.taken.append(row)
             }
-            batch.takenFor[row] = contactID
-            if isAttachment { batch.attachmentItems.insert(row) } else { batch.taken.append(row) }
+            if conversation == contactID.conversation { batch.takenFor[row] = contactID }
         }, refused: { engine, reason, batch, tx in
             // Stays Sending; tried again after a backoff. Unless it already left the outbox:
             // another copy (a request, an earlier session's) was acknowledged, or a receipt
@@ -76,12 +82,14 @@ extension RelayCompletion {
         })
     }
 
-    /// Chunk `index` of the attachment message `row`.
-    static func chunk(_ contactID: ContactID, _ row: MessageRowID, index: Int) -> RelayCompletion {
-        RelayCompletion(recordsNothing: false, taken: { engine, _, batch, _ in
+    /// Chunk `index` of the attachment message `row`, to the member `contactID`.
+    static func chunk(_ contactID: ContactID, _ row: MessageRowID, index: Int, conversation: ConversationID) -> RelayCompletion {
+        let delivery = DeliveryKey(message: row, member: contactID)
+        return RelayCompletion(recordsNothing: false, taken: { engine, _, batch, _ in
             engine.channels[contactID]?.traffic.chunksInFlight[row]?.remove(index)
-            batch.chunksTaken[row, default: []].append(index)
-            batch.takenFor[row] = contactID
+            batch.chunksTaken[delivery, default: []].append(index)
+            batch.fileConversations[delivery] = conversation
+            if conversation == contactID.conversation { batch.takenFor[row] = contactID }
         }, refused: { engine, reason, batch, tx in
             // Sent again after a backoff, as a refused message is, or as soon as the receiver
             // reports it took what was held (room freed).
@@ -91,9 +99,9 @@ extension RelayCompletion {
                 channel?.roomRefused.insert(row)
                 batch.roomRefusedNow.insert(contactID)
             }
-            if let queued = try tx.outboxItem(message: row), queued.nextAttemptAt <= batch.t {
+            if let queued = try tx.outboxItem(delivery), queued.nextAttemptAt <= batch.t {
                 let wait = Int64(min(300, 1 << min(queued.attempts + 1, 8)))
-                try tx.recordSendAttempt(message: row, session: nil, nextAttemptAt: batch.t + wait)
+                try tx.recordSendAttempt(delivery, session: nil, nextAttemptAt: batch.t + wait)
                 engine.log("the relay refused part of a file: \(reason); trying again in \(wait) s")
             }
             channel?.backoffPending = true
@@ -178,9 +186,12 @@ extension Engine {
     /// What the batch's answers took, settled together: files taken whole, and Sent.
     private func settle(_ batch: inout AnswerBatch, _ tx: StoreTransaction) throws {
         if !batch.chunksTaken.isEmpty || !batch.attachmentItems.isEmpty {
-            let whole = try transfers.attachmentsTaken(chunks: batch.chunksTaken, items: batch.attachmentItems, tx, &batch.events, context: self)
-            batch.taken += whole
-            batch.filesTakenWhole.formUnion(whole.compactMap { batch.takenFor[$0]?.conversation })
+            for delivery in try transfers.attachmentsTaken(chunks: batch.chunksTaken, items: batch.attachmentItems, tx, &batch.events, context: self) {
+                guard let conversation = batch.fileConversations[delivery] else { continue }
+                if conversation == delivery.member.conversation { batch.taken.append(delivery.message) }
+                else { batch.groupTaken.append((delivery, conversation)) }
+                batch.filesTakenWhole.insert(conversation)
+            }
         }
         // A disappearing message's clock starts when it is sent: when the relay took it.
         try tx.startExpiry(messages: batch.taken, at: batch.t)

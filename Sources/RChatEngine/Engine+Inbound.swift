@@ -383,7 +383,7 @@ extension Engine {
             }
             return
         }
-        if contact.kind == .member, ![.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .cover].contains(header.kind) {
+        if contact.kind == .member, !Self.memberKinds.contains(header.kind) {
             // Known only through a group: no one-to-one conversation to hold anything else.
             return log("dropped \(header.kind) from \(contact.name), who is only a member of a group here")
         }
@@ -422,29 +422,25 @@ extension Engine {
         case .groupReceiptDelivered, .groupReceiptRead:
             guard let (groupID, ids) = GroupWire.receipt(body) else { return rejectForged("a group receipt from \(contact.name) that does not read") }
             guard let group = try tx.group(id: groupID.bytes) else { return }
-            let event: StatusEvent = header.kind == .groupReceiptRead ? .readReceipt : .deliveredReceipt
-            for change in try tx.raiseDeliveries(conversation: group.conversation, member: contact.id, ids: ids, event: event,
-                                                 exceptAttachments: header.kind == .groupReceiptDelivered, at: now) {
-                channel.acknowledged(change.message)
-                if change.changed {
-                    after.events.append(.statusChanged(conversation: group.conversation, id: change.id,
-                                                       status: try tx.deliverySummary(message: change.message).shown ?? change.current))
-                }
-            }
+            try raiseGroupDeliveries(group.conversation, ids, header.kind == .groupReceiptRead ? .readReceipt : .deliveredReceipt,
+                                     exceptAttachments: header.kind == .groupReceiptDelivered, from: channel, tx, &after)
         case .chunk:
             try transfers.receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after, context: self)
         case .fileRefused:
             try transfers.fileRefused(body, id: header.messageID, in: channel, tx, &after, context: self)
         case .fileProgress:
             var r = ByteReader(body)
-            guard let chunks = try? r.u32(), let message = try tx.message(contact: contact.id, id: header.messageID),
-                  message.direction == .outgoing else { return }
+            guard let chunks = try? r.u32(), let message = try tx.message(to: contact.id, id: header.messageID) else { return }
             let known = channel.traffic.peerFileProgress[message.rowID]?.chunks ?? 0
             channel.traffic.peerFileProgress[message.rowID] = (max(known, Int(chunks)), ticks)
             // The receiver took what the relay held: room there again for what it refused.
-            if channel.roomRefused.contains(message.rowID) { try tx.attemptNow(message: message.rowID, at: now) }
+            if channel.roomRefused.contains(message.rowID) {
+                try tx.attemptNow(DeliveryKey(message: message.rowID, member: contact.id), at: now)
+            }
             if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
-        case .receiptDelivered, .receiptRead, .fileDelivered:
+        case .fileDelivered:
+            try receiveFileDelivered(Self.receiptIDs(body), from: channel, tx, &after)
+        case .receiptDelivered, .receiptRead:
             let event: StatusEvent = header.kind == .receiptRead ? .readReceipt : .deliveredReceipt
             // An attachment's item was stored there; its Delivered comes with the whole file.
             for change in try tx.raiseStatuses(contact: contact.id, ids: Self.receiptIDs(body), event: event,
@@ -470,6 +466,46 @@ extension Engine {
                 return rejectForged("an item of a newer kind from \(contact.name) longer than any envelope carries")
             }
             after.incoming.append((channel, incoming(header, content, encoded, heldAt)))
+        }
+    }
+
+    /// What a person known only through a group may send: a group's messages, receipts and
+    /// files (a file's chunks, progress, refusal and Delivered name a group message by id),
+    /// and cover.
+    static let memberKinds: Set<EnvelopeKind> = [.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .chunk, .fileProgress,
+                                                 .fileRefused, .fileDelivered, .cover]
+
+    /// Whole files' Delivered from the channel's contact: each id names a file this side sent
+    /// them, in their direct conversation or in a group (`message(to:id:)`); that delivery
+    /// alone is raised.
+    private func receiveFileDelivered(_ ids: [MessageID], from channel: PairwiseChannel, _ tx: StoreTransaction,
+                                      _ after: inout AfterCommit) throws {
+        let contact = channel.contact
+        var direct: [MessageID] = [], grouped: [ConversationID: [MessageID]] = [:]
+        for id in ids {
+            guard let message = try tx.message(to: contact.id, id: id), message.content.isAttachment else { continue }
+            if message.conversation == contact.id.conversation { direct.append(id) } else { grouped[message.conversation, default: []].append(id) }
+        }
+        for change in try tx.raiseStatuses(contact: contact.id, ids: direct, event: .deliveredReceipt, exceptAttachments: false, at: now) {
+            channel.acknowledged(change.message)
+            if change.changed { after.events.append(.statusChanged(conversation: contact.id.conversation, id: change.id, status: change.current)) }
+        }
+        for (conversation, ids) in grouped.sorted(by: { $0.key.rawValue > $1.key.rawValue }) {
+            try raiseGroupDeliveries(conversation, ids, .deliveredReceipt, exceptAttachments: false, from: channel, tx, &after)
+        }
+    }
+
+    /// A receipt of the channel's contact for a group's messages: their deliveries only; the
+    /// view hears what each message shows now.
+    private func raiseGroupDeliveries(_ conversation: ConversationID, _ ids: [MessageID], _ event: StatusEvent, exceptAttachments: Bool,
+                                      from channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        for change in try tx.raiseDeliveries(conversation: conversation, member: channel.contact.id, ids: ids, event: event,
+                                             exceptAttachments: exceptAttachments, at: now) {
+            channel.acknowledged(change.message)
+            if change.changed {
+                after.events.append(.statusChanged(conversation: conversation, id: change.id,
+                                                   status: try tx.deliverySummary(message: change.message).shown ?? change.current))
+            }
         }
     }
 
@@ -505,6 +541,8 @@ extension Engine {
             }
             conversation = group.conversation
         }
+        // Blocked here: nothing of it is kept or shown (its log was taken above, so the roster stays true).
+        if try tx.group(conversation)?.isBlocked == true { return }
         if timer != 0 {
             guard let t = DisappearingTimer(rawValue: timer), t != .off else {
                 return rejectForged("a group message from \(contact.name) with a timer that is not one")
@@ -523,7 +561,7 @@ extension Engine {
     /// Delivered receipt is owed from the moment it commits — and not before.
     /// Whether an incoming attachment is whole here (a late chunk of it changes nothing).
     private func fileIsWhole(_ contact: ContactID, _ id: MessageID, _ tx: StoreTransaction) throws -> Bool {
-        guard let message = try tx.message(contact: contact, id: id), let stored = try tx.attachment(message: message.rowID) else { return false }
+        guard let message = try tx.message(from: contact, id: id), let stored = try tx.attachment(message: message.rowID) else { return false }
         if case .complete = stored.state { return true }
         return false
     }
@@ -579,12 +617,17 @@ extension Engine {
         for (channel, conversation, message) in batch {
             let stored = try tx.insertIncoming(conversation: conversation, author: channel.contact.id, [message], at: now)
             after.receiptsOwed += stored.count
+            if case .attachment(let attachment) = message.content {
+                try transfers.attachmentItemStored(channel, id: message.id, attachment, tx, &after, context: self)
+            }
             for (c, messageID, timer) in after.timers where c === channel && messageID == message.id {
                 for row in stored { try tx.setExpiry(message: row.row, after: timer) }
             }
             for row in stored {
+                let isChange: Bool = if case .control = message.content { true } else { false }
                 after.events.append(.newMessage(conversation: conversation, id: row.id,
-                                                preview: message.content.displayText(direction: .incoming, peer: channel.contact.name)))
+                                                preview: message.content.displayText(direction: .incoming, peer: channel.contact.name),
+                                                author: isChange ? nil : channel.contact.name))
             }
         }
     }

@@ -85,11 +85,12 @@ public final class EngineChatModel: ChatModel {
 
     public func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError) {
         try wrap { () throws(EngineError) in
-            if let group = try AccountService.wrap({ try account.store.group(conversation) }) {
+            switch try account.target(conversation) {
+            case .group(let group):
                 guard case .text(let text) = content else { throw .usage("this version of rChat sends text to a group") }
                 _ = try account.send(toGroup: group, text: text)
-            } else {
-                _ = try account.send(to: account.contact(conversation), content: content)
+            case .contact(let contact):
+                _ = try account.send(to: contact, content: content)
             }
         }
         wakeEngine()
@@ -97,7 +98,7 @@ public final class EngineChatModel: ChatModel {
 
     public func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError) {
         let resent = try wrap { () throws(EngineError) in
-            try account.resendShown(account.contact(conversation), ids: messages)
+            try account.resendShown(account.target(conversation), ids: messages)
         }.resent
         wakeEngine()
         // The view's copy of these rows still shows the old status: the store says Sending now.
@@ -106,21 +107,25 @@ public final class EngineChatModel: ChatModel {
 
     @discardableResult
     public func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) -> MessageID {
-        let id = try wrap { () throws(EngineError) in try account.sendFile(to: account.contact(conversation), path: path, as: kind) }
+        let id = try wrap { () throws(EngineError) in
+            switch try account.target(conversation) {
+            case .group(let group): try account.sendFile(toGroup: group, path: path, as: kind)
+            case .contact(let contact): try account.sendFile(to: contact, path: path, as: kind)
+            }
+        }
         wakeEngine()
         return id
     }
 
     public func saveAttachment(in conversation: ConversationID, message: MessageID, to path: String) throws(ChatModelError) -> String {
-        try wrap { () throws(EngineError) in try account.saveAttachment(account.contact(conversation), id: message, to: path) }
+        try wrap { () throws(EngineError) in try account.saveAttachment(account.target(conversation), id: message, to: path) }
     }
 
     public func setTimer(_ timer: DisappearingTimer, for conversation: ConversationID) throws(ChatModelError) {
         try wrap { () throws(EngineError) in
-            if let group = try AccountService.wrap({ try account.store.group(conversation) }) {
-                try account.setTimer(timer, for: group)
-            } else {
-                _ = try account.setTimer(timer, for: account.contact(conversation))
+            switch try account.target(conversation) {
+            case .group(let group): try account.setTimer(timer, for: group)
+            case .contact(let contact): _ = try account.setTimer(timer, for: contact)
             }
         }
         wakeEngine()

@@ -110,16 +110,21 @@ final class Outbox {
     /// Nothing may go to this contact (blocked, deleted, keys refused): each item is Failed to
     /// send and leaves the outbox.
     private func giveUp(_ items: [OutboxItem], contact: Contact, at t: Int64, context: some OutboxContext) throws(EngineError) {
-        var changes: [StatusChange] = []
+        var shown: [(ConversationID, MessageID, MessageStatus)] = []
         try AccountService.wrap {
             try context.store.transaction { tx in
-                for item in items {
-                    if let change = try tx.raiseStatus(message: item.message, event: .gaveUp, at: t) { changes.append(change) }
-                    _ = try tx.removeFromOutbox(message: item.message)
+                // Each delivery to them, in every conversation (a group's to the others goes on).
+                let conversations = Dictionary(items.map { ($0.message, $0.conversation) }, uniquingKeysWith: { a, _ in a })
+                for change in try tx.raiseDeliveries(items.map(\.delivery), event: .gaveUp, at: t) where change.changed {
+                    guard let conversation = conversations[change.message] else { continue }
+                    let status = conversation == contact.id.conversation ? change.current
+                        : try tx.deliverySummary(message: change.message).shown ?? change.current
+                    shown.append((conversation, change.id, status))
                 }
+                for item in items { _ = try tx.removeFromOutbox(item.delivery) }
             }
         }
-        for c in changes where c.changed { context.emit(.statusChanged(conversation: contact.id.conversation, id: c.id, status: c.current)) }
+        for (conversation, id, status) in shown { context.emit(.statusChanged(conversation: conversation, id: id, status: status)) }
     }
 
     /// The session's way: each item sealed under the session's send keys in its own envelope,

@@ -70,7 +70,7 @@ final class Receipts {
         let pairs = try AccountService.wrap { try context.store.receiptsOwed() }
         let owed = pairs.filter { $0.conversation == $0.author.conversation }.map(\.author)
         var more = false
-        for (conversation, author) in pairs where conversation.rawValue < 0 {
+        for (conversation, author) in pairs where conversation.isGroup {
             guard let channel = context.channel(author) else { continue }
             if try sendGroup(conversation, to: channel, context: context) { more = true }
         }
@@ -206,7 +206,7 @@ final class Receipts {
     /// Delivered receipts for whole files, in the sessions the contacts hold (at the steady
     /// pace's next slot's end where it runs: `sendSlotFrame`).
     private func flushFileReceipts(context: some ReceiptContext) throws(EngineError) {
-        let owed = try AccountService.wrap { try context.store.contactsOwedFileReceipts() }
+        let owed = try AccountService.wrap { try context.store.authorsOwedFileReceipts() }
         for contactID in owed {
             guard let channel = context.channel(contactID) else { continue }
             if context.keepsPace(channel) {
@@ -223,7 +223,7 @@ final class Receipts {
         let contactID = channel.contact.id
         guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
               context.hasRoom(for: channel) else { return false }
-        let ids = try AccountService.wrap { try context.store.fileReceiptsOwed(contact: contactID, limit: Self.perFrame) }
+        let ids = try AccountService.wrap { try context.store.fileReceiptsOwed(author: contactID, limit: Self.perFrame) }
             .filter { !channel.traffic.fileReceiptsInFlight.contains($0) }
         guard !ids.isEmpty, let sequence = saved.takeSendSequence() else { return false }
         let envelope = Self.envelope(.fileDelivered, ids, sequence: sequence, keys: keys, channel, context.clock)
@@ -249,7 +249,7 @@ final class Receipts {
     /// The relay took whole-file receipts: no longer owed.
     func fileReceiptsTaken(_ contactID: ContactID, _ ids: [MessageID], _ tx: StoreTransaction,
                            context: some ReceiptContext) throws {
-        try tx.settleFileReceipts(contact: contactID, ids: ids)
+        try tx.settleFileReceipts(author: contactID, ids: ids)
         context.channel(contactID)?.traffic.fileReceiptsInFlight.subtract(ids)
     }
 

@@ -56,7 +56,7 @@ final class Transfers {
     /// let); one that could go but is over it waits for the steady pace's next slot.
     func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState,
                         keys: SessionKeys, client: any RelayLink, deadline: Double, chunks budget: inout Int?, context: some TransfersContext) throws(EngineError) -> Bool {
-        guard let stored = try AccountService.wrap({ try context.store.attachment(message: item.message) }) else {
+        guard let stored = try AccountService.wrap({ try context.store.attachment(delivery: item.delivery) }) else {
             context.log("an attachment to \(channel.contact.name) has no file record; it stays Sending")
             return true
         }
@@ -65,7 +65,10 @@ final class Transfers {
             guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
             let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
                                          keys: keys, conversation: channel.secret)
-            do { _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message, isAttachment: true, conversation: item.conversation), flush: false) } catch { return false }
+            do {
+                _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message, isAttachment: true, conversation: item.conversation),
+                                           flush: false)
+            } catch { return false }
             channel.traffic.sent.insert(item.message)
             channel.expectAcknowledgement(of: item.message, by: deadline)
         }
@@ -109,7 +112,8 @@ final class Transfers {
             let envelope = Envelope.seal(kind: .chunk, messageID: item.id, sequence: sequence, body: body, keys: keys,
                                          conversation: channel.secret)
             do {
-                _ = try context.sendOnLink(channel, .envelope(envelope), as: .chunk(contact.id, item.message, index: index), flush: false)
+                _ = try context.sendOnLink(channel, .envelope(envelope), as: .chunk(contact.id, item.message, index: index, conversation: item.conversation),
+                                           flush: false)
             } catch {
                 return false
             }
@@ -197,22 +201,21 @@ final class Transfers {
         else { route = channel.awaitingVerification ? .unverifiedDevice : .session }
         do {
             var changes: [(MessageRowID, UploadWait?)] = []
-            for (row, stored) in try context.store.attachments(messages: files) where stored.direction == .outgoing {
+            for (row, stored) in try context.store.attachments(messages: files, member: channel.contact.id) {
                 guard case .moving = stored.state else { continue }
                 let waiting = channel.isReachable
-                    ? UploadWait.reason(allTaken: stored.itemTaken && stored.chunks.isComplete, route: route,
-                                        refusedForRoom: channel.roomRefused.contains(row))
+                    ? UploadWait.reason(allTaken: stored.isTakenWhole, route: route, refusedForRoom: channel.roomRefused.contains(row))
                     : nil
                 if waiting != stored.waiting { changes.append((row, waiting)) }
             }
             guard !changes.isEmpty else { return }
-            let ids = try context.store.transaction { tx in
+            let moved = try context.store.transaction { tx in
                 try changes.compactMap { row, waiting in
-                    try tx.setWaiting(message: row, waiting)
-                    return try tx.message(row)?.id
+                    try tx.setWaiting(DeliveryKey(message: row, member: channel.contact.id), waiting)
+                    return try tx.message(row)
                 }
             }
-            for id in ids { context.emit(.transferMoved(conversation: channel.directConversation, id: id)) }
+            for message in moved { context.emit(.transferMoved(conversation: message.conversation, id: message.id)) }
         } catch {
             context.log("cannot record what a file waits for: \(error)")
         }
@@ -220,22 +223,27 @@ final class Transfers {
 
     /// The relay took chunks (and perhaps items) of attachments: recorded; those now
     /// taken whole are returned, to be raised to Sent with the other messages.
-    func attachmentsTaken(chunks: [MessageRowID: [Int]], items: Set<MessageRowID>, _ tx: StoreTransaction,
-                          _ events: inout [ChatEvent], context: some TransfersContext) throws -> [MessageRowID] {
-        var whole: [MessageRowID] = []
-        for row in Set(chunks.keys).union(items) {
-            guard var stored = try tx.attachment(message: row), stored.direction == .outgoing else { continue }
-            for index in chunks[row] ?? [] { stored.chunks.insert(index) }
-            if items.contains(row) { stored.itemTaken = true }
+    /// Each delivery moves on its own (a group's file goes to each member over their channel).
+    func attachmentsTaken(chunks: [DeliveryKey: [Int]], items: Set<DeliveryKey>, _ tx: StoreTransaction,
+                          _ events: inout [ChatEvent], context: some TransfersContext) throws -> [DeliveryKey] {
+        var whole: [DeliveryKey] = []
+        var moved: Set<MessageRowID> = []
+        for delivery in Set(chunks.keys).union(items).sorted(by: { ($0.message, $0.member) < ($1.message, $1.member) }) {
+            guard var stored = try tx.attachment(delivery: delivery) else { continue }
+            for index in chunks[delivery] ?? [] { stored.chunks.insert(index) }
+            if items.contains(delivery) { stored.itemTaken = true }
             try tx.updateProgress(stored)
-            if stored.itemTaken && stored.chunks.isComplete {
-                whole.append(row)
-                outgoingStreams[row] = nil
-                if stored.waiting != nil { try tx.setWaiting(message: row, nil) }
+            if stored.isTakenWhole {
+                whole.append(delivery)
+                if stored.waiting != nil { try tx.setWaiting(delivery, nil) }
             }
-            if let message = try tx.message(row) {
-                events.append(.transferMoved(conversation: message.contact.conversation, id: message.id))
+            if moved.insert(delivery.message).inserted, let message = try tx.message(delivery.message) {
+                events.append(.transferMoved(conversation: message.conversation, id: message.id))
             }
+        }
+        // A stream is kept while any delivery of its file still takes chunks.
+        for row in Set(whole.map(\.message)) where try tx.attachment(message: row)?.isTakenWhole != false {
+            outgoingStreams[row] = nil
         }
         return whole
     }
@@ -246,11 +254,12 @@ final class Transfers {
     func attachmentItemStored(_ channel: PairwiseChannel, id: MessageID, _ attachment: Attachment,
                               _ tx: StoreTransaction, _ after: inout Engine.AfterCommit, context: some TransfersContext) throws {
         let contact = channel.contact
-        guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming else { return }
-        // What the contact declares is checked before anything is written for it.
+        guard let message = try tx.message(from: contact.id, id: id) else { return }
+        // What the contact declares is checked before anything is written for it (over
+        // their files in every conversation: the bound is per sender).
         let decision = IncomingFilePolicy.decide(
-            size: attachment.size, limitMB: UInt64(context.maxIncomingMB), moving: try tx.incomingFilesMoving(contact: contact.id),
-            reserved: UInt64(try tx.incomingChunksOutstanding(contact: contact.id)) * UInt64(FileStream.plainChunkBytes),
+            size: attachment.size, limitMB: UInt64(context.maxIncomingMB), moving: try tx.incomingFilesMoving(author: contact.id),
+            reserved: UInt64(try tx.incomingChunksOutstanding(author: contact.id)) * UInt64(FileStream.plainChunkBytes),
             free: AttachmentFiles(home: context.home).freeBytes())
         if let stored = try tx.attachment(message: message.rowID) {
             // Sent again after it was discarded: from nothing, if it may come now.
@@ -264,8 +273,9 @@ final class Transfers {
         // Refused: recorded as discarded, so its chunks are acknowledged and dropped as they come.
         context.log("a file from \(contact.name): \(reason)")
         try tx.discardReceiving(message: message.rowID, reason: reason)
-        _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded, text: row, action: nil, messageIDs: [id], at: context.now)
-        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        _ = try tx.addSystemRow(conversation: message.conversation, member: contact.id, kind: .fileDiscarded, text: row, action: nil,
+                                messageIDs: [id], at: context.now)
+        after.events.append(.rowAdded(conversation: message.conversation))
         after.refusals.append((channel, id, decision))
     }
 
@@ -286,15 +296,18 @@ final class Transfers {
         let contact = channel.contact
         var r = ByteReader(body)
         guard let why = try? r.u8(), let figure = try? r.u64(), let decision = IncomingFilePolicy.refusal(why: why, figure: figure),
-              let message = try tx.message(contact: contact.id, id: id), message.direction == .outgoing,
+              let message = try tx.message(to: contact.id, id: id),
               case .attachment(let attachment) = message.content,
               let text = IncomingFilePolicy.senderRow(decision, name: attachment.name, contact: contact.name) else {
             return context.rejectForged("a file refusal from \(contact.name) for no file sent to them")
         }
-        guard try tx.systemRowPosition(contact: contact.id, kind: .fileRefused(id), since: 0) == nil else { return }
+        // Once per member: in a group each may refuse it.
+        let kind = SystemRowKind.fileRefused(id)
+        guard try tx.systemRowPosition(conversation: message.conversation, member: contact.id, kind: kind, since: 0) == nil else { return }
         context.log("\(contact.name) did not take in a file: \(decision)")
-        _ = try tx.addSystemRow(contact: contact.id, kind: .fileRefused(id), text: text, action: nil, messageIDs: [id], at: context.now)
-        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        _ = try tx.addSystemRow(conversation: message.conversation, member: contact.id, kind: kind, text: text, action: nil,
+                                messageIDs: [id], at: context.now)
+        after.events.append(.rowAdded(conversation: message.conversation))
     }
 
     /// One chunk of a file being received. In its turn it is decrypted at once and its
@@ -307,8 +320,11 @@ final class Transfers {
         let contact = channel.contact
         guard !contact.isBlocked, !contact.isDeleted else { return }
         // Its item may be waiting in this batch: store it first.
-        if after.incoming.contains(where: { $0.1.id == id && $0.0 === channel }) { try context.storeIncoming(&after, tx) }
-        guard let message = try tx.message(contact: contact.id, id: id), message.direction == .incoming,
+        if after.incoming.contains(where: { $0.1.id == id && $0.0 === channel })
+            || after.groupIncoming.contains(where: { $0.2.id == id && $0.0 === channel }) {
+            try context.storeIncoming(&after, tx)
+        }
+        guard let message = try tx.message(from: contact.id, id: id),
               case .attachment(let attachment) = message.content,
               var stored = try tx.attachment(message: message.rowID), let workFile = stored.workFile else {
             return context.rejectForged("a file chunk from \(contact.name) for no file it sent")
@@ -357,8 +373,8 @@ final class Transfers {
         }
         try tx.updateProgress(stored)
         after.fileProgress[message.rowID] = (channel, id, stored.chunks.doneCount, stored.chunks.isComplete)
-        if !after.events.contains(.transferMoved(conversation: contact.id.conversation, id: id)) {
-            after.events.append(.transferMoved(conversation: contact.id.conversation, id: id))
+        if !after.events.contains(.transferMoved(conversation: message.conversation, id: id)) {
+            after.events.append(.transferMoved(conversation: message.conversation, id: id))
         }
         if stored.nextChunk == stored.chunks.count {
             do {
@@ -459,7 +475,7 @@ final class Transfers {
         try tx.completeReceiving(message: message.rowID, file: target)
         after.receiptsOwed += 1
         context.log("a file from \(channel.contact.name) arrived whole (\(attachment.size) bytes, \(stored.chunks.count) chunks, \(chunksWrittenThisRun[message.rowID] ?? 0) written in this run)")
-        after.events.append(.transferMoved(conversation: channel.directConversation, id: message.id))
+        after.events.append(.transferMoved(conversation: message.conversation, id: message.id))
     }
 
     /// A file that cannot be read (a chunk that does not decrypt, a hash that does not
@@ -481,7 +497,7 @@ final class Transfers {
         case .unreadable(let error):
             context.log("a file from \(contact.name) was discarded: \(error)")
             try tx.discardReceiving(message: message.rowID, reason: "it did not match what \(contact.name) sent")
-            _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded,
+            _ = try tx.addSystemRow(conversation: message.conversation, member: contact.id, kind: .fileDiscarded,
                                     text: "\(attachment.name) from \(contact.name) could not be read and was discarded. \(contact.name) has been told, so they can send it again.",
                                     action: nil, messageIDs: [message.id], at: context.now)
             _ = try tx.recordUndecryptable(contact: contact.id, id: message.id, session: session, at: context.now)
@@ -490,12 +506,12 @@ final class Transfers {
             // The system's reason ends the text ("cannot write PATH: No space left on device").
             let system = text.components(separatedBy: ": ").last ?? text
             try tx.discardReceiving(message: message.rowID, reason: "it could not be saved (\(system))")
-            _ = try tx.addSystemRow(contact: contact.id, kind: .fileDiscarded,
+            _ = try tx.addSystemRow(conversation: message.conversation, member: contact.id, kind: .fileDiscarded,
                                     text: IncomingFilePolicy.writeFailedRow(name: attachment.name, contact: contact.name, reason: system),
                                     action: nil, messageIDs: [message.id], at: context.now)
         }
-        after.events.append(.rowAdded(conversation: contact.id.conversation))
-        after.events.append(.transferMoved(conversation: contact.id.conversation, id: message.id))
+        after.events.append(.rowAdded(conversation: message.conversation))
+        after.events.append(.transferMoved(conversation: message.conversation, id: message.id))
     }
 
     /// Before the batch commits: what was written to partial files is on disk. A file that
@@ -521,34 +537,43 @@ final class Transfers {
 
 /// Makes the chunks of a file being sent from its sent copy: encrypted as they go, in
 /// order, from the stream's starting state; a chunk asked for again (a resend, a chunk the
-/// relay did not take) is made again by running the stream from the start to it, which
-/// gives the same bytes (`FileStream`).
+/// relay did not take, another member of a group further behind) is made again by running
+/// the stream from the nearest state kept before it (one every `checkpointEvery` chunks),
+/// which gives the same bytes (`FileStream`): going back costs at most that many chunks.
 final class OutgoingStream {
     let file: OpenFile
     let size: UInt64
     let header: [UInt8]
-    private let start: [UInt8]
     private var encryptor: FileStream.Encryptor
     private var next = 0
+    /// The stream's state before chunk `k × checkpointEvery`, for each k reached so far.
+    private var checkpoints: [[UInt8]]
+    static let checkpointEvery = 32
 
     init(file: OpenFile, size: UInt64, header: [UInt8], start: [UInt8]) throws(EngineError) {
         guard let encryptor = FileStream.Encryptor(stateBytes: start) else { throw .crypto("a damaged stream state") }
         self.file = file
         self.size = size
         self.header = header
-        self.start = start
         self.encryptor = encryptor
+        self.checkpoints = [start]
     }
 
     func chunk(_ index: Int) throws(EngineError) -> [UInt8] {
         let count = FileStream.chunkCount(size: size)
         precondition(index < count)
-        if index < next {
-            guard let again = FileStream.Encryptor(stateBytes: start) else { throw .crypto("a damaged stream state") }
+        // The nearest state kept at or before `index`: back to it, or ahead to it past chunks
+        // not needed now.
+        let k = min(index / Self.checkpointEvery, checkpoints.count - 1)
+        if index < next || k * Self.checkpointEvery > next {
+            guard let again = FileStream.Encryptor(stateBytes: checkpoints[k]) else { throw .crypto("a damaged stream state") }
             encryptor = again
-            next = 0
+            next = k * Self.checkpointEvery
         }
         while true {
+            if next % Self.checkpointEvery == 0, next / Self.checkpointEvery == checkpoints.count {
+                checkpoints.append(encryptor.stateBytes)
+            }
             let length = FileStream.plainBytes(ofChunk: next, size: size)
             let plain = try file.read(count: length, at: Int64(next) * Int64(FileStream.plainChunkBytes))
             guard plain.count == length else { throw .io("\(file.path) is shorter than the file sent; send it again") }

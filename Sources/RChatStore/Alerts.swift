@@ -1,3 +1,4 @@
+import RChatCore
 import RChatSQL
 
 /// An alert as raised (desktop or terminal); kept so that nothing is alerted twice.
@@ -20,12 +21,19 @@ extension StoreAccess {
     @discardableResult
     public func recordAlert(contact: ContactID?, message: MessageRowID?, kind: String, title: String,
                             text: String, at now: Int64) throws -> AlertRecord? {
+        try recordAlert(conversation: contact?.conversation, message: message, kind: kind, title: title, text: text, at: now)
+    }
+
+    /// As `recordAlert(contact:…)`, for any conversation (a group's too).
+    @discardableResult
+    public func recordAlert(conversation: ConversationID?, message: MessageRowID?, kind: String, title: String,
+                            text: String, at now: Int64) throws -> AlertRecord? {
         try database.query("""
             INSERT INTO alerts (conversation_id, message_rowid, kind, title, text, created_at)
             VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (message_rowid, kind) DO NOTHING
             RETURNING \(Self.alertColumns)
-            """, [SQLValue(contact?.rawValue), SQLValue(message?.rawValue), .text(kind), .text(title), .text(text),
+            """, [SQLValue(conversation?.rawValue), SQLValue(message?.rawValue), .text(kind), .text(title), .text(text),
                   .integer(now)]).first.map(Self.decodeAlert)
     }
 

@@ -31,6 +31,13 @@ public struct StoredAttachment: Equatable, Sendable {
     public let workFile: String?
     /// Outgoing, moving: what it waits for, as the engine last found it (nil: it moves).
     public var waiting: UploadWait? = nil
+    /// Outgoing: the member whose delivery `chunks`, `itemTaken` and `waiting` are
+    /// (`attachment_sends`); nil for a summary over a group's deliveries (`attachments(messages:)`:
+    /// the least far, read only) and for an incoming file.
+    public var member: ContactID? = nil
+
+    /// Outgoing: the relay took the item and every chunk (for a summary: for every member).
+    public var isTakenWhole: Bool { itemTaken && chunks.isComplete }
 }
 
 extension StoreAccess {
@@ -40,8 +47,18 @@ extension StoreAccess {
         FROM attachments
         """ }
 
-    /// The attachment row of a file being sent, written with its message: its sent copy is
-    /// in place already, and every chunk is made from it and the stream's starting state.
+    /// An outgoing file with one delivery's progress (`attachment_sends`).
+    private static var deliveryColumns: String { """
+        a.message_rowid, a.direction, a.chunk_count, d.chunks, d.item_taken, a.stream_header, a.stream_state, a.next_chunk,
+        a.hash_state, a.state, a.file, a.work_file, a.reason, d.waiting, d.member_id
+        """ }
+    private static var deliverySelect: String {
+        "SELECT \(deliveryColumns) FROM attachments a JOIN attachment_sends d ON d.message_rowid = a.message_rowid"
+    }
+
+    /// The attachment row of a file being sent, written with its message (after its
+    /// deliveries: each gets its progress row, nothing taken yet): its sent copy is in place
+    /// already, and every chunk is made from it and the stream's starting state.
     public func insertOutgoingAttachment(message: MessageRowID, chunkCount: Int, sentCopy: String, streamHeader: [UInt8],
                                          streamState: [UInt8]) throws {
         try database.execute("""
@@ -49,6 +66,9 @@ extension StoreAccess {
             VALUES (?, 'out', ?, ?, ?, ?, ?)
             """, [.integer(message.rawValue), SQLValue(chunkCount), .blob(ChunkSet(count: chunkCount).encoded), .text(sentCopy),
                   .blob(streamHeader), .blob(streamState)])
+        try database.execute("""
+            INSERT INTO attachment_sends (message_rowid, member_id) SELECT message_rowid, member_id FROM message_status WHERE message_rowid = ?
+            """, [.integer(message.rawValue)])
     }
 
     /// The attachment row of a file that is to arrive; `workFile` will hold its plaintext.
@@ -58,17 +78,25 @@ extension StoreAccess {
             """, [.integer(message.rawValue), SQLValue(chunkCount), .blob(ChunkSet(count: chunkCount).encoded), .text(workFile)])
     }
 
+    /// A file as a message shows it: incoming, as it arrives; outgoing, a direct
+    /// conversation's one delivery, a group's least far delivery to a current member
+    /// (`attachments(messages:)`).
     public func attachment(message: MessageRowID) throws -> StoredAttachment? {
-        try database.queryOne("\(Self.attachmentSelect) WHERE message_rowid = ?", [.integer(message.rawValue)])
-            .map(Self.decodeAttachment)
+        try attachments(messages: [message])[message]
     }
 
-    /// The attachments among `messages`, by message.
-    public func attachments(messages: [MessageRowID]) throws -> [MessageRowID: StoredAttachment] {
+    /// A file being sent, as its delivery to one member stands (nil: no such delivery of a file).
+    public func attachment(delivery: DeliveryKey) throws -> StoredAttachment? {
+        try database.queryOne("\(Self.deliverySelect) WHERE a.message_rowid = ? AND d.member_id = ?",
+                              [.integer(delivery.message.rawValue), .integer(delivery.member.rawValue)]).map(Self.decodeAttachment)
+    }
+
+    /// The files among `messages` sent to `member`, as their deliveries to them stand, by message.
+    public func attachments(messages: [MessageRowID], member: ContactID) throws -> [MessageRowID: StoredAttachment] {
         var out: [MessageRowID: StoredAttachment] = [:]
         try BatchSQL.forEachList(messages) { part in
-            for row in try database.query("\(Self.attachmentSelect) WHERE message_rowid IN " + BatchSQL.inList,
-                                          BatchSQL.padded(part.map { .integer($0.rawValue) })) {
+            for row in try database.query("\(Self.deliverySelect) WHERE d.member_id = ? AND a.message_rowid IN " + BatchSQL.inList,
+                                          [.integer(member.rawValue)] + BatchSQL.padded(part.map { .integer($0.rawValue) })) {
                 let a = try Self.decodeAttachment(row)
                 out[a.message] = a
             }
@@ -76,12 +104,51 @@ extension StoreAccess {
         return out
     }
 
-    /// Writes back what moved: the chunks done (ranges), the item; incoming, the header and where
-    /// decryption stands.
+    /// The attachments among `messages`, by message, as each message shows it (`attachment(message:)`).
+    public func attachments(messages: [MessageRowID]) throws -> [MessageRowID: StoredAttachment] {
+        var out: [MessageRowID: StoredAttachment] = [:]
+        var outgoing: [MessageRowID] = []
+        try BatchSQL.forEachList(messages) { part in
+            for row in try database.query("\(Self.attachmentSelect) WHERE message_rowid IN " + BatchSQL.inList,
+                                          BatchSQL.padded(part.map { .integer($0.rawValue) })) {
+                let a = try Self.decodeAttachment(row)
+                out[a.message] = a
+                if a.direction == .outgoing { outgoing.append(a.message) }
+            }
+        }
+        guard !outgoing.isEmpty else { return out }
+        // Each delivery's progress; what a message shows is its least far delivery to a
+        // member still in the conversation (all of them when none is).
+        var deliveries: [MessageRowID: [(current: Bool, a: StoredAttachment)]] = [:]
+        try BatchSQL.forEachList(outgoing) { part in
+            for row in try database.query("""
+                SELECT \(Self.deliveryColumns), coalesce(cm.state, 'current') = 'current' AS current
+                FROM attachments a JOIN attachment_sends d ON d.message_rowid = a.message_rowid
+                JOIN messages m ON m.rowid = a.message_rowid
+                LEFT JOIN conversation_members cm ON cm.conversation_id = m.conversation_id AND cm.contact_id = d.member_id
+                WHERE a.message_rowid IN \(BatchSQL.inList)
+                """, BatchSQL.padded(part.map { .integer($0.rawValue) })) {
+                let a = try Self.decodeAttachment(row)
+                deliveries[a.message, default: []].append((try row.int64("current") != 0, a))
+            }
+        }
+        for (message, all) in deliveries {
+            let counted = all.contains(where: \.current) ? all.filter(\.current).map(\.a) : all.map(\.a)
+            guard var least = counted.min(by: { ($0.isTakenWhole ? 1 : 0, $0.chunks.doneCount) < ($1.isTakenWhole ? 1 : 0, $1.chunks.doneCount) })
+            else { continue }
+            if all.count > 1 { least.member = nil }
+            out[message] = least
+        }
+        return out
+    }
+
+    /// Writes back what moved: outgoing, one delivery's chunks done (ranges) and item;
+    /// incoming, the chunks, the header and where decryption stands.
     public func updateProgress(_ a: StoredAttachment) throws {
         if a.direction == .outgoing {
-            try database.execute("UPDATE attachments SET chunks = ?, item_taken = ? WHERE message_rowid = ?",
-                                 [.blob(a.chunks.encoded), SQLValue(a.itemTaken), .integer(a.message.rawValue)])
+            guard let member = a.member else { throw StoreError.unknownMessage(a.message) }
+            try database.execute("UPDATE attachment_sends SET chunks = ?, item_taken = ? WHERE message_rowid = ? AND member_id = ?",
+                                 [.blob(a.chunks.encoded), SQLValue(a.itemTaken), .integer(a.message.rawValue), .integer(member.rawValue)])
             return
         }
         try database.execute("""
@@ -91,17 +158,17 @@ extension StoreAccess {
                   SQLValue(a.nextChunk), a.hashState.map(SQLValue.blob) ?? .null, .integer(a.message.rawValue)])
     }
 
-    /// What a file being sent waits for now (nil: nothing, it moves).
-    public func setWaiting(message: MessageRowID, _ waiting: UploadWait?) throws {
-        try database.execute("UPDATE attachments SET waiting = ? WHERE message_rowid = ? AND direction = 'out'",
-                             [waiting.map { .text($0.rawValue) } ?? .null, .integer(message.rawValue)])
+    /// What a file's delivery waits for now (nil: nothing, it moves).
+    public func setWaiting(_ delivery: DeliveryKey, _ waiting: UploadWait?) throws {
+        try database.execute("UPDATE attachment_sends SET waiting = ? WHERE message_rowid = ? AND member_id = ?",
+                             [waiting.map { .text($0.rawValue) } ?? .null, .integer(delivery.message.rawValue),
+                              .integer(delivery.member.rawValue)])
     }
 
-    /// Sent again from the start (a resend): nothing counts as taken.
-    public func restartSending(message: MessageRowID) throws {
-        try database.execute("""
-            UPDATE attachments SET chunks = X'', item_taken = 0 WHERE message_rowid = ? AND direction = 'out'
-            """, [.integer(message.rawValue)])
+    /// A delivery sent again from the start (a resend): nothing of it counts as taken.
+    public func restartSending(_ delivery: DeliveryKey) throws {
+        try database.execute("UPDATE attachment_sends SET chunks = X'', item_taken = 0 WHERE message_rowid = ? AND member_id = ?",
+                             [.integer(delivery.message.rawValue), .integer(delivery.member.rawValue)])
     }
 
     /// An incoming file that was discarded comes again (the sender resent it): from nothing.
@@ -130,58 +197,48 @@ extension StoreAccess {
             """, [.text(reason), .integer(message.rawValue)])
     }
 
-    /// How many of `contact`'s files are arriving (incoming, not whole and not discarded).
-    public func incomingFilesMoving(contact: ContactID) throws -> Int {
+    /// How many of `author`'s files are arriving, in every conversation (incoming, not whole
+    /// and not discarded).
+    public func incomingFilesMoving(author: ContactID) throws -> Int {
         Int(try database.queryOne("""
             SELECT count(*) FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-            WHERE m.conversation_id = ? AND a.direction = 'in' AND a.state = 'moving'
-            """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0)
+            WHERE m.author_id = ? AND a.direction = 'in' AND a.state = 'moving'
+            """, [.integer(author.rawValue)])?.int64(at: 0) ?? 0)
     }
 
-    /// The chunks `contact`'s files arriving have still to decrypt: what the disk must still
+    /// The chunks `author`'s files arriving have still to decrypt: what the disk must still
     /// take for them, in chunks.
-    public func incomingChunksOutstanding(contact: ContactID) throws -> Int64 {
+    public func incomingChunksOutstanding(author: ContactID) throws -> Int64 {
         try database.queryOne("""
             SELECT coalesce(sum(a.chunk_count - a.next_chunk), 0) FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-            WHERE m.conversation_id = ? AND a.direction = 'in' AND a.state = 'moving'
-            """, [.integer(contact.rawValue)])?.int64(at: 0) ?? 0
+            WHERE m.author_id = ? AND a.direction = 'in' AND a.state = 'moving'
+            """, [.integer(author.rawValue)])?.int64(at: 0) ?? 0
     }
 
-    /// Incoming files not whole yet, of `contact`.
-    public func attachmentsMoving(contact: ContactID, direction: Direction) throws -> [(id: MessageID, attachment: StoredAttachment)] {
-        try database.query("""
-            SELECT m.id AS mid, a.message_rowid, a.direction, a.chunk_count, a.chunks, a.item_taken, a.stream_header,
-                   a.stream_state, a.next_chunk, a.hash_state, a.state, a.file, a.work_file, a.reason, a.waiting
-            FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-            WHERE m.conversation_id = ? AND a.direction = ? AND a.state = 'moving'
-            ORDER BY m.position
-            """, [.integer(contact.rawValue), .text(direction.rawValue)]).map {
-            (try $0.messageID("mid", table: "messages"), try Self.decodeAttachment($0))
-        }
-    }
-
-    /// Whole files whose Delivered receipt the relay has not taken yet, oldest first.
-    public func fileReceiptsOwed(contact: ContactID, limit: Int) throws -> [MessageID] {
+    /// Whole files of `author`'s (in any conversation: its Delivered names the id alone)
+    /// whose Delivered receipt the relay has not taken yet, oldest first.
+    public func fileReceiptsOwed(author: ContactID, limit: Int) throws -> [MessageID] {
         try database.query("""
             SELECT m.id FROM attachments a JOIN messages m ON m.rowid = a.message_rowid
-            WHERE a.delivered_owed = 1 AND m.conversation_id = ? ORDER BY m.position LIMIT ?
-            """, [.integer(contact.rawValue), SQLValue(limit)]).map { try $0.messageID("id", table: "messages") }
+            WHERE a.delivered_owed = 1 AND m.author_id = ? ORDER BY m.conversation_id DESC, m.position LIMIT ?
+            """, [.integer(author.rawValue), SQLValue(limit)]).map { try $0.messageID("id", table: "messages") }
     }
 
-    public func settleFileReceipts(contact: ContactID, ids: [MessageID]) throws {
+    public func settleFileReceipts(author: ContactID, ids: [MessageID]) throws {
         try BatchSQL.forEachList(ids) { part in
             try database.execute("""
-                UPDATE attachments SET delivered_owed = 0 WHERE message_rowid IN
-                    (SELECT rowid FROM messages WHERE conversation_id = ? AND id IN \(BatchSQL.inList))
-                """, [.integer(contact.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
+                UPDATE attachments SET delivered_owed = 0 WHERE delivered_owed = 1 AND message_rowid IN
+                    (SELECT m.rowid FROM attachments o JOIN messages m ON m.rowid = o.message_rowid
+                     WHERE o.delivered_owed = 1 AND m.author_id = ? AND m.id IN \(BatchSQL.inList))
+                """, [.integer(author.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) }))
         }
     }
 
-    /// Contacts owed a file's Delivered receipt.
-    public func contactsOwedFileReceipts() throws -> [ContactID] {
+    /// Authors owed a file's Delivered receipt.
+    public func authorsOwedFileReceipts() throws -> [ContactID] {
         try database.query("""
-            SELECT DISTINCT m.conversation_id FROM attachments a JOIN messages m ON m.rowid = a.message_rowid WHERE a.delivered_owed = 1
-            """).map { ContactID(try $0.int64("conversation_id")) }
+            SELECT DISTINCT m.author_id FROM attachments a JOIN messages m ON m.rowid = a.message_rowid WHERE a.delivered_owed = 1
+            """).map { ContactID(try $0.int64("author_id")) }
     }
 
     static func decodeAttachment(_ row: Row) throws -> StoredAttachment {
@@ -212,6 +269,7 @@ extension StoreAccess {
                                 streamState: try row.optionalBlob("stream_state"), nextChunk: Int(try row.int64("next_chunk")),
                                 hashState: try row.optionalBlob("hash_state"),
                                 state: state, sentCopy: direction == .outgoing ? try row.optionalString("file") : nil,
-                                workFile: try row.optionalString("work_file"), waiting: waiting)
+                                workFile: try row.optionalString("work_file"), waiting: waiting,
+                                member: row["member_id"] == nil ? nil : try row.optionalInt64("member_id").map(ContactID.init))
     }
 }

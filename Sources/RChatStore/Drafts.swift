@@ -32,7 +32,7 @@ extension StoreAccess {
         let bytes = draft.text.utf8.count
         guard bytes <= Draft.maximumBytes else { throw StoreError.draftTooLong(bytes: bytes, maximum: Draft.maximumBytes) }
         try atomically {
-            if conversation.rawValue < 0 {
+            if conversation.isGroup {
                 guard try group(conversation) != nil else { throw StoreError.unknownConversation(conversation) }
             } else {
                 let contact = ContactID(conversation)

@@ -10,6 +10,11 @@ public struct StoredGroup: Equatable, Sendable {
     /// This side's standing: a current member, or it left or was removed.
     public let state: ConversationMember.State
     public let createdAt: Int64
+    /// `rchat mute GROUP`: its messages raise no alert.
+    public var isMuted = false
+    /// `rchat block GROUP`: nothing of it is stored or shown (its log is still taken, so the
+    /// roster stays true), nothing is written to it.
+    public var isBlocked = false
 }
 
 /// One change of a group's log as held: the bytes its author signed, and whether it is folded
@@ -24,7 +29,7 @@ public struct StoredGroupChange: Equatable, Sendable {
 /// Core (`GroupLog`); the store keeps the changes and what they folded to, in the caller's
 /// transaction.
 extension StoreAccess {
-    private static var groupColumns: String { "conversation_id, group_id, name, state, created_at" }
+    private static var groupColumns: String { "conversation_id, group_id, name, state, created_at, muted, blocked" }
 
     /// A group this side holds a log of: a conversation with the next negative id, no member
     /// rows yet (`setRoster`).
@@ -115,6 +120,16 @@ extension StoreAccess {
     static func decodeGroup(_ row: Row) throws -> StoredGroup {
         StoredGroup(conversation: ConversationID(try row.int64("conversation_id")), groupID: try row.blob("group_id"),
                     name: try row.string("name"), state: try row.enumValue("state", table: "groups", as: ConversationMember.State.self),
-                    createdAt: try row.int64("created_at"))
+                    createdAt: try row.int64("created_at"), isMuted: try row.bool("muted"), isBlocked: try row.bool("blocked"))
+    }
+
+    public func setMuted(group conversation: ConversationID, _ muted: Bool) throws {
+        try database.execute("UPDATE groups SET muted = ? WHERE conversation_id = ?", [SQLValue(muted), .integer(conversation.rawValue)])
+        guard database.changes == 1 else { throw StoreError.unknownConversation(conversation) }
+    }
+
+    public func setBlocked(group conversation: ConversationID, _ blocked: Bool) throws {
+        try database.execute("UPDATE groups SET blocked = ? WHERE conversation_id = ?", [SQLValue(blocked), .integer(conversation.rawValue)])
+        guard database.changes == 1 else { throw StoreError.unknownConversation(conversation) }
     }
 }

@@ -86,6 +86,26 @@ extension StoreAccess {
         try message(conversation: contact.conversation, id: id)
     }
 
+    /// The message `author` wrote with this id: in their direct conversation, else in a group
+    /// (what names a message by id alone on their channel: a file's chunks).
+    public func message(from author: ContactID, id: MessageID) throws -> StoredMessage? {
+        if let direct = try message(contact: author, id: id) { return direct.direction == .incoming ? direct : nil }
+        return try database.queryOne("""
+            \(Self.messageSelect) WHERE m.id = ? AND m.conversation_id < 0 AND m.author_id = ?
+            """, [.blob(id.bytes), .integer(author.rawValue)]).map { try withSummary(try Self.decodeMessage($0)) }
+    }
+
+    /// This side's message with this id that went to `member`: in their direct conversation,
+    /// else in a group, with a delivery to them (what names a message by id alone on their
+    /// channel: a file's progress, its refusal, its Delivered).
+    public func message(to member: ContactID, id: MessageID) throws -> StoredMessage? {
+        if let direct = try message(contact: member, id: id) { return direct.direction == .outgoing ? direct : nil }
+        return try database.queryOne("""
+            \(Self.messageSelect) WHERE m.id = ? AND m.conversation_id < 0 AND m.direction = 'out'
+            AND EXISTS (SELECT 1 FROM message_status s WHERE s.message_rowid = m.rowid AND s.member_id = ?)
+            """, [.blob(id.bytes), .integer(member.rawValue)]).map { try withSummary(try Self.decodeMessage($0)) }
+    }
+
     public func message(_ row: MessageRowID) throws -> StoredMessage? {
         try database.queryOne("\(Self.messageSelect) WHERE m.rowid = ?",
                               [.integer(row.rawValue)]).map { try withSummary(try Self.decodeMessage($0)) }
@@ -153,12 +173,12 @@ extension StoreAccess {
     /// A group's outgoing messages with what they show (`DeliverySummary` over their
     /// deliveries); a direct conversation's read theirs with the row already.
     func withSummaries(_ messages: [StoredMessage]) throws -> [StoredMessage] {
-        guard messages.contains(where: { $0.isOutgoing && $0.conversation.rawValue < 0 }) else { return messages }
+        guard messages.contains(where: { $0.isOutgoing && $0.conversation.isGroup }) else { return messages }
         return try messages.map(withSummary)
     }
 
     func withSummary(_ message: StoredMessage) throws -> StoredMessage {
-        guard message.isOutgoing, message.conversation.rawValue < 0 else { return message }
+        guard message.isOutgoing, message.conversation.isGroup else { return message }
         var shown = message
         let all = try deliveries(message: message.rowID)
         shown.status = Self.summary(of: all).shown

@@ -85,6 +85,7 @@ enum Migrations {
         Migration(version: 14, sql: SchemaChunkRanges.sql, rebuildsTables: true, convert: SchemaChunkRanges.convert),
         Migration(version: 15, sql: SchemaConversations.sql, rebuildsTables: true),
         Migration(version: 16, sql: SchemaGroups.sql),
+        Migration(version: 17, sql: SchemaGroupFiles.sql),
     ]
 
     /// The reason a step failed, on one line.

@@ -57,6 +57,12 @@ extension StoreAccess {
                            [.integer(contact.rawValue)]).map(Self.decodeOutboxItem)
     }
 
+    /// Everything queued in `conversation`, to every member, in the order written.
+    public func outbox(conversation: ConversationID) throws -> [OutboxItem] {
+        try database.query("\(Self.outboxSelect) WHERE m.conversation_id = ? ORDER BY m.position, o.member_id",
+                           [.integer(conversation.rawValue)]).map(Self.decodeOutboxItem)
+    }
+
     /// The delivery's outbox entry, if it is queued.
     public func outboxItem(_ delivery: DeliveryKey) throws -> OutboxItem? {
         try database.queryOne("\(Self.outboxSelect) WHERE o.message_rowid = ? AND o.member_id = ?",

@@ -63,7 +63,7 @@ extension StoreAccess {
                     sent_in_session = NULL, asked_at_position = excluded.asked_at_position
                 """, [.integer(change.message.rawValue), .integer(member.rawValue), .integer(now), SQLValue(asked)])
             // A file goes again whole: the other side drops the chunks it has.
-            try restartSending(message: change.message)
+            try restartSending(DeliveryKey(message: change.message, member: member))
             try withdrawSettledResendOffers(conversation: conversation, touched: [id])
             return change
         }

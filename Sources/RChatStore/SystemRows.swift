@@ -117,9 +117,16 @@ extension StoreAccess {
 
     /// The position of the conversation's first row of `kind` added at `since` or later, if any.
     public func systemRowPosition(contact: ContactID, kind: SystemRowKind, since: Int64) throws -> Int64? {
+        try systemRowPosition(conversation: contact.conversation, kind: kind, since: since)
+    }
+
+    /// The first row of this kind since `since` (about `member` only, when given).
+    public func systemRowPosition(conversation: ConversationID, member: ContactID? = nil, kind: SystemRowKind, since: Int64) throws -> Int64? {
         try database.queryOne("""
-            SELECT position FROM system_rows WHERE conversation_id = ? AND kind = ? AND created_at >= ? ORDER BY position LIMIT 1
-            """, [.integer(contact.rawValue), .text(kind.stored), .integer(since)])?.int64("position")
+            SELECT position FROM system_rows WHERE conversation_id = ? AND kind = ? AND created_at >= ? AND (?4 IS NULL OR member_id = ?4)
+            ORDER BY position LIMIT 1
+            """, [.integer(conversation.rawValue), .text(kind.stored), .integer(since), member.map { .integer($0.rawValue) } ?? .null])?
+            .int64("position")
     }
 
     /// The keys of every device of the contact's that a handshake proved (certified by

@@ -22,11 +22,11 @@ enum MessageCommands {
         guard let timer = DisappearingTimer(word: word) else { throw Arguments.UsageError(description: DisappearingTimer.wordsRefusal) }
         let account = try AccountService(locations: locations)
         let id: MessageID, shown: String
-        if let group = try account.groupIfNoContact(named: name) {
+        switch try account.target(named: name) {
+        case .group(let group):
             id = try account.setTimer(timer, for: group)
             shown = TerminalText.sanitized(group.name, breaks: .shown)
-        } else {
-            let contact = try account.contact(named: name)
+        case .contact(let contact):
             id = try account.setTimer(timer, for: contact)
             shown = TerminalText.sanitized(contact.name, breaks: .shown)
         }
@@ -82,7 +82,7 @@ enum MessageCommands {
         }
         let path = try args.positional(2, "PATH")
         let account = try AccountService(locations: locations)
-        say(try account.saveAttachment(account.contact(named: name), id: id, to: path))
+        say(try account.saveAttachment(named: name, id: id, to: path))
     }
 
     /// How long `rchat sync` runs: nil, until interrupted.
@@ -174,22 +174,23 @@ enum MessageCommands {
             ids = [id]
         }
         let account = try AccountService(locations: locations)
-        let contact = try account.contact(named: name)
-        let outcome = try account.resend(contact, ids: ids).refusingNothingSent(to: contact.name)
+        let target = try account.target(named: name)
+        let outcome = try account.resend(target, ids: ids).refusingNothingSent(to: target.name)
         let count = outcome.resent.count
         say("sending \(count) message\(count == 1 ? "" : "s") again")
         if !outcome.keptForChangedKeys.isEmpty {
-            say(AccountService.keysChangedRefusal(TerminalText.sanitized(contact.name, breaks: .shown), count: outcome.keptForChangedKeys.count))
+            say(AccountService.keysChangedRefusal(TerminalText.sanitized(target.name, breaks: .shown), count: outcome.keptForChangedKeys.count))
         }
     }
 }
 
 enum ContactStateCommands {
     static let all: [Command] = [
-        make("block", .block, done: "blocked", "Block a contact: nothing is sent to them and nothing from them is kept."),
-        make("unblock", .unblock, done: "unblocked", "Unblock a contact."),
-        make("mute", .mute, done: "muted", "Mute a contact: no alerts for their messages."),
-        make("unmute", .unmute, done: "unmuted", "Unmute a contact."),
+        make("block", .block, done: "blocked",
+             "Block a contact or a group: nothing is sent to it and nothing from it is kept (what is queued is Failed to send)."),
+        make("unblock", .unblock, done: "unblocked", "Unblock a contact or a group."),
+        make("mute", .mute, done: "muted", "Mute a contact or a group: no alerts for its messages."),
+        make("unmute", .unmute, done: "unmuted", "Unmute a contact or a group."),
         make("delete", .delete, done: "deleted", "Delete a contact (their code can add them again)."),
         settingsCommand,
     ]

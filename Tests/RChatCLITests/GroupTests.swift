@@ -10,13 +10,13 @@ import XCTest
 /// through the codes Alice handed on ("added by Alice"), and a message to the group is
 /// Delivered only once every member stored it.
 final class GroupTests: EngineTestCase {
-    private func members(_ person: String, _ group: String) throws -> [[String: String]] {
+    func members(_ person: String, _ group: String) throws -> [[String: String]] {
         let run = try world.box.rchat(person, ["group", "members", group, "--json"])
         try world.expectSuccess(run)
         return try run.lines.map { line in try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String], line) }
     }
 
-    private func groupList(_ person: String, _ group: String) throws -> [[String: Any]] {
+    func groupList(_ person: String, _ group: String) throws -> [[String: Any]] {
         let run = try world.box.rchat(person, ["list", group, "--json"])
         try world.expectSuccess(run)
         return try run.lines.map { line in try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line) }
@@ -24,7 +24,7 @@ final class GroupTests: EngineTestCase {
 
     /// Alice, Bob and Carol, each syncing; Alice knows the other two, who do not know each
     /// other; Alice made the group Friends of `members`, and each of them holds it.
-    private func friends(_ members: [String]) throws {
+    func friends(_ members: [String]) throws {
         for person in ["alice", "bob", "carol"] { try world.makeAccount(person) }
         for other in ["bob", "carol"] {
             try world.add("alice", other)

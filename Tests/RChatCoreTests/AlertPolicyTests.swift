@@ -79,4 +79,38 @@ final class AlertPolicyTests: XCTestCase {
                         A(contactName: "Sam", kind: .text("3"))]
         XCTAssertEqual(AlertPolicy.alerts(for: arrivals, content: .message).map(\.text), ["1", "3", "2"])
     }
+
+    /// A group's message: titled with the group, its text saying who wrote it as the setting
+    /// allows; grouped and counted per group, apart from a contact of the same name.
+    func testAGroupsMessageIsTitledWithTheGroupAndNamesItsAuthor() {
+        let friends = ConversationID(-1), sam = ConversationID(4)
+        func inGroup(_ kind: AlertPolicy.Kind, muted: Bool = false) -> A {
+            A(contactName: "Alice", conversation: friends, kind: kind, contactMuted: muted, group: "Friends")
+        }
+        let cases: [(AlertPolicy.Content, AlertPolicy.Kind, String, String)] = [
+            (.name, .text("hi all"), "Friends", "Alice: New message"),
+            (.message, .text("hi all"), "Friends", "Alice: hi all"),
+            (.message, .photo, "Friends", "Alice: Photo"),
+            (.name, .file, "Friends", "Alice: File"),
+            (.nothing, .text("hi all"), "rChat", "New message"),
+            (.nothing, .voiceMessage, "rChat", "Voice message"),
+        ]
+        for (content, kind, title, text) in cases {
+            let alert = AlertPolicy.alert(for: inGroup(kind), content: content)
+            XCTAssertEqual(alert?.title, title, "\(content) \(kind)")
+            XCTAssertEqual(alert?.text, text, "\(content) \(kind)")
+            XCTAssertEqual(alert?.conversation, friends)
+            XCTAssertEqual(alert?.contact, content == .nothing ? nil : "Friends")
+        }
+        XCTAssertNil(AlertPolicy.alert(for: inGroup(.text("x"), muted: true), content: .message), "a muted group stays quiet")
+        XCTAssertEqual(AlertPolicy.alert(for: A(contactName: "Alice\u{1B}[2J", conversation: friends, kind: .text("x"), group: "Friends"),
+                                         content: .name)?.text, "Alice\u{241B}[2J: New message", "the author's name cleaned too")
+
+        // Counted per group: a contact named as the group is another conversation.
+        let arrivals = [inGroup(.text("1")), A(contactName: "Friends", conversation: sam, kind: .text("2")), inGroup(.text("3")),
+                        A(contactName: "Bob", conversation: friends, kind: .text("4"), group: "Friends")]
+        XCTAssertEqual(AlertPolicy.counted(arrivals, content: .name).map(\.line), ["Friends: 3 new messages", "Friends: New message"])
+        XCTAssertEqual(AlertPolicy.counted(arrivals, content: .name).map(\.conversation), [friends, sam])
+        XCTAssertEqual(AlertPolicy.alerts(for: arrivals, content: .message).map(\.text), ["Alice: 1", "Alice: 3", "Bob: 4", "2"])
+    }
 }

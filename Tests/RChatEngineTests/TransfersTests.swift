@@ -104,4 +104,29 @@ final class TransfersTests: XCTestCase {
         XCTAssertEqual(context.forged.count, 1)
         XCTAssertTrue(after.events.isEmpty)
     }
+
+    /// A file's chunks asked for in any order (members of a group at different places,
+    /// resends, chunks the relay refused) are the bytes the stream makes in order: each is
+    /// made again from the nearest state kept before it.
+    func testChunksAskedForInAnyOrderAreTheBytesMadeInOrder() throws {
+        let count = 5 * OutgoingStream.checkpointEvery + 7
+        let size = UInt64(count - 1) * UInt64(FileStream.plainChunkBytes) + 1_000
+        let path = directory.appendingPathComponent("sent.bin").path
+        var g = SplitMix64(seed: 30)
+        try Data((0..<Int(size)).map { _ in UInt8(truncatingIfNeeded: g.next()) }).write(to: URL(fileURLWithPath: path))
+        let encryptor = FileStream.Encryptor(key: FileStream.generateKey())
+        func stream() throws -> OutgoingStream {
+            try OutgoingStream(file: OpenFile.openOwn(path, writable: false), size: size, header: encryptor.header, start: encryptor.stateBytes)
+        }
+        let inOrder = try stream()
+        let expected = try (0..<count).map { try inOrder.chunk($0) }
+        XCTAssertEqual(Set(expected).count, count, "every chunk differs")
+        let scattered = try stream()
+        var asked = Array(0..<count) + (0..<count).map { _ in Int(g.next() % UInt64(count)) }
+        asked.shuffle(using: &g)
+        for index in asked { XCTAssertTrue(try scattered.chunk(index) == expected[index], "chunk \(index)") }
+        // Two members far apart, taking turns.
+        let turns = try stream()
+        for step in 0..<count { for index in [step, (step + count / 2) % count] { XCTAssertTrue(try turns.chunk(index) == expected[index], "chunk \(index)") } }
+    }
 }

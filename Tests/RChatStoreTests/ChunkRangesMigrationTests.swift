@@ -7,21 +7,12 @@ import XCTest
 /// A store of schema version 13 (chunks as bitmaps) opened by this code: each bitmap is the
 /// same chunks as ranges, every other column is kept, the trigger that removes an
 /// attachment with its message still works, and a bitmap that does not fit stops the step.
-final class ChunkRangesMigrationTests: XCTestCase {
-    var home: URL!
-    var path: String { home.appendingPathComponent(Store.fileName).path }
+final class ChunkRangesMigrationTests: MigrationTestCase {
     static let before = Array(Migrations.all.prefix { $0.sql != SchemaChunkRanges.sql })
 
-    override func setUpWithError() throws {
-        home = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-ranges-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    }
-
-    override func tearDown() { try? FileManager.default.removeItem(at: home) }
-
     /// As the code of that schema stored it (its messages had `contact_id`).
-    func message(_ store: Store, _ contact: ContactID, _ n: UInt64) throws -> MessageRowID {
-        try StoreTestCase.insertAsBefore(store.database, contact: contact, id: MessageID(high: 7, low: n), .incoming, .text("file \(n)"),
+    func message(_ store: Store, _ contact: ContactID, _ n: UInt64, _ direction: Direction = .incoming) throws -> MessageRowID {
+        try StoreTestCase.insertAsBefore(store.database, contact: contact, id: MessageID(high: 7, low: n), direction, .text("file \(n)"),
                                          at: 1_000 + Int64(n), position: Int64(n))
     }
 
@@ -29,7 +20,7 @@ final class ChunkRangesMigrationTests: XCTestCase {
         let old = try Store(path: path, migrations: Self.before)
         XCTAssertEqual(try old.database.userVersion, 13)
         let sam = try StoreTestCase.addContactAsBefore(old, StoreTestCase.newContact("Sam"), at: 1_000)
-        let incoming = try message(old, sam, 1), outgoing = try message(old, sam, 2), none = try message(old, sam, 3)
+        let incoming = try message(old, sam, 1), outgoing = try message(old, sam, 2, .outgoing), none = try message(old, sam, 3)
         try old.database.execute("""
             INSERT INTO attachments (message_rowid, direction, chunk_count, chunks, next_chunk, work_file, hash_state)
             VALUES (?, 'in', 20, ?, 3, 'files/partial/1-x.part', x'0102')

@@ -255,7 +255,7 @@ extension MigrationTests {
         let inFile = try XCTUnwrap(store.attachment(message: MessageRowID(f.incomingFile)))
         XCTAssertEqual(inFile.nextChunk, 1)
         XCTAssertEqual(inFile.workFile, "files/partial/beach.part")
-        XCTAssertEqual(try store.incomingFilesMoving(contact: sam), 1)
+        XCTAssertEqual(try store.incomingFilesMoving(author: sam), 1)
         let outFile = try XCTUnwrap(store.attachment(message: MessageRowID(f.outgoingFile)))
         XCTAssertEqual(outFile.waiting, .room)
         // Still Sam's file: a Delivered receipt for its item leaves it to the whole file's.

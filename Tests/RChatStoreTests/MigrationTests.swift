@@ -8,16 +8,7 @@ import XCTest
 /// filled the way that code filled it, opened by this code: every message, status,
 /// timeline, outbox entry, receipt owed, system row, alert and undecryptable id is found
 /// again, each text as `.text`.
-final class MigrationTests: XCTestCase {
-    var home: URL!
-    var path: String { home.appendingPathComponent(Store.fileName).path }
-
-    override func setUpWithError() throws {
-        home = FileManager.default.temporaryDirectory.appendingPathComponent("rchat-migration-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    }
-
-    override func tearDown() { try? FileManager.default.removeItem(at: home) }
+final class MigrationTests: MigrationTestCase {
 
     /// What the fixture holds, to be found again.
     struct Expected {

@@ -20,12 +20,12 @@ final class UploadWaitingTests: StoreTestCase {
         let row = try outgoingFile()
         XCTAssertNil(try store.attachment(message: row)?.waiting, "nothing at first")
         for reason in UploadWait.allCases {
-            try store.setWaiting(message: row, reason)
+            try store.setWaiting(DeliveryKey(message: row, member: sam), reason)
             XCTAssertEqual(try store.attachment(message: row)?.waiting, reason)
         }
-        try store.setWaiting(message: row, nil)
+        try store.setWaiting(DeliveryKey(message: row, member: sam), nil)
         XCTAssertNil(try store.attachment(message: row)?.waiting)
-        XCTAssertThrowsError(try store.database.execute("UPDATE attachments SET waiting = 'later' WHERE message_rowid = ?",
+        XCTAssertThrowsError(try store.database.execute("UPDATE attachment_sends SET waiting = 'later' WHERE message_rowid = ?",
                                                         [.integer(row.rawValue)]), "only the reasons UploadWait knows")
     }
 

@@ -45,9 +45,13 @@ public enum AlertPolicy {
         public var alreadyAlerted: Bool
         /// The view shows this conversation right now.
         public var onScreen: Bool
+        /// The group's name, for a group's message (`contactName` is then its author's):
+        /// the alert is titled with the group, its text says who wrote it. Muted and
+        /// blocked are then the group's.
+        public var group: String?
 
         public init(contactName: String, conversation: ConversationID? = nil, kind: Kind, contactMuted: Bool = false,
-                    contactBlockedOrDeleted: Bool = false, alreadyAlerted: Bool = false, onScreen: Bool = false) {
+                    contactBlockedOrDeleted: Bool = false, alreadyAlerted: Bool = false, onScreen: Bool = false, group: String? = nil) {
             self.contactName = contactName
             self.conversation = conversation
             self.kind = kind
@@ -55,13 +59,15 @@ public enum AlertPolicy {
             self.contactBlockedOrDeleted = contactBlockedOrDeleted
             self.alreadyAlerted = alreadyAlerted
             self.onScreen = onScreen
+            self.group = group
         }
     }
 
     public struct Alert: Sendable, Equatable {
         public var title: String
         public var text: String
-        /// Whose it is, for grouping; nil for a summary, a request, or with `nothing` shown.
+        /// Whose it is, for grouping (a group's name for a group's messages); nil for a
+        /// summary, a request, or with `nothing` shown.
         public var contact: String?
         /// The conversation clicking it opens; nil for a summary. The only thing an alert's
         /// action carries: never content.
@@ -103,8 +109,9 @@ public enum AlertPolicy {
         case .silent:
             return nil
         case .photo, .voiceMessage, .file, .text:
-            let title = content == .nothing ? "rChat" : TerminalText.sanitized(a.contactName, breaks: .shown)
-            let text: String
+            let sender = TerminalText.sanitized(a.contactName, breaks: .shown)
+            let title = content == .nothing ? "rChat" : a.group.map { TerminalText.sanitized($0, breaks: .shown) } ?? sender
+            var text: String
             // A file says what it is in every mode, never its name.
             switch (content, a.kind) {
             case (.message, .text(let body)): text = preview(body)
@@ -113,7 +120,10 @@ public enum AlertPolicy {
             case (_, .file): text = "File"
             default: text = "New message"
             }
-            return Alert(title: title, text: text, contact: content == .nothing ? nil : a.contactName, conversation: a.conversation)
+            // In a group the title is the group's, so the text says who wrote it ("Alice: New
+            // message"); with `nothing` shown, no name at all.
+            if a.group != nil && content != .nothing { text = "\(sender): \(text)" }
+            return Alert(title: title, text: text, contact: content == .nothing ? nil : a.group ?? a.contactName, conversation: a.conversation)
         }
     }
 
@@ -133,7 +143,9 @@ public enum AlertPolicy {
         var order: [String] = []
         var groups: [String: [Alert]] = [:]
         for alert in alerts {
-            let key = alert.contact ?? (alert.isRequest ? "\u{0}request" : "\u{0}\(alert.title)")
+            // A group's by the group (apart from a contact of its name); a contact's by name.
+            let key = alert.conversation.flatMap { $0.isGroup && alert.contact != nil ? "\u{1}\($0.rawValue)" : nil }
+                ?? alert.contact ?? (alert.isRequest ? "\u{0}request" : "\u{0}\(alert.title)")
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(alert)
         }

@@ -101,7 +101,9 @@ public enum ConnectionState: Equatable, Sendable {
 /// What changed, so the view redraws only that.
 public enum ChatEvent: Equatable, Sendable {
     case conversationsChanged
-    case newMessage(conversation: ConversationID, id: MessageID, preview: String)
+    /// A message stored. `author`: in a group, who wrote it (nil for a change of its
+    /// membership, which is a row of the group and alerts nobody).
+    case newMessage(conversation: ConversationID, id: MessageID, preview: String, author: String? = nil)
     case statusChanged(conversation: ConversationID, id: MessageID, status: MessageStatus)
     /// An attachment's file moved (chunks taken by the relay or stored here), or became
     /// whole or was discarded: its `transfer` is read again.

@@ -6,4 +6,6 @@ public struct ConversationID: Hashable, Comparable, Sendable, CustomStringConver
     public init(_ rawValue: Int64) { self.rawValue = rawValue }
     public var description: String { "conversation #\(rawValue)" }
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    /// A group's: the store gives groups negative ids, contacts' conversations positive ones.
+    public var isGroup: Bool { rawValue < 0 }
 }

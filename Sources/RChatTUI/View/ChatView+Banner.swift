@@ -5,10 +5,18 @@ extension ChatView {
     /// as every alert (`AlertPolicy`): worded by the `show-in-alerts` setting, one per
     /// contact counted over everything that arrived while it is up ("Sam: 3 new messages"),
     /// one summary for more than five; muted and blocked contacts stay quiet and a request
-    /// never shows name or text. One bell for them with `bell on`.
-    func showBanner(for messages: [(conversation: ConversationID, preview: String)]) {
+    /// never shows name or text. A group's are titled with the group and say who wrote them
+    /// ("Friends: Alice: New message"); a change of its members is only a row. One bell for
+    /// them with `bell on`.
+    func showBanner(for messages: [(conversation: ConversationID, preview: String, author: String?)]) {
         let arrivals = messages.compactMap { m -> AlertPolicy.Arrival? in
             guard let summary = state.summary(m.conversation) else { return nil }
+            if summary.members != nil {
+                guard let author = m.author else { return nil }
+                return AlertPolicy.Arrival(contactName: author, conversation: m.conversation, kind: .text(m.preview),
+                                           contactMuted: summary.state == .muted, contactBlockedOrDeleted: summary.state == .blocked,
+                                           group: summary.name)
+            }
             return AlertPolicy.Arrival(contactName: summary.name, conversation: m.conversation,
                                        kind: summary.state == .request ? .request : .text(m.preview),
                                        contactMuted: summary.state == .muted, contactBlockedOrDeleted: summary.state == .blocked)

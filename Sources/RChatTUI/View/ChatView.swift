@@ -233,19 +233,19 @@ public final class ChatView {
         var reloadRows = false
         var openRequested = false
         var transfersMoved = false
-        var elsewhere: [(conversation: ConversationID, id: MessageID, preview: String)] = []
+        var elsewhere: [(conversation: ConversationID, id: MessageID, preview: String, author: String?)] = []
         for event in events {
             switch event {
             case .conversationsChanged:
                 refreshList = true
-            case .newMessage(let conversation, let id, let preview):
+            case .newMessage(let conversation, let id, let preview, let author):
                 refreshList = true
                 if conversation == state.openConversation, let window = state.window {
                     let following = state.anchor == nil && window.reachesNewest
                     state.window?.syncTail(model: model)
                     if !following { state.unread.arrived(at: window.total) }
                 } else {
-                    elsewhere.append((conversation, id, preview))
+                    elsewhere.append((conversation, id, preview, author))
                 }
             case .statusChanged(let conversation, let id, let status):
                 state.notice = state.notice?.after(.status(id, status))   // "Sending photo.png." goes once it left Sending
@@ -280,7 +280,7 @@ public final class ChatView {
             switchTo(id)
             state.focus = .composer
         }
-        showBanner(for: elsewhere.map { ($0.conversation, $0.preview) })
+        showBanner(for: elsewhere.map { ($0.conversation, $0.preview, $0.author) })
         considerDesktopAlerts(elsewhere.map { ($0.conversation, $0.id) })
     }
 }
