@@ -267,6 +267,10 @@ extension Engine {
         guard case .success = channel.apply(asResponder ? .answered(session.peer) : .finished(session.peer), at: now)
         else { return }
         try Recovery.sessionBegan(channel, hadState: hadState, peerStartedOver: session.peer.startedOver, tx)
+        if hadState && session.peer.startedOver,
+           try Groups.handOn(to: channel.contact, me: identity.accountKey.publicKey, tx, at: now, clock: clock) > 0 {
+            log("\(channel.contact.name) started over: the groups this side is an admin of are handed to them again")
+        }
         var saved = channel.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame
         // shows it completed the handshake (SavedSessionState.begin).
@@ -374,7 +378,7 @@ extension Engine {
         }
         guard let body else {
             // Its id is readable, its body is not: this side lost the session it was sent in.
-            if header.kind == .message || header.kind == .timedMessage || header.isNewerItem {
+            if [.message, .timedMessage, .groupMessage].contains(header.kind) || header.isNewerItem {
                 _ = try tx.recordUndecryptable(contact: contact.id, id: header.messageID, session: header.sessionID, at: now)
                 log("a message from \(contact.name) cannot be decrypted on this device")
             } else if header.kind == .chunk, try !fileIsWhole(contact.id, header.messageID, tx) {
@@ -471,9 +475,9 @@ extension Engine {
 
     /// What a person known only through a group may send: a group's messages, receipts and
     /// files (a file's chunks, progress, refusal and Delivered name a group message by id),
-    /// and cover.
+    /// could-not-read notices (recovery per member: its ids name group messages), and cover.
     static let memberKinds: Set<EnvelopeKind> = [.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .chunk, .fileProgress,
-                                                 .fileRefused, .fileDelivered, .cover]
+                                                 .fileRefused, .fileDelivered, .notice, .cover]
 
     /// Whole files' Delivered from the channel's contact: each id names a file this side sent
     /// them, in their direct conversation or in a group (`message(to:id:)`); that delivery
@@ -512,6 +516,7 @@ extension Engine {
     /// A group's message from the channel's contact: changes to the group's log (taken, the
     /// group made if this side is in it), or something to show — stored in the group's
     /// conversation only when its author is a current member of the roster this side holds.
+    /// One for a group not held here waits for a log that brings it (`GroupWaiting`).
     private func receiveGroupMessage(_ body: [UInt8], _ header: EnvelopeHeader, _ heldAt: Int64, from channel: PairwiseChannel,
                                      _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let contact = channel.contact
@@ -522,34 +527,55 @@ extension Engine {
         do { content = try MessageContent(decoding: encoded) } catch {
             return rejectForged("a group message from \(contact.name) whose content does not decode (\(error))")
         }
-        let conversation: ConversationID
-        if case .control(.groupChanges(let changes)) = content {
-            let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, me: identity.accountKey.publicKey,
-                                                              tx, at: now, log: { log($0) })
-            if added { after.contactsAdded = true }
-            switch received {
-            case .dropped(let why): return log("a group message from \(contact.name) dropped: \(why)")
-            case .message(let c): conversation = c
-            }
-            after.events.append(.conversationsChanged)
-        } else {
+        let item = IncomingMessage(id: header.messageID, content: content, encodedContent: encoded, sentAt: heldAt,
+                                   seq: Int64(bitPattern: header.sequence))
+        guard case .control(.groupChanges(let changes)) = content else {
             guard let group = try tx.group(id: groupID.bytes) else {
-                return log("a group message from \(contact.name) dropped: a group this account does not hold")
+                let waiting = WaitingGroupMessage(author: contact.id, id: header.messageID, body: body, seq: item.seq, sentAt: heldAt)
+                let kept = try tx.keepWaiting(waiting, group: groupID.bytes, at: now, cutoff: now - GroupWaiting.window, limit: GroupWaiting.perAuthor)
+                return log(kept ? "a group message from \(contact.name) waits for a group this account does not hold yet"
+                                : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
             }
-            guard try tx.members(group.conversation).contains(where: { $0.contact == contact.id && $0.state == .current }) else {
-                return log("a group message from \(contact.name) dropped: they are not in the group")
-            }
-            conversation = group.conversation
+            return try acceptGroupItem(item, timer: timer, in: group.conversation, from: channel, tx, &after)
         }
-        // Blocked here: nothing of it is kept or shown (its log was taken above, so the roster stays true).
+        let heldBefore = try tx.group(id: groupID.bytes) != nil
+        let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, me: identity.accountKey.publicKey,
+                                                          tx, at: now, log: { log($0) })
+        if added { after.contactsAdded = true }
+        guard case .message(let conversation) = received else {
+            if case .dropped(let why) = received { log("a group message from \(contact.name) dropped: \(why)") }
+            return
+        }
+        after.events.append(.conversationsChanged)
+        // Shown as what it did, from whoever `receiveChanges` took it from (a leaver's leave too).
+        try acceptGroupItem(item, timer: timer, in: conversation, from: channel, memberChecked: true, tx, &after)
+        guard !heldBefore else { return }
+        // Held now: what waited for it is taken as it would have been then, from authors in the roster.
+        for waiting in try tx.takeWaiting(group: groupID.bytes, cutoff: now - GroupWaiting.window) {
+            guard let author = channels[waiting.author], let (_, timer, encoded) = GroupWire.message(waiting.body),
+                  let content = try? MessageContent(decoding: encoded) else { continue }
+            let item = IncomingMessage(id: waiting.id, content: content, encodedContent: encoded, sentAt: waiting.sentAt, seq: waiting.seq)
+            try acceptGroupItem(item, timer: timer, in: conversation, from: author, tx, &after)
+        }
+    }
+
+    /// A group's item from the channel's contact, to store in `conversation`: only from a
+    /// current member, never in a group blocked here, with its timer.
+    private func acceptGroupItem(_ item: IncomingMessage, timer: UInt32, in conversation: ConversationID, from channel: PairwiseChannel,
+                                 memberChecked: Bool = false, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let contact = channel.contact
+        guard try memberChecked || tx.members(conversation).contains(where: { $0.contact == contact.id && $0.state == .current }) else {
+            return log("a group message from \(contact.name) dropped: they are not in the group")
+        }
+        // Blocked here: nothing of it is kept or shown (its log was taken, so the roster stays true).
         if try tx.group(conversation)?.isBlocked == true { return }
         if timer != 0 {
             guard let t = DisappearingTimer(rawValue: timer), t != .off else {
                 return rejectForged("a group message from \(contact.name) with a timer that is not one")
             }
-            after.timers.append((channel, header.messageID, t))
+            after.timers.append((channel, item.id, t))
         }
-        after.groupIncoming.append((channel, conversation, incoming(header, content, encoded, heldAt)))
+        after.groupIncoming.append((channel, conversation, item))
     }
 
     /// A message item to store, from the envelope it came in.

@@ -2,6 +2,13 @@ import RChatCore
 import RChatCrypto
 import RChatStore
 
+/// The bounds of a group's messages kept before this side holds the group (schema step 18):
+/// per author, and how long (the relay's own hold).
+enum GroupWaiting {
+    static let perAuthor = 1_000
+    static let window: Int64 = 72 * 3600
+}
+
 /// Groups as the engine receives them (DESIGN.md §16; docs/PROTOCOL.md "Group membership
 /// log", "Groups on the wire"): a group's message from a member over its pairwise session,
 /// carrying changes to the group's log or something to show. What a change does is
@@ -121,5 +128,24 @@ enum Groups {
         try tx.setRoster(conversation, name: log.roster.name, selfState: selfState, members: members, gone: gone)
         try tx.setGroupTimer(conversation, DisappearingTimer(rawValue: log.roster.timerSeconds) ?? .off)
         return added
+    }
+
+    /// A member who started over lost every group it was in. Each group this side holds with
+    /// them, where this side is an admin, hands them its log again (the newest change last),
+    /// to them alone: with it they hold the group again, and what waited for it there
+    /// (`receiveWaiting`) and what is resent to them is shown. Returns how many groups.
+    @discardableResult
+    static func handOn(to member: Contact, me: [UInt8], _ tx: StoreTransaction, at now: Int64, clock: any Clock) throws -> Int {
+        var handed = 0
+        for group in try tx.groups() where group.state == .current && !group.isBlocked {
+            guard try tx.members(group.conversation).contains(where: { $0.contact == member.id && $0.state == .current }),
+                  let log = try log(group, tx), log.roster.member(me)?.role == .admin else { continue }
+            for part in AccountService.parts(log.order.map { log.changes[$0]!.encoded }) {
+                try tx.insertOutgoing(conversation: group.conversation, id: .fresh(clock), content: .control(.groupChanges(part)), at: now,
+                                      keysFingerprints: [member.id: AccountService.keysFingerprint(member)], to: [member.id])
+            }
+            handed += 1
+        }
+        return handed
     }
 }

@@ -84,6 +84,9 @@ enum Recovery {
         }
         guard !ids.isEmpty else { return }
         try tx.markUndecryptableNotified(contact: contactID, ids: ids)
+        // Someone known only through a group has no conversation of their own for the row
+        // (what could not be read says nothing of where it belonged).
+        guard channel.contact.kind == .contact else { return }
         let name = channel.contact.name
         _ = try tx.addSystemRow(contact: contactID, kind: .couldNotDecrypt,
                                 text: RecoveryRows.couldNotDecrypt(name: name, count: ids.count), action: nil, messageIDs: ids, at: context.now)
@@ -141,11 +144,15 @@ enum Recovery {
         }
         let t = context.now
         let fingerprint = AccountService.keysFingerprint(contact)
-        var messages: [StoredMessage] = []
+        // Each id names a message of this side's that went to them: in their direct
+        // conversation or in a group (their delivery of it is what is decided).
+        var sent: [(message: StoredMessage, delivery: StoredDelivery)] = []
         for id in notice.messageIDs {
-            if let m = try tx.message(contact: contact.id, id: id), m.isOutgoing { messages.append(m) }
+            guard let m = try tx.message(to: contact.id, id: id),
+                  let d = try tx.deliveries(message: m.rowID).first(where: { $0.member == contact.id }) else { continue }
+            sent.append((m, d))
         }
-        if messages.isEmpty {
+        if sent.isEmpty {
             if channel.recovery.peerStartedOver { try startedOverRow(channel, tx, &after, context: context) }
             return
         }
@@ -154,55 +161,68 @@ enum Recovery {
             channel.recovery.peerStartedOver = false
             try tx.setRecoveryFlags(contact: contact.id, channel.recovery)
         }
-        let facts = try messages.map { m in
-            ResendPolicy.Facts(signer: signer, keysUnchangedSinceSent: m.keysFingerprint == fingerprint,
-                               sentAt: try relayTookAt(m, tx), status: m.status ?? .sent, autoResentBefore: m.autoResentAt != nil)
+        let facts = try sent.map { m, d in
+            ResendPolicy.Facts(signer: signer, keysUnchangedSinceSent: d.keysFingerprint == fingerprint,
+                               sentAt: try relayTookAt(m, d, tx), status: d.status, autoResentBefore: d.autoResentAt != nil)
         }
         let lastDay = try tx.autoResentCount(contact: contact.id, since: t - ResendPolicy.day)
         let decisions = ResendPolicy.decide(facts, now: t, autoResentInLastDay: lastDay)
-        var resent: [MessageID] = [], notDelivered: [MessageID] = [], offer = true
-        for (m, decision) in zip(messages, decisions) {
+        // Per conversation (theirs, and each group the messages were in): its rows name them.
+        var resent: [ConversationID: [MessageID]] = [:], notDelivered: [ConversationID: [MessageID]] = [:]
+        var offer: [ConversationID: Bool] = [:], order: [ConversationID] = []
+        for ((m, _), decision) in zip(sent, decisions) {
+            let conversation = m.conversation
+            if !order.contains(conversation) { order.append(conversation) }
             switch decision {
             case .resendAutomatically:
-                if let change = try tx.queueResend(contact: contact.id, id: m.id, automatically: true, at: t), change.current == .sending {
-                    resent.append(m.id)
+                if let change = try tx.queueResend(conversation: conversation, member: contact.id, id: m.id, automatically: true, at: t),
+                   change.current == .sending {
+                    resent[conversation, default: []].append(m.id)
                     channel.traffic.sent.remove(change.message)
-                    after.events.append(.statusChanged(conversation: contact.id.conversation, id: m.id, status: .sending))
+                    after.events.append(.statusChanged(conversation: conversation, id: m.id, status: try shown(change, in: conversation, tx)))
                 }
             case .notDelivered(let offerResend):
-                if let change = try tx.raiseStatus(contact: contact.id, id: m.id, event: .peerCouldNotRead, at: t) {
-                    _ = try tx.removeFromOutbox(message: change.message)
+                if let change = try tx.raiseDelivery(conversation: conversation, member: contact.id, id: m.id, event: .peerCouldNotRead, at: t) {
+                    _ = try tx.removeFromOutbox(change.delivery)
                     channel.acknowledged(change.message)
                     if change.current == .notDelivered {
-                        notDelivered.append(m.id)
-                        offer = offer && offerResend
-                        after.events.append(.statusChanged(conversation: contact.id.conversation, id: m.id, status: .notDelivered))
+                        notDelivered[conversation, default: []].append(m.id)
+                        offer[conversation] = (offer[conversation] ?? true) && offerResend
+                        after.events.append(.statusChanged(conversation: conversation, id: m.id, status: try shown(change, in: conversation, tx)))
                     }
                 }
             case .keep:
                 break
             }
         }
-        if !resent.isEmpty {
-            _ = try tx.addSystemRow(contact: contact.id, kind: .resentAutomatically,
-                                    text: RecoveryRows.resentAutomatically(name: contact.name, count: resent.count),
-                                    action: nil, messageIDs: resent, at: t)
-            after.events.append(.rowAdded(conversation: contact.id.conversation))
-            after.resendQueued.append(channel)
+        for conversation in order {
+            if let ids = resent[conversation] {
+                _ = try tx.addSystemRow(conversation: conversation, member: contact.id, kind: .resentAutomatically,
+                                        text: RecoveryRows.resentAutomatically(name: contact.name, count: ids.count),
+                                        action: nil, messageIDs: ids, at: t)
+                after.events.append(.rowAdded(conversation: conversation))
+            }
+            if let ids = notDelivered[conversation] {
+                _ = try tx.addSystemRow(conversation: conversation, member: contact.id, kind: .couldNotBeRead,
+                                        text: RecoveryRows.couldNotBeRead(name: contact.name, count: ids.count),
+                                        action: offer[conversation] == true ? .resend : nil, messageIDs: ids, at: t)
+                after.events.append(.rowAdded(conversation: conversation))
+            }
         }
-        if !notDelivered.isEmpty {
-            _ = try tx.addSystemRow(contact: contact.id, kind: .couldNotBeRead,
-                                    text: RecoveryRows.couldNotBeRead(name: contact.name, count: notDelivered.count),
-                                    action: offer ? .resend : nil, messageIDs: notDelivered, at: t)
-            after.events.append(.rowAdded(conversation: contact.id.conversation))
-        }
-        context.log("\(contact.name) could not read \(messages.count) message(s): \(resent.count) resent automatically, \(notDelivered.count) not delivered")
+        if !resent.isEmpty { after.resendQueued.append(channel) }
+        context.log("\(contact.name) could not read \(sent.count) message(s): \(resent.values.map(\.count).reduce(0, +)) resent automatically, \(notDelivered.values.map(\.count).reduce(0, +)) not delivered")
+    }
+
+    /// What a message shows after a change of one delivery: in a direct conversation that
+    /// delivery's status, in a group the summary over its current members.
+    private static func shown(_ change: StatusChange, in conversation: ConversationID, _ tx: StoreTransaction) throws -> MessageStatus {
+        conversation.isGroup ? try tx.deliverySummary(message: change.message).shown ?? change.current : change.current
     }
 
     /// When the relay took an outgoing message (its first Sent), from which the 72 hours of
     /// automatic resend count; when it never said so, when it was written.
-    static func relayTookAt(_ m: StoredMessage, _ tx: StoreTransaction) throws -> Int64 {
-        try tx.statusLog(message: m.rowID).first { $0.status == .sent }?.at ?? m.createdAt
+    static func relayTookAt(_ m: StoredMessage, _ d: StoredDelivery, _ tx: StoreTransaction) throws -> Int64 {
+        try tx.statusLog(d.key).first { $0.status == .sent }?.at ?? m.createdAt
     }
 
     /// The contact started over and told us of nothing we could resend: our recent messages
@@ -217,18 +237,22 @@ enum Recovery {
         try tx.setRecoveryFlags(contact: contact.id, channel.recovery)
         let t = context.now
         // Written any time (one may wait in the outbox for days), taken by the relay within the
-        // window and before the session the contact started over in.
+        // window and before the session the contact started over in; in their conversation
+        // and in each group, a row there naming them.
         let newSession = channel.saved?.current?.startedAt ?? t
-        let recent = try tx.outgoingMessages(contact: contact.id, since: 0).filter {
-            $0.status == .sent || $0.status == .notConfirmed
-        }.filter { m in
-            let took = try relayTookAt(m, tx)
-            return took >= t - ResendPolicy.window && took < newSession
+        var recent: [ConversationID: [MessageID]] = [:], order: [ConversationID] = []
+        for (m, d) in try tx.outgoingDeliveries(to: contact.id) where d.status == .sent || d.status == .notConfirmed {
+            let took = try relayTookAt(m, d, tx)
+            guard took >= t - ResendPolicy.window && took < newSession else { continue }
+            if recent[m.conversation] == nil { order.append(m.conversation) }
+            recent[m.conversation, default: []].append(m.id)
         }
-        guard !recent.isEmpty else { return }
-        _ = try tx.addSystemRow(contact: contact.id, kind: .startedOver,
-                                text: RecoveryRows.startedOver(name: contact.name, count: recent.count),
-                                action: .resend, messageIDs: recent.map(\.id), at: t)
-        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        for conversation in order {
+            let ids = recent[conversation]!
+            _ = try tx.addSystemRow(conversation: conversation, member: contact.id, kind: .startedOver,
+                                    text: RecoveryRows.startedOver(name: contact.name, count: ids.count),
+                                    action: .resend, messageIDs: ids, at: t)
+            after.events.append(.rowAdded(conversation: conversation))
+        }
     }
 }

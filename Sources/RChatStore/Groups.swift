@@ -17,6 +17,20 @@ public struct StoredGroup: Equatable, Sendable {
     public var isBlocked = false
 }
 
+/// A group's message kept until this side holds the group (`SchemaGroupWaiting`).
+public struct WaitingGroupMessage: Equatable, Sendable {
+    public let author: ContactID
+    public let id: MessageID
+    /// The group message's body as it came: group id, timer, content (`GroupWire`).
+    public let body: [UInt8]
+    public let seq: Int64?
+    public let sentAt: Int64
+
+    public init(author: ContactID, id: MessageID, body: [UInt8], seq: Int64?, sentAt: Int64) {
+        self.author = author; self.id = id; self.body = body; self.seq = seq; self.sentAt = sentAt
+    }
+}
+
 /// One change of a group's log as held: the bytes its author signed, and whether it is folded
 /// into the roster (`taken`) or waits for a parent.
 public struct StoredGroupChange: Equatable, Sendable {
@@ -131,5 +145,48 @@ extension StoreAccess {
     public func setBlocked(group conversation: ConversationID, _ blocked: Bool) throws {
         try database.execute("UPDATE groups SET blocked = ? WHERE conversation_id = ?", [SQLValue(blocked), .integer(conversation.rawValue)])
         guard database.changes == 1 else { throw StoreError.unknownConversation(conversation) }
+    }
+
+    /// Keeps a message of a group this side does not hold, until a log brings the group
+    /// (`takeWaiting`). What waited since before `cutoff` goes first; false (nothing kept)
+    /// when the author has `limit` waiting already. A copy of one waiting changes nothing.
+    public func keepWaiting(_ message: WaitingGroupMessage, group: [UInt8], at now: Int64, cutoff: Int64, limit: Int) throws -> Bool {
+        try atomically {
+            try database.execute("DELETE FROM group_messages_waiting WHERE received_at < ?", [.integer(cutoff)])
+            let kept = try database.queryOne("SELECT 1 FROM group_messages_waiting WHERE author_id = ? AND message_id = ?",
+                                             [.integer(message.author.rawValue), .blob(message.id.bytes)])
+            guard kept == nil else { return true }
+            let waiting = try database.queryOne("SELECT count(*) FROM group_messages_waiting WHERE author_id = ?",
+                                                [.integer(message.author.rawValue)])?.int64(at: 0) ?? 0
+            guard waiting < limit else { return false }
+            try translatingConstraints(foreignKey: .unknownContact(message.author)) {
+                try database.execute("""
+                    INSERT INTO group_messages_waiting (author_id, message_id, group_id, body, seq, sent_at, received_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, [.integer(message.author.rawValue), .blob(message.id.bytes), .blob(group), .blob(message.body),
+                          SQLValue(message.seq), .integer(message.sentAt), .integer(now)])
+            }
+            return true
+        }
+    }
+
+    /// What waited for the group `group` (since `cutoff`), in the order it came; taken away.
+    public func takeWaiting(group: [UInt8], cutoff: Int64) throws -> [WaitingGroupMessage] {
+        try atomically {
+            let rows = try database.query("""
+                SELECT author_id, message_id, body, seq, sent_at FROM group_messages_waiting
+                WHERE group_id = ? AND received_at >= ? ORDER BY received_at, author_id, seq
+                """, [.blob(group), .integer(cutoff)]).map { row in
+                WaitingGroupMessage(author: try row.contactID("author_id"), id: try row.messageID("message_id", table: "group_messages_waiting"),
+                                    body: try row.blob("body"), seq: try row.optionalInt64("seq"), sentAt: try row.int64("sent_at"))
+            }
+            try database.execute("DELETE FROM group_messages_waiting WHERE group_id = ?", [.blob(group)])
+            return rows
+        }
+    }
+
+    /// How many messages wait for a group to be held (all groups).
+    public func waitingGroupMessages() throws -> Int {
+        Int(try database.queryOne("SELECT count(*) FROM group_messages_waiting")?.int64(at: 0) ?? 0)
     }
 }

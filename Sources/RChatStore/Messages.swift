@@ -124,6 +124,22 @@ extension StoreAccess {
         try outgoingMessages(conversation: contact.conversation, since: since)
     }
 
+    /// This side's messages with a delivery to `member` that shows Sent or Not confirmed
+    /// (what may not have reached someone who started over), in their direct conversation
+    /// and in every group, each with that delivery: their conversation's first, then by
+    /// position.
+    public func outgoingDeliveries(to member: ContactID) throws -> [(message: StoredMessage, delivery: StoredDelivery)] {
+        let rows = try database.query("""
+            SELECT m.rowid FROM message_status AS s JOIN messages AS m ON m.rowid = s.message_rowid
+            WHERE s.member_id = ? AND m.direction = 'out' AND (s.status = 'Sent' OR s.status = 'Not confirmed')
+            ORDER BY m.conversation_id DESC, m.position
+            """, [.integer(member.rawValue)]).map { try $0.messageRowID("rowid") }
+        return try rows.compactMap { row in
+            guard let m = try message(row), let d = try deliveries(message: row).first(where: { $0.member == member }) else { return nil }
+            return (m, d)
+        }
+    }
+
     /// Marks every unread incoming message in the conversation as shown; returns their ids,
     /// for the Read receipts.
     public func markRead(conversation: ConversationID, at now: Int64) throws -> [MessageID] {

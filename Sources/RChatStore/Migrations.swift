@@ -86,6 +86,7 @@ enum Migrations {
         Migration(version: 15, sql: SchemaConversations.sql, rebuildsTables: true),
         Migration(version: 16, sql: SchemaGroups.sql),
         Migration(version: 17, sql: SchemaGroupFiles.sql),
+        Migration(version: 18, sql: SchemaGroupWaiting.sql),
     ]
 
     /// The reason a step failed, on one line.

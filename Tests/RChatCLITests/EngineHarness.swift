@@ -72,6 +72,12 @@ final class EngineWorld {
     /// Every status each outgoing message was seen with, in the order seen: person → id → statuses.
     private(set) var timelines: [String: [String: [String]]] = [:]
 
+    /// Records a status seen of `person`'s message (or of one delivery of it: `key` "ID to
+    /// MEMBER"), for `assertStatusesNeverLowered`.
+    func record(_ person: String, _ key: String, _ status: String) {
+        if timelines[person]?[key]?.last != status { timelines[person, default: [:]][key, default: []].append(status) }
+    }
+
     init() throws {
         box = try Sandbox()
         keyFile = box.path("relay.key")

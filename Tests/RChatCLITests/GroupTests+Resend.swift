@@ -31,6 +31,8 @@ extension GroupTests {
         try world.expectSuccess(nothing)
         XCTAssertEqual(nothing.lines, ["sending 0 messages again"])
         XCTAssertFailsCleanly(try world.box.rchat("alice", ["resend", "Friends", id]), status: 2, mentions: "it arrived, there is nothing to resend")
-        world.assertStatusesNeverLowered()
+        XCTAssertEqual(world.timelines["alice"]?["\(id) to Bob"], ["Delivered"], "Bob's delivery was not sent again")
+        XCTAssertEqual(world.timelines["alice"]?["\(id) to Carol"]?.last, "Delivered")
+        assertDeliveredNeverGoesBack(world)
     }
 }

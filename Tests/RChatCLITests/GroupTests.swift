@@ -9,17 +9,27 @@ import XCTest
 /// each member learns the roster from the signed log, the members who are strangers meet
 /// through the codes Alice handed on ("added by Alice"), and a message to the group is
 /// Delivered only once every member stored it.
-final class GroupTests: EngineTestCase {
+final class GroupTests: RecoveryTestCase {
     func members(_ person: String, _ group: String) throws -> [[String: String]] {
         let run = try world.box.rchat(person, ["group", "members", group, "--json"])
         try world.expectSuccess(run)
         return try run.lines.map { line in try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String], line) }
     }
 
+    /// `list GROUP --json`, each outgoing message's status and each of its deliveries'
+    /// recorded for the status-history checks.
     func groupList(_ person: String, _ group: String) throws -> [[String: Any]] {
         let run = try world.box.rchat(person, ["list", group, "--json"])
         try world.expectSuccess(run)
-        return try run.lines.map { line in try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line) }
+        let objects = try run.lines.map { line in try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line) }
+        for m in objects where m["direction"] as? String == "out" {
+            guard let id = m["id"] as? String else { continue }
+            if let status = m["status"] as? String { world.record(person, id, status) }
+            for d in (m["deliveries"] as? [[String: String]]) ?? [] {
+                if let member = d["member"], let status = d["status"] { world.record(person, "\(id) to \(member)", status) }
+            }
+        }
+        return objects
     }
 
     /// Alice, Bob and Carol, each syncing; Alice knows the other two, who do not know each

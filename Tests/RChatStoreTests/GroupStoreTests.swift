@@ -78,4 +78,28 @@ final class GroupStoreTests: StoreTestCase {
         XCTAssertEqual(try store.storedConversation(dave.id.conversation)?.currentMembers, [dave.id])
         XCTAssertThrowsError(try store.makeContact(member: dave.id, name: "Dave", at: 3_200), "a contact already")
     }
+
+    /// A group's messages kept before the group is held (schema step 18): bounded per author,
+    /// none older than the cutoff, a copy kept once, taken away in the order they came.
+    func testMessagesWaitingForAGroupAreBoundedAndTakenInOrder() throws {
+        let alex = try store.addContact(Self.newContact("Alex", key: 9), at: 1_000).id
+        func message(_ n: UInt64, from author: ContactID) -> WaitingGroupMessage {
+            WaitingGroupMessage(author: author, id: MessageID(high: 5, low: n), body: groupID + [0, 0, 0, 0] + MessageContent.text("m\(n)").encoded(),
+                                seq: Int64(n), sentAt: 1_000 + Int64(n))
+        }
+        for n: UInt64 in 1...3 { XCTAssertTrue(try store.keepWaiting(message(n, from: sam), group: groupID, at: 2_000 + Int64(n), cutoff: 0, limit: 3)) }
+        XCTAssertFalse(try store.keepWaiting(message(4, from: sam), group: groupID, at: 2_010, cutoff: 0, limit: 3), "at the bound: dropped")
+        XCTAssertTrue(try store.keepWaiting(message(5, from: alex), group: groupID, at: 2_011, cutoff: 0, limit: 3), "another author's own bound")
+        XCTAssertTrue(try store.keepWaiting(message(6, from: alex), group: [UInt8](repeating: 7, count: 32), at: 2_012, cutoff: 0, limit: 3))
+        XCTAssertEqual(try store.waitingGroupMessages(), 5)
+        // What waited since before the cutoff goes first: room again for Sam.
+        XCTAssertTrue(try store.keepWaiting(message(7, from: sam), group: groupID, at: 2_020, cutoff: 2_002, limit: 3))
+        XCTAssertTrue(try store.keepWaiting(message(7, from: sam), group: groupID, at: 2_021, cutoff: 2_002, limit: 3), "a copy: kept once")
+        let taken = try store.takeWaiting(group: groupID, cutoff: 2_002)
+        XCTAssertEqual(taken.map(\.id.low), [2, 3, 5, 7])
+        XCTAssertEqual(taken.first?.body, message(2, from: sam).body)
+        XCTAssertEqual(taken.first?.sentAt, 1_002)
+        XCTAssertEqual(try store.takeWaiting(group: groupID, cutoff: 0), [], "taken away")
+        XCTAssertEqual(try store.waitingGroupMessages(), 1, "another group's stays")
+    }
 }
