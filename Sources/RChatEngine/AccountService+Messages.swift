@@ -335,7 +335,9 @@ extension AccountService {
                 guard case .message(var message) = shown else { return shown }
                 message.author = author
                 if m.isOutgoing {
-                    message.deliveries = try store.deliveries(message: m.rowID).map { .init(member: try name($0.key.member), status: $0.status) }
+                    message.deliveries = try store.deliveries(message: m.rowID).map {
+                        .init(member: try name($0.key.member), status: $0.status, isCurrent: $0.isCurrent)
+                    }
                 }
                 shown = .message(message)
                 return shown

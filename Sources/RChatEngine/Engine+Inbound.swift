@@ -269,7 +269,7 @@ extension Engine {
         try Recovery.sessionBegan(channel, hadState: hadState, peerStartedOver: session.peer.startedOver, tx)
         if hadState && session.peer.startedOver,
            try Groups.handOn(to: channel.contact, me: identity.accountKey.publicKey, tx, at: now, clock: clock) > 0 {
-            log("\(channel.contact.name) started over: the groups this side is an admin of are handed to them again")
+            log("\(channel.contact.name) started over: their groups are handed to them again")
         }
         var saved = channel.saved ?? SavedSessionState()
         // A responder keeps sending in the previous session until the initiator's first frame

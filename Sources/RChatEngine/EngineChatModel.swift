@@ -150,7 +150,33 @@ public final class EngineChatModel: ChatModel {
     }
 
     public func rename(_ conversation: ConversationID, to name: String) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in try account.rename(conversation, to: name) }
+        try wrap { () throws(EngineError) in
+            switch try account.target(conversation) {
+            case .group(let group): try account.renameGroup(group, to: name)
+            case .contact: try account.rename(conversation, to: name)
+            }
+        }
+        wakeEngine()
+    }
+
+    public func groupMembers(of conversation: ConversationID) throws(ChatModelError) -> [GroupMemberLine] {
+        try wrap { () throws(EngineError) in
+            guard case .group(let group) = try account.target(conversation) else { throw .usage("/members lists a group's members") }
+            return try account.groupMembers(group).map {
+                GroupMemberLine(name: $0.name, isAdmin: $0.isAdmin, state: $0.state, addedBy: $0.addedBy, isSelf: $0.isSelf)
+            }
+        }
+    }
+
+    public func changeGroup(_ conversation: ConversationID, _ change: GroupChange) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in
+            guard case .group(let group) = try account.target(conversation) else { throw .usage("that is done in a group") }
+            switch change {
+            case .add(let names): try account.addMembers(group, names)
+            case .remove(let name): try account.removeMember(group, name)
+            case .leave: try account.leaveGroup(group)
+            }
+        }
         wakeEngine()
     }
 
@@ -202,7 +228,12 @@ public final class EngineChatModel: ChatModel {
     public func reconnect() { reconnectEngine() }
 
     private func change(_ conversation: ConversationID, _ change: AccountService.ContactChange) throws(ChatModelError) {
-        try wrap { () throws(EngineError) in try account.change(account.contact(conversation), change) }
+        try wrap { () throws(EngineError) in
+            switch try account.target(conversation) {
+            case .group(let group): try account.change(group, change)
+            case .contact(let contact): try account.change(contact, change)
+            }
+        }
         wakeEngine()
     }
 

@@ -131,15 +131,18 @@ enum Groups {
     }
 
     /// A member who started over lost every group it was in. Each group this side holds with
-    /// them, where this side is an admin, hands them its log again (the newest change last),
-    /// to them alone: with it they hold the group again, and what waited for it there
-    /// (`receiveWaiting`) and what is resent to them is shown. Returns how many groups.
+    /// them hands them its log again (the newest change last), to them alone, where this side
+    /// is an admin — or they are (then every member does, so an admin who reinstalled is
+    /// never left without the group when the other admins are away): with it they hold the
+    /// group again, and what waited for it there (`GroupWaiting`) and what is resent to them
+    /// is shown. Returns how many groups.
     @discardableResult
     static func handOn(to member: Contact, me: [UInt8], _ tx: StoreTransaction, at now: Int64, clock: any Clock) throws -> Int {
         var handed = 0
         for group in try tx.groups() where group.state == .current && !group.isBlocked {
             guard try tx.members(group.conversation).contains(where: { $0.contact == member.id && $0.state == .current }),
-                  let log = try log(group, tx), log.roster.member(me)?.role == .admin else { continue }
+                  let log = try log(group, tx),
+                  log.roster.member(me)?.role == .admin || log.roster.member(member.accountKey)?.role == .admin else { continue }
             for part in AccountService.parts(log.order.map { log.changes[$0]!.encoded }) {
                 try tx.insertOutgoing(conversation: group.conversation, id: .fresh(clock), content: .control(.groupChanges(part)), at: now,
                                       keysFingerprints: [member.id: AccountService.keysFingerprint(member)], to: [member.id])

@@ -167,6 +167,17 @@ final class FakeChatModel: ChatModel {
     }
 
     func setMuted(_ conversation: ConversationID, _ on: Bool) throws(ChatModelError) { muted.append((conversation, on)) }
+    /// A group's members as `/members` lists them, by conversation; the changes asked for.
+    var groupMemberLines: [ConversationID: [GroupMemberLine]] = [:]
+    var groupChanges: [(ConversationID, GroupChange)] = []
+    func groupMembers(of conversation: ConversationID) throws(ChatModelError) -> [GroupMemberLine] {
+        guard let lines = groupMemberLines[conversation] else { throw ChatModelError("/members lists a group's members") }
+        return lines
+    }
+    func changeGroup(_ conversation: ConversationID, _ change: GroupChange) throws(ChatModelError) {
+        guard groupMemberLines[conversation] != nil else { throw ChatModelError("that is done in a group") }
+        groupChanges.append((conversation, change))
+    }
     func setBlocked(_ conversation: ConversationID, _ on: Bool) throws(ChatModelError) { blocked.append((conversation, on)) }
     func delete(_ conversation: ConversationID) throws(ChatModelError) {
         deleted.append(conversation)

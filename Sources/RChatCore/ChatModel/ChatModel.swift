@@ -48,6 +48,10 @@ public protocol ChatModel: AnyObject {
     /// A new display name; the conversation, its items and its id stay.
     func rename(_ conversation: ConversationID, to name: String) throws(ChatModelError)
     func setMuted(_ conversation: ConversationID, _ muted: Bool) throws(ChatModelError)
+    /// `/members` in a group: this side first, then each member as its log made them.
+    func groupMembers(of conversation: ConversationID) throws(ChatModelError) -> [GroupMemberLine]
+    /// `/add NAME…`, `/remove NAME`, `/leave` in a group: a change of its signed log.
+    func changeGroup(_ conversation: ConversationID, _ change: GroupChange) throws(ChatModelError)
     func setBlocked(_ conversation: ConversationID, _ blocked: Bool) throws(ChatModelError)
     func delete(_ conversation: ConversationID) throws(ChatModelError)
     /// `a` on a message request: pins the keys its signed code carried (not checked in
@@ -96,6 +100,28 @@ public enum ConnectionState: Equatable, Sendable {
     /// The engine stopped for good (the disk failed under it, say): nothing is sent or
     /// received until the view is started again. `reason` is one sentence.
     case stopped(reason: String)
+}
+
+/// One member of a group as `/members` lists it.
+public struct GroupMemberLine: Equatable, Sendable {
+    public var name: String
+    public var isAdmin: Bool
+    /// "current", "left" or "removed".
+    public var state: String
+    /// Who vouches for their keys: nil for checked in person, else the admin who added them.
+    public var addedBy: String?
+    public var isSelf: Bool
+
+    public init(name: String, isAdmin: Bool, state: String, addedBy: String?, isSelf: Bool) {
+        self.name = name; self.isAdmin = isAdmin; self.state = state; self.addedBy = addedBy; self.isSelf = isSelf
+    }
+}
+
+/// A change of a group the view asks for (renaming goes through `rename`).
+public enum GroupChange: Equatable, Sendable {
+    case add([String])
+    case remove(String)
+    case leave
 }
 
 /// What changed, so the view redraws only that.

@@ -47,7 +47,11 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     public struct MemberDelivery: Equatable, Sendable {
         public let member: String
         public let status: MessageStatus
-        public init(member: String, status: MessageStatus) { self.member = member; self.status = status }
+        /// The member is still in the group (counted in what the message shows).
+        public let isCurrent: Bool
+        public init(member: String, status: MessageStatus, isCurrent: Bool = true) {
+            self.member = member; self.status = status; self.isCurrent = isCurrent
+        }
     }
 
     public init(id: MessageID, direction: Direction, content: MessageContent, status: MessageStatus?, resent: Bool, at: Int64,

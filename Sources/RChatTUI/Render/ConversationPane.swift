@@ -10,6 +10,8 @@ struct ConversationPane {
     let glyphs: Glyphs
     let time: TimeText
     let contact: String
+    /// In a group: the widest name the column must hold (its members', "You"); nil: `contact`.
+    var widestName: String? = nil
     let selected: Int?
     /// The item the New line is drawn above.
     let newLine: Int?
@@ -22,7 +24,7 @@ struct ConversationPane {
 
     static let timeColumn = 1
     static let nameColumn = 7
-    var nameWidth: Int { min(max(3, TextWidth.columns(of: contact)), max(3, width / 6)) }
+    var nameWidth: Int { min(max(3, TextWidth.columns(of: widestName ?? contact)), max(3, width / 6)) }
     var textColumn: Int { Self.nameColumn + nameWidth + 1 }
     /// Text stops three columns short of the edge: a space and the two-column status.
     var textWidth: Int { max(4, width - textColumn - 3) }
@@ -80,7 +82,9 @@ struct ConversationPane {
         line.add(Self.timeColumn, time.clock(m.at), .dim)
         // In a group, who wrote it.
         let who = Wrap.truncate(outgoing ? "You" : TerminalText.sanitized(m.author ?? contact, breaks: .shown), width: nameWidth, ellipsis: glyphs.ellipsis)
-        line.add(Self.nameColumn, who, outgoing ? .dim : CellStyle(bold: true, role: .accent))
+        // A group's authors each in their own colour; a contact's name in the accent.
+        let style = outgoing ? CellStyle.dim : CellStyle(bold: true, role: m.author.map { ColorRole.member(named: $0) } ?? .accent)
+        line.add(Self.nameColumn, who, style)
         if outgoing, let status = m.status {
             let g = glyphs.status(status)
             line.add(statusColumn, g.text, g.style)
@@ -95,6 +99,11 @@ struct ConversationPane {
         let outgoing = m.direction == .outgoing
         var notes: [(String, CellStyle)] = []
         if m.resent { notes.append(("Resent", .dim)) }
+        // In a group where members differ: how many reached the furthest status ("√√ 3/5").
+        if outgoing, let reached = Self.furthest(m.deliveries) {
+            let g = glyphs.status(reached.status)
+            notes.append(("\(g.text) \(reached.count)/\(reached.of)", g.style))
+        }
         if outgoing, let status = m.status, status.offersResend {
             notes.append((status.rawValue, CellStyle(bold: true, role: .danger)))
             notes.append(("[r] Resend", .bold))
@@ -122,6 +131,15 @@ struct ConversationPane {
         }
         if col > textColumn { lines.append(line) }
         return lines
+    }
+
+    /// The furthest status some of a group message's current members reached, how many
+    /// reached it, of how many: nil for one delivery, or when all are at the same.
+    static func furthest(_ deliveries: [MessageItem.MemberDelivery]?) -> (status: MessageStatus, count: Int, of: Int)? {
+        let current = (deliveries ?? []).filter(\.isCurrent).map(\.status)
+        guard current.count > 1, Set(current).count > 1,
+              let top = current.max(by: { DeliverySummary.rank($0) < DeliverySummary.rank($1) }) else { return nil }
+        return (top, current.filter { $0 == top }.count, current.count)
     }
 
     /// A system row, or a message this version cannot show (a timer change), which reads as one.

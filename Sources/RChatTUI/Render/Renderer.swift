@@ -52,10 +52,17 @@ public enum Renderer {
 
     static func conversationPane(_ state: ViewState, _ layout: Layout) -> ConversationPane? {
         guard state.window != nil else { return nil }
-        return ConversationPane(width: layout.paneWidth, height: layout.bodyHeight, glyphs: state.glyphs,
-                                time: TimeText(timeZone: state.timeZone), contact: state.openSummary?.name ?? "",
-                                selected: state.focus == .conversation ? state.selected : nil, newLine: state.unread.newLine,
-                                rates: state.transfers, previews: state.previews, durations: state.durations)
+        var pane = ConversationPane(width: layout.paneWidth, height: layout.bodyHeight, glyphs: state.glyphs,
+                                    time: TimeText(timeZone: state.timeZone), contact: state.openSummary?.name ?? "",
+                                    selected: state.focus == .conversation ? state.selected : nil, newLine: state.unread.newLine,
+                                    rates: state.transfers, previews: state.previews, durations: state.durations)
+        if state.openSummary?.members != nil, let window = state.window {
+            // A group's column holds its authors' names as far as they are loaded, and "You".
+            pane.widestName = window.items.compactMap { item -> String? in
+                if case .message(let m) = item { return m.author.map { TerminalText.sanitized($0, breaks: .shown) } } else { return nil }
+            }.reduce("You") { TextWidth.columns(of: $1) > TextWidth.columns(of: $0) ? $1 : $0 }
+        }
+        return pane
     }
 
     /// Draws the open conversation, bottom-aligned; returns the incoming messages drawn.

@@ -2,6 +2,24 @@
 /// colours only when colours are allowed, so nothing may depend on them (NO_COLOR).
 public enum ColorRole: UInt8, Sendable, CaseIterable {
     case normal, accent, good, warning, danger, quiet
+    /// A group member's name: each author keeps one of these (`member(named:)`).
+    case member0, member1, member2, member3, member4, member5
+
+    static let members: [ColorRole] = [.member0, .member1, .member2, .member3, .member4, .member5]
+
+    /// The colour of a member's name in a group: the same for a name in every group and run
+    /// (FNV-1a of its UTF-8, mixed as MurmurHash3's finaliser mixes, since FNV's low bits
+    /// alone follow its bytes' parity), so people are known by colour as well as by name.
+    public static func member(named name: String) -> ColorRole {
+        var hash: UInt32 = 2_166_136_261
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        hash ^= hash >> 16
+        hash &*= 0x85EB_CA6B
+        hash ^= hash >> 13
+        hash &*= 0xC2B2_AE35
+        hash ^= hash >> 16
+        return members[Int(hash % UInt32(members.count))]
+    }
 }
 
 /// A colour given as a colour, not a role: only a photo's preview has them (its pixels).

@@ -16,12 +16,21 @@ public enum RoleColors {
             case .good: return 28       // #008700
             case .warning: return 130   // #af5f00
             case .danger: return 160    // #d70000
+            // Group members' names: six more from the cube that read on both, apart from the
+            // roles above (purple, teal, orange, rose, slate blue, olive).
+            case .member0: return 97    // #875faf
+            case .member1: return 30    // #008787
+            case .member2: return 166   // #d75f00
+            case .member3: return 132   // #af5f87
+            case .member4: return 61    // #5f5faf
+            case .member5: return 64    // #5f8700
             }
         }
         guard colors >= 8 else { return nil }
         switch role {
         case .danger: return 1          // red (bold: bright red)
-        case .normal, .quiet, .accent, .good, .warning: return nil
+        // With 8 or 16 colours no other colour reads on both backgrounds: names stay bold.
+        case .normal, .quiet, .accent, .good, .warning, .member0, .member1, .member2, .member3, .member4, .member5: return nil
         }
     }
 

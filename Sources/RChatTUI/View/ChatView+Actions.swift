@@ -44,6 +44,10 @@ extension ChatView {
         case "add":
             // A pasted code may carry spaces where a line was broken: all of it is the code.
             guard !args.isEmpty else { return say("Usage: /add CODE (the code your contact gave you)", error: true) }
+            // In a group, contacts' names (not a code) join it.
+            if let open = state.openSummary, open.members != nil, (try? ContactCode(parsing: args.joined())) == nil {
+                return changeGroup(open, .add(memberNames(args)))
+            }
             do {
                 let added = try model.addContact(code: args.joined())
                 reloadConversations()
@@ -68,6 +72,15 @@ extension ChatView {
             guard let contact = target(args) else { return }
             switchTo(contact.id)
             state.focus = .composer
+        case "members":
+            showMembers()
+        case "remove":
+            guard let open = openGroup("/remove NAME takes a member out of the open group") else { return }
+            guard !args.isEmpty else { return say("Usage: /remove NAME (a member of \(open.name))", error: true) }
+            changeGroup(open, .remove(args.joined(separator: " ")))
+        case "leave":
+            guard let open = openGroup("/leave leaves the open group") else { return }
+            changeGroup(open, .leave)
         case "edit":
             composeInEditor()
         case "reconnect":
@@ -120,6 +133,56 @@ extension ChatView {
             quit()
         default:
             say("Unknown command /\(name); ? lists the commands.", error: true)
+        }
+    }
+
+    /// The open conversation if it is a group; else says what the command needs.
+    private func openGroup(_ what: String) -> ConversationSummary? {
+        guard let open = state.openSummary, open.members != nil else {
+            say("Open a group first: \(what).", error: true)
+            return nil
+        }
+        return open
+    }
+
+    /// The names `/add` was given: the whole line when it is one contact's name (names may
+    /// hold spaces), else each word.
+    private func memberNames(_ args: [String]) -> [String] {
+        let whole = args.joined(separator: " ")
+        return ContactNames.pick(whole, from: state.conversations.filter { $0.members == nil }, name: \.name) != nil ? [whole] : args
+    }
+
+    /// `/add`, `/remove`, `/leave` in a group: a change of its signed log, every member's roster
+    /// following it.
+    private func changeGroup(_ group: ConversationSummary, _ change: GroupChange) {
+        do {
+            try model.changeGroup(group.id, change)
+            reloadConversations()
+            switch change {
+            case .add(let names): say("Added \(names.joined(separator: ", ")) to \(group.name).")
+            case .remove(let name): say("Removed \(name) from \(group.name).")
+            case .leave: say("You left \(group.name): nothing more is written to it.")
+            }
+        } catch {
+            say(error.description, error: true)
+        }
+    }
+
+    /// `/members`: who is in the open group, admins marked, and who vouches for each.
+    func showMembers() {
+        guard let open = openGroup("/members lists the open group's members") else { return }
+        do {
+            let members = try model.groupMembers(of: open.id)
+            let current = members.filter { $0.state == "current" }.count
+            state.overlay = Overlay(kind: .details, title: "\(open.name) · \(current) member\(current == 1 ? "" : "s")", lines: members.map { m in
+                var parts = [TerminalText.sanitized(m.name, breaks: .shown) + (m.isSelf ? " (you)" : "")]
+                if m.isAdmin { parts.append("admin") }
+                if m.state != "current" { parts.append(m.state) }
+                if !m.isSelf { parts.append(m.addedBy.map { "added by \(TerminalText.sanitized($0, breaks: .shown))" } ?? "checked in person") }
+                return Overlay.Line(parts.joined(separator: state.glyphs.separator), m.state == "current" ? .plain : .dim)
+            })
+        } catch {
+            say(error.description, error: true)
         }
     }
 

@@ -207,11 +207,14 @@ public enum KeyMap {
 
     /// The slash commands typed in the composer.
     public static let slashHelp: [(command: String, does: String)] = [
-        ("/add CODE", "Add a contact from their code"),
+        ("/add CODE", "Add a contact from their code; in a group, /add NAME… adds contacts to it (an admin's)"),
+        ("/members", "Who is in the open group: admins, and who vouches for each"),
+        ("/remove NAME", "Take a member out of the open group (an admin's)"),
+        ("/leave", "Leave the open group: nothing more is written to it"),
         ("/code", "Show your own code, to give to a friend"),
         ("/open NAME", "Open the conversation with NAME (Tab completes the name)"),
         ("/edit", "Write the message in $VISUAL or $EDITOR (else vi)"),
-        ("/rename NEW", "Give this conversation's contact a new name"),
+        ("/rename NEW", "Give this conversation's contact a new name (a group: its name, for every member)"),
         ("/mute, /unmute", "Silence or restore banners for this conversation"),
         ("/block, /unblock", "Block or unblock this contact"),
         ("/safety [NAME]", "The safety number of this contact (or NAME), to compare with them in person or on a call"),

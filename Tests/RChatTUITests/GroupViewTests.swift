@@ -1,0 +1,105 @@
+import XCTest
+import RChatCore
+@testable import RChatTUI
+
+/// A group in the view (issue 30): each author's name in their own colour, the name column
+/// as wide as the names need, how many members a message reached where they differ
+/// ("√√ 1/2"), and `/members`, `/add NAME`, `/remove NAME`, `/leave`.
+final class GroupViewTests: XCTestCase {
+    private func run(_ view: ChatView, _ line: String) {
+        view.type(line)
+        view.press(.enter)
+    }
+
+    /// Friends: Alice and Bartholomew write, this side writes once (Delivered to Alice, Sent to Bartholomew).
+    private func friends(_ model: FakeChatModel) -> ConversationID {
+        let group = model.contact("Friends")
+        model.summaries[model.summaries.count - 1].members = 3
+        for (author, text) in [("Alice", "hi all"), ("Bartholomew", "hello there")] {
+            let id = model.addMessage(group, .incoming, text)
+            if case .message(var m) = model.items[group]!.last! {
+                m.author = author
+                model.items[group]![model.items[group]!.count - 1] = .message(m)
+            }
+            _ = id
+        }
+        model.addMessage(group, .outgoing, "and me", status: .sent)
+        if case .message(var m) = model.items[group]!.last! {
+            m.deliveries = [.init(member: "Alice", status: .delivered), .init(member: "Bartholomew", status: .sent),
+                            .init(member: "Gone", status: .sending, isCurrent: false)]
+            model.items[group]![model.items[group]!.count - 1] = .message(m)
+        }
+        model.groupMemberLines[group] = [
+            GroupMemberLine(name: "You", isAdmin: true, state: "current", addedBy: nil, isSelf: true),
+            GroupMemberLine(name: "Alice", isAdmin: false, state: "current", addedBy: nil, isSelf: false),
+            GroupMemberLine(name: "Bartholomew", isAdmin: false, state: "current", addedBy: "You", isSelf: false),
+            GroupMemberLine(name: "Gone", isAdmin: false, state: "left", addedBy: nil, isSelf: false),
+        ]
+        return group
+    }
+
+    func testAuthorsHaveTheirOwnColoursAndTheColumnHoldsTheirNames() throws {
+        let model = FakeChatModel()
+        let group = friends(model)
+        let view = makeView(model, rows: 24, columns: 100)
+        view.open(group)
+        let screen = view.frame()
+        let alice = try XCTUnwrap(screen.position(of: "Alice"), screen.dump)
+        let bart = try XCTUnwrap(screen.position(of: "Bartholomew"), screen.dump)
+        let aliceRole = screen[alice.row, alice.column].style.role, bartRole = screen[bart.row, bart.column].style.role
+        XCTAssertEqual(aliceRole, ColorRole.member(named: "Alice"))
+        XCTAssertEqual(bartRole, ColorRole.member(named: "Bartholomew"))
+        XCTAssertTrue(ColorRole.members.contains(aliceRole) && ColorRole.members.contains(bartRole))
+        XCTAssertNotEqual(aliceRole, bartRole, "these two names differ in colour")
+        // The texts start after the widest name, in one column.
+        let hi = try XCTUnwrap(screen.position(of: "hi all")), hello = try XCTUnwrap(screen.position(of: "hello there"))
+        XCTAssertEqual(hi.column, hello.column)
+        XCTAssertGreaterThan(hello.column, bart.column + "Bartholomew".count - 1, "Bartholomew is not cut short: \(screen.dump)")
+        // One of the two current members has it: √√ 1/2 (the member who left does not count).
+        XCTAssertNotNil(screen.position(of: "√√ 1/2"), screen.dump)
+    }
+
+    func testColoursAreStableAndTheCountsAreShownOnlyWhereMembersDiffer() {
+        XCTAssertEqual(ColorRole.member(named: "Alice"), ColorRole.member(named: "Alice"))
+        XCTAssertEqual(Set((0..<60).map { ColorRole.member(named: "member \($0)") }).count, ColorRole.members.count, "every colour is used")
+        typealias D = MessageItem.MemberDelivery
+        XCTAssertNil(ConversationPane.furthest(nil), "one-to-one")
+        XCTAssertNil(ConversationPane.furthest([D(member: "A", status: .delivered), D(member: "B", status: .delivered)]), "all alike")
+        XCTAssertNil(ConversationPane.furthest([D(member: "A", status: .sent)]))
+        let r = ConversationPane.furthest([D(member: "A", status: .read), D(member: "B", status: .delivered), D(member: "C", status: .notDelivered)])
+        XCTAssertEqual(r?.status, .read)
+        XCTAssertEqual(r?.count, 1)
+        XCTAssertEqual(r?.of, 3)
+    }
+
+    func testMembersAddRemoveAndLeaveInTheOpenGroup() throws {
+        let model = FakeChatModel()
+        let group = friends(model)
+        _ = model.contact("Dana Scully")
+        let view = makeView(model, rows: 24, columns: 100)
+        view.open(group)
+        run(view, "/members")
+        let screen = view.frame()
+        XCTAssertNotNil(screen.position(of: "Friends · 3 members"), screen.dump)
+        XCTAssertNotNil(screen.position(of: "You (you) · admin"), screen.dump)
+        XCTAssertNotNil(screen.position(of: "Bartholomew · added by You"), screen.dump)
+        XCTAssertNotNil(screen.position(of: "Alice · checked in person"), screen.dump)
+        XCTAssertNotNil(screen.position(of: "Gone · left · checked in person"), screen.dump)
+        view.press(.escape)
+
+        run(view, "/add Dana Scully")
+        run(view, "/add Eve Frank")
+        run(view, "/remove Alice")
+        run(view, "/leave")
+        XCTAssertEqual(model.groupChanges.map(\.1), [.add(["Dana Scully"]), .add(["Eve", "Frank"]), .remove("Alice"), .leave])
+        XCTAssertTrue(model.groupChanges.allSatisfy { $0.0 == group })
+        XCTAssertTrue(view.frame().line(22).contains("You left Friends"), view.frame().dump)
+
+        // Outside a group they say what they need.
+        view.open(model.id("Dana Scully"))
+        run(view, "/members")
+        XCTAssertTrue(view.frame().line(22).contains("Open a group first"), view.frame().dump)
+        run(view, "/leave")
+        XCTAssertEqual(model.groupChanges.count, 4)
+    }
+}
