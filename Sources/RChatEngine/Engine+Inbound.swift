@@ -538,13 +538,30 @@ extension Engine {
             }
             return try acceptGroupItem(item, timer: timer, in: group.conversation, from: channel, tx, &after)
         }
+        try receiveGroupChanges(changes, item, timer: timer, groupID: groupID, body: body, from: channel, tx, &after)
+    }
+
+    /// Changes to a group's log in a group message: taken (`Groups.receiveChanges`), the
+    /// message shown as what it did. One for a group not held here waits with the group's
+    /// other messages; once a log makes the group held, what waited is taken in the order
+    /// it came — changes first among it as they come — from authors in the roster.
+    private func receiveGroupChanges(_ changes: [[UInt8]], _ item: IncomingMessage, timer: UInt32, groupID: GroupID, body: [UInt8],
+                                     from channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let contact = channel.contact
         let heldBefore = try tx.group(id: groupID.bytes) != nil
         let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, me: identity.accountKey.publicKey,
-                                                          tx, at: now, log: { log($0) })
+                                                          tx, at: now, clock: clock, log: { log($0) })
         if added { after.contactsAdded = true }
-        guard case .message(let conversation) = received else {
-            if case .dropped(let why) = received { log("a group message from \(contact.name) dropped: \(why)") }
-            return
+        let conversation: ConversationID
+        switch received {
+        case .dropped(let why):
+            return log("a group message from \(contact.name) dropped: \(why)")
+        case .notHeld(let why):
+            let waiting = WaitingGroupMessage(author: contact.id, id: item.id, body: body, seq: item.seq, sentAt: item.sentAt)
+            let kept = try tx.keepWaiting(waiting, group: groupID.bytes, at: now, cutoff: now - GroupWaiting.window, limit: GroupWaiting.perAuthor)
+            return log("group changes from \(contact.name) \(kept ? "wait" : "dropped"): \(why)")
+        case .message(let c):
+            conversation = c
         }
         after.events.append(.conversationsChanged)
         // Shown as what it did, from whoever `receiveChanges` took it from (a leaver's leave too).
@@ -555,7 +572,11 @@ extension Engine {
             guard let author = channels[waiting.author], let (_, timer, encoded) = GroupWire.message(waiting.body),
                   let content = try? MessageContent(decoding: encoded) else { continue }
             let item = IncomingMessage(id: waiting.id, content: content, encodedContent: encoded, sentAt: waiting.sentAt, seq: waiting.seq)
-            try acceptGroupItem(item, timer: timer, in: conversation, from: author, tx, &after)
+            if case .control(.groupChanges(let more)) = content {
+                try receiveGroupChanges(more, item, timer: timer, groupID: groupID, body: waiting.body, from: author, tx, &after)
+            } else {
+                try acceptGroupItem(item, timer: timer, in: conversation, from: author, tx, &after)
+            }
         }
     }
 

@@ -31,9 +31,12 @@ enum Groups {
     enum Received: Equatable {
         /// Something to store in the group's conversation, from its author.
         case message(ConversationID)
-        /// Dropped (logged): from someone not in the group, for a group not held, or changes
-        /// none of which could be taken.
+        /// Dropped (logged): from someone not in the group, or changes none of which could be taken.
         case dropped(String)
+        /// For a group not held here that they do not make this side's (no create among
+        /// them, or a roster without this side or its sender): kept to be taken once a log
+        /// brings the group (`GroupWaiting`), as an older log may come after a newer one.
+        case notHeld(String)
     }
 
     /// Changes to a group's log from `sender` (a contact or a member): taken as `GroupLog`
@@ -41,7 +44,8 @@ enum Groups {
     /// it yet. Returns the conversation to store the message in (the changes shown as what
     /// they did), or why it was dropped.
     static func receiveChanges(_ changes: [[UInt8]], group groupID: GroupID, from sender: Contact, me: [UInt8],
-                               _ tx: StoreTransaction, at now: Int64, log note: (String) -> Void) throws -> (Received, contactsAdded: Bool) {
+                               _ tx: StoreTransaction, at now: Int64, clock: any Clock,
+                               log note: (String) -> Void) throws -> (Received, contactsAdded: Bool) {
         var verified: [VerifiedChange] = []
         for bytes in changes {
             do { verified.append(try MembershipChange.verified(decoding: bytes)) } catch {
@@ -57,7 +61,7 @@ enum Groups {
             // A group not held: its create must be among them.
             guard let create = verified.first(where: { $0.change.group == nil && GroupID($0.id) == groupID }),
                   let fresh = try? GroupLog(create: create) else {
-                return (.dropped("changes for a group this account does not hold"), false)
+                return (.notHeld("changes for a group this account does not hold"), false)
             }
             log = fresh
         }
@@ -73,7 +77,7 @@ enum Groups {
         if held == nil {
             // Made only by a roster this side and the sender are in.
             guard log.roster.isMember(me), log.roster.isMember(sender.accountKey) else {
-                return (.dropped("a group this account is not in, or that its sender is not in"), false)
+                return (.notHeld("a group this account is not in, or that its sender is not in"), false)
             }
             let conversation = try tx.insertGroup(groupID: groupID.bytes, name: log.roster.name, at: now)
             for id in log.order { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.changes[id]!.encoded, taken: true, at: now) }
@@ -91,8 +95,30 @@ enum Groups {
         // log sent again) are stored as any message is, so its Delivered is true.
         guard !taken.isEmpty || !waiting.isEmpty || replays > 0 else { return (.dropped("none of its changes could be taken"), false) }
         guard !taken.isEmpty else { return (.message(conversation), false) }
+        let before = Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact))
         let added = try setRoster(conversation, from: log, me: me, tx, at: now)
+        // Someone this took out of the group (they left, or another admin removed them) is
+        // handed the log that says so by each admin, to them alone: one who reinstalled since
+        // they left — and was handed the group before this side learnt of it — knows the
+        // group no longer has them, and is not left believing in an old roster.
+        if log.roster.member(me)?.role == .admin {
+            let after = Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact))
+            for gone in before.subtracting(after).sorted() {
+                guard let contact = try tx.contact(id: gone) else { continue }
+                note("\(contact.name) is no longer in \(log.roster.name): they are handed the log that says so")
+                try sendLog(log, in: conversation, to: contact, tx, at: now, clock: clock)
+            }
+        }
         return (.message(conversation), added)
+    }
+
+    /// The log so far (the newest change last), as group changes messages to `member` alone.
+    static func sendLog(_ log: GroupLog, in conversation: ConversationID, to member: Contact, _ tx: StoreTransaction,
+                        at now: Int64, clock: any Clock) throws {
+        for part in AccountService.parts(log.order.map { log.changes[$0]!.encoded }) {
+            try tx.insertOutgoing(conversation: conversation, id: .fresh(clock), content: .control(.groupChanges(part)), at: now,
+                                  keysFingerprints: [member.id: AccountService.keysFingerprint(member)], to: [member.id])
+        }
     }
 
     /// The conversation's members as `log` folds them: each other member by contact (one the
@@ -143,10 +169,7 @@ enum Groups {
             guard try tx.members(group.conversation).contains(where: { $0.contact == member.id && $0.state == .current }),
                   let log = try log(group, tx),
                   log.roster.member(me)?.role == .admin || log.roster.member(member.accountKey)?.role == .admin else { continue }
-            for part in AccountService.parts(log.order.map { log.changes[$0]!.encoded }) {
-                try tx.insertOutgoing(conversation: group.conversation, id: .fresh(clock), content: .control(.groupChanges(part)), at: now,
-                                      keysFingerprints: [member.id: AccountService.keysFingerprint(member)], to: [member.id])
-            }
+            try sendLog(log, in: group.conversation, to: member, tx, at: now, clock: clock)
             handed += 1
         }
         return handed

@@ -150,6 +150,10 @@ enum Recovery {
         for id in notice.messageIDs {
             guard let m = try tx.message(to: contact.id, id: id),
                   let d = try tx.deliveries(message: m.rowID).first(where: { $0.member == contact.id }) else { continue }
+            // A group's log as it was is not sent again: someone who started over and is still
+            // in the group gets it as it is now (`Groups.handOn`); to anyone else an old one
+            // would give a group as it no longer is.
+            if case .control(.groupChanges) = m.content { continue }
             sent.append((m, d))
         }
         if sent.isEmpty {

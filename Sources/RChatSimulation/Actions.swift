@@ -24,6 +24,11 @@ enum Action: CustomStringConvertible {
     /// Sets the conversation's disappearing timer: both sides must end on the latest change,
     /// and a message that disappeared must never be shown again.
     case timer(who: Int, contact: Int, DisappearingTimer)
+    /// The group mode's (`GroupWorld.swift`).
+    case groupSend(from: Int)
+    case groupRead(who: Int)
+    case groupChange(who: Int)
+    case resendGroup(who: Int)
 
     var description: String {
         switch self {
@@ -43,11 +48,26 @@ enum Action: CustomStringConvertible {
         case let .reinstall(who, newPhone): return newPhone ? "new phone \(who)" : "reinstall \(who)"
         case let .verify(who, contact): return "verify \(who) enters \(contact)'s code"
         case let .timer(who, contact, timer): return "timer \(who)→\(contact) \(timer.word)"
+        case let .groupSend(from): return "group send \(from)"
+        case let .groupRead(who): return "group read \(who)"
+        case let .groupChange(who): return "group change by \(who)"
+        case let .resendGroup(who): return "group resend \(who)"
         }
     }
 }
 
 extension SimulatedWorld {
+    /// The network's next faults: none, or a mix of drops, copies, reordering and delay.
+    func randomFaults() -> Action {
+        if random.chance(0.4) { return .faults(.none) }
+        var faults = MemoryNetwork.Faults()
+        faults.drop = random.chance(0.5) ? random.uniform(0...0.05) : 0
+        faults.duplicate = random.chance(0.3) ? random.uniform(0...0.03) : 0
+        faults.reorder = random.chance(0.3) ? random.uniform(0...0.03) : 0
+        faults.delay = 0.001...random.uniform(0.002...0.5)
+        return .faults(faults)
+    }
+
     func chooseAction() -> Action {
         let n = accounts.count
         let who = Int.random(in: 0..<n, using: &random)
@@ -60,13 +80,7 @@ extension SimulatedWorld {
         case ..<0.54: return .resend(who: who, contact: other)
         case ..<0.66: return .wait
         case ..<0.71:
-            if random.chance(0.4) { return .faults(.none) }
-            var faults = MemoryNetwork.Faults()
-            faults.drop = random.chance(0.5) ? random.uniform(0...0.05) : 0
-            faults.duplicate = random.chance(0.3) ? random.uniform(0...0.03) : 0
-            faults.reorder = random.chance(0.3) ? random.uniform(0...0.03) : 0
-            faults.delay = 0.001...random.uniform(0.002...0.5)
-            return .faults(faults)
+            return randomFaults()
         case ..<0.74: return network.partitioned.isEmpty ? .partition(who) : .rejoin(who)
         case ..<0.78: return .cut(Int.random(in: 0..<8, using: &random))
         case ..<0.83: return .restart(who)
@@ -152,6 +166,7 @@ extension SimulatedWorld {
             try runFor(1)
             try account.reinstall(newPhone: newPhone, in: self)
             invariants.reinstalled(account, newPhone: newPhone)
+            groupInvariants?.reinstalled(account)
             try account.start(in: self)
         case let .verify(who, contact):
             let a = accounts[who], b = accounts[contact]
@@ -174,6 +189,8 @@ extension SimulatedWorld {
             invariants.timerSet(timer, by: id, inForce: inForce, before: before, between: a, and: b)
             trace.note("\(a.name) set the timer with \(b.name) to \(timer.word) (\(inForce.setBy?.description ?? id.hex))")
             a.engine?.wake()
+        case .groupSend, .groupRead, .groupChange, .resendGroup:
+            try performGroupAction(action)
         }
     }
 
@@ -244,6 +261,7 @@ extension SimulatedWorld {
     /// offered: then every message must be Delivered, and what a power cut lost be back.
     func healAndFinish() throws {
         try healAndDeliver()
+        if failures.isEmpty, groupInvariants != nil { try healGroup() }
         if failures.isEmpty { failures += try invariants.lostAtPowerCuts() }
     }
 

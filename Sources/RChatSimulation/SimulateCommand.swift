@@ -18,6 +18,8 @@ public enum SimulateCommand {
         /// A long run: seeds from `first` on until this many hours have passed (`seeds` is
         /// then ignored); each failing seed is printed as it fails.
         public var hours: Double?
+        /// The group mode (`SimulatedWorld.Options.groups`).
+        public var groups = false
         public init() {}
     }
 
@@ -31,8 +33,9 @@ public enum SimulateCommand {
                                                   help: "lines of a replayed seed's trace printed")
     static let hours = Declared<Int>.integer("--hours", in: 1...10_000, default: 1,
                                              help: "run seeds until this many hours have passed (instead of --seeds)")
+    static let groups = Option.flag("--groups", help: "3 to 5 accounts in one group, its members writing, changing and recovering")
     static let help = Option.flag("--help", aliases: ["-h"], help: "this text")
-    static let options = [seeds.option, first.option, steps.option, jobs.option, seed.option, traceLines.option, hours.option, help]
+    static let options = [seeds.option, first.option, steps.option, jobs.option, seed.option, traceLines.option, hours.option, groups, help]
 
     public static var usage: String {
         OptionHelp.usage("rchat-simulate", optional: options) + "\n" + OptionHelp.list(options)
@@ -57,7 +60,9 @@ public enum SimulateCommand {
             var options = SimulatedWorld.Options()
             options.steps = settings.steps
             options.traceLines = settings.traceLines
+            options.groups = settings.groups
             let outcome = SimulatedWorld.run(seed: seed, options: options)
+            if !outcome.passed, settings.groups { print("(the group mode: make simulate SEED=\(seed) GROUPS=1)") }
             for line in outcome.tail { print(line) }
             if !outcome.passed { print(report(outcome)) }
             print(summary([outcome], seconds: nil))
@@ -66,7 +71,7 @@ public enum SimulateCommand {
         let started = Date()
         let outcomes = runMany(settings)
         let seconds = Date().timeIntervalSince(started)
-        for outcome in outcomes where !outcome.passed { print(report(outcome)) }
+        for outcome in outcomes where !outcome.passed { print(report(outcome, groups: settings.groups)) }
         print(summary(outcomes, seconds: seconds))
         exit(outcomes.allSatisfy(\.passed) ? 0 : 1)
     }
@@ -86,6 +91,7 @@ public enum SimulateCommand {
         settings.traceLines = parsed[traceLines]
         if parsed.value(seed.option.name) != nil { settings.replay = UInt64(parsed[seed]) }
         if parsed.value(hours.option.name) != nil { settings.hours = Double(parsed[hours]) }
+        settings.groups = parsed.has(groups)
         return settings
     }
 
@@ -100,11 +106,12 @@ public enum SimulateCommand {
             let thread = Thread {
                 var options = SimulatedWorld.Options()
                 options.steps = settings.steps
+                options.groups = settings.groups
                 while true {
                     let n = next.add(1, ordering: .relaxed).oldValue
                     if let deadline { guard Date() < deadline else { break } } else { guard n < UInt64(settings.seeds) else { break } }
                     let outcome = SimulatedWorld.run(seed: settings.first + n, options: options)
-                    if deadline != nil && !outcome.passed { print(report(outcome)) }
+                    if deadline != nil && !outcome.passed { print(report(outcome, groups: settings.groups)) }
                     // A long run keeps only what the summary and the failures need.
                     results.withLock { $0.append(deadline == nil || !outcome.passed ? outcome : outcome.summarized) }
                 }
@@ -118,10 +125,10 @@ public enum SimulateCommand {
     }
 
     /// What a failed seed prints: the seed, what broke, the command that replays it.
-    public static func report(_ outcome: SimulatedWorld.Outcome) -> String {
+    public static func report(_ outcome: SimulatedWorld.Outcome, groups: Bool = false) -> String {
         """
         seed \(outcome.seed) failed after \(outcome.steps) steps: \(outcome.failures.first ?? "")\(outcome.failures.count > 1 ? " (and \(outcome.failures.count - 1) more)" : "")
-          replay: make simulate SEED=\(outcome.seed)
+          replay: make simulate SEED=\(outcome.seed)\(groups ? " GROUPS=1" : "")
         """
     }
 

@@ -15,6 +15,8 @@ public final class SimulatedWorld {
         public var steps = 200
         /// Lines of the trace kept for the outcome's tail.
         public var traceLines = 400
+        /// The group mode (`GroupWorld.swift`): 3 to 5 accounts in one group.
+        public var groups = false
         public init() {}
     }
 
@@ -50,6 +52,8 @@ public final class SimulatedWorld {
     private(set) var accounts: [SimulatedAccount] = []
     let directory: String
     var invariants: Invariants!
+    /// The group mode's (nil otherwise).
+    var groupInvariants: GroupInvariants?
     /// The first broken invariant ends the run.
     var failures: [String] = []
     var powerCuts = 0
@@ -80,7 +84,7 @@ public final class SimulatedWorld {
         var steps = 0
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try world.setUp()
+            if options.groups { try world.setUpGroup() } else { try world.setUp() }
             while steps < options.steps && world.failures.isEmpty {
                 steps += 1
                 try world.step(steps)
@@ -90,7 +94,7 @@ public final class SimulatedWorld {
             world.failures.append("step \(steps): \(error)")
         }
         return Outcome(seed: seed, steps: steps, failures: world.failures, digest: world.trace.digest, tail: world.trace.tail,
-                       messages: world.invariants?.messageCount ?? 0,
+                       messages: (world.invariants?.messageCount ?? 0) + (world.groupInvariants?.messageCount ?? 0),
                        powerCuts: world.powerCuts, powerCutsLosingData: world.powerCutsLosingData)
     }
 
@@ -119,7 +123,7 @@ public final class SimulatedWorld {
         network.attach(relay)
         try relay.start()
         let n = count ?? (random.chance(0.5) ? 3 : 2)
-        let names = ["alice", "bob", "carol"].prefix(n)
+        let names = ["alice", "bob", "carol", "dave", "erin"].prefix(n)
         for (i, name) in names.enumerated() {
             let account = SimulatedAccount(name: name, index: i, directory: directory)
             try account.create(relay: relay.address, clock: clock)
@@ -144,11 +148,12 @@ public final class SimulatedWorld {
     // MARK: steps
 
     private func step(_ number: Int) throws {
-        let action = chooseAction()
+        let action = groupInvariants == nil ? chooseAction() : chooseGroupAction()
         trace.note("step \(number): \(action)")
         try perform(action)
         try runFor(random.uniform(0.01...1.5))
         try invariants.check(after: "step \(number) (\(action))")
+        try groupInvariants?.check(after: "step \(number) (\(action))")
     }
 
     /// Runs the world for `seconds` of virtual time.
