@@ -550,7 +550,9 @@ extension Engine {
         let contact = channel.contact
         let heldBefore = try tx.group(id: groupID.bytes) != nil
         let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, me: identity.accountKey.publicKey,
-                                                          tx, at: now, clock: clock, log: { log($0) })
+                                                          tx, at: now, clock: clock, log: { log($0) }, queued: { id in
+            if let c = channels[id], !after.resendQueued.contains(where: { $0 === c }) { after.resendQueued.append(c) }
+        })
         if added { after.contactsAdded = true }
         let conversation: ConversationID
         switch received {

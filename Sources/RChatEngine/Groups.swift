@@ -45,7 +45,7 @@ enum Groups {
     /// they did), or why it was dropped.
     static func receiveChanges(_ changes: [[UInt8]], group groupID: GroupID, from sender: Contact, me: [UInt8],
                                _ tx: StoreTransaction, at now: Int64, clock: any Clock,
-                               log note: (String) -> Void) throws -> (Received, contactsAdded: Bool) {
+                               log note: (String) -> Void, queued: (ContactID) -> Void = { _ in }) throws -> (Received, contactsAdded: Bool) {
         var verified: [VerifiedChange] = []
         for bytes in changes {
             do { verified.append(try MembershipChange.verified(decoding: bytes)) } catch {
@@ -101,13 +101,31 @@ enum Groups {
         // handed the log that says so by each admin, to them alone: one who reinstalled since
         // they left — and was handed the group before this side learnt of it — knows the
         // group no longer has them, and is not left believing in an old roster.
+        var handTo: Set<ContactID> = []
         if log.roster.member(me)?.role == .admin {
             let after = Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact))
             for gone in before.subtracting(after).sorted() {
                 guard let contact = try tx.contact(id: gone) else { continue }
                 note("\(contact.name) is no longer in \(log.roster.name): they are handed the log that says so")
-                try sendLog(log, in: conversation, to: contact, tx, at: now, clock: clock)
+                handTo.insert(gone)
             }
+        }
+        // A change whose author had not seen someone join (an add made at the same time) never
+        // went to them: the one who added them hands it on (an admin, when their adder is gone).
+        for id in taken where log.changes[id]?.author != me {
+            for key in log.membersUnseen(by: id) where key != me {
+                let adder = log.roster.member(key)?.addedBy
+                guard adder == me || (adder.map { !log.roster.isMember($0) } ?? true) && log.roster.isAdmin(me),
+                      let contact = try tx.contact(accountKey: key) else { continue }
+                if handTo.insert(contact.id).inserted {
+                    note("\(contact.name) joined \(log.roster.name) unseen by a change: they are handed the log")
+                }
+            }
+        }
+        for id in handTo.sorted() {
+            guard let contact = try tx.contact(id: id) else { continue }
+            try sendLog(log, in: conversation, to: contact, tx, at: now, clock: clock)
+            queued(id)   // their channel sends it after the commit
         }
         return (.message(conversation), added)
     }

@@ -307,6 +307,23 @@ final class MembershipLogTests: XCTestCase {
         XCTAssertEqual(a.roster, b.roster)
     }
 
+    /// Who a change never went to: the members whose add its author had not seen. Bob leaves
+    /// while Alice adds Dave back: Bob's leave went to those Bob saw, so Dave (whom Alice
+    /// added, unseen by the leave) is the one to hand it on to — and no one else is.
+    func testAChangeNamesTheMembersItsAuthorDidNotSeeJoin() {
+        var (_, start) = create([bob, carol])
+        var a = start, b = start
+        let (leave, _) = apply(.leave, by: bob, to: &b)
+        let (addition, _) = apply(.add([dave.code]), by: alice, to: &a)
+        guard case .taken = a.receive(leave) else { return XCTFail("Alice takes Bob's leave") }
+        XCTAssertEqual(a.membersUnseen(by: leave.id), [dave.account], "Bob had not seen Dave join")
+        XCTAssertEqual(a.membersUnseen(by: addition.id), [], "Alice's own add: every current member saw the create")
+        // A change made after the add saw it: no one is missing it.
+        let (rename, _) = apply(.rename("Later"), by: carol, to: &a)
+        XCTAssertEqual(a.membersUnseen(by: rename.id), [])
+        XCTAssertEqual(start.membersUnseen(by: ChangeID([UInt8](repeating: 9, count: 32))!), [], "a change not held")
+    }
+
     /// Members apart make random changes on what each holds, meet in random pairs handing
     /// over what they hold in random order, then all meet: every one holds the same roster,
     /// heads and order.

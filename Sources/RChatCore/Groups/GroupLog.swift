@@ -175,6 +175,29 @@ public struct GroupLog: Sendable {
         fold()
     }
 
+    /// The current members whose joining — the create or the add that last brought them in —
+    /// the author of change `id` had not seen when they made it (not among its ancestors):
+    /// the author sent it to the members they saw, so these have not had it from them. The
+    /// one who added each of them hands it on (`Groups.receiveChanges`).
+    public func membersUnseen(by id: ChangeID) -> [[UInt8]] {
+        guard let change = changes[id] else { return [] }
+        var ancestors: Set<ChangeID> = [], stack = change.parents
+        while let parent = stack.popLast() {
+            if ancestors.insert(parent).inserted, let c = changes[parent] { stack += c.parents }
+        }
+        var joined: [[UInt8]: ChangeID] = [:]
+        for cid in order where ineffective[cid] == nil {
+            switch changes[cid]?.action {
+            case .create(_, let members)?: for m in members { joined[m.accountKey] = cid }
+            case .add(let codes)?: for m in codes { joined[m.accountKey] = cid }
+            default: break
+            }
+        }
+        return roster.members.map(\.accountKey).filter { key in
+            key != change.author && joined[key].map { $0 != id && !ancestors.contains($0) } == true
+        }
+    }
+
     /// The parents a change made now names: the heads (as many as a change may name; the
     /// rest merge at the next change).
     public var sortedHeads: [ChangeID] { Array(heads.sorted().prefix(MembershipChange.maxParents)) }
