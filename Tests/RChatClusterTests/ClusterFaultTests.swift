@@ -190,7 +190,9 @@ final class ClusterFaultTests: XCTestCase {
         }
         XCTAssertEqual(refused, .clusterUnavailable, "the node refuses while NATS is gone, with the reason")
 
-        try cluster.servers[0].start()
+        // Ready first: under make test's load a JetStream store recovering after a kill once
+        // took most of the 20 s below (the node's own reconnect is what this times).
+        try cluster.restartServer(0)
         var sentSeq: UInt64?
         XCTAssertNotNil(poll(timeout: 20) { () -> Bool? in
             guard let seq = try? alice.client.send(on: la, Array("back".utf8)) else { return nil }

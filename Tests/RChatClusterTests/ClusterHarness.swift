@@ -127,13 +127,24 @@ final class ClusterFixture {
             servers.append(Child(name: "nats-\(i)", executable: natsServer, arguments: arguments, directory: directory))
         }
         for server in servers { try server.start() }
-        for (i, server) in servers.enumerated() {
-            // 30 s: under make test's load (two test processes on two cores) one of three
-            // clustered servers once took longer than 10 s past its JetStream store line.
-            guard poll(timeout: 30, { server.stderr.contains("Server is ready") ? true : nil }) != nil else {
-                throw Failure("nats-\(i) did not start: \(server.stderr.suffix(500))")
-            }
+        for i in servers.indices { try waitUntilReady(i) }
+    }
+
+    /// Until server `i` says it is ready. 30 s: under make test's load (two test processes on
+    /// two cores) one of three clustered servers once took longer than 10 s past its
+    /// JetStream store line.
+    func waitUntilReady(_ i: Int) throws {
+        guard poll(timeout: 30, { servers[i].stderr.contains("Server is ready") ? true : nil }) != nil else {
+            throw Failure("nats-\(i) did not start: \(servers[i].stderr.suffix(500))")
         }
+    }
+
+    /// Server `i` started again (after a stop or a kill) on its port and store, once it is
+    /// ready: what follows is timed from a server that is up, not from one still recovering
+    /// its JetStream store.
+    func restartServer(_ i: Int) throws {
+        try servers[i].start()
+        try waitUntilReady(i)
     }
 
     struct Failure: Error, CustomStringConvertible { let description: String; init(_ d: String) { description = d } }
