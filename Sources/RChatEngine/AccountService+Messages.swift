@@ -284,9 +284,7 @@ extension AccountService {
                 case .delete: throw EngineError.usage("a group is not deleted: leave it (rchat group leave \(group.name))")
                 case .block:
                     try tx.setBlocked(group: group.conversation, true)
-                    let queued = try tx.outbox(conversation: group.conversation)
-                    _ = try tx.raiseDeliveries(queued.map(\.delivery), event: .gaveUp, at: t)
-                    for item in queued { try tx.removeFromOutbox(item.delivery) }
+                    _ = try tx.giveUp(tx.outbox(conversation: group.conversation).map(\.delivery), at: t)
                 }
             }
         }

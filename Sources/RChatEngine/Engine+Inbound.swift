@@ -531,8 +531,7 @@ extension Engine {
                                    seq: Int64(bitPattern: header.sequence))
         guard case .control(.groupChanges(let changes)) = content else {
             guard let group = try tx.group(id: groupID.bytes) else {
-                let waiting = WaitingGroupMessage(author: contact.id, id: header.messageID, body: body, seq: item.seq, sentAt: heldAt)
-                let kept = try tx.keepWaiting(waiting, group: groupID.bytes, at: now, cutoff: now - GroupWaiting.window, limit: GroupWaiting.perAuthor)
+                let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
                 return log(kept ? "a group message from \(contact.name) waits for a group this account does not hold yet"
                                 : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
             }
@@ -541,10 +540,18 @@ extension Engine {
         try receiveGroupChanges(changes, item, timer: timer, groupID: groupID, body: body, from: channel, tx, &after)
     }
 
+    /// A group message (its body as it came) kept until this side holds the group, within
+    /// `GroupWaiting`'s bounds; whether it was kept.
+    private func keepWaiting(_ item: IncomingMessage, body: [UInt8], group: GroupID, from author: Contact,
+                             _ tx: StoreTransaction) throws -> Bool {
+        try tx.keepWaiting(WaitingGroupMessage(author: author.id, id: item.id, body: body, seq: item.seq, sentAt: item.sentAt),
+                           group: group.bytes, at: now, cutoff: now - GroupWaiting.window, limit: GroupWaiting.perAuthor)
+    }
+
     /// Changes to a group's log in a group message: taken (`Groups.receiveChanges`), the
     /// message shown as what it did. One for a group not held here waits with the group's
-    /// other messages; once a log makes the group held, what waited is taken in the order
-    /// it came — changes first among it as they come — from authors in the roster.
+    /// other messages; once a log makes the group held, what waited is taken in the order it
+    /// came (changes taken as any log is), from authors in the roster and not blocked here.
     private func receiveGroupChanges(_ changes: [[UInt8]], _ item: IncomingMessage, timer: UInt32, groupID: GroupID, body: [UInt8],
                                      from channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let contact = channel.contact
@@ -559,8 +566,7 @@ extension Engine {
         case .dropped(let why):
             return log("a group message from \(contact.name) dropped: \(why)")
         case .notHeld(let why):
-            let waiting = WaitingGroupMessage(author: contact.id, id: item.id, body: body, seq: item.seq, sentAt: item.sentAt)
-            let kept = try tx.keepWaiting(waiting, group: groupID.bytes, at: now, cutoff: now - GroupWaiting.window, limit: GroupWaiting.perAuthor)
+            let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
             return log("group changes from \(contact.name) \(kept ? "wait" : "dropped"): \(why)")
         case .message(let c):
             conversation = c
@@ -571,7 +577,8 @@ extension Engine {
         guard !heldBefore else { return }
         // Held now: what waited for it is taken as it would have been then, from authors in the roster.
         for waiting in try tx.takeWaiting(group: groupID.bytes, cutoff: now - GroupWaiting.window) {
-            guard let author = channels[waiting.author], let (_, timer, encoded) = GroupWire.message(waiting.body),
+            guard let author = channels[waiting.author], !author.contact.isBlocked, !author.contact.isDeleted,
+                  let (_, timer, encoded) = GroupWire.message(waiting.body),
                   let content = try? MessageContent(decoding: encoded) else { continue }
             let item = IncomingMessage(id: waiting.id, content: content, encodedContent: encoded, sentAt: waiting.sentAt, seq: waiting.seq)
             if case .control(.groupChanges(let more)) = content {

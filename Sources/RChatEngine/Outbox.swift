@@ -115,13 +115,12 @@ final class Outbox {
             try context.store.transaction { tx in
                 // Each delivery to them, in every conversation (a group's to the others goes on).
                 let conversations = Dictionary(items.map { ($0.message, $0.conversation) }, uniquingKeysWith: { a, _ in a })
-                for change in try tx.raiseDeliveries(items.map(\.delivery), event: .gaveUp, at: t) where change.changed {
+                for change in try tx.giveUp(items.map(\.delivery), at: t) where change.changed {
                     guard let conversation = conversations[change.message] else { continue }
                     let status = conversation == contact.id.conversation ? change.current
                         : try tx.deliverySummary(message: change.message).shown ?? change.current
                     shown.append((conversation, change.id, status))
                 }
-                for item in items { _ = try tx.removeFromOutbox(item.delivery) }
             }
         }
         for (conversation, id, status) in shown { context.emit(.statusChanged(conversation: conversation, id: id, status: status)) }

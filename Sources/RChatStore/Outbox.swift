@@ -116,6 +116,17 @@ extension StoreAccess {
         return database.changes == 1
     }
 
+    /// Nothing more may go for these deliveries (their member blocked, deleted or with
+    /// refused keys; their group blocked): each is Failed to send (`StatusLattice`: what was
+    /// sent keeps its status) and leaves the queue. Returns the changes.
+    public func giveUp(_ deliveries: [DeliveryKey], at now: Int64) throws -> [StatusChange] {
+        try atomically {
+            let changes = try raiseDeliveries(deliveries, event: .gaveUp, at: now)
+            for delivery in deliveries { _ = try removeFromOutbox(delivery) }
+            return changes
+        }
+    }
+
     /// A direct conversation's message: its one delivery (`removeFromOutbox(_:)`).
     @discardableResult
     public func removeFromOutbox(message: MessageRowID) throws -> Bool {
