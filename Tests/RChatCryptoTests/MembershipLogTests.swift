@@ -375,4 +375,67 @@ final class MembershipLogTests: XCTestCase {
         XCTAssertGreaterThan(ineffective, 0, "concurrent changes left some without effect: the order decided")
         XCTAssertGreaterThan(merges, 0, "branches merged")
     }
+    // MARK: comparing logs by their heads
+
+    /// Alice holds Bob's leave and her rename after it; Carol holds only the create. Carol's
+    /// heads tell Alice what to hand her (both, parent first); Alice's tell Carol which she
+    /// lacks; a member who holds everything is handed nothing.
+    func testHeadsSayWhatAMemberLacksAndWhatToHandThem() {
+        let (create, start) = create([bob, carol])
+        var a = start
+        let (leave, _) = apply(.leave, by: bob, to: &a)
+        let (rename, _) = apply(.rename("Later"), by: alice, to: &a)
+        let carolHeads = start.sortedHeads
+        XCTAssertEqual(a.missing(from: carolHeads), [leave.id, rename.id])
+        XCTAssertEqual(start.unknown(a.sortedHeads), [rename.id])
+        XCTAssertEqual(a.unknown(carolHeads), [])
+        XCTAssertEqual(a.missing(from: a.sortedHeads), [], "the same heads: nothing to hand on")
+        XCTAssertEqual(start.missing(from: a.sortedHeads), [create.id],
+                       "their log is ahead, through a head not known here: nothing below it counts as theirs")
+        // Heads this log does not know count for nothing: the whole log is handed.
+        let stranger = ChangeID([UInt8](repeating: 7, count: 32))!
+        XCTAssertEqual(a.missing(from: [stranger]), [create.id, leave.id, rename.id])
+        XCTAssertEqual(a.missing(from: [stranger, leave.id]), [rename.id])
+        var c = start
+        for id in a.missing(from: carolHeads) { _ = c.receive(VerifiedChange(id: id, change: a.changes[id]!)) }
+        XCTAssertEqual(c.roster, a.roster)
+        XCTAssertEqual(c.heads, a.heads)
+    }
+
+    /// Members apart make random changes; then, pair by random pair, one tells the other its
+    /// heads and is handed only what `missing` says, in that order. Once every pair has met
+    /// both ways, every member holds the same log; nothing handed on came before its parents,
+    /// and where every head of the receiver's was known, nothing was one they held already.
+    func testHandingOnWhatHeadsLackConvergesWithoutReplays() {
+        let people = [alice, bob, carol, dave]
+        for seed in 1...40 {
+            var random = SplitMix64(seed: UInt64(seed) &* 7919)
+            let (_, start) = create(Array(people[1...]))
+            var logs = Array(repeating: start, count: people.count)
+            for _ in 0..<20 {
+                let who = Int.random(in: 0..<people.count, using: &random)
+                guard logs[who].roster.isMember(people[who].account) else { continue }
+                let target = people.filter { $0.account != people[who].account }.randomElement(using: &random)!
+                let actions: [MembershipChange.Action] = [.add([target.code]), .remove(member: target.account), .leave,
+                                                          .rename("R\(Int.random(in: 0..<9, using: &random))"), .timer(seconds: 3600)]
+                _ = logs[who].receive(MembershipChange.next(actions.randomElement(using: &random)!, in: logs[who], by: people[who].key))
+            }
+            func meet(_ from: Int, _ to: Int) {
+                let theirs = logs[to].sortedHeads, exact = logs[from].unknown(theirs).isEmpty
+                for id in logs[from].missing(from: theirs) {
+                    let outcome = logs[to].receive(VerifiedChange(id: id, change: logs[from].changes[id]!))
+                    if exact { XCTAssertNotEqual(outcome, .replay, "seed \(seed): every head of theirs known, yet handed a change they held") }
+                    XCTAssertNotEqual(outcome, .waiting, "seed \(seed): handed a change before its parents")
+                }
+            }
+            for _ in 0..<12 { meet(Int.random(in: 0..<people.count, using: &random), Int.random(in: 0..<people.count, using: &random)) }
+            for x in people.indices { for y in people.indices where x != y { meet(x, y) } }
+            for y in people.indices { for x in people.indices where x != y { meet(x, y) } }
+            for log in logs.dropFirst() {
+                XCTAssertEqual(log.heads, logs[0].heads, "seed \(seed)")
+                XCTAssertEqual(log.roster, logs[0].roster, "seed \(seed)")
+                XCTAssertTrue(log.unknown(logs[0].sortedHeads).isEmpty, "seed \(seed)")
+            }
+        }
+    }
 }

@@ -198,6 +198,26 @@ public struct GroupLog: Sendable {
         }
     }
 
+    // MARK: comparing logs by their heads (anti-entropy, not wired to the wire yet)
+
+    /// Of another member's heads, those this log has not taken: it lacks a change they hold
+    /// (a change it holds waiting counts as lacking, as its parents are not all here).
+    public func unknown(_ theirHeads: [ChangeID]) -> [ChangeID] {
+        theirHeads.filter { changes[$0] == nil }
+    }
+
+    /// The taken changes a member whose log has `theirHeads` does not hold — every change
+    /// here that is not one of their heads' ancestors (or a head) — in the order they fold,
+    /// so a receiver takes them parent first. Their heads this log does not know tell
+    /// nothing of what they hold below them, so those count for nothing: what is sent may
+    /// then include changes they hold, which they take as replays.
+    public func missing(from theirHeads: [ChangeID]) -> [ChangeID] {
+        let known = theirHeads.filter { changes[$0] != nil }
+        var theirs = ancestors(of: known)
+        theirs.formUnion(known)
+        return order.filter { !theirs.contains($0) }
+    }
+
     /// The parents a change made now names: the heads (as many as a change may name; the
     /// rest merge at the next change).
     public var sortedHeads: [ChangeID] { Array(heads.sorted().prefix(MembershipChange.maxParents)) }
