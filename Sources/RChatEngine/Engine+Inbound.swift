@@ -47,6 +47,9 @@ extension Engine {
         /// The contact showed it holds a session this side answered: receipts and notices
         /// held back for it go now.
         var sessionsConfirmed = false
+        /// Log heads of a member this batch answered (`compareHeads`): not answered again
+        /// in this run once it commits.
+        var headsAnswered: [(PairwiseChannel, [UInt8])] = []
 
         /// Nothing here needs to happen before the next batch is stored: acknowledgements,
         /// events and receipts only. A batch that answers a handshake, starts a session or
@@ -126,6 +129,7 @@ extension Engine {
     /// What a committed batch does once it is durable.
     private func finish(_ after: AfterCommit) throws(EngineError) {
         for (channel, owed) in after.stored { channel.storedThisRun.stored(owed) }
+        for (channel, heads) in after.headsAnswered { channel.answeredHeads(heads) }
         for (channel, reply) in after.replies {
             do { try sendOnLink(channel, reply, as: .control(channel.contact.id, reply)) } catch { log("cannot answer \(channel.contact.name): \(error)") }
         }
@@ -428,6 +432,11 @@ extension Engine {
             guard let group = try tx.group(id: groupID.bytes) else { return }
             try raiseGroupDeliveries(group.conversation, ids, header.kind == .groupReceiptRead ? .readReceipt : .deliveredReceipt,
                                      exceptAttachments: header.kind == .groupReceiptDelivered, from: channel, tx, &after)
+        case .groupSync:
+            guard !contact.isBlocked, !contact.isDeleted else { return }
+            guard let (groupID, heads) = GroupWire.sync(body) else { return rejectForged("a group's heads from \(contact.name) that do not read") }
+            guard let group = try tx.group(id: groupID.bytes) else { return }
+            try compareHeads(heads, of: group, from: channel, answering: true, tx, &after)
         case .chunk:
             try transfers.receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after, context: self)
         case .fileRefused:
@@ -475,8 +484,9 @@ extension Engine {
 
     /// What a person known only through a group may send: a group's messages, receipts and
     /// files (a file's chunks, progress, refusal and Delivered name a group message by id),
+    /// their log's heads,
     /// could-not-read notices (recovery per member: its ids name group messages), and cover.
-    static let memberKinds: Set<EnvelopeKind> = [.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .chunk, .fileProgress,
+    static let memberKinds: Set<EnvelopeKind> = [.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .groupSync, .chunk, .fileProgress,
                                                  .fileRefused, .fileDelivered, .notice, .cover]
 
     /// Whole files' Delivered from the channel's contact: each id names a file this side sent
@@ -516,11 +526,13 @@ extension Engine {
     /// A group's message from the channel's contact: changes to the group's log (taken, the
     /// group made if this side is in it), or something to show — stored in the group's
     /// conversation only when its author is a current member of the roster this side holds.
-    /// One for a group not held here waits for a log that brings it (`GroupWaiting`).
+    /// One for a group not held here, or from someone not in the roster whose log holds
+    /// changes this side lacks (asked for: `compareHeads`), waits for a log that brings them
+    /// (`GroupWaiting`).
     private func receiveGroupMessage(_ body: [UInt8], _ header: EnvelopeHeader, _ heldAt: Int64, from channel: PairwiseChannel,
                                      _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let contact = channel.contact
-        guard let (groupID, timer, encoded) = GroupWire.message(body) else {
+        guard let (groupID, timer, heads, encoded) = GroupWire.message(body) else {
             return rejectForged("a group message from \(contact.name) that does not read")
         }
         let content: MessageContent
@@ -535,9 +547,52 @@ extension Engine {
                 return log(kept ? "a group message from \(contact.name) waits for a group this account does not hold yet"
                                 : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
             }
+            if try compareHeads(heads, of: group, from: channel, answering: false, tx, &after), try !isCurrentMember(contact.id, of: group, tx) {
+                let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
+                return log(kept ? "a group message from \(contact.name) waits for changes to the group this account lacks"
+                                : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
+            }
             return try acceptGroupItem(item, timer: timer, in: group.conversation, from: channel, tx, &after)
         }
-        try receiveGroupChanges(changes, item, timer: timer, groupID: groupID, body: body, from: channel, tx, &after)
+        try receiveGroupChanges(changes, item, timer: timer, heads: heads, groupID: groupID, body: body, from: channel, tx, &after)
+    }
+
+    private func isCurrentMember(_ contact: ContactID, of group: StoredGroup, _ tx: StoreTransaction) throws -> Bool {
+        try tx.members(group.conversation).contains { $0.contact == contact && $0.state == .current }
+    }
+
+    /// What a member's log heads say of the two logs (anti-entropy), once per member, their
+    /// heads and this side's in a run: the changes they hold that this side lacks are asked
+    /// for (`groupSync`, this side's heads); what this side holds and they lack is handed to
+    /// them alone (`Groups.sendChanges`) — exactly when every head of theirs is known here,
+    /// else only in answer to their `groupSync` (then it may hold changes they have, which
+    /// they take as replays). Nothing for a group this side is no longer in or blocked, or
+    /// for someone never in it. Whether they hold changes this side lacks.
+    @discardableResult
+    private func compareHeads(_ theirs: [ChangeID], of group: StoredGroup, from channel: PairwiseChannel, answering: Bool,
+                              _ tx: StoreTransaction, _ after: inout AfterCommit) throws -> Bool {
+        let bytes = theirs.flatMap(\.bytes)
+        guard !theirs.isEmpty, bytes != group.heads else { return false }
+        let held = try tx.takenChanges(group.conversation, among: theirs.map(\.bytes))
+        let lacking = theirs.contains { !held.contains($0.bytes) }
+        let key = group.groupID + [answering ? 1 : 0] + bytes + group.heads
+        guard group.state == .current, !group.isBlocked, !channel.hasAnswered(key), !after.headsAnswered.contains(where: { $0.0 === channel && $0.1 == key }),
+              try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id })
+        else { return lacking }
+        after.headsAnswered.append((channel, key))
+        if lacking, !group.heads.isEmpty, var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
+            let envelope = Envelope.seal(kind: .groupSync, messageID: .fresh(clock), sequence: sequence,
+                                         body: GroupWire.syncBody(group: group.groupID, heads: group.heads), keys: keys, conversation: channel.secret)
+            channel.saved = saved
+            after.replies.append((channel, .envelope(envelope)))
+        }
+        guard !lacking || answering, let held = try Groups.log(group, tx) else { return lacking }
+        let missing = held.missing(from: theirs)
+        guard !missing.isEmpty else { return lacking }
+        log("\(channel.contact.name)'s log of \(held.roster.name) lacks \(missing.count) change(s): they are handed them")
+        try Groups.sendChanges(missing, of: held, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
+        if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
+        return lacking
     }
 
     /// A group message (its body as it came) kept until this side holds the group, within
@@ -549,13 +604,14 @@ extension Engine {
     }
 
     /// Changes to a group's log in a group message: taken (`Groups.receiveChanges`), the
-    /// message shown as what it did. One for a group not held here waits with the group's
-    /// other messages; once a log makes the group held, what waited is taken in the order it
-    /// came (changes taken as any log is), from authors in the roster and not blocked here.
-    private func receiveGroupChanges(_ changes: [[UInt8]], _ item: IncomingMessage, timer: UInt32, groupID: GroupID, body: [UInt8],
-                                     from channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+    /// message shown as what it did, then the sender's heads compared with the log's. One for
+    /// a group not held here waits with the group's other messages. Whatever waited for the
+    /// group is taken once the log judges it, in the order it came (changes taken as any log
+    /// is): from authors in the roster, or whose heads the log holds now (then dropped unless
+    /// they are in it); the rest waits on.
+    private func receiveGroupChanges(_ changes: [[UInt8]], _ item: IncomingMessage, timer: UInt32, heads: [ChangeID], groupID: GroupID,
+                                     body: [UInt8], from channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let contact = channel.contact
-        let heldBefore = try tx.group(id: groupID.bytes) != nil
         let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, me: identity.accountKey.publicKey,
                                                           tx, at: now, clock: clock, log: { log($0) }, queued: { id in
             if let c = channels[id], !after.resendQueued.contains(where: { $0 === c }) { after.resendQueued.append(c) }
@@ -565,8 +621,11 @@ extension Engine {
         switch received {
         case .dropped(let why):
             return log("a group message from \(contact.name) dropped: \(why)")
-        case .notHeld(let why):
+        case .notHeld(let why), .waitsForChanges(let why):
             let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
+            if case .waitsForChanges = received, let group = try tx.group(id: groupID.bytes) {
+                try compareHeads(heads, of: group, from: channel, answering: false, tx, &after)
+            }
             return log("group changes from \(contact.name) \(kept ? "wait" : "dropped"): \(why)")
         case .message(let c):
             conversation = c
@@ -574,15 +633,20 @@ extension Engine {
         after.events.append(.conversationsChanged)
         // Shown as what it did, from whoever `receiveChanges` took it from (a leaver's leave too).
         try acceptGroupItem(item, timer: timer, in: conversation, from: channel, memberChecked: true, tx, &after)
-        guard !heldBefore else { return }
-        // Held now: what waited for it is taken as it would have been then, from authors in the roster.
-        for waiting in try tx.takeWaiting(group: groupID.bytes, cutoff: now - GroupWaiting.window) {
+        guard let group = try tx.group(conversation) else { return }
+        try compareHeads(heads, of: group, from: channel, answering: false, tx, &after)
+        let members = Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact))
+        let judged = try tx.takeWaiting(group: groupID.bytes, cutoff: now - GroupWaiting.window) { waiting in
+            guard !members.contains(waiting.author), let (_, _, heads, _) = GroupWire.message(waiting.body) else { return true }
+            return try tx.takenChanges(conversation, among: heads.map(\.bytes)).count == heads.count
+        }
+        for waiting in judged {
             guard let author = channels[waiting.author], !author.contact.isBlocked, !author.contact.isDeleted,
-                  let (_, timer, encoded) = GroupWire.message(waiting.body),
+                  let (_, timer, heads, encoded) = GroupWire.message(waiting.body),
                   let content = try? MessageContent(decoding: encoded) else { continue }
             let item = IncomingMessage(id: waiting.id, content: content, encodedContent: encoded, sentAt: waiting.sentAt, seq: waiting.seq)
             if case .control(.groupChanges(let more)) = content {
-                try receiveGroupChanges(more, item, timer: timer, groupID: groupID, body: waiting.body, from: author, tx, &after)
+                try receiveGroupChanges(more, item, timer: timer, heads: heads, groupID: groupID, body: waiting.body, from: author, tx, &after)
             } else {
                 try acceptGroupItem(item, timer: timer, in: conversation, from: author, tx, &after)
             }

@@ -4,20 +4,60 @@ import RChatCrypto
 /// The bodies of a group's envelopes (docs/PROTOCOL.md, "Groups on the wire"): a message to
 /// one member over its pairwise session names its group, and so does a receipt for one.
 enum GroupWire {
-    /// `groupMessage`: the group's id, the timer it was written with (0: none), its content.
-    static func messageBody(group: [UInt8], timer: UInt32?, content: [UInt8]) -> [UInt8] {
-        var w = ByteWriter(capacity: GroupID.byteCount + 4 + content.count)
+    /// `groupMessage`: the group's id, the timer it was written with (0: none), the heads of
+    /// its author's log when it was sealed (a u8 count, at most 16, then 32 bytes each), its
+    /// content.
+    static func messageBody(group: [UInt8], timer: UInt32?, heads: [UInt8], content: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: GroupID.byteCount + 5 + heads.count + content.count)
         w.raw(group)
         w.u32(timer ?? 0)
+        w.u8(UInt8(heads.count / ChangeID.byteCount))
+        w.raw(heads)
         w.raw(content)
         return w.bytes
     }
 
-    /// nil for a body too short to be one.
-    static func message(_ body: [UInt8]) -> (group: GroupID, timer: UInt32, content: [UInt8])? {
+    /// nil for a body too short to be one, or with more heads than a log gives.
+    static func message(_ body: [UInt8]) -> (group: GroupID, timer: UInt32, heads: [ChangeID], content: [UInt8])? {
         var r = ByteReader(body)
-        guard let id = try? r.raw(GroupID.byteCount), let group = GroupID(id), let timer = try? r.u32() else { return nil }
-        return (group, timer, r.rest())
+        guard let id = try? r.raw(GroupID.byteCount), let group = GroupID(id), let timer = try? r.u32(),
+              let heads = heads(&r) else { return nil }
+        return (group, timer, heads, r.rest())
+    }
+
+    /// `groupSync`: the group's id, then the heads of the sender's log as a message carries
+    /// them. Sent, not stored, to a member whose message named heads the sender lacks: they
+    /// answer with what it lacks.
+    static func syncBody(group: [UInt8], heads: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: GroupID.byteCount + 1 + heads.count)
+        w.raw(group)
+        w.u8(UInt8(heads.count / ChangeID.byteCount))
+        w.raw(heads)
+        return w.bytes
+    }
+
+    /// nil unless the body is a group id and heads, nothing after them.
+    static func sync(_ body: [UInt8]) -> (group: GroupID, heads: [ChangeID])? {
+        var r = ByteReader(body)
+        guard let id = try? r.raw(GroupID.byteCount), let group = GroupID(id), let heads = heads(&r), r.isAtEnd else { return nil }
+        return (group, heads)
+    }
+
+    /// Heads as a sealed message carries them (`StoredGroup.heads` is the same bytes without the count).
+    static func heads(_ bytes: [UInt8]) -> [ChangeID] {
+        stride(from: 0, to: bytes.count - bytes.count % ChangeID.byteCount, by: ChangeID.byteCount).compactMap {
+            ChangeID(Array(bytes[$0..<$0 + ChangeID.byteCount]))
+        }
+    }
+
+    private static func heads(_ r: inout ByteReader) -> [ChangeID]? {
+        guard let count = try? r.u8(), Int(count) <= MembershipChange.maxParents else { return nil }
+        var heads: [ChangeID] = []
+        for _ in 0..<count {
+            guard let bytes = try? r.raw(ChangeID.byteCount), let head = ChangeID(bytes) else { return nil }
+            heads.append(head)
+        }
+        return heads
     }
 
     /// `groupReceiptDelivered`, `groupReceiptRead`: the group's id, then the ids as a

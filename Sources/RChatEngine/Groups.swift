@@ -15,9 +15,9 @@ enum GroupWaiting {
 /// `GroupLog`'s to say; this is where a log is read from the store, what it takes is stored
 /// with it, and the roster it folds to becomes the conversation's members — people the
 /// adder knew and this side does not become `Contact.Kind.member` rows, each with a channel.
-enum Groups {
+package enum Groups {
     /// The log the store holds for `group`, every change in it as it was taken.
-    static func log(_ group: StoredGroup, _ tx: StoreTransaction) throws -> GroupLog? {
+    package static func log(_ group: StoredGroup, _ tx: StoreTransaction) throws -> GroupLog? {
         let stored = try tx.groupChanges(group.conversation).compactMap { held -> (VerifiedChange, taken: Bool)? in
             // Verified when it was stored; its id is its hash again.
             guard let change = try? MembershipChange(decoding: held.bytes) else { return nil }
@@ -37,6 +37,10 @@ enum Groups {
         /// them, or a roster without this side or its sender): kept to be taken once a log
         /// brings the group (`GroupWaiting`), as an older log may come after a newer one.
         case notHeld(String)
+        /// From someone not in the roster held here, with changes that wait for parents this
+        /// log lacks (an add of theirs not seen yet, say): kept as `notHeld` is, and judged
+        /// again once the log takes more.
+        case waitsForChanges(String)
     }
 
     /// Changes to a group's log from `sender` (a contact or a member): taken as `GroupLog`
@@ -86,9 +90,15 @@ enum Groups {
             return (.message(conversation), added)
         }
         let conversation = held!.conversation
-        // From a current member, or one the changes bring in.
-        guard try tx.members(conversation).contains(where: { $0.contact == sender.id && $0.state == .current }) || log.roster.isMember(sender.accountKey)
-        else { return (.dropped("changes from someone who is not in the group"), false) }
+        // From a current member, or one the changes bring in — or someone once in the group
+        // here with changes this log takes (signed by their authors: one who has left since
+        // may hand on what they took; a replay from them is not shown).
+        let senderRow = try tx.members(conversation).first { $0.contact == sender.id }
+        guard senderRow?.state == .current || log.roster.isMember(sender.accountKey) || senderRow != nil && !taken.isEmpty
+        else {
+            return waiting.isEmpty ? (.dropped("changes from someone who is not in the group"), false)
+                                   : (.waitsForChanges("changes from someone not in the group as held here, after changes it lacks"), false)
+        }
         for id in taken { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.changes[id]!.encoded, taken: true, at: now) }
         for id in waiting { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.waiting[id]!.encoded, taken: false, at: now) }
         // Nothing of it could be taken (forged, refused): dropped. Changes held already (a
@@ -133,7 +143,14 @@ enum Groups {
     /// The log so far (the newest change last), as group changes messages to `member` alone.
     static func sendLog(_ log: GroupLog, in conversation: ConversationID, to member: Contact, _ tx: StoreTransaction,
                         at now: Int64, clock: any Clock) throws {
-        for part in AccountService.parts(log.order.map { log.changes[$0]!.encoded }) {
+        try sendChanges(log.order, of: log, in: conversation, to: member, tx, at: now, clock: clock)
+    }
+
+    /// Changes of `log` (in the order given: parent first), as group changes messages to
+    /// `member` alone.
+    static func sendChanges(_ ids: [ChangeID], of log: GroupLog, in conversation: ConversationID, to member: Contact,
+                            _ tx: StoreTransaction, at now: Int64, clock: any Clock) throws {
+        for part in AccountService.parts(ids.compactMap { log.changes[$0]?.encoded }) {
             try tx.insertOutgoing(conversation: conversation, id: .fresh(clock), content: .control(.groupChanges(part)), at: now,
                                   keysFingerprints: [member.id: AccountService.keysFingerprint(member)], to: [member.id])
         }
@@ -169,7 +186,8 @@ enum Groups {
             gone[member.contact] = leavers.contains(HashedBytes(contact.accountKey)) ? .left : .removed
         }
         let selfState: ConversationMember.State = log.roster.isMember(me) ? .current : leavers.contains(HashedBytes(me)) ? .left : .removed
-        try tx.setRoster(conversation, name: log.roster.name, selfState: selfState, members: members, gone: gone)
+        try tx.setRoster(conversation, name: log.roster.name, selfState: selfState, heads: log.sortedHeads.flatMap(\.bytes),
+                         members: members, gone: gone)
         try tx.setGroupTimer(conversation, DisappearingTimer(rawValue: log.roster.timerSeconds) ?? .off)
         return added
     }

@@ -179,11 +179,11 @@ final class Outbox {
 
 extension OutboxItem {
     /// A message written with a disappearing timer travels as `timedMessage`, its timer first;
-    /// a group's as `groupMessage`, its group and timer first.
+    /// a group's as `groupMessage`, its group, timer and this side's log heads first.
     var envelopeKind: EnvelopeKind { groupID != nil ? .groupMessage : expiresAfter == nil ? .message : .timedMessage }
 
     var envelopeBody: [UInt8] {
-        if let groupID { return GroupWire.messageBody(group: groupID, timer: expiresAfter, content: encodedContent) }
+        if let groupID { return GroupWire.messageBody(group: groupID, timer: expiresAfter, heads: groupHeads, content: encodedContent) }
         guard let seconds = expiresAfter else { return encodedContent }
         var w = ByteWriter(capacity: 4 + encodedContent.count)
         w.u32(seconds)

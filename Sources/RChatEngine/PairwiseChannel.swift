@@ -71,6 +71,17 @@ final class PairwiseChannel {
     /// The acknowledgements overdue at `now`, taken.
     func takeOverdueAcknowledgements(at now: Double) -> [MessageRowID] { acknowledgements.takeOverdue(at: now) }
 
+    /// Log heads of the contact's, with this side's, already answered in this run
+    /// (`Engine.compareHeads`): each pair is answered once. Bounded: forgotten past 256.
+    private var headsAnswered: Set<[UInt8]> = []
+
+    func hasAnswered(_ heads: [UInt8]) -> Bool { headsAnswered.contains(heads) }
+
+    func answeredHeads(_ heads: [UInt8]) {
+        if headsAnswered.count >= 256 { headsAnswered.removeAll() }
+        headsAnswered.insert(heads)
+    }
+
     /// The steady-traffic slot clock while the session is open (`Engine.keepSteadyTraffic`).
     var pace = SteadyPace.stopped
     /// What waits for the pace's next slot's end (receipts, a file's chunks) while it runs.

@@ -168,6 +168,9 @@ final class GroupInvariants {
         let install: Int
         /// The members it had a delivery to when it was written: no one else may store it.
         let to: Set<String>
+        /// The heads of its author's log when it was written, and the author's account key.
+        let heads: [ChangeID]
+        let author: [UInt8]
     }
 
     private unowned let world: SimulatedWorld
@@ -192,7 +195,9 @@ final class GroupInvariants {
         for d in try service.store.deliveries(message: message.rowID) {
             if let name = try service.store.contact(id: d.member)?.name { to.insert(name) }
         }
-        written[id] = Written(id: id, from: sender.name, install: sender.installs, to: to)
+        let heads = stride(from: 0, to: group.heads.count, by: ChangeID.byteCount).compactMap { ChangeID(Array(group.heads[$0..<$0 + ChangeID.byteCount])) }
+        written[id] = Written(id: id, from: sender.name, install: sender.installs, to: to, heads: heads,
+                              author: try service.store.account()?.publicKey ?? [])
         writtenAt[id] = world.clock.now()
         order.append(id)
     }
@@ -275,7 +280,10 @@ final class GroupInvariants {
                 let member = try service.store.contact(id: d.member)?.name ?? "?"
                 if let at = reinstalledAt[member], at >= writtenAt[id] ?? 0, d.status == .sent || d.status == .notConfirmed { continue }
                 guard let account = world.accounts.first(where: { $0.name == member }),
-                      let (_, theirs) = try world.group(of: account), theirs.state == .current else { continue }
+                      let (theirService, theirs) = try world.group(of: account), theirs.state == .current else { continue }
+                // Their log took the author out by a change the author had not seen when writing:
+                // it may have come after that, and been dropped as their roster says (Sent stays true).
+                if try theirService.store.transaction({ try Groups.log(theirs, $0) })?.tookOut(record.author, unseenAt: record.heads) == true { continue }
                 stuck.append("after healing, \(record.from)'s group message \(id.hex) to \(member) is still \(d.status.rawValue)")
             }
         }

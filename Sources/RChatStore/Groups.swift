@@ -15,13 +15,18 @@ public struct StoredGroup: Equatable, Sendable {
     /// `rchat block GROUP`: nothing of it is stored or shown (its log is still taken, so the
     /// roster stays true), nothing is written to it.
     public var isBlocked = false
+    /// The heads of this side's log as `GroupLog.sortedHeads` gives them, each 32 bytes,
+    /// concatenated (empty before schema step 19 set them): every group message this side
+    /// seals carries them (`GroupWire`), so a member can tell what either log lacks.
+    public var heads: [UInt8] = []
 }
 
 /// A group's message kept until this side holds the group (`SchemaGroupWaiting`).
 public struct WaitingGroupMessage: Equatable, Sendable {
     public let author: ContactID
     public let id: MessageID
-    /// The group message's body as it came: group id, timer, content (`GroupWire`).
+    /// The group message's body as it came: group id, timer, its author's heads, content
+    /// (`GroupWire`).
     public let body: [UInt8]
     public let seq: Int64?
     public let sentAt: Int64
@@ -43,7 +48,7 @@ public struct StoredGroupChange: Equatable, Sendable {
 /// Core (`GroupLog`); the store keeps the changes and what they folded to, in the caller's
 /// transaction.
 extension StoreAccess {
-    private static var groupColumns: String { "conversation_id, group_id, name, state, created_at, muted, blocked" }
+    private static var groupColumns: String { "conversation_id, group_id, name, state, created_at, muted, blocked, heads" }
 
     /// A group this side holds a log of: a conversation with the next negative id, no member
     /// rows yet (`setRoster`).
@@ -103,11 +108,11 @@ extension StoreAccess {
     /// member's role (`members`, by contact). Anyone who was a member and is not any more is
     /// `gone` (left or removed, as the log says), so what is written from now on has no
     /// delivery to them; anyone new becomes a current member.
-    public func setRoster(_ conversation: ConversationID, name: String, selfState: ConversationMember.State,
+    public func setRoster(_ conversation: ConversationID, name: String, selfState: ConversationMember.State, heads: [UInt8],
                           members: [ContactID: ConversationMember.Role], gone: [ContactID: ConversationMember.State]) throws {
         try atomically {
-            try database.execute("UPDATE groups SET name = ?, state = ? WHERE conversation_id = ?",
-                                 [.text(name), .text(selfState.rawValue), .integer(conversation.rawValue)])
+            try database.execute("UPDATE groups SET name = ?, state = ?, heads = ? WHERE conversation_id = ?",
+                                 [.text(name), .text(selfState.rawValue), .blob(heads), .integer(conversation.rawValue)])
             guard database.changes == 1 else { throw StoreError.unknownConversation(conversation) }
             for (member, role) in members.sorted(by: { $0.key < $1.key }) {
                 try translatingConstraints(foreignKey: .unknownContact(member)) {
@@ -134,7 +139,8 @@ extension StoreAccess {
     static func decodeGroup(_ row: Row) throws -> StoredGroup {
         StoredGroup(conversation: ConversationID(try row.int64("conversation_id")), groupID: try row.blob("group_id"),
                     name: try row.string("name"), state: try row.enumValue("state", table: "groups", as: ConversationMember.State.self),
-                    createdAt: try row.int64("created_at"), isMuted: try row.bool("muted"), isBlocked: try row.bool("blocked"))
+                    createdAt: try row.int64("created_at"), isMuted: try row.bool("muted"), isBlocked: try row.bool("blocked"),
+                    heads: try row.blob("heads"))
     }
 
     public func setMuted(group conversation: ConversationID, _ muted: Bool) throws {
@@ -170,8 +176,10 @@ extension StoreAccess {
         }
     }
 
-    /// What waited for the group `group` (since `cutoff`), in the order it came; taken away.
-    public func takeWaiting(group: [UInt8], cutoff: Int64) throws -> [WaitingGroupMessage] {
+    /// What waited for the group `group` (since `cutoff`) that `taking` takes, in the order it
+    /// came; taken away, and with it whatever waited since before `cutoff`. The rest waits on.
+    public func takeWaiting(group: [UInt8], cutoff: Int64,
+                            where taking: (WaitingGroupMessage) throws -> Bool = { _ in true }) throws -> [WaitingGroupMessage] {
         try atomically {
             let rows = try database.query("""
                 SELECT author_id, message_id, body, seq, sent_at FROM group_messages_waiting
@@ -180,9 +188,24 @@ extension StoreAccess {
                 WaitingGroupMessage(author: try row.contactID("author_id"), id: try row.messageID("message_id", table: "group_messages_waiting"),
                                     body: try row.blob("body"), seq: try row.optionalInt64("seq"), sentAt: try row.int64("sent_at"))
             }
-            try database.execute("DELETE FROM group_messages_waiting WHERE group_id = ?", [.blob(group)])
-            return rows
+            try database.execute("DELETE FROM group_messages_waiting WHERE group_id = ? AND received_at < ?", [.blob(group), .integer(cutoff)])
+            let taken = try rows.filter(taking)
+            for row in taken {
+                try database.execute("DELETE FROM group_messages_waiting WHERE author_id = ? AND message_id = ?",
+                                     [.integer(row.author.rawValue), .blob(row.id.bytes)])
+            }
+            return taken
         }
+    }
+
+    /// Which of `ids` the group's log holds taken (folded into its roster).
+    public func takenChanges(_ conversation: ConversationID, among ids: [[UInt8]]) throws -> Set<[UInt8]> {
+        var held: Set<[UInt8]> = []
+        for id in ids where try database.queryOne("SELECT 1 FROM group_changes WHERE conversation_id = ? AND change_id = ? AND taken = 1",
+                                                   [.integer(conversation.rawValue), .blob(id)]) != nil {
+            held.insert(id)
+        }
+        return held
     }
 
     /// How many messages wait for a group to be held (all groups).

@@ -87,6 +87,7 @@ enum Migrations {
         Migration(version: 16, sql: SchemaGroups.sql),
         Migration(version: 17, sql: SchemaGroupFiles.sql),
         Migration(version: 18, sql: SchemaGroupWaiting.sql),
+        Migration(version: 19, sql: SchemaGroupHeads.sql, rebuildsTables: true),
     ]
 
     /// The reason a step failed, on one line.

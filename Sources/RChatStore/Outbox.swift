@@ -25,6 +25,9 @@ public struct OutboxItem: Equatable, Sendable {
     public let origin: SendPolicy.Origin
     /// The group's id in its log, for a group's message: it travels as a group message.
     public let groupID: [UInt8]?
+    /// For a group's message, the heads of this side's log now (`StoredGroup.heads`): they
+    /// travel with it.
+    public var groupHeads: [UInt8] = []
 
     public var delivery: DeliveryKey { DeliveryKey(message: message, member: contact) }
 }
@@ -38,7 +41,7 @@ extension StoreAccess {
     private static var outboxSelect: String {
         """
         SELECT o.message_rowid, o.member_id, m.conversation_id, m.id, m.content, m.seq, m.created_at,
-               o.attempts, o.next_attempt_at, o.sent_in_session, m.expires_after, o.asked_at_position, g.group_id
+               o.attempts, o.next_attempt_at, o.sent_in_session, m.expires_after, o.asked_at_position, g.group_id, g.heads AS group_heads
         FROM outbox o CROSS JOIN messages m ON m.rowid = o.message_rowid
         LEFT JOIN groups g ON m.conversation_id < 0 AND g.conversation_id = m.conversation_id
         """
@@ -146,6 +149,6 @@ extension StoreAccess {
                    sentInSession: try row.optionalBlob("sent_in_session"),
                    expiresAfter: try row.optionalInt64("expires_after").map { UInt32(clamping: $0) },
                    origin: try row.optionalInt64("asked_at_position").map { .byHand(askedAt: $0) } ?? .automatic,
-                   groupID: try row.optionalBlob("group_id"))
+                   groupID: try row.optionalBlob("group_id"), groupHeads: try row.optionalBlob("group_heads") ?? [])
     }
 }

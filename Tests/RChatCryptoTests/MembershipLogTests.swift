@@ -402,6 +402,32 @@ final class MembershipLogTests: XCTestCase {
         XCTAssertEqual(c.heads, a.heads)
     }
 
+    /// Whether a log took someone out by a change a writer at given heads had not seen: their
+    /// removal or their leave, only when it changed the roster.
+    func testALogSaysWhetherItTookSomeoneOutUnseenAtHeads() {
+        let (_, start) = create([bob, carol])
+        var a = start
+        let bobHeads = start.sortedHeads
+        apply(.remove(member: bob.account), by: alice, to: &a)
+        XCTAssertTrue(a.tookOut(bob.account, unseenAt: bobHeads), "removed as he wrote")
+        XCTAssertFalse(a.tookOut(bob.account, unseenAt: a.sortedHeads), "he wrote after seeing his removal")
+        XCTAssertFalse(a.tookOut(carol.account, unseenAt: bobHeads))
+        let carolHeads = a.sortedHeads
+        apply(.leave, by: carol, to: &a)
+        XCTAssertTrue(a.tookOut(carol.account, unseenAt: carolHeads), "she left: what she wrote before may come after")
+        XCTAssertFalse(a.tookOut(alice.account, unseenAt: bobHeads))
+        // A removal another change made ineffective (he had left already) took no one out.
+        var b = start
+        apply(.leave, by: bob, to: &b)
+        let leftAt = b.sortedHeads
+        var c = start
+        let (removal, _) = apply(.remove(member: bob.account), by: alice, to: &c)
+        _ = b.receive(removal)
+        XCTAssertEqual(b.roster.isMember(bob.account), false)
+        XCTAssertEqual(b.tookOut(bob.account, unseenAt: leftAt), b.ineffective[removal.id] == nil,
+                       "only the change that took effect counts")
+    }
+
     /// Members apart make random changes; then, pair by random pair, one tells the other its
     /// heads and is handed only what `missing` says, in that order. Once every pair has met
     /// both ways, every member holds the same log; nothing handed on came before its parents,

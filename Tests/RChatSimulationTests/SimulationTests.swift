@@ -48,14 +48,20 @@ final class SimulationTests: XCTestCase {
     /// member came before the older one that made the group theirs, and was dropped, so they
     /// kept a roster the others had left behind. 34: a member added back while another left
     /// never had the leave (it went to those the leaver saw); 38: the log handed on for it
-    /// waited in the outbox, its channel never flushed.
+    /// waited in the outbox, its channel never flushed. 13, 16: a change whose author
+    /// reinstalled before the relay took it for one member never reached that member, and
+    /// the rosters stayed apart; 14, 31: a member dropped the messages of someone whose add
+    /// they never had — both found until logs compared their heads (`compareHeads`). 63: a
+    /// message written as an admin removed its author, dropped by the admin, stayed Sent (true:
+    /// the invariant now knows why, `GroupLog.tookOut`); 161: a leaver's log handed on after
+    /// they left was refused, and a member kept them in the roster.
     func testGroupSeedsThatOnceFoundABugKeepEveryInvariant() throws {
         guard ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] != nil else {
             throw XCTSkip("needs SWIFT_DETERMINISTIC_HASHING=1 in the environment (make test sets it): a seed replays only so")
         }
         var options = SimulatedWorld.Options()
         options.groups = true
-        for seed: UInt64 in [4, 8, 34, 38] {
+        for seed: UInt64 in [4, 8, 13, 14, 16, 31, 34, 38, 63, 161] {
             let outcome = SimulatedWorld.run(seed: seed, options: options)
             XCTAssertTrue(outcome.passed, SimulateCommand.report(outcome, groups: true) + "\n" + outcome.tail.suffix(60).joined(separator: "\n"))
             XCTAssertGreaterThan(outcome.messages, 0)

@@ -42,17 +42,20 @@ final class GroupStoreTests: StoreTestCase {
     func testTheRosterIsWhatTheLogFoldsTo() throws {
         let friends = try store.insertGroup(groupID: groupID, name: "Friends", at: 2_000)
         let alex = try store.addContact(Self.newContact("Alex", key: 7), at: 1_000).id
-        try store.setRoster(friends, name: "Friends", selfState: .current, members: [sam: .admin, alex: .member], gone: [:])
+        try store.setRoster(friends, name: "Friends", selfState: .current, heads: [], members: [sam: .admin, alex: .member], gone: [:])
         XCTAssertEqual(try store.currentMembers(friends), [sam, alex])
         XCTAssertEqual(try store.members(friends).map(\.role), [.admin, .member])
-        try store.setRoster(friends, name: "Climbing", selfState: .current, members: [sam: .admin], gone: [alex: .removed])
+        XCTAssertEqual(try store.group(friends)?.heads, [])
+        let heads = [UInt8](repeating: 3, count: 32) + [UInt8](repeating: 4, count: 32)
+        try store.setRoster(friends, name: "Climbing", selfState: .current, heads: heads, members: [sam: .admin], gone: [alex: .removed])
+        XCTAssertEqual(try store.group(friends)?.heads, heads, "the log's heads are kept with the roster they fold to")
         XCTAssertEqual(try store.currentMembers(friends), [sam], "nothing more is written to a removed member")
         XCTAssertEqual(try store.members(friends).last?.state, .removed)
         XCTAssertEqual(try store.group(friends)?.name, "Climbing")
-        try store.setRoster(friends, name: "Climbing", selfState: .removed, members: [:], gone: [sam: .left])
+        try store.setRoster(friends, name: "Climbing", selfState: .removed, heads: [], members: [:], gone: [sam: .left])
         XCTAssertEqual(try store.group(friends)?.state, .removed)
         XCTAssertEqual(try store.currentMembers(friends), [])
-        XCTAssertThrowsError(try store.setRoster(ConversationID(-99), name: "X", selfState: .current, members: [:], gone: [:]))
+        XCTAssertThrowsError(try store.setRoster(ConversationID(-99), name: "X", selfState: .current, heads: [], members: [:], gone: [:]))
     }
 
     func testAPersonKnownOnlyFromAGroupHasNoConversationAndNoName() throws {

@@ -181,10 +181,7 @@ public struct GroupLog: Sendable {
     /// one who added each of them hands it on (`Groups.receiveChanges`).
     public func membersUnseen(by id: ChangeID) -> [[UInt8]] {
         guard let change = changes[id] else { return [] }
-        var ancestors: Set<ChangeID> = [], stack = change.parents
-        while let parent = stack.popLast() {
-            if ancestors.insert(parent).inserted, let c = changes[parent] { stack += c.parents }
-        }
+        let ancestors = ancestors(of: change.parents)
         var joined: [[UInt8]: ChangeID] = [:]
         for cid in order where ineffective[cid] == nil {
             switch changes[cid]?.action {
@@ -212,10 +209,24 @@ public struct GroupLog: Sendable {
     /// nothing of what they hold below them, so those count for nothing: what is sent may
     /// then include changes they hold, which they take as replays.
     public func missing(from theirHeads: [ChangeID]) -> [ChangeID] {
-        let known = theirHeads.filter { changes[$0] != nil }
-        var theirs = ancestors(of: known)
-        theirs.formUnion(known)
+        let theirs = ancestors(of: theirHeads.filter { changes[$0] != nil })
         return order.filter { !theirs.contains($0) }
+    }
+
+    /// Whether this log took `member` out of the group (an effective removal of them, or
+    /// their leave) by a change below none of `heads`: one who wrote at those heads had not
+    /// seen it, so what they wrote may come here after it and be dropped, as the roster here
+    /// says (a message written as an admin removed its author at the same time).
+    public func tookOut(_ member: [UInt8], unseenAt heads: [ChangeID]) -> Bool {
+        let seen = ancestors(of: heads)
+        return order.contains { id in
+            guard !seen.contains(id), ineffective[id] == nil, let change = changes[id] else { return false }
+            switch change.action {
+            case .remove(let removed): return removed == member
+            case .leave: return change.author == member
+            default: return false
+            }
+        }
     }
 
     /// The parents a change made now names: the heads (as many as a change may name; the
@@ -264,7 +275,7 @@ public struct GroupLog: Sendable {
         return nil
     }
 
-    /// Every taken change `parents` name, and theirs, down to the create.
+    /// `parents` themselves and every taken change they name, and theirs, down to the create.
     private func ancestors(of parents: [ChangeID]) -> Set<ChangeID> {
         var seen = Set<ChangeID>(), stack = parents
         while let next = stack.popLast() {

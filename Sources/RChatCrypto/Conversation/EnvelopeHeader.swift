@@ -41,10 +41,14 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     case groupReceiptDelivered = 128
     /// Read receipts for a group's messages, laid out as `groupReceiptDelivered`.
     case groupReceiptRead = 129
+    /// The heads of the sender's log of a group: the group's id (32 bytes), a u8 count (at
+    /// most 16), the heads (32 bytes each). Sent, never stored, to a member whose group
+    /// message named heads the sender's log lacks; they answer with the changes it lacks.
+    case groupSync = 130
     /// A kind a later version wrote and this one does not know (its number is the header's
     /// `wireKind`): never sent. In 13 … 127 (`NewerItem.envelopeKinds`, 13 this version's
     /// group message) an item to keep whole and show as needing a newer rChat; in 128 … 255
-    /// (128 and 129 this version's) something that may pass unseen.
+    /// (128 … 130 this version's) something that may pass unseen.
     case newer = 0
 
     /// The kinds this version writes.
