@@ -289,17 +289,38 @@ extension Engine {
 
     /// The contact's session comes from a device whose key the user has not pinned: say so,
     /// once per device since their code was last entered. Returns the row's position: what
-    /// the user sends by hand below it goes to that device (`SendPolicy`).
+    /// the user sends by hand below it goes to that device (`SendPolicy`). Someone known only
+    /// through groups has no conversation of their own: the row goes in each group this side
+    /// is in with them, naming them, and nothing goes to that device until their code is
+    /// entered here (no position: `SendPolicy` holds it).
     private func newDeviceRow(_ channel: PairwiseChannel, _ deviceKey: [UInt8], _ tx: StoreTransaction,
-                              _ after: inout AfterCommit) throws -> Int64 {
+                              _ after: inout AfterCommit) throws -> Int64? {
         let contact = channel.contact
-        log("\(contact.name) is using a device whose key is not pinned; only what is sent by hand goes to it until their code is entered again")
         let kind = SystemRowKind.newDevice(deviceKey)
+        guard contact.kind == .contact else {
+            log("\(contact.name) is using a device whose key is not pinned; nothing goes to it until their code is entered here")
+            try memberRow(contact, kind, RecoveryRows.newDevice(name: contact.name), tx, &after)
+            return nil
+        }
+        log("\(contact.name) is using a device whose key is not pinned; only what is sent by hand goes to it until their code is entered again")
         if let shown = try tx.systemRowPosition(contact: contact.id, kind: kind, since: contact.keysChangedAt) { return shown }
         let row = try tx.addSystemRow(contact: contact.id, kind: kind, text: RecoveryRows.newDevice(name: contact.name), action: nil,
                                       messageIDs: [], at: now)
         after.events.append(.rowAdded(conversation: contact.id.conversation))
         return row.position
+    }
+
+    /// A row about someone known only through groups, once since their keys last changed, in
+    /// each group this side is in with them (they have no conversation of their own).
+    private func memberRow(_ member: Contact, _ kind: SystemRowKind, _ text: String, _ tx: StoreTransaction,
+                           _ after: inout AfterCommit) throws {
+        for group in try tx.groups() where group.state == .current {
+            guard try tx.members(group.conversation).contains(where: { $0.contact == member.id && $0.state == .current }),
+                  try tx.systemRowPosition(conversation: group.conversation, member: member.id, kind: kind, since: member.keysChangedAt) == nil
+            else { continue }
+            _ = try tx.addSystemRow(conversation: group.conversation, member: member.id, kind: kind, text: text, action: nil, messageIDs: [], at: now)
+            after.events.append(.rowAdded(conversation: group.conversation))
+        }
     }
 
     /// A handshake that proved an account key other than the pinned one puts the contact in
@@ -315,9 +336,13 @@ extension Engine {
         guard contact.state != .keysDontMatch else { return }
         try tx.setState(contact: contact.id, .keysDontMatch)
         channel.contact.state = .keysDontMatch
-        _ = try tx.addSystemRow(contact: contact.id, kind: .keysDontMatch, text: RecoveryRows.keysDontMatch(name: contact.name),
-                                action: nil, messageIDs: [], at: now)
-        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        if contact.kind == .member {
+            try memberRow(contact, .keysDontMatch, RecoveryRows.keysDontMatch(name: contact.name), tx, &after)
+        } else {
+            _ = try tx.addSystemRow(contact: contact.id, kind: .keysDontMatch, text: RecoveryRows.keysDontMatch(name: contact.name),
+                                    action: nil, messageIDs: [], at: now)
+            after.events.append(.rowAdded(conversation: contact.id.conversation))
+        }
         after.events.append(.conversationsChanged)
         after.keysDontMatch.append(channel)
     }
@@ -436,7 +461,7 @@ extension Engine {
             guard !contact.isBlocked, !contact.isDeleted else { return }
             guard let (groupID, heads) = GroupWire.sync(body) else { return rejectForged("a group's heads from \(contact.name) that do not read") }
             guard let group = try tx.group(id: groupID.bytes) else { return }
-            try compareHeads(heads, of: group, from: channel, answering: true, tx, &after)
+            try compareHeads(heads, of: group, from: channel, heldAt: nil, tx, &after)
         case .chunk:
             try transfers.receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after, context: self)
         case .fileRefused:
@@ -547,7 +572,7 @@ extension Engine {
                 return log(kept ? "a group message from \(contact.name) waits for a group this account does not hold yet"
                                 : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
             }
-            if try compareHeads(heads, of: group, from: channel, answering: false, tx, &after), try !isCurrentMember(contact.id, of: group, tx) {
+            if try compareHeads(heads, of: group, from: channel, heldAt: item.sentAt, tx, &after), try !isCurrentMember(contact.id, of: group, tx) {
                 let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
                 return log(kept ? "a group message from \(contact.name) waits for changes to the group this account lacks"
                                 : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
@@ -566,31 +591,37 @@ extension Engine {
     /// for (`groupSync`, this side's heads); what this side holds and they lack is handed to
     /// them alone (`Groups.sendChanges`) — exactly when every head of theirs is known here,
     /// else only in answer to their `groupSync` (then it may hold changes they have, which
-    /// they take as replays). Nothing for a group this side is no longer in or blocked, or
+    /// they take as replays). `heldAt`: when the relay held the message that carried them;
+    /// nil for a `groupSync`. Nothing for a group this side is no longer in or blocked, or
     /// for someone never in it. Whether they hold changes this side lacks.
     @discardableResult
-    private func compareHeads(_ theirs: [ChangeID], of group: StoredGroup, from channel: PairwiseChannel, answering: Bool,
+    private func compareHeads(_ theirs: [ChangeID], of group: StoredGroup, from channel: PairwiseChannel, heldAt: Int64?,
                               _ tx: StoreTransaction, _ after: inout AfterCommit) throws -> Bool {
         let bytes = theirs.flatMap(\.bytes)
         guard !theirs.isEmpty, bytes != group.heads else { return false }
         let held = try tx.takenChanges(group.conversation, among: theirs.map(\.bytes))
         let lacking = theirs.contains { !held.contains($0.bytes) }
+        let answering = heldAt == nil
         let key = group.groupID + [answering ? 1 : 0] + bytes + group.heads
         guard group.state == .current, !group.isBlocked, !channel.hasAnswered(key), !after.headsAnswered.contains(where: { $0.0 === channel && $0.1 == key }),
               try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id })
         else { return lacking }
-        after.headsAnswered.append((channel, key))
-        if lacking, !group.heads.isEmpty, var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
-            let envelope = Envelope.seal(kind: .groupSync, messageID: .fresh(clock), sequence: sequence,
-                                         body: GroupWire.syncBody(group: group.groupID, heads: group.heads), keys: keys, conversation: channel.secret)
-            channel.saved = saved
-            after.replies.append((channel, .envelope(envelope)))
+        if lacking {
+            after.headsAnswered.append((channel, key))
+            if !group.heads.isEmpty, var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
+                let envelope = Envelope.seal(kind: .groupSync, messageID: .fresh(clock), sequence: sequence,
+                                             body: GroupWire.syncBody(group: group.groupID, heads: group.heads), keys: keys, conversation: channel.secret)
+                channel.saved = saved
+                after.replies.append((channel, .envelope(envelope)))
+            }
+            guard answering else { return true }
         }
-        guard !lacking || answering, let held = try Groups.log(group, tx) else { return lacking }
-        let missing = held.missing(from: theirs)
+        guard let log = try Groups.log(group, tx) else { return lacking }
+        let missing = log.missing(from: theirs)
         guard !missing.isEmpty else { return lacking }
-        log("\(channel.contact.name)'s log of \(held.roster.name) lacks \(missing.count) change(s): they are handed them")
-        try Groups.sendChanges(missing, of: held, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
+        if !lacking { after.headsAnswered.append((channel, key)) }
+        self.log("\(channel.contact.name)'s log of \(log.roster.name) lacks \(missing.count) change(s): they are handed them")
+        try Groups.sendChanges(missing, of: log, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
         if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
         return lacking
     }
@@ -624,7 +655,7 @@ extension Engine {
         case .notHeld(let why), .waitsForChanges(let why):
             let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
             if case .waitsForChanges = received, let group = try tx.group(id: groupID.bytes) {
-                try compareHeads(heads, of: group, from: channel, answering: false, tx, &after)
+                try compareHeads(heads, of: group, from: channel, heldAt: item.sentAt, tx, &after)
             }
             return log("group changes from \(contact.name) \(kept ? "wait" : "dropped"): \(why)")
         case .message(let c):
@@ -634,7 +665,7 @@ extension Engine {
         // Shown as what it did, from whoever `receiveChanges` took it from (a leaver's leave too).
         try acceptGroupItem(item, timer: timer, in: conversation, from: channel, memberChecked: true, tx, &after)
         guard let group = try tx.group(conversation) else { return }
-        try compareHeads(heads, of: group, from: channel, answering: false, tx, &after)
+        try compareHeads(heads, of: group, from: channel, heldAt: item.sentAt, tx, &after)
         let members = Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact))
         let judged = try tx.takeWaiting(group: groupID.bytes, cutoff: now - GroupWaiting.window) { waiting in
             guard !members.contains(waiting.author), let (_, _, heads, _) = GroupWire.message(waiting.body) else { return true }

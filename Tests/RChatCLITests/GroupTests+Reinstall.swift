@@ -114,3 +114,29 @@ extension GroupTests {
         assertDeliveredNeverGoesBack(world)
     }
 }
+
+extension GroupTests {
+    /// A member Bob knows only through the group moves to a new phone (a new device key): his
+    /// engine goes on, his group says so in a row naming her, and nothing he writes goes to
+    /// that device until he enters her code, which pins it; then it does.
+    func testAMemberKnownOnlyThroughTheGroupOnANewPhoneIsNamedInTheGroupAndHeldUntilHerCodeIsEntered() throws {
+        try friends(["Bob", "Carol"])
+        world.stopSync("carol")
+        try world.reinstall("carol", newPhone: true)
+        try world.startSync("carol")
+        let row = "Carol is using a new device. Enter their code again to verify it."
+        try world.eventually("Bob's group says so", timeout: 60) {
+            try self.groupList("bob", "Friends").contains { $0["type"] as? String == "row" && $0["text"] as? String == row }
+        }
+        XCTAssertTrue(world.syncLog("bob").contains("Carol is using a device whose key is not pinned; nothing goes to it until their code is entered here"))
+        XCTAssertEqual(try groupList("bob", "Friends").filter { $0["text"] as? String == row }.count, 1, "once")
+        let held = try world.send("bob", to: "Friends", "to Carol's new phone?")
+        try world.eventually("Alice has Bob's message", timeout: 30) { try self.deliveries("bob", held)["Alice"] == "Delivered" }
+        XCTAssertTrue(world.isSyncRunning("bob"), world.syncLog("bob"))
+        XCTAssertNotEqual(try deliveries("bob", held)["Carol"], "Delivered", "nothing goes to a device not pinned")
+
+        try world.add("bob", "carol")
+        try world.eventually("entering her code lets it go", timeout: 60) { try self.deliveries("bob", held)["Carol"] == "Delivered" }
+        assertDeliveredNeverGoesBack(world)
+    }
+}
