@@ -459,9 +459,9 @@ extension Engine {
                                      exceptAttachments: header.kind == .groupReceiptDelivered, from: channel, tx, &after)
         case .groupSync:
             guard !contact.isBlocked, !contact.isDeleted else { return }
-            guard let (groupID, heads) = GroupWire.sync(body) else { return rejectForged("a group's heads from \(contact.name) that do not read") }
+            guard let (groupID, ids) = GroupWire.sync(body) else { return rejectForged("a group's changes from \(contact.name) that do not read") }
             guard let group = try tx.group(id: groupID.bytes) else { return }
-            try compareHeads(heads, of: group, from: channel, heldAt: nil, tx, &after)
+            try answerSync(ids, of: group, from: channel, tx, &after)
         case .chunk:
             try transfers.receiveChunk(body, id: header.messageID, sealedIn: header.sessionID, in: channel, tx, &after, context: self)
         case .fileRefused:
@@ -572,7 +572,7 @@ extension Engine {
                 return log(kept ? "a group message from \(contact.name) waits for a group this account does not hold yet"
                                 : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
             }
-            if try compareHeads(heads, of: group, from: channel, heldAt: item.sentAt, tx, &after), try !isCurrentMember(contact.id, of: group, tx) {
+            if try compareHeads(heads, of: group, from: channel, tx, &after), try !isCurrentMember(contact.id, of: group, tx) {
                 let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
                 return log(kept ? "a group message from \(contact.name) waits for changes to the group this account lacks"
                                 : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
@@ -586,44 +586,54 @@ extension Engine {
         try tx.members(group.conversation).contains { $0.contact == contact && $0.state == .current }
     }
 
-    /// What a member's log heads say of the two logs (anti-entropy), once per member, their
-    /// heads and this side's in a run: the changes they hold that this side lacks are asked
-    /// for (`groupSync`, this side's heads); what this side holds and they lack is handed to
-    /// them alone (`Groups.sendChanges`) — exactly when every head of theirs is known here,
-    /// else only in answer to their `groupSync` (then it may hold changes they have, which
-    /// they take as replays). `heldAt`: when the relay held the message that carried them;
-    /// nil for a `groupSync`. Nothing for a group this side is no longer in or blocked, or
+    /// What a member's log heads say of the two logs (anti-entropy): when they differ from
+    /// this side's, it tells them every change it holds (`groupSync`), once per member, their
+    /// heads and its own in a run; they hand on exactly what it lacks and ask back for what
+    /// they lack (`answerSync`). Nothing for a group this side is no longer in or blocked, or
     /// for someone never in it. Whether they hold changes this side lacks.
     @discardableResult
-    private func compareHeads(_ theirs: [ChangeID], of group: StoredGroup, from channel: PairwiseChannel, heldAt: Int64?,
+    private func compareHeads(_ theirs: [ChangeID], of group: StoredGroup, from channel: PairwiseChannel,
                               _ tx: StoreTransaction, _ after: inout AfterCommit) throws -> Bool {
         let bytes = theirs.flatMap(\.bytes)
         guard !theirs.isEmpty, bytes != group.heads else { return false }
         let held = try tx.takenChanges(group.conversation, among: theirs.map(\.bytes))
         let lacking = theirs.contains { !held.contains($0.bytes) }
-        let answering = heldAt == nil
-        let key = group.groupID + [answering ? 1 : 0] + bytes + group.heads
-        guard group.state == .current, !group.isBlocked, !channel.hasAnswered(key), !after.headsAnswered.contains(where: { $0.0 === channel && $0.1 == key }),
-              try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id })
-        else { return lacking }
-        if lacking {
-            after.headsAnswered.append((channel, key))
-            if !group.heads.isEmpty, var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
-                let envelope = Envelope.seal(kind: .groupSync, messageID: .fresh(clock), sequence: sequence,
-                                             body: GroupWire.syncBody(group: group.groupID, heads: group.heads), keys: keys, conversation: channel.secret)
-                channel.saved = saved
-                after.replies.append((channel, .envelope(envelope)))
-            }
-            guard answering else { return true }
-        }
-        guard let log = try Groups.log(group, tx) else { return lacking }
-        let missing = log.missing(from: theirs)
-        guard !missing.isEmpty else { return lacking }
-        if !lacking { after.headsAnswered.append((channel, key)) }
-        self.log("\(channel.contact.name)'s log of \(log.roster.name) lacks \(missing.count) change(s): they are handed them")
-        try Groups.sendChanges(missing, of: log, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
-        if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
+        try tellChanges(of: group, to: channel, key: [0] + bytes, tx, &after)
         return lacking
+    }
+
+    /// A member told this side every change they hold: what this log holds and they lack is
+    /// handed to them alone (`Groups.sendChanges`, parent first); if they hold changes this
+    /// log lacks, it tells them its own, once per what they told.
+    private func answerSync(_ ids: [ChangeID], of group: StoredGroup, from channel: PairwiseChannel,
+                            _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        guard group.state == .current, !group.isBlocked,
+              try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id }),
+              let log = try Groups.log(group, tx) else { return }
+        let missing = log.missing(from: ids)
+        if !missing.isEmpty {
+            self.log("\(channel.contact.name)'s log of \(log.roster.name) lacks \(missing.count) change(s): they are handed them")
+            try Groups.sendChanges(missing, of: log, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
+            if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
+        }
+        if !log.unknown(ids).isEmpty { try tellChanges(of: group, to: channel, key: [1] + ids.flatMap(\.bytes), log: log, tx, &after) }
+    }
+
+    /// A `groupSync` with every change this side's log holds, to the channel's contact (an
+    /// `AfterCommit` reply), once per `key` and this side's heads in a run.
+    private func tellChanges(of group: StoredGroup, to channel: PairwiseChannel, key: [UInt8], log: GroupLog? = nil,
+                             _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let key = group.groupID + key + group.heads
+        guard group.state == .current, !group.isBlocked, !channel.hasAnswered(key),
+              !after.headsAnswered.contains(where: { $0.0 === channel && $0.1 == key }),
+              try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id }),
+              let log = try log ?? Groups.log(group, tx),
+              var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+        after.headsAnswered.append((channel, key))
+        let envelope = Envelope.seal(kind: .groupSync, messageID: .fresh(clock), sequence: sequence,
+                                     body: GroupWire.syncBody(group: group.groupID, ids: log.order), keys: keys, conversation: channel.secret)
+        channel.saved = saved
+        after.replies.append((channel, .envelope(envelope)))
     }
 
     /// A group message (its body as it came) kept until this side holds the group, within
@@ -655,7 +665,7 @@ extension Engine {
         case .notHeld(let why), .waitsForChanges(let why):
             let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
             if case .waitsForChanges = received, let group = try tx.group(id: groupID.bytes) {
-                try compareHeads(heads, of: group, from: channel, heldAt: item.sentAt, tx, &after)
+                try compareHeads(heads, of: group, from: channel, tx, &after)
             }
             return log("group changes from \(contact.name) \(kept ? "wait" : "dropped"): \(why)")
         case .message(let c):
@@ -665,7 +675,7 @@ extension Engine {
         // Shown as what it did, from whoever `receiveChanges` took it from (a leaver's leave too).
         try acceptGroupItem(item, timer: timer, in: conversation, from: channel, memberChecked: true, tx, &after)
         guard let group = try tx.group(conversation) else { return }
-        try compareHeads(heads, of: group, from: channel, heldAt: item.sentAt, tx, &after)
+        try compareHeads(heads, of: group, from: channel, tx, &after)
         let members = Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact))
         let judged = try tx.takeWaiting(group: groupID.bytes, cutoff: now - GroupWaiting.window) { waiting in
             guard !members.contains(waiting.author), let (_, _, heads, _) = GroupWire.message(waiting.body) else { return true }

@@ -25,22 +25,33 @@ enum GroupWire {
         return (group, timer, heads, r.rest())
     }
 
-    /// `groupSync`: the group's id, then the heads of the sender's log as a message carries
-    /// them. Sent, not stored, to a member whose message named heads the sender lacks: they
-    /// answer with what it lacks.
-    static func syncBody(group: [UInt8], heads: [UInt8]) -> [UInt8] {
-        var w = ByteWriter(capacity: GroupID.byteCount + 1 + heads.count)
+    /// At most this many ids in a `groupSync` (it fits one envelope): a longer log names its
+    /// newest changes, whose ancestors count as held.
+    static let maxSyncIDs = 1_800
+
+    /// `groupSync`: the group's id, then the changes the sender's log holds (u16 count, 32
+    /// bytes each). Sent, not stored, to a member whose heads differ from the sender's: they
+    /// hand on exactly what it lacks, and ask back if it holds what they lack.
+    static func syncBody(group: [UInt8], ids: [ChangeID]) -> [UInt8] {
+        let ids = ids.suffix(maxSyncIDs)
+        var w = ByteWriter(capacity: GroupID.byteCount + 2 + ids.count * ChangeID.byteCount)
         w.raw(group)
-        w.u8(UInt8(heads.count / ChangeID.byteCount))
-        w.raw(heads)
+        w.u16(UInt16(ids.count))
+        for id in ids { w.raw(id.bytes) }
         return w.bytes
     }
 
-    /// nil unless the body is a group id and heads, nothing after them.
-    static func sync(_ body: [UInt8]) -> (group: GroupID, heads: [ChangeID])? {
+    /// nil unless the body is a group id and at most `maxSyncIDs` ids, nothing after them.
+    static func sync(_ body: [UInt8]) -> (group: GroupID, ids: [ChangeID])? {
         var r = ByteReader(body)
-        guard let id = try? r.raw(GroupID.byteCount), let group = GroupID(id), let heads = heads(&r), r.isAtEnd else { return nil }
-        return (group, heads)
+        guard let id = try? r.raw(GroupID.byteCount), let group = GroupID(id), let count = try? r.u16(),
+              Int(count) <= maxSyncIDs else { return nil }
+        var ids: [ChangeID] = []
+        for _ in 0..<count {
+            guard let bytes = try? r.raw(ChangeID.byteCount), let change = ChangeID(bytes) else { return nil }
+            ids.append(change)
+        }
+        return r.isAtEnd ? (group, ids) : nil
     }
 
     /// Heads as a sealed message carries them (`StoredGroup.heads` is the same bytes without the count).

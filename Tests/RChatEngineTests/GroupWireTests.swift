@@ -32,12 +32,22 @@ final class GroupWireTests: XCTestCase {
         XCTAssertNil(GroupWire.message(Array(group.prefix(31))))
     }
 
-    func testASyncCarriesTheGroupAndItsHeadsAndNothingElse() throws {
-        let read = try XCTUnwrap(GroupWire.sync(GroupWire.syncBody(group: group, heads: head(4) + head(5))))
+    func testASyncCarriesTheGroupAndTheChangesHeldAndNothingElse() throws {
+        let ids = (1...3).map { ChangeID(head(UInt8($0)))! }
+        let read = try XCTUnwrap(GroupWire.sync(GroupWire.syncBody(group: group, ids: ids)))
         XCTAssertEqual(read.group.bytes, group)
-        XCTAssertEqual(read.heads.map(\.bytes), [head(4), head(5)])
-        XCTAssertNil(GroupWire.sync(GroupWire.syncBody(group: group, heads: head(4)) + [0]), "bytes after the heads")
-        XCTAssertNil(GroupWire.sync(group + [17] + (0..<17).flatMap { head(UInt8($0)) }))
+        XCTAssertEqual(read.ids, ids)
+        XCTAssertNil(GroupWire.sync(GroupWire.syncBody(group: group, ids: ids) + [0]), "bytes after the ids")
+        XCTAssertNil(GroupWire.sync(group + [0, 2] + head(1)), "an id cut short")
         XCTAssertNil(GroupWire.sync(group))
+        // A longer log names its newest changes, as many as one envelope carries.
+        let many = (0..<2_000).map { n in ChangeID([UInt8(n % 256), UInt8(n / 256)] + [UInt8](repeating: 0, count: 30))! }
+        let body = GroupWire.syncBody(group: group, ids: many)
+        XCTAssertEqual(GroupWire.sync(body)?.ids, Array(many.suffix(GroupWire.maxSyncIDs)))
+        XCTAssertLessThan(body.count, 60 * 1024)
+        var over = group
+        over += [UInt8(truncatingIfNeeded: (GroupWire.maxSyncIDs + 1) >> 8), UInt8(truncatingIfNeeded: GroupWire.maxSyncIDs + 1)]
+        over += (0...GroupWire.maxSyncIDs).flatMap { _ in head(1) }
+        XCTAssertNil(GroupWire.sync(over), "more ids than a sync carries")
     }
 }
