@@ -128,6 +128,18 @@ final class ClusterFixture {
         }
         for server in servers { try server.start() }
         for i in servers.indices { try waitUntilReady(i) }
+        if count > 1 { try waitForMetadataLeader() }
+    }
+
+    /// Until the servers met as JetStream peers and elected a metadata leader: a node started
+    /// before that waits (`ClusterLink`, 15 s) for a stream of three replicas that has nowhere
+    /// to go yet ("no suitable peers for placement"), and under make test's load the meeting
+    /// once took longer than that wait.
+    func waitForMetadataLeader() throws {
+        let elected = poll(timeout: 30) {
+            servers.contains { $0.stderr.contains("new metadata leader") || $0.stderr.contains("new JetStream cluster metadata leader") } ? true : nil
+        }
+        guard elected != nil else { throw Failure("the NATS servers elected no JetStream metadata leader: \(servers[0].stderr.suffix(500))") }
     }
 
     /// Until server `i` says it is ready. 30 s: under make test's load (two test processes on
