@@ -620,10 +620,11 @@ extension Engine {
     }
 
     /// A `groupSync` with every change this side's log holds, to the channel's contact (an
-    /// `AfterCommit` reply), once per `key` and this side's heads in a run.
+    /// `AfterCommit` reply), once per `key` and this side's heads in a run (remembered by
+    /// their hash: a sync's ids may be 57 KB).
     private func tellChanges(of group: StoredGroup, to channel: PairwiseChannel, key: [UInt8], log: GroupLog? = nil,
                              _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
-        let key = group.groupID + key + group.heads
+        let key = Hash.blake2b(group.groupID + key + group.heads)
         guard group.state == .current, !group.isBlocked, !channel.hasAnswered(key),
               !after.headsAnswered.contains(where: { $0.0 === channel && $0.1 == key }),
               try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id }),
