@@ -47,9 +47,9 @@ extension Engine {
         /// The contact showed it holds a session this side answered: receipts and notices
         /// held back for it go now.
         var sessionsConfirmed = false
-        /// Log heads of a member this batch answered (`compareHeads`): not answered again
-        /// in this run once it commits.
-        var headsAnswered: [(PairwiseChannel, [UInt8])] = []
+        /// The `groupSync`s this batch sent, by what made it send them (`tellChanges`): not
+        /// sent again in this run once it commits.
+        var syncsSent: [(PairwiseChannel, [UInt8])] = []
 
         /// Nothing here needs to happen before the next batch is stored: acknowledgements,
         /// events and receipts only. A batch that answers a handshake, starts a session or
@@ -129,7 +129,7 @@ extension Engine {
     /// What a committed batch does once it is durable.
     private func finish(_ after: AfterCommit) throws(EngineError) {
         for (channel, owed) in after.stored { channel.storedThisRun.stored(owed) }
-        for (channel, heads) in after.headsAnswered { channel.answeredHeads(heads) }
+        for (channel, key) in after.syncsSent { channel.sentSync(for: key) }
         for (channel, reply) in after.replies {
             do { try sendOnLink(channel, reply, as: .control(channel.contact.id, reply)) } catch { log("cannot answer \(channel.contact.name): \(error)") }
         }
@@ -315,7 +315,7 @@ extension Engine {
     private func memberRow(_ member: Contact, _ kind: SystemRowKind, _ text: String, _ tx: StoreTransaction,
                            _ after: inout AfterCommit) throws {
         for group in try tx.groups() where group.state == .current {
-            guard try tx.members(group.conversation).contains(where: { $0.contact == member.id && $0.state == .current }),
+            guard try tx.currentMembers(group.conversation).contains(member.id),
                   try tx.systemRowPosition(conversation: group.conversation, member: member.id, kind: kind, since: member.keysChangedAt) == nil
             else { continue }
             _ = try tx.addSystemRow(conversation: group.conversation, member: member.id, kind: kind, text: text, action: nil, messageIDs: [], at: now)
@@ -509,8 +509,7 @@ extension Engine {
 
     /// What a person known only through a group may send: a group's messages, receipts and
     /// files (a file's chunks, progress, refusal and Delivered name a group message by id),
-    /// their log's heads,
-    /// could-not-read notices (recovery per member: its ids name group messages), and cover.
+    /// what their log of a group holds, could-not-read notices (recovery per member: its ids name group messages), and cover.
     static let memberKinds: Set<EnvelopeKind> = [.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .groupSync, .chunk, .fileProgress,
                                                  .fileRefused, .fileDelivered, .notice, .cover]
 
@@ -567,23 +566,19 @@ extension Engine {
         let item = IncomingMessage(id: header.messageID, content: content, encodedContent: encoded, sentAt: heldAt,
                                    seq: Int64(bitPattern: header.sequence))
         guard case .control(.groupChanges(let changes)) = content else {
-            guard let group = try tx.group(id: groupID.bytes) else {
+            let group = try tx.group(id: groupID.bytes)
+            let waitsFor: String? = if let group {
+                try compareHeads(heads, of: group, from: channel, tx, &after) && !tx.currentMembers(group.conversation).contains(contact.id)
+                    ? "changes to the group this account lacks" : nil
+            } else { "a group this account does not hold yet" }
+            guard let group, waitsFor == nil else {
                 let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
-                return log(kept ? "a group message from \(contact.name) waits for a group this account does not hold yet"
-                                : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
-            }
-            if try compareHeads(heads, of: group, from: channel, tx, &after), try !isCurrentMember(contact.id, of: group, tx) {
-                let kept = try keepWaiting(item, body: body, group: groupID, from: contact, tx)
-                return log(kept ? "a group message from \(contact.name) waits for changes to the group this account lacks"
+                return log(kept ? "a group message from \(contact.name) waits for \(waitsFor ?? "")"
                                 : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
             }
             return try acceptGroupItem(item, timer: timer, in: group.conversation, from: channel, tx, &after)
         }
         try receiveGroupChanges(changes, item, timer: timer, heads: heads, groupID: groupID, body: body, from: channel, tx, &after)
-    }
-
-    private func isCurrentMember(_ contact: ContactID, of group: StoredGroup, _ tx: StoreTransaction) throws -> Bool {
-        try tx.members(group.conversation).contains { $0.contact == contact && $0.state == .current }
     }
 
     /// What a member's log heads say of the two logs (anti-entropy): when they differ from
@@ -625,12 +620,12 @@ extension Engine {
     private func tellChanges(of group: StoredGroup, to channel: PairwiseChannel, key: [UInt8], log: GroupLog? = nil,
                              _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let key = Hash.blake2b(group.groupID + key + group.heads)
-        guard group.state == .current, !group.isBlocked, !channel.hasAnswered(key),
-              !after.headsAnswered.contains(where: { $0.0 === channel && $0.1 == key }),
+        guard group.state == .current, !group.isBlocked, !channel.hasSentSync(for: key),
+              !after.syncsSent.contains(where: { $0.0 === channel && $0.1 == key }),
               try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id }),
               let log = try log ?? Groups.log(group, tx),
               var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
-        after.headsAnswered.append((channel, key))
+        after.syncsSent.append((channel, key))
         let envelope = Envelope.seal(kind: .groupSync, messageID: .fresh(clock), sequence: sequence,
                                      body: GroupWire.syncBody(group: group.groupID, ids: log.order), keys: keys, conversation: channel.secret)
         channel.saved = saved
@@ -677,7 +672,7 @@ extension Engine {
         try acceptGroupItem(item, timer: timer, in: conversation, from: channel, memberChecked: true, tx, &after)
         guard let group = try tx.group(conversation) else { return }
         try compareHeads(heads, of: group, from: channel, tx, &after)
-        let members = Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact))
+        let members = Set(try tx.currentMembers(conversation))
         let judged = try tx.takeWaiting(group: groupID.bytes, cutoff: now - GroupWaiting.window) { waiting in
             guard !members.contains(waiting.author), let (_, _, heads, _) = GroupWire.message(waiting.body) else { return true }
             return try tx.takenChanges(conversation, among: heads.map(\.bytes)).count == heads.count

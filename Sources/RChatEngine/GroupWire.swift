@@ -54,13 +54,6 @@ enum GroupWire {
         return r.isAtEnd ? (group, ids) : nil
     }
 
-    /// Heads as a sealed message carries them (`StoredGroup.heads` is the same bytes without the count).
-    static func heads(_ bytes: [UInt8]) -> [ChangeID] {
-        stride(from: 0, to: bytes.count - bytes.count % ChangeID.byteCount, by: ChangeID.byteCount).compactMap {
-            ChangeID(Array(bytes[$0..<$0 + ChangeID.byteCount]))
-        }
-    }
-
     private static func heads(_ r: inout ByteReader) -> [ChangeID]? {
         guard let count = try? r.u8(), Int(count) <= MembershipChange.maxParents else { return nil }
         var heads: [ChangeID] = []

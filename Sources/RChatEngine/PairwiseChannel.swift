@@ -71,15 +71,16 @@ final class PairwiseChannel {
     /// The acknowledgements overdue at `now`, taken.
     func takeOverdueAcknowledgements(at now: Double) -> [MessageRowID] { acknowledgements.takeOverdue(at: now) }
 
-    /// Log heads of the contact's, with this side's, already answered in this run
-    /// (`Engine.compareHeads`): each pair is answered once. Bounded: forgotten past 256.
-    private var headsAnswered: Set<[UInt8]> = []
+    /// What made this side send the contact a `groupSync` in this run (the hash of the group,
+    /// what they said and this side's heads: `Engine.tellChanges`): each is answered once.
+    /// Bounded: forgotten past 256.
+    private var syncsSent: Set<[UInt8]> = []
 
-    func hasAnswered(_ heads: [UInt8]) -> Bool { headsAnswered.contains(heads) }
+    func hasSentSync(for key: [UInt8]) -> Bool { syncsSent.contains(key) }
 
-    func answeredHeads(_ heads: [UInt8]) {
-        if headsAnswered.count >= 256 { headsAnswered.removeAll() }
-        headsAnswered.insert(heads)
+    func sentSync(for key: [UInt8]) {
+        if syncsSent.count >= 256 { syncsSent.removeAll() }
+        syncsSent.insert(key)
     }
 
     /// The steady-traffic slot clock while the session is open (`Engine.keepSteadyTraffic`).

@@ -195,8 +195,7 @@ final class GroupInvariants {
         for d in try service.store.deliveries(message: message.rowID) {
             if let name = try service.store.contact(id: d.member)?.name { to.insert(name) }
         }
-        let heads = stride(from: 0, to: group.heads.count, by: ChangeID.byteCount).compactMap { ChangeID(Array(group.heads[$0..<$0 + ChangeID.byteCount])) }
-        written[id] = Written(id: id, from: sender.name, install: sender.installs, to: to, heads: heads,
+        written[id] = Written(id: id, from: sender.name, install: sender.installs, to: to, heads: ChangeID.split(group.heads),
                               author: try service.store.account()?.publicKey ?? [])
         writtenAt[id] = world.clock.now()
         order.append(id)

@@ -151,7 +151,7 @@ extension StoreAccess {
 
     /// Those written to now: a message written now has a delivery to each. A direct
     /// conversation's is the contact with its id, read with no query.
-    func currentMembers(_ conversation: ConversationID) throws -> [ContactID] {
+    public func currentMembers(_ conversation: ConversationID) throws -> [ContactID] {
         if conversation.rawValue > 0 { return [ContactID(conversation)] }
         return try database.query("""
             SELECT contact_id FROM conversation_members WHERE conversation_id = ? AND state = 'current' ORDER BY contact_id

@@ -18,7 +18,7 @@ final class GroupWireTests: XCTestCase {
             XCTAssertEqual(read.timer, 3600)
             XCTAssertEqual(read.heads.flatMap(\.bytes), heads)
             XCTAssertEqual(read.content, content)
-            XCTAssertEqual(GroupWire.heads(heads).flatMap(\.bytes), heads)
+            XCTAssertEqual(ChangeID.split(heads).flatMap(\.bytes), heads)
         }
         XCTAssertEqual(GroupWire.message(GroupWire.messageBody(group: group, timer: nil, heads: [], content: []))?.timer, 0)
     }

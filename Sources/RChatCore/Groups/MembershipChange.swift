@@ -30,6 +30,11 @@ public struct ChangeID: Hashable, Comparable, Sendable, CustomStringConvertible 
     public static func < (a: ChangeID, b: ChangeID) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
 
     public var description: String { Hex.encode(bytes.prefix(8)) }
+
+    /// Ids laid end to end (as `StoredGroup.heads` keeps them); a partial id at the end is left out.
+    public static func split(_ bytes: [UInt8]) -> [ChangeID] {
+        stride(from: 0, to: bytes.count - bytes.count % byteCount, by: byteCount).compactMap { ChangeID(Array(bytes[$0..<$0 + byteCount])) }
+    }
 }
 
 public enum GroupRole: UInt8, Sendable, CaseIterable {

@@ -41,9 +41,10 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     case groupReceiptDelivered = 128
     /// Read receipts for a group's messages, laid out as `groupReceiptDelivered`.
     case groupReceiptRead = 129
-    /// The heads of the sender's log of a group: the group's id (32 bytes), a u8 count (at
-    /// most 16), the heads (32 bytes each). Sent, never stored, to a member whose group
-    /// message named heads the sender's log lacks; they answer with the changes it lacks.
+    /// The changes the sender's log of a group holds: the group's id (32 bytes), a u16 count
+    /// (at most 1,800: a longer log names its newest), the ids (32 bytes each). Sent, never
+    /// stored, to a member whose group message named heads other than the sender's; they
+    /// hand on the changes it lacks, and send their own if it holds some they lack.
     case groupSync = 130
     /// A kind a later version wrote and this one does not know (its number is the header's
     /// `wireKind`): never sent. In 13 … 127 (`NewerItem.envelopeKinds`, 13 this version's
