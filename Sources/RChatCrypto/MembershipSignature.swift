@@ -40,6 +40,7 @@ extension MembershipChange {
         let codes: [ContactCode]
         switch action {
         case .create(_, let members), .add(let members): codes = members
+        case .rekey(let code): codes = [code]
         default: codes = []
         }
         for code in codes { do { try code.verify() } catch { throw .contactCode } }

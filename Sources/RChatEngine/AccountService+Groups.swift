@@ -186,16 +186,7 @@ extension AccountService {
                 let outcome = log.receive(change)
                 guard case .taken = outcome else { throw EngineError.usage(Self.refusal(outcome, group: group)) }
                 if let why = log.ineffective[change.id] { throw EngineError.usage(Self.reason(why, group: group)) }
-                try tx.storeGroupChange(group.conversation, id: change.id.bytes, bytes: change.change.encoded, taken: true, at: t)
-                try Groups.setRoster(group.conversation, from: log, me: me.accountKey.publicKey, tx, at: t)
-                let recipients = try tx.members(group.conversation).filter { $0.state == .current }.map(\.contact) + extra
-                guard !recipients.isEmpty else { return }
-                let parts = Self.parts(log.order.map { log.changes[$0]!.encoded })
-                for (i, part) in parts.enumerated() {
-                    // The last part carries the change: its id is the one printed.
-                    try tx.insertOutgoing(conversation: group.conversation, id: i == parts.count - 1 ? id : .fresh(clock),
-                                          content: .control(.groupChanges(part)), at: t, to: Array(Set(recipients)).sorted())
-                }
+                try Groups.publish(change, of: log, in: group.conversation, me: me.accountKey.publicKey, id: id, alsoTo: extra, tx, at: t, clock: clock)
             }
         }
         WakeSignal.poke(home: locations.home)
@@ -232,6 +223,7 @@ extension AccountService {
         case .overLimit: "\(group.name) would have more than \(GroupRoster.memberLimit) members"
         case .lastAdmin: "\(group.name) would have no admin"
         case .secondCreate: "\(group.name) exists already"
+        case .otherDevice: "\(group.name) knows you on another device"
         }
     }
 
@@ -249,14 +241,18 @@ extension AccountService {
                 }
                 for member in try tx.members(group.conversation) {
                     guard let contact = try tx.contact(id: member.contact) else { continue }
-                    let adder = log.roster.member(contact.accountKey)?.addedBy
+                    // The admin who added them, by the key they had then (either may have rekeyed since).
+                    let adder = (log.roster.member(contact.accountKey) ?? contact.previousAccountKey.flatMap { log.roster.member($0) })?.addedBy
                     let vouch: String?
                     if contact.kind == .contact {
                         vouch = nil
-                    } else if let adder, adder == me.accountKey.publicKey {
+                    } else if let adder, adder == me.accountKey.publicKey || adder == me.previous?.key.publicKey
+                                || log.roster.member(adder)?.has(me.accountKey.publicKey) == true {
                         vouch = me.name
+                    } else if let adder {
+                        vouch = try (log.roster.member(adder).map { try Groups.contact(for: $0, tx) } ?? tx.contact(anyAccountKey: adder))?.name ?? "a member"
                     } else {
-                        vouch = try adder.flatMap { try tx.contact(accountKey: $0)?.name } ?? "a member"
+                        vouch = "a member"
                     }
                     rows.append(GroupMemberSummary(name: contact.name, isAdmin: member.role == .admin, state: member.state.rawValue,
                                                    addedBy: vouch, isSelf: false))

@@ -509,9 +509,10 @@ extension Engine {
 
     /// What a person known only through a group may send: a group's messages, receipts and
     /// files (a file's chunks, progress, refusal and Delivered name a group message by id),
-    /// what their log of a group holds, could-not-read notices (recovery per member: its ids name group messages), and cover.
+    /// what their log of a group holds, could-not-read notices (recovery per member: its ids name group messages), their
+    /// key rotations and acceptances of ours (the channel's keys), and cover.
     static let memberKinds: Set<EnvelopeKind> = [.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .groupSync, .chunk, .fileProgress,
-                                                 .fileRefused, .fileDelivered, .notice, .cover]
+                                                 .fileRefused, .fileDelivered, .notice, .keyRotation, .keyRotationAccepted, .cover]
 
     /// Whole files' Delivered from the channel's contact: each id names a file this side sent
     /// them, in their direct conversation or in a group (`message(to:id:)`); that delivery
@@ -605,7 +606,15 @@ extension Engine {
         guard group.state == .current, !group.isBlocked,
               try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id }),
               let log = try Groups.log(group, tx) else { return }
-        let missing = log.missing(from: ids)
+        // What is on its way to them already (a change written here, or handed to them, that
+        // the relay may yet deliver) is not handed again: it would show twice.
+        let onTheirWay = Set(try tx.contentsOnTheirWay(conversation: group.conversation, to: channel.contact.id) {
+            if case .control(.groupChanges) = $0 { true } else { false }
+        }.flatMap { content -> [ChangeID] in
+            guard case .control(.groupChanges(let changes)) = content else { return [] }
+            return changes.compactMap { try? MembershipChange(decoding: $0).id }
+        })
+        let missing = log.missing(from: ids).filter { !onTheirWay.contains($0) }
         if !missing.isEmpty {
             self.log("\(channel.contact.name)'s log of \(log.roster.name) lacks \(missing.count) change(s): they are handed them")
             try Groups.sendChanges(missing, of: log, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
@@ -649,7 +658,7 @@ extension Engine {
     private func receiveGroupChanges(_ changes: [[UInt8]], _ item: IncomingMessage, timer: UInt32, heads: [ChangeID], groupID: GroupID,
                                      body: [UInt8], from channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let contact = channel.contact
-        let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, me: identity.accountKey.publicKey,
+        let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, as: identity,
                                                           tx, at: now, clock: clock, log: { log($0) }, queued: { id in
             if let c = channels[id], !after.resendQueued.contains(where: { $0 === c }) { after.resendQueued.append(c) }
         })

@@ -40,14 +40,28 @@ extension Engine {
             return rejectForged("a key rotation from \(contact.name) that does not verify")
         }
         let t = now
-        try tx.updatePinnedKeys(contact: contact.id, accountKey: key, deviceKey: contact.deviceKey, deviceCertificate: certificate, at: t)
-        let recent = try tx.outgoingMessages(contact: contact.id, since: t - ResendPolicy.window).filter {
-            $0.status == .sending || $0.status == .sent || $0.status == .notConfirmed
+        try tx.updatePinnedKeys(contact: contact.id, accountKey: key, deviceKey: contact.deviceKey, deviceCertificate: certificate,
+                                rotated: true, at: t)
+        // In their conversation — or, for someone known only through groups, in each group
+        // with them where some of ours may not have arrived (their rekey there says the
+        // rest) — how many, with Resend.
+        var conversations: [ConversationID] = []
+        if contact.kind == .contact { conversations.append(contact.id.conversation) }
+        for group in try tx.groups() where group.state == .current && !group.isBlocked {
+            if contact.kind == .member, try tx.currentMembers(group.conversation).contains(contact.id) { conversations.append(group.conversation) }
         }
-        _ = try tx.addSystemRow(contact: contact.id, kind: .keysChanged,
-                                text: RecoveryRows.keysChanged(name: contact.name, count: recent.count),
-                                action: recent.isEmpty ? nil : .resend, messageIDs: recent.map(\.id), at: t)
-        after.events.append(.rowAdded(conversation: contact.id.conversation))
+        for conversation in conversations {
+            var recent: [MessageID] = []
+            for m in try tx.outgoingMessages(conversation: conversation, since: t - ResendPolicy.window) {
+                let status = conversation == contact.id.conversation ? m.status : try tx.deliveries(message: m.rowID).first { $0.member == contact.id }?.status
+                if status == .sending || status == .sent || status == .notConfirmed { recent.append(m.id) }
+            }
+            if recent.isEmpty && conversation != contact.id.conversation { continue }
+            _ = try tx.addSystemRow(conversation: conversation, member: contact.id, kind: .keysChanged,
+                                    text: RecoveryRows.keysChanged(name: contact.name, count: recent.count),
+                                    action: recent.isEmpty ? nil : .resend, messageIDs: recent, at: t)
+            after.events.append(.rowAdded(conversation: conversation))
+        }
         after.events.append(.conversationsChanged)
         log("\(contact.name) rotated their account key; the new key is pinned")
         if var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
@@ -57,6 +71,16 @@ extension Engine {
             after.replies.append((channel, .envelope(envelope)))
         }
         after.rebuild.append(contact.id)
+    }
+
+    /// After `keys rotate` (here or by a command while this ran), and at each start: every
+    /// group whose log still names this account by its previous key gets the rekey
+    /// (`Groups.rekeyAll`); the outbox sends it.
+    func rekeyGroups() throws(EngineError) {
+        guard identity.previous != nil else { return }
+        let (identity, t, clock) = (identity, now, clock)
+        let rekeyed = try AccountService.wrap { try store.transaction { tx in try Groups.rekeyAll(as: identity, tx, at: t, clock: clock) } }
+        if rekeyed > 0 { log("\(rekeyed) group(s) told of this account's new key") }
     }
 
     /// The contact accepted our new key: from now on we speak to them with it.

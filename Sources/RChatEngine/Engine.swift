@@ -140,7 +140,7 @@ public final class Engine: @unchecked Sendable {
             // the first batch need not wait for it).
             if policy.groupsCommits { commits.startupSync = commits.walSync.request() }
             storeWatch.versionSeen = try AccountService.wrap { try store.otherWritersVersion() }
-            try reloadConversations()
+            try reloadConversations(starting: true)
             publishKeyringIfNeeded()
             connectWhereNeeded()
             try AccountService.wrap { try expiry.refresh(store) }
@@ -313,7 +313,7 @@ public final class Engine: @unchecked Sendable {
 
     /// Reads contacts again (a contact added, blocked or deleted by a command) and flushes
     /// whatever the store now holds for them.
-    func reloadConversations() throws(EngineError) {
+    func reloadConversations(starting: Bool = false) throws(EngineError) {
         settings = try AccountService.wrap { try EngineSettings(store: store) }
         let current = try account.identity(unless: identity)
         let rotated = current.accountKey.publicKey != identity.accountKey.publicKey
@@ -325,6 +325,7 @@ public final class Engine: @unchecked Sendable {
             identity = current
             if movedMailbox { for connection in connections.values { connection.client?.close() } }
         }
+        if rotated || starting { try rekeyGroups() }
         let contacts = try AccountService.wrap { try store.contacts(includingDeleted: true, includingMembers: true) }
         var verified: [PairwiseChannel] = []
         // Another process renamed, muted, blocked or deleted a contact: the view's list

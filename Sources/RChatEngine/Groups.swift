@@ -47,9 +47,10 @@ package enum Groups {
     /// says, the group made if this side is in the roster they fold to and holds no log of
     /// it yet. Returns the conversation to store the message in (the changes shown as what
     /// they did), or why it was dropped.
-    static func receiveChanges(_ changes: [[UInt8]], group groupID: GroupID, from sender: Contact, me: [UInt8],
+    static func receiveChanges(_ changes: [[UInt8]], group groupID: GroupID, from sender: Contact, as identity: AccountIdentity,
                                _ tx: StoreTransaction, at now: Int64, clock: any Clock,
                                log note: (String) -> Void, queued: (ContactID) -> Void = { _ in }) throws -> (Received, contactsAdded: Bool) {
+        let me = identity.accountKey.publicKey
         var verified: [VerifiedChange] = []
         for bytes in changes {
             do { verified.append(try MembershipChange.verified(decoding: bytes)) } catch {
@@ -78,15 +79,22 @@ package enum Groups {
             case .refused(let why): note("a change to the group \(log.roster.name) from \(sender.name) refused: \(why)")
             }
         }
+        // A roster that names this side by the key it rotated from: its rekey, made now.
+        let rekey = rekey(&log, as: identity)
         if held == nil {
             // Made only by a roster this side and the sender are in.
-            guard log.roster.isMember(me), log.roster.isMember(sender.accountKey) else {
+            guard log.roster.isMember(me), isMember(sender, of: log.roster) else {
                 return (.notHeld("a group this account is not in, or that its sender is not in"), false)
             }
             let conversation = try tx.insertGroup(groupID: groupID.bytes, name: log.roster.name, at: now)
-            for id in log.order { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.changes[id]!.encoded, taken: true, at: now) }
+            for id in log.order where id != rekey?.id {
+                try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.changes[id]!.encoded, taken: true, at: now)
+            }
             for id in waiting { try tx.storeGroupChange(conversation, id: id.bytes, bytes: log.waiting[id]!.encoded, taken: false, at: now) }
-            let added = try setRoster(conversation, from: log, me: me, tx, at: now)
+            var added = try setRoster(conversation, from: log, me: me, tx, at: now)
+            if let rekey {
+                added = try publish(rekey, of: log, in: conversation, me: me, id: .fresh(clock), tx, at: now, clock: clock, queued: queued) || added
+            }
             return (.message(conversation), added)
         }
         let conversation = held!.conversation
@@ -94,7 +102,7 @@ package enum Groups {
         // here with changes this log takes (signed by their authors: one who has left since
         // may hand on what they took; a replay from them is not shown).
         let senderRow = try tx.members(conversation).first { $0.contact == sender.id }
-        guard senderRow?.state == .current || log.roster.isMember(sender.accountKey) || senderRow != nil && !taken.isEmpty
+        guard senderRow?.state == .current || isMember(sender, of: log.roster) || senderRow != nil && !taken.isEmpty
         else {
             return waiting.isEmpty ? (.dropped("changes from someone who is not in the group"), false)
                                    : (.waitsForChanges("changes from someone not in the group as held here, after changes it lacks"), false)
@@ -106,7 +114,10 @@ package enum Groups {
         guard !taken.isEmpty || !waiting.isEmpty || replays > 0 else { return (.dropped("none of its changes could be taken"), false) }
         guard !taken.isEmpty else { return (.message(conversation), false) }
         let before = Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact))
-        let added = try setRoster(conversation, from: log, me: me, tx, at: now)
+        var added = try setRoster(conversation, from: log, me: me, tx, at: now)
+        if let rekey {
+            added = try publish(rekey, of: log, in: conversation, me: me, id: .fresh(clock), tx, at: now, clock: clock, queued: queued) || added
+        }
         // Someone this took out of the group (they left, or another admin removed them) is
         // handed the log that says so by each admin, to them alone: one who reinstalled since
         // they left — and was handed the group before this side learnt of it — knows the
@@ -124,9 +135,10 @@ package enum Groups {
         // went to them: the one who added them hands it on (an admin, when their adder is gone).
         for id in taken where log.changes[id]?.author != me {
             for key in log.membersUnseen(by: id) where key != me {
-                let adder = log.roster.member(key)?.addedBy
-                guard adder == me || (adder.map { !log.roster.isMember($0) } ?? true) && log.roster.isAdmin(me),
-                      let contact = try tx.contact(accountKey: key) else { continue }
+                guard let member = log.roster.member(key) else { continue }
+                let adder = log.roster.member(member.addedBy)
+                guard adder?.accountKey == me || adder == nil && log.roster.isAdmin(me),
+                      let contact = try contact(for: member, tx) else { continue }
                 if handTo.insert(contact.id).inserted {
                     note("\(contact.name) joined \(log.roster.name) unseen by a change: they are handed the log")
                 }
@@ -162,9 +174,9 @@ package enum Groups {
     @discardableResult
     static func setRoster(_ conversation: ConversationID, from log: GroupLog, me: [UInt8], _ tx: StoreTransaction, at now: Int64) throws -> Bool {
         var members: [ContactID: ConversationMember.Role] = [:], added = false
-        for member in log.roster.members where member.accountKey != me {
+        for member in log.roster.members where !member.has(me) {
             let contact: ContactID
-            if let known = try tx.contact(accountKey: member.accountKey) {
+            if let known = try Self.contact(for: member, tx) {
                 contact = known.id
             } else {
                 let code = member.code
@@ -183,7 +195,8 @@ package enum Groups {
         var gone: [ContactID: ConversationMember.State] = [:]
         for member in try tx.members(conversation) where members[member.contact] == nil && member.state == .current {
             guard let contact = try tx.contact(id: member.contact) else { continue }
-            gone[member.contact] = leavers.contains(HashedBytes(contact.accountKey)) ? .left : .removed
+            gone[member.contact] = ([contact.accountKey] + (contact.previousAccountKey.map { [$0] } ?? [])).contains { leavers.contains(HashedBytes($0)) }
+                ? .left : .removed
         }
         let selfState: ConversationMember.State = log.roster.isMember(me) ? .current : leavers.contains(HashedBytes(me)) ? .left : .removed
         try tx.setRoster(conversation, name: log.roster.name, selfState: selfState, heads: log.sortedHeads.flatMap(\.bytes),
@@ -204,10 +217,82 @@ package enum Groups {
         for group in try tx.groups() where group.state == .current && !group.isBlocked {
             guard try tx.members(group.conversation).contains(where: { $0.contact == member.id && $0.state == .current }),
                   let log = try log(group, tx),
-                  log.roster.member(me)?.role == .admin || log.roster.member(member.accountKey)?.role == .admin else { continue }
+                  log.roster.member(me)?.role == .admin || role(of: member, in: log.roster) == .admin else { continue }
             try sendLog(log, in: group.conversation, to: member, tx, at: now, clock: clock)
             handed += 1
         }
         return handed
+    }
+
+    // MARK: members who rotated their keys
+
+    /// The contact row a roster's member is: by the key they sign with now, else by a key
+    /// they had before a rekey — pinned here still (their rotation not taken yet), or the
+    /// one a taken rotation left (`contact(anyAccountKey:)`: their rekey not in this log yet).
+    static func contact(for member: GroupRoster.Member, _ tx: StoreTransaction) throws -> Contact? {
+        for key in [member.accountKey] + member.formerKeys.reversed() {
+            if let found = try tx.contact(anyAccountKey: key) { return found }
+        }
+        return nil
+    }
+
+    /// Whether `contact` is in `roster`, by the key pinned for them or the one they rotated from.
+    static func isMember(_ contact: Contact, of roster: GroupRoster) -> Bool {
+        role(of: contact, in: roster) != nil
+    }
+
+    static func role(of contact: Contact, in roster: GroupRoster) -> GroupRole? {
+        (roster.member(contact.accountKey) ?? contact.previousAccountKey.flatMap { roster.member($0) })?.role
+    }
+
+    /// The rekey this account owes `log`, taken into it: its roster names this account by
+    /// the key it rotated from (a log from before `keys rotate`, or one an admin added it to
+    /// again with its old code), so it signs with that key the change naming its key now, for
+    /// the device the roster has (`GroupRoster.applying`). Nil when the roster names it by its
+    /// key now, or not at all.
+    static func rekey(_ log: inout GroupLog, as identity: AccountIdentity) -> VerifiedChange? {
+        guard let previous = identity.previous?.key, let mine = log.roster.author(previous.publicKey),
+              !log.roster.isMember(identity.accountKey.publicKey) else { return nil }
+        let code = ContactCode.signed(name: identity.name, account: identity.accountKey, device: mine.code.deviceKey,
+                                      relay: identity.relay, inviteToken: identity.inviteToken.bytes)
+        let change = MembershipChange.next(.rekey(code), in: log, by: previous)
+        guard case .taken = log.receive(change), log.ineffective[change.id] == nil else { return nil }
+        return change
+    }
+
+    /// Every group whose roster names this account by the key it rotated from gets its rekey
+    /// (after `keys rotate`; at each start, for a rotation cut short before this ran), sent
+    /// to its members. Returns how many groups.
+    @discardableResult
+    static func rekeyAll(as identity: AccountIdentity, _ tx: StoreTransaction, at now: Int64, clock: any Clock) throws -> Int {
+        guard identity.previous != nil else { return 0 }
+        var rekeyed = 0
+        for group in try tx.groups() where group.state == .current {
+            guard var log = try log(group, tx), let change = rekey(&log, as: identity) else { continue }
+            try publish(change, of: log, in: group.conversation, me: identity.accountKey.publicKey, id: .fresh(clock), tx, at: now, clock: clock)
+            rekeyed += 1
+        }
+        return rekeyed
+    }
+
+    /// A change this account made, taken into `log` already: stored, the roster set, and the
+    /// log so far sent to every member the roster has now (and `alsoTo`), the newest change
+    /// last — a member who just joined can follow it all; the last part (the change) has
+    /// `id`. Whether a member row was made.
+    @discardableResult
+    static func publish(_ change: VerifiedChange, of log: GroupLog, in conversation: ConversationID, me: [UInt8], id: MessageID,
+                        alsoTo extra: [ContactID] = [], _ tx: StoreTransaction, at now: Int64, clock: any Clock,
+                        queued: (ContactID) -> Void = { _ in }) throws -> Bool {
+        try tx.storeGroupChange(conversation, id: change.id.bytes, bytes: change.change.encoded, taken: true, at: now)
+        let added = try setRoster(conversation, from: log, me: me, tx, at: now)
+        let recipients = Array(Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact) + extra)).sorted()
+        guard !recipients.isEmpty else { return added }
+        let parts = AccountService.parts(log.order.map { log.changes[$0]!.encoded })
+        for (i, part) in parts.enumerated() {
+            try tx.insertOutgoing(conversation: conversation, id: i == parts.count - 1 ? id : .fresh(clock),
+                                  content: .control(.groupChanges(part)), at: now, to: recipients)
+        }
+        for member in recipients { queued(member) }
+        return added
     }
 }

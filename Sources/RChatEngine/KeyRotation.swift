@@ -36,7 +36,7 @@ extension AccountService {
     /// that whoever holds a copy of the old keys loses the mailbox too: relays hand what they
     /// held for the old mailbox to the new one and refuse the old one from then on. Contacts
     /// keep being spoken to with the previous key until each accepts the new one; the contact
-    /// code carries the new key and token from now on.
+    /// code carries the new key and token from now on; each group's log says so (`Groups.rekeyAll`).
     public func rotateKeys() throws(EngineError) {
         guard var account = try Self.wrap({ try store.account() }) else { throw .noAccount(locations.home) }
         let me = try identity()
@@ -65,6 +65,12 @@ extension AccountService {
                 try tx.resetRotationAcknowledgements()
             }
         }
+        // Each group's log names the account by its new key from its next change on: the
+        // rekey, signed with the old key (a running engine, or the next to start, does it
+        // too if this is cut short).
+        let rotated = try identity()
+        let t = clock.now()
+        try Self.wrap { try store.transaction { tx in try Groups.rekeyAll(as: rotated, tx, at: t, clock: clock) } }
         WakeSignal.poke(home: locations.home)
     }
 }

@@ -51,6 +51,8 @@ public struct Contact: Equatable, Sendable {
     /// other members; nil for one entered before rChat kept it, or a request's sender.
     public var code: String? = nil
     public var kind: Kind = .contact
+    /// The account key they rotated away from (their last rotation taken here), nil before any.
+    public var previousAccountKey: [UInt8]? = nil
 
     /// A person the user added (or who wrote first), or one known only from a group's log.
     public enum Kind: String, Sendable, Equatable {

@@ -5,7 +5,7 @@ extension StoreAccess {
     static var contactColumns: String {
         """
         id, name, account_key, device_key, device_certificate, relay_address, invite_token,
-        state, blocked, muted, deleted, rotation_acknowledged, keys_changed_at, added_at, code, kind
+        state, blocked, muted, deleted, rotation_acknowledged, keys_changed_at, added_at, code, kind, previous_account_key
         """
     }
 
@@ -48,6 +48,15 @@ extension StoreAccess {
                               [.blob(accountKey)]).map(Self.decodeContact)
     }
 
+    /// The contact (deleted or not) who has `accountKey` pinned, else the one who rotated
+    /// away from it: how a group's roster, which may name someone by the key they had before
+    /// (its rekey not taken yet), finds them.
+    public func contact(anyAccountKey key: [UInt8]) throws -> Contact? {
+        if let pinned = try contact(accountKey: key) { return pinned }
+        return try database.queryOne("SELECT \(Self.contactColumns) FROM contacts WHERE previous_account_key = ? ORDER BY id LIMIT 1",
+                                     [.blob(key)]).map(Self.decodeContact)
+    }
+
     /// Contacts by name (case-insensitively), without the deleted ones unless asked, and
     /// without the people known only from a group unless asked (the engine's channels).
     public func contacts(includingDeleted: Bool = false, includingMembers: Bool = false) throws -> [Contact] {
@@ -85,16 +94,18 @@ extension StoreAccess {
     /// a key changed; only then does `keysChangedAt` move.
     @discardableResult
     public func updatePinnedKeys(contact id: ContactID, accountKey: [UInt8], deviceKey: [UInt8],
-                                 deviceCertificate: [UInt8], at now: Int64) throws -> Bool {
+                                 deviceCertificate: [UInt8], rotated: Bool = false, at now: Int64) throws -> Bool {
         try atomically {
             guard let current = try contact(id: id) else { throw StoreError.unknownContact(id) }
             let changed = current.accountKey != accountKey || current.deviceKey != deviceKey
+            // A rotation remembers the key it left (`contact(anyAccountKey:)`).
+            let previous = rotated && current.accountKey != accountKey ? current.accountKey : current.previousAccountKey
             try database.execute("""
                 UPDATE contacts SET account_key = ?, device_key = ?, device_certificate = ?,
-                    keys_changed_at = CASE WHEN ? THEN ? ELSE keys_changed_at END
+                    keys_changed_at = CASE WHEN ? THEN ? ELSE keys_changed_at END, previous_account_key = ?
                 WHERE id = ?
                 """, [.blob(accountKey), .blob(deviceKey), .blob(deviceCertificate), SQLValue(changed),
-                      .integer(now), .integer(id.rawValue)])
+                      .integer(now), SQLValue(previous), .integer(id.rawValue)])
             return changed
         }
     }
@@ -214,6 +225,7 @@ extension StoreAccess {
                 isBlocked: try row.bool("blocked"), isMuted: try row.bool("muted"), isDeleted: try row.bool("deleted"),
                 rotationAcknowledged: try row.bool("rotation_acknowledged"),
                 keysChangedAt: try row.int64("keys_changed_at"), addedAt: try row.int64("added_at"),
-                code: try row.optionalString("code"), kind: try row.enumValue("kind", table: "contacts", as: Contact.Kind.self))
+                code: try row.optionalString("code"), kind: try row.enumValue("kind", table: "contacts", as: Contact.Kind.self),
+                previousAccountKey: try row.optionalBlob("previous_account_key"))
     }
 }

@@ -124,6 +124,22 @@ extension StoreAccess {
         try outgoingMessages(conversation: contact.conversation, since: since)
     }
 
+    /// What this side's messages in `conversation` still on their way to `member` carry
+    /// (their delivery Sending, Sent or Not confirmed: the relay may yet hand it to them), of
+    /// those `keep` takes, oldest first: a group's changes handed to them
+    /// already are not handed again.
+    public func contentsOnTheirWay(conversation: ConversationID, to member: ContactID, where keep: (MessageContent) -> Bool) throws -> [MessageContent] {
+        try database.query("""
+            SELECT m.content AS content FROM message_status AS s JOIN messages AS m ON m.rowid = s.message_rowid
+            WHERE s.member_id = ? AND m.conversation_id = ? AND m.direction = 'out'
+                AND s.status IN ('Sending', 'Sent', 'Not confirmed')
+            ORDER BY m.position
+            """, [.integer(member.rawValue), .integer(conversation.rawValue)]).compactMap { row in
+            let content = try row.content("content", table: "messages").content
+            return keep(content) ? content : nil
+        }
+    }
+
     /// This side's messages with a delivery to `member` that shows Sent or Not confirmed
     /// (what may not have reached someone who started over), in their direct conversation
     /// and in every group, each with that delivery: their conversation's first, then by

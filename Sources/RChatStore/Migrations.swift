@@ -88,6 +88,7 @@ enum Migrations {
         Migration(version: 17, sql: SchemaGroupFiles.sql),
         Migration(version: 18, sql: SchemaGroupWaiting.sql),
         Migration(version: 19, sql: SchemaGroupHeads.sql, rebuildsTables: true),
+        Migration(version: 20, sql: SchemaRotatedKeys.sql),
     ]
 
     /// The reason a step failed, on one line.

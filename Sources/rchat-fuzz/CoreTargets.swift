@@ -93,6 +93,8 @@ enum MembershipChangeTarget: FuzzTarget {
     private static func check(_ log: GroupLog) {
         precondition(log.roster.members.count <= GroupRoster.memberLimit, "a roster over the limit")
         precondition(log.roster.members.isEmpty || log.roster.admins > 0, "a group with members and no admin")
+        let keys = log.roster.members.flatMap { [$0.accountKey] + $0.formerKeys }
+        precondition(Set(keys.map(Hex.encode)).count == keys.count, "one key for two members (or twice for one)")
         for id in log.order {
             precondition(log.changes[id]!.parents.allSatisfy { parent in log.order.firstIndex(of: parent)! < log.order.firstIndex(of: id)! },
                          "a change folded before its parent")
@@ -105,7 +107,8 @@ enum MembershipChangeTarget: FuzzTarget {
         let carol = Fixtures.code("Carol", Fixtures.signingKey(8), Fixtures.signingKey(9))
         for (action, author) in [(MembershipChange.Action.add([carol]), Fixtures.alice), (.role(member: Fixtures.bob.publicKey, .admin), Fixtures.alice),
                                  (.rename("Climbing"), Fixtures.bob), (.timer(seconds: 3600), Fixtures.bob),
-                                 (.remove(member: carol.accountKey), Fixtures.bob), (.leave, Fixtures.alice)] {
+                                 (.remove(member: carol.accountKey), Fixtures.bob),
+                                 (.leave, Fixtures.alice), (.rekey(Fixtures.code("Bob", Fixtures.signingKey(10), Fixtures.bobDevice)), Fixtures.bob)] {
             let change = MembershipChange.next(action, in: log, by: author)
             _ = log.receive(change)
             pieces.append(change.change.encoded)

@@ -15,6 +15,15 @@ private struct Person {
                                   inviteToken: [UInt8](repeating: 6, count: 16))
     }
 
+    /// The same person after `keys rotate` (the `n`th time): a new account key, the same device.
+    init(_ name: String, rotated n: Int, device: String? = nil) {
+        // `device`: another's device (a copy of the old key elsewhere naming its own).
+        key = Self.key(name + " account \(n)")
+        code = ContactCode.signed(name: name, account: key, device: Self.key((device ?? name) + " device").publicKey,
+                                  relay: RelayAddress(host: "127.0.0.1", port: 7000, publicKey: [UInt8](repeating: 5, count: 32)),
+                                  inviteToken: [UInt8](repeating: 6, count: 16))
+    }
+
     var account: [UInt8] { key.publicKey }
 
     private static func key(_ label: String) -> SigningKey {
@@ -49,7 +58,7 @@ final class MembershipLogTests: XCTestCase {
 
     private func everyKind(_ log: GroupLog) -> [MembershipChange] {
         [.add([bob.code, carol.code]), .remove(member: bob.account), .leave, .rename("Climbing"), .role(member: bob.account, .admin),
-         .role(member: bob.account, .member), .timer(seconds: 3600), .timer(seconds: 0)]
+         .role(member: bob.account, .member), .timer(seconds: 3600), .timer(seconds: 0), .rekey(Person("Alice", rotated: 1).code)]
             .map { MembershipChange.next($0, in: log, by: alice.key).change }
     }
 
@@ -72,8 +81,8 @@ final class MembershipLogTests: XCTestCase {
         bytes[0] = 2
         XCTAssertThrowsError(try MembershipChange(decoding: bytes)) { XCTAssertEqual($0 as? MembershipChange.DecodeError, .unsupportedVersion(2)) }
         bytes[0] = 1
-        bytes[1] = 8
-        XCTAssertThrowsError(try MembershipChange(decoding: bytes)) { XCTAssertEqual($0 as? MembershipChange.DecodeError, .unknownKind(8)) }
+        bytes[1] = 9
+        XCTAssertThrowsError(try MembershipChange(decoding: bytes)) { XCTAssertEqual($0 as? MembershipChange.DecodeError, .unknownKind(9)) }
 
         func refused(_ change: MembershipChange, _ field: String, file: StaticString = #filePath, line: UInt = #line) {
             XCTAssertThrowsError(try MembershipChange(decoding: change.encoded), file: file, line: line) {
@@ -105,6 +114,8 @@ final class MembershipLogTests: XCTestCase {
                                  signature: [UInt8](repeating: 0, count: 64)), "name")
         refused(MembershipChange(group: group, author: alice.account, counter: 1, parents: [parent], action: .timer(seconds: 7),
                                  signature: [UInt8](repeating: 0, count: 64)), "timer")
+        refused(MembershipChange(group: group, author: alice.account, counter: 1, parents: [parent], action: .rekey(alice.code),
+                                 signature: [UInt8](repeating: 0, count: 64)), "new account key (the author's own)")
         var role = MembershipChange(group: group, author: alice.account, counter: 1, parents: [parent], action: .role(member: bob.account, .admin),
                                     signature: [UInt8](repeating: 0, count: 64)).encoded
         role[role.count - 65] = 2
@@ -328,10 +339,12 @@ final class MembershipLogTests: XCTestCase {
     /// over what they hold in random order, then all meet: every one holds the same roster,
     /// heads and order.
     func testMembersWhoHoldTheSameChangesHoldTheSameRoster() {
-        let people = [alice, bob, carol, dave] + (0..<4).map { Person("M\($0)") }
-        var ineffective = 0, merges = 0
+        let everyone = [alice, bob, carol, dave] + (0..<4).map { Person("M\($0)") }
+        var ineffective = 0, merges = 0, rekeys = 0
         for seed in 1...40 {
             var random = SplitMix64(seed: UInt64(seed))
+            // Each signs with the key their own log knows them by now (a rekey moves it on).
+            var people = everyone, rotations = Array(repeating: 0, count: everyone.count)
             let (_, start) = create(Array(people[1..<4]))
             var logs = Array(repeating: start, count: people.count)
             var made: [VerifiedChange] = []
@@ -344,9 +357,18 @@ final class MembershipLogTests: XCTestCase {
                 let actions: [MembershipChange.Action] = [
                     .add([target.code]), .remove(member: target.account), .leave, .rename("R\(Int.random(in: 0..<9, using: &random))"),
                     .role(member: target.account, Bool.random(using: &random) ? .admin : .member), .timer(seconds: DisappearingTimer.allCases.randomElement(using: &random)!.rawValue),
+                    .rekey(Person(everyone[who].code.name, rotated: rotations[who] + 1).code),
                 ]
-                let change = MembershipChange.next(actions.randomElement(using: &random)!, in: logs[who], by: people[who].key)
-                if case .taken = logs[who].receive(change) { made.append(change) }
+                let action = actions.randomElement(using: &random)!
+                let change = MembershipChange.next(action, in: logs[who], by: people[who].key)
+                if case .taken = logs[who].receive(change) {
+                    made.append(change)
+                    if case .rekey = action, logs[who].ineffective[change.id] == nil {
+                        rotations[who] += 1
+                        people[who] = Person(everyone[who].code.name, rotated: rotations[who])
+                        rekeys += 1
+                    }
+                }
                 if Int.random(in: 0..<3, using: &random) == 0 {
                     let (x, y) = (Int.random(in: 0..<people.count, using: &random), Int.random(in: 0..<people.count, using: &random))
                     for change in logs[x].changes.map({ VerifiedChange(id: $0.key, change: $0.value) }).shuffled(using: &random) { _ = logs[y].receive(change) }
@@ -374,7 +396,78 @@ final class MembershipLogTests: XCTestCase {
         }
         XCTAssertGreaterThan(ineffective, 0, "concurrent changes left some without effect: the order decided")
         XCTAssertGreaterThan(merges, 0, "branches merged")
+        XCTAssertGreaterThan(rekeys, 10, "members rotated their keys along the way")
     }
+    // MARK: a member who rotates their keys
+
+    /// Bob rotates (`keys rotate`): his rekey, signed with the key the roster knows, names his
+    /// new one. He keeps his place and role, is found by either key, signs with the new one
+    /// only; a rekey for another device, to someone else's key, or by a non-member is refused.
+    func testARekeyMovesAMemberToTheirNewKeyAndOnlyThat() {
+        var (_, log) = create([bob, carol])
+        let bob1 = Person("Bob", rotated: 1)
+        guard case .taken = apply(.role(member: bob.account, .admin), by: alice, to: &log).1 else { return XCTFail("Bob an admin") }
+        XCTAssertEqual(apply(.rekey(Person("Bob", rotated: 1, device: "Mallory").code), by: bob, to: &log).1, .refused(.notPermitted(.otherDevice)))
+        let carolsKeyBobsDevice = ContactCode.signed(name: "Bob", account: carol.key, device: bob.code.deviceKey, relay: bob.code.relay,
+                                                     inviteToken: bob.code.inviteToken)
+        XCTAssertEqual(apply(.rekey(carolsKeyBobsDevice), by: bob, to: &log).1, .refused(.notPermitted(.alreadyAMember)), "someone else's key")
+        XCTAssertEqual(apply(.rekey(Person("Dave", rotated: 1).code), by: dave, to: &log).1, .refused(.notPermitted(.notAMember)))
+        guard case .taken = apply(.rekey(bob1.code), by: bob, to: &log).1, log.ineffective.isEmpty else { return XCTFail("Bob's rekey") }
+        XCTAssertEqual(names(log), ["Alice", "Bob", "Carol"], "his place kept")
+        let member = log.roster.member(bob.account)
+        XCTAssertEqual(member?.accountKey, bob1.account)
+        XCTAssertEqual(member?.formerKeys, [bob.account])
+        XCTAssertEqual(member?.joinedAs, bob.account)
+        XCTAssertEqual(member?.role, .admin)
+        XCTAssertTrue(log.roster.isMember(bob1.account) && log.roster.isMember(bob.account))
+        XCTAssertNil(log.roster.author(bob.account), "the old key signs nothing now")
+        XCTAssertEqual(apply(.rename("Stolen"), by: bob, to: &log).1, .refused(.notPermitted(.notAMember)), "a copy of the old key makes nothing")
+        guard case .taken = apply(.rename("Climbing"), by: bob1, to: &log).1, log.ineffective.isEmpty else { return XCTFail("his new key's change") }
+        XCTAssertEqual(log.roster.name, "Climbing")
+        // Twice: both old keys are his.
+        let bob2 = Person("Bob", rotated: 2)
+        guard case .taken = apply(.rekey(bob2.code), by: bob1, to: &log).1 else { return XCTFail("a second rekey") }
+        XCTAssertEqual(log.roster.member(bob.account)?.formerKeys, [bob.account, bob1.account])
+        XCTAssertEqual(apply(.rekey(Person("Bob", rotated: 3).code), by: bob1, to: &log).1, .refused(.notPermitted(.notAMember)))
+        guard case .taken = apply(.leave, by: bob2, to: &log).1, log.ineffective.isEmpty else { return XCTFail("he leaves with his newest key") }
+        XCTAssertFalse(log.roster.isMember(bob.account) || log.roster.isMember(bob2.account))
+    }
+
+    /// An admin who had not seen Bob's rekey removes him, or changes his role, by his old key;
+    /// Alice adds Dave, unseen by the rekey: whichever order the changes fold in, they reach
+    /// Bob as he is, and the rekey is one to hand on to Dave.
+    func testChangesMadeBeforeARekeyWasSeenStillNameTheMember() {
+        let (_, start) = create([bob, carol])
+        let bob1 = Person("Bob", rotated: 1)
+        for action: MembershipChange.Action in [.remove(member: bob.account), .role(member: bob.account, .admin)] {
+            var a = start, b = start
+            let (rekey, _) = apply(.rekey(bob1.code), by: bob, to: &b)
+            let (change, _) = apply(action, by: alice, to: &a)
+            guard case .taken = a.receive(rekey), case .taken = b.receive(change) else { return XCTFail("both take both") }
+            XCTAssertEqual(a.roster, b.roster)
+            XCTAssertNil(a.ineffective[change.id], "\(action) reached Bob whichever came first")
+            if case .remove = action {
+                XCTAssertFalse(a.roster.isMember(bob1.account) || a.roster.isMember(bob.account))
+            } else {
+                XCTAssertTrue(a.ineffective.isEmpty)
+                XCTAssertEqual(a.roster.member(bob1.account)?.role, .admin)
+            }
+        }
+        var a = start, b = start
+        let (rekey, _) = apply(.rekey(bob1.code), by: bob, to: &b)
+        let (addition, _) = apply(.add([dave.code]), by: alice, to: &a)
+        guard case .taken = a.receive(rekey) else { return XCTFail("Alice takes the rekey") }
+        XCTAssertEqual(a.membersUnseen(by: rekey.id), [dave.account], "Bob had not seen Dave join")
+        // Dave rotates next: a change made without seeing him join names him by his key now.
+        var c = start
+        let dave1 = Person("Dave", rotated: 1)
+        guard case .taken = apply(.rekey(dave1.code), by: dave, to: &a).1 else { return XCTFail("Dave's rekey") }
+        let (timer, _) = apply(.timer(seconds: 3600), by: carol, to: &c)
+        guard case .taken = a.receive(timer) else { return XCTFail("Alice takes Carol's timer") }
+        XCTAssertEqual(a.membersUnseen(by: timer.id), [dave1.account])
+        XCTAssertEqual(a.membersUnseen(by: addition.id), [])
+    }
+
     // MARK: comparing logs by their heads
 
     /// Alice holds Bob's leave and her rename after it; Carol holds only the create. Carol's

@@ -4,11 +4,19 @@ public struct GroupRoster: Equatable, Sendable {
     public static let memberLimit = 100
 
     public struct Member: Equatable, Sendable {
-        public let code: ContactCode
+        public var code: ContactCode
         public var role: GroupRole
         /// The account key of the admin whose change brought it in (its own for the creator).
         public let addedBy: [UInt8]
+        /// The account keys it had before its rekeys, the oldest (the one it joined with) first.
+        public var formerKeys: [[UInt8]] = []
+        /// The key it signs with now.
         public var accountKey: [UInt8] { code.accountKey }
+        /// The key it joined with: the create's or add's code named it so.
+        public var joinedAs: [UInt8] { formerKeys.first ?? code.accountKey }
+        /// Whether `key` is this member's, now or before a rekey (a change made before it by
+        /// someone who had not seen it names them so; a contact pinned before it knows them so).
+        public func has(_ key: [UInt8]) -> Bool { code.accountKey == key || formerKeys.contains(key) }
     }
 
     public var name: String
@@ -16,9 +24,13 @@ public struct GroupRoster: Equatable, Sendable {
     public var members: [Member]
     public var timerSeconds: UInt32 = 0
 
-    public func member(_ accountKey: [UInt8]) -> Member? { members.first { $0.accountKey == accountKey } }
+    /// The member whose key `accountKey` is, now or before a rekey.
+    public func member(_ accountKey: [UInt8]) -> Member? { members.first { $0.has(accountKey) } }
     public func isMember(_ accountKey: [UInt8]) -> Bool { member(accountKey) != nil }
     public func isAdmin(_ accountKey: [UInt8]) -> Bool { member(accountKey)?.role == .admin }
+    /// Only the key a member signs with now makes a change: one made with a key they had
+    /// before a rekey (a copy of it elsewhere) changes nothing.
+    public func author(_ accountKey: [UInt8]) -> Member? { members.first { $0.accountKey == accountKey } }
     public var admins: Int { members.count { $0.role == .admin } }
 
     /// Why a change that was taken into the log changed nothing where it stands in the order
@@ -34,6 +46,8 @@ public struct GroupRoster: Equatable, Sendable {
         /// The group would keep no admin.
         case lastAdmin
         case secondCreate
+        /// A rekey for another device than the one the roster has for its author.
+        case otherDevice
 
         public var description: String {
             switch self {
@@ -45,6 +59,7 @@ public struct GroupRoster: Equatable, Sendable {
             case .overLimit: "the group would have more than \(GroupRoster.memberLimit) members"
             case .lastAdmin: "the group would have no admin"
             case .secondCreate: "the group was created already"
+            case .otherDevice: "it names another device than its author's"
             }
         }
     }
@@ -53,7 +68,7 @@ public struct GroupRoster: Equatable, Sendable {
     /// starts a roster (`init(creating:)`).
     public func applying(_ change: MembershipChange) -> Result<GroupRoster, Ineffective> {
         let author = change.author
-        guard let me = member(author) else { return .failure(.notAMember) }
+        guard let me = self.author(author) else { return .failure(.notAMember) }
         if change.action.needsAdmin, me.role != .admin { return .failure(.notAnAdmin) }
         var next = self
         switch change.action {
@@ -64,9 +79,9 @@ public struct GroupRoster: Equatable, Sendable {
             guard members.count + codes.count <= Self.memberLimit else { return .failure(.overLimit) }
             next.members += codes.map { Member(code: $0, role: .member, addedBy: author) }
         case .remove(let target):
-            guard target != author else { return .failure(.removesItself) }
-            guard isMember(target) else { return .failure(.targetNotAMember) }
-            next.members.removeAll { $0.accountKey == target }
+            guard let removed = member(target) else { return .failure(.targetNotAMember) }
+            guard removed.accountKey != author else { return .failure(.removesItself) }
+            next.members.removeAll { $0.has(target) }
         case .leave:
             next.members.removeAll { $0.accountKey == author }
             // Its last admin gone, the group is not left without one: the longest-standing
@@ -75,11 +90,19 @@ public struct GroupRoster: Equatable, Sendable {
         case .rename(let name):
             next.name = name
         case .role(let target, let role):
-            guard let index = members.firstIndex(where: { $0.accountKey == target }) else { return .failure(.targetNotAMember) }
+            guard let index = members.firstIndex(where: { $0.has(target) }) else { return .failure(.targetNotAMember) }
             next.members[index].role = role
             if next.admins == 0 { return .failure(.lastAdmin) }
         case .timer(let seconds):
             next.timerSeconds = seconds
+        case .rekey(let code):
+            // The same device, vouched for by the new key: a copy of the old key elsewhere
+            // cannot move the member to a device of its own.
+            guard code.deviceKey == me.code.deviceKey else { return .failure(.otherDevice) }
+            guard !isMember(code.accountKey) else { return .failure(.alreadyAMember) }
+            let index = members.firstIndex { $0.accountKey == author }!
+            next.members[index].formerKeys.append(author)
+            next.members[index].code = code
         }
         return .success(next)
     }
@@ -190,9 +213,9 @@ public struct GroupLog: Sendable {
             default: break
             }
         }
-        return roster.members.map(\.accountKey).filter { key in
-            key != change.author && joined[key].map { $0 != id && !ancestors.contains($0) } == true
-        }
+        return roster.members.filter { member in
+            !member.has(change.author) && joined[member.joinedAs].map { $0 != id && !ancestors.contains($0) } == true
+        }.map(\.accountKey)
     }
 
     // MARK: comparing logs by their heads (anti-entropy, not wired to the wire yet)

@@ -54,7 +54,8 @@ public enum GroupRole: UInt8, Sendable, CaseIterable {
 ///     parents u8 ‖ parent ids 32 each, ascending ‖ body ‖ signature 64
 ///
 /// Bodies: create: name str ‖ codes; add: codes; remove: account key 32; leave: nothing;
-/// rename: name str; role: account key 32 ‖ role u8; timer: seconds u32 (0: off). Codes:
+/// rename: name str; role: account key 32 ‖ role u8; timer: seconds u32 (0: off); rekey: the
+/// author's new contact code (u16 + UTF-8), for another account key than the author's. Codes:
 /// count u8 ‖ each member's contact code as text (u16 + UTF-8), so each new member can reach
 /// the others and pins the keys their own account signed. A create's first code is its
 /// author's own. The decoder takes the one canonical encoding only: anything else (trailing
@@ -71,6 +72,9 @@ public struct MembershipChange: Equatable, Sendable {
         case role(member: [UInt8], GroupRole)
         /// The group's disappearing-message timer in seconds (one of `DisappearingTimer`'s), 0 for off.
         case timer(seconds: UInt32)
+        /// Its author rotated their account key (`rchat keys rotate`): signed with the key the
+        /// roster knows them by, it names the new one in their new code (the same device).
+        case rekey(ContactCode)
 
         var kind: UInt8 {
             switch self {
@@ -81,6 +85,7 @@ public struct MembershipChange: Equatable, Sendable {
             case .rename: 5
             case .role: 6
             case .timer: 7
+            case .rekey: 8
             }
         }
 
@@ -88,7 +93,7 @@ public struct MembershipChange: Equatable, Sendable {
         public var needsAdmin: Bool {
             switch self {
             case .create, .add, .remove, .rename, .role: true
-            case .leave, .timer: false
+            case .leave, .timer, .rekey: false
             }
         }
     }
@@ -146,6 +151,8 @@ public struct MembershipChange: Equatable, Sendable {
             w.u8(role.rawValue)
         case .timer(let seconds):
             w.u32(seconds)
+        case .rekey(let code):
+            w.string(code.text)
         }
         return w.bytes
     }
@@ -181,7 +188,7 @@ public struct MembershipChange: Equatable, Sendable {
         let version = try take { try $0.u8() }
         guard version == Self.version else { throw .unsupportedVersion(version) }
         let kind = try take { try $0.u8() }
-        guard (1...7).contains(kind) else { throw .unknownKind(kind) }
+        guard (1...8).contains(kind) else { throw .unknownKind(kind) }
         group = kind == 1 ? nil : GroupID(try take { try $0.raw(GroupID.byteCount) })
         let author = try take { try $0.raw(Self.keyBytes) }
         self.author = author
@@ -199,16 +206,17 @@ public struct MembershipChange: Equatable, Sendable {
             guard let text = String(validating: raw, as: UTF8.self), ContactCode.validName(text) else { throw .badField("name") }
             return text
         }
+        func code() throws(DecodeError) -> ContactCode {
+            let raw = try take { try $0.short() }
+            guard let text = String(validating: raw, as: UTF8.self), let code = try? ContactCode(parsing: text), code.text == text
+            else { throw .badField("contact code") }
+            return code
+        }
         func codes(atLeast least: Int) throws(DecodeError) -> [ContactCode] {
             let count = Int(try take { try $0.u8() })
             guard count >= least, count <= Self.maxCodes else { throw .badField("number of members") }
             var codes: [ContactCode] = []
-            for _ in 0..<count {
-                let raw = try take { try $0.short() }
-                guard let text = String(validating: raw, as: UTF8.self), let code = try? ContactCode(parsing: text), code.text == text
-                else { throw .badField("contact code") }
-                codes.append(code)
-            }
+            for _ in 0..<count { codes.append(try code()) }
             guard Set(codes.map { HashedBytes($0.accountKey) }).count == codes.count else { throw .badField("member named twice") }
             return codes
         }
@@ -230,10 +238,14 @@ public struct MembershipChange: Equatable, Sendable {
             let member = try key()
             guard let role = GroupRole(rawValue: try take { try $0.u8() }) else { throw .badField("role") }
             action = .role(member: member, role)
-        default:
+        case 7:
             let seconds = try take { try $0.u32() }
             guard DisappearingTimer(rawValue: seconds) != nil else { throw .badField("timer") }
             action = .timer(seconds: seconds)
+        default:
+            let new = try code()
+            guard new.accountKey != author else { throw .badField("new account key (the author's own)") }
+            action = .rekey(new)
         }
         signature = try take { try $0.raw(Self.signatureBytes) }
         guard r.isAtEnd else { throw .badField("length (bytes after the signature)") }
@@ -257,6 +269,7 @@ extension MembershipChange {
         case .timer(let seconds):
             guard let phrase = DisappearingTimer(rawValue: seconds)?.phrase else { return "turned off disappearing messages" }
             return "set disappearing messages to \(phrase)"
+        case .rekey: return "changed their keys"
         }
     }
 
