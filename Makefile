@@ -83,9 +83,9 @@ SEEDS ?= 1000
 FIRST ?= 1
 simulate: deps
 	$(SWIFT) build -c release --product rchat-simulate
-	@if [ -n "$(SEED)" ]; then .build/release/rchat-simulate --seed $(SEED) $(if $(GROUPS),--groups); \
-	elif [ -n "$(HOURS)" ]; then .build/release/rchat-simulate --hours $(HOURS) --first $(FIRST) --jobs 2 $(if $(GROUPS),--groups); \
-	else .build/release/rchat-simulate --seeds $(SEEDS) --first $(FIRST) --jobs 2 $(if $(GROUPS),--groups); fi
+	@if [ -n "$(SEED)" ]; then .build/release/rchat-simulate --seed $(SEED) $(if $(GROUPS),--groups)$(if $(ROTATIONS), --rotations); \
+	elif [ -n "$(HOURS)" ]; then .build/release/rchat-simulate --hours $(HOURS) --first $(FIRST) --jobs 2 $(if $(GROUPS),--groups)$(if $(ROTATIONS), --rotations); \
+	else .build/release/rchat-simulate --seeds $(SEEDS) --first $(FIRST) --jobs 2 $(if $(GROUPS),--groups)$(if $(ROTATIONS), --rotations); fi
 
 # The relay beside mosquitto 2.0 QoS 1 (a benchmark, not a test; see README "Relay benchmark").
 bench-relay: deps

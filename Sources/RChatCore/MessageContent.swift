@@ -196,7 +196,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             // A change travels with the log before it (so a new member can follow): the
             // last is what it did.
             guard let last = changes.last.flatMap({ try? MembershipChange(decoding: $0) }) else { return "\(who) changed the group." }
-            if case .rekey = last.action { return direction == .outgoing ? "Your keys changed." : RecoveryRows.keysChanged(name: peer, count: 0) }
+            if case .rekey = last.action { return who == "You" ? "Your keys changed." : RecoveryRows.keysChanged(name: who, count: 0) }
             return "\(who) \(last.summary)."
         case .newer:
             return Self.newerText

@@ -326,10 +326,24 @@ extension AccountService {
                 names[id] = found
                 return found
             }
+            // A change is told as its author made it, whoever handed it on (a sync, a log
+            // handed to a member who started over): "Alice renamed…", not the one who passed it.
+            var mine: Set<[UInt8]>?
+            func changeAuthor(_ content: MessageContent) throws -> String? {
+                guard case .control(.groupChanges(let changes)) = content,
+                      let last = changes.last.flatMap({ try? MembershipChange(decoding: $0) }) else { return nil }
+                if mine == nil {
+                    let me = try identity()
+                    mine = Set([me.accountKey.publicKey] + (me.previous.map { [$0.key.publicKey] } ?? []))
+                }
+                if mine!.contains(last.author) { return "You" }
+                return try store.contact(anyAccountKey: last.author)?.name
+            }
             return try stored.map { stored -> ConversationItem in
                 guard case .message(let m) = stored else { return item(stored, files, peer: group.name) }
                 let author = try m.author.map(name)
-                var shown = item(stored, files, peer: author ?? group.name)
+                let teller = m.isOutgoing ? nil : try changeAuthor(m.content)
+                var shown = item(stored, files, peer: teller ?? author ?? group.name)
                 guard case .message(var message) = shown else { return shown }
                 message.author = author
                 if m.isOutgoing {

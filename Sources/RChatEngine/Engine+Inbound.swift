@@ -243,6 +243,7 @@ extension Engine {
         guard channel.hasSession else { return }
         try Recovery.sendNoticeIfNeeded(channel, context: self)
         try announceRotationIfNeeded(channel)
+        try tellHeads(channel)
         try flushOutbox(channel, ignoringBackoff: true)
         receipts.schedule(urgent: true, context: self)
     }
@@ -457,6 +458,12 @@ extension Engine {
             guard let group = try tx.group(id: groupID.bytes) else { return }
             try raiseGroupDeliveries(group.conversation, ids, header.kind == .groupReceiptRead ? .readReceipt : .deliveredReceipt,
                                      exceptAttachments: header.kind == .groupReceiptDelivered, from: channel, tx, &after)
+        case .groupHeads:
+            guard !contact.isBlocked, !contact.isDeleted else { return }
+            guard let (groupID, heads) = GroupWire.heads(body) else { return rejectForged("a group's heads from \(contact.name) that do not read") }
+            guard let group = try tx.group(id: groupID.bytes), group.state == .current,
+                  try tx.currentMembers(group.conversation).contains(contact.id) else { return }
+            try compareHeads(heads, of: group, from: channel, tx, &after)
         case .groupSync:
             guard !contact.isBlocked, !contact.isDeleted else { return }
             guard let (groupID, ids) = GroupWire.sync(body) else { return rejectForged("a group's changes from \(contact.name) that do not read") }
@@ -509,9 +516,9 @@ extension Engine {
 
     /// What a person known only through a group may send: a group's messages, receipts and
     /// files (a file's chunks, progress, refusal and Delivered name a group message by id),
-    /// what their log of a group holds, could-not-read notices (recovery per member: its ids name group messages), their
+    /// what their log of a group holds and its heads, could-not-read notices (recovery per member: its ids name group messages), their
     /// key rotations and acceptances of ours (the channel's keys), and cover.
-    static let memberKinds: Set<EnvelopeKind> = [.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .groupSync, .chunk, .fileProgress,
+    static let memberKinds: Set<EnvelopeKind> = [.groupMessage, .groupReceiptDelivered, .groupReceiptRead, .groupSync, .groupHeads, .chunk, .fileProgress,
                                                  .fileRefused, .fileDelivered, .notice, .keyRotation, .keyRotationAccepted, .cover]
 
     /// Whole files' Delivered from the channel's contact: each id names a file this side sent
@@ -621,6 +628,31 @@ extension Engine {
             if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
         }
         if !log.unknown(ids).isEmpty { try tellChanges(of: group, to: channel, key: [1] + ids.flatMap(\.bytes), log: log, tx, &after) }
+    }
+
+    /// At each session with someone: the heads of each group this side is in with them
+    /// (`groupHeads`), so two logs that differ compare themselves (`compareHeads` there) even
+    /// while nobody writes — a change that missed them reaches them at the next session.
+    func tellHeads(_ channel: PairwiseChannel) throws(EngineError) {
+        guard channel.carries(.receipt) else { return }
+        let contact = channel.contact.id
+        let groups = try AccountService.wrap {
+            try store.transaction { tx in
+                try tx.groups().filter { group in
+                    guard group.state == .current, !group.isBlocked, !group.heads.isEmpty else { return false }
+                    return try tx.currentMembers(group.conversation).contains(contact)
+                }
+            }
+        }
+        for group in groups {
+            guard var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+            let envelope = Envelope.seal(kind: .groupHeads, messageID: .fresh(clock), sequence: sequence,
+                                         body: GroupWire.headsBody(group: group.groupID, heads: group.heads), keys: keys, conversation: channel.secret)
+            channel.saved = saved
+            do { try sendOnLink(channel, .envelope(envelope), as: .control(contact, .envelope(envelope))) } catch {
+                return log("cannot tell \(channel.contact.name) the heads of a group: \(error)")
+            }
+        }
     }
 
     /// A `groupSync` with every change this side's log holds, to the channel's contact (an

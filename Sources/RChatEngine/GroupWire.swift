@@ -54,6 +54,20 @@ enum GroupWire {
         return r.isAtEnd ? (group, ids) : nil
     }
 
+    /// `groupHeads`: the group's id, then the heads of the sender's log (a u8 count, at most
+    /// 16, then 32 bytes each). Sent, not stored, at each session with a member: logs that
+    /// differ compare themselves (a `groupSync`) even while nobody writes.
+    static func headsBody(group: [UInt8], heads: [UInt8]) -> [UInt8] {
+        group + [UInt8(heads.count / ChangeID.byteCount)] + heads
+    }
+
+    /// nil unless the body is a group id and at most 16 heads, nothing after them.
+    static func heads(_ body: [UInt8]) -> (group: GroupID, heads: [ChangeID])? {
+        var r = ByteReader(body)
+        guard let id = try? r.raw(GroupID.byteCount), let group = GroupID(id), let heads = heads(&r), r.isAtEnd else { return nil }
+        return (group, heads)
+    }
+
     private static func heads(_ r: inout ByteReader) -> [ChangeID]? {
         guard let count = try? r.u8(), Int(count) <= MembershipChange.maxParents else { return nil }
         var heads: [ChangeID] = []

@@ -3,8 +3,8 @@ import RChatCore
 import RChatEngine
 import RChatStore
 
-/// Groups in the simulation (issue 30): three to five accounts, every one a contact of every
-/// other, in one group the first made; its members write to it, read it, and its admin
+/// Groups in the simulation (issue 30): three to five accounts, the first a contact of every
+/// other and the others of each other or strangers, in one group the first made; its members write to it, read it, and its admin
 /// removes and adds members again, members leave and come back, among the faults, crashes,
 /// power cuts and reinstalls of every run. `GroupInvariants` checks after every step that
 /// each delivery's status is as true as one-to-one, that nothing is shown twice, and that
@@ -17,9 +17,20 @@ extension SimulatedWorld {
     /// The group mode's invariants (made by `setUpGroup`).
     var groupChecks: GroupInvariants { groupInvariants! }
 
-    /// The group mode's set-up: the accounts (3 to 5), and the first one's group of all of them.
+    /// The group mode's set-up: the accounts (3 to 5), and the first one's group of all of
+    /// them. The first knows every other; each other pair knows each other or not (half the
+    /// time): strangers meet through the group, as `Contact.Kind.member`s.
     func setUpGroup() throws {
-        try setUp(accounts: 3 + Int.random(in: 0...2, using: &random))
+        let n = 3 + Int.random(in: 0...2, using: &random)
+        var strangers: Set<[Int]> = []
+        for a in 1..<n {
+            for b in (a + 1)..<max(a + 1, n) where random.chance(0.5) { strangers.insert([a, b]) }
+        }
+        try setUp(accounts: n) { a, b in !strangers.contains([min(a, b), max(a, b)]) }
+        if !strangers.isEmpty {
+            trace.note("strangers to each other: " + strangers.sorted { $0.lexicographicallyPrecedes($1) }
+                .map { "\(accounts[$0[0]].name)–\(accounts[$0[1]].name)" }.joined(separator: ", "))
+        }
         let admin = accounts[0]
         _ = try admin.commands(clock).createGroup(name: Self.groupName, members: accounts.dropFirst().map(\.name))
         groupInvariants = GroupInvariants(world: self)
@@ -44,7 +55,8 @@ extension SimulatedWorld {
         case ..<0.78: return .killRelay
         case ..<0.79: return .allOffline(hours: random.uniform(0.5...30))
         case ..<0.80: return .reinstall(who, newPhone: false)
-        case ..<0.86: return .groupChange(who: who)
+        case ..<0.85: return .groupChange(who: who)
+        case ..<0.86: return rotations ? .rotateKeys(who) : .groupChange(who: who)
         case ..<0.90: return .resendGroup(who: who)
         default: return .powerCut(random.chance(0.25) ? n : who)
         }
@@ -82,9 +94,24 @@ extension SimulatedWorld {
             try changeGroup(by: accounts[who])
         case .resendGroup(let who):
             try pressResendInGroup(accounts[who])
+        case .rotateKeys(let who):
+            let account = accounts[who]
+            do { try account.commands(clock).rotateKeys() } catch { return trace.note("\(account.name) cannot rotate: \(error)") }
+            trace.note("\(account.name) rotated their keys")
+            account.engine?.wake()
         default:
             try perform(action)
         }
+    }
+
+    /// Whether someone has not yet accepted the account's rotated key. A backup carries the
+    /// account key, not the one it rotated from: restored before everyone took the rotation,
+    /// the install meets Keys don't match (one-to-one as well; not what the group mode
+    /// checks), so the group mode does not reinstall such an account.
+    func awaitsRotationAcceptance(_ account: SimulatedAccount) throws -> Bool {
+        let service = try account.commands(clock)
+        guard try service.identity().previous != nil else { return false }
+        return try service.store.contacts(includingDeleted: true, includingMembers: true).contains { !$0.rotationAcknowledged }
     }
 
     /// A change of the roster: the admin (the first account) takes a member out or brings

@@ -20,6 +20,8 @@ public enum SimulateCommand {
         public var hours: Double?
         /// The group mode (`SimulatedWorld.Options.groups`).
         public var groups = false
+        /// `SimulatedWorld.Options.rotations`.
+        public var rotations = false
         public init() {}
     }
 
@@ -34,8 +36,9 @@ public enum SimulateCommand {
     static let hours = Declared<Int>.integer("--hours", in: 1...10_000, default: 1,
                                              help: "run seeds until this many hours have passed (instead of --seeds)")
     static let groups = Option.flag("--groups", help: "3 to 5 accounts in one group, its members writing, changing and recovering")
+    static let rotations = Option.flag("--rotations", help: "with --groups: members rotate their keys too")
     static let help = Option.flag("--help", aliases: ["-h"], help: "this text")
-    static let options = [seeds.option, first.option, steps.option, jobs.option, seed.option, traceLines.option, hours.option, groups, help]
+    static let options = [seeds.option, first.option, steps.option, jobs.option, seed.option, traceLines.option, hours.option, groups, rotations, help]
 
     public static var usage: String {
         OptionHelp.usage("rchat-simulate", optional: options) + "\n" + OptionHelp.list(options)
@@ -61,6 +64,7 @@ public enum SimulateCommand {
             options.steps = settings.steps
             options.traceLines = settings.traceLines
             options.groups = settings.groups
+            options.rotations = settings.rotations
             let outcome = SimulatedWorld.run(seed: seed, options: options)
             if !outcome.passed, settings.groups { print("(the group mode: make simulate SEED=\(seed) GROUPS=1)") }
             for line in outcome.tail { print(line) }
@@ -92,6 +96,7 @@ public enum SimulateCommand {
         if parsed.value(seed.option.name) != nil { settings.replay = UInt64(parsed[seed]) }
         if parsed.value(hours.option.name) != nil { settings.hours = Double(parsed[hours]) }
         settings.groups = parsed.has(groups)
+        settings.rotations = parsed.has(rotations)
         return settings
     }
 
@@ -107,6 +112,7 @@ public enum SimulateCommand {
                 var options = SimulatedWorld.Options()
                 options.steps = settings.steps
                 options.groups = settings.groups
+                options.rotations = settings.rotations
                 while true {
                     let n = next.add(1, ordering: .relaxed).oldValue
                     if let deadline { guard Date() < deadline else { break } } else { guard n < UInt64(settings.seeds) else { break } }

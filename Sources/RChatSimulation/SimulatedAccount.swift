@@ -22,8 +22,12 @@ final class SimulatedAccount {
     /// Bumped at every reinstall (a new home) and new phone (a new device directory too).
     private(set) var installs = 0
 
+    /// Its place among the world's accounts.
+    let index: Int
+
     init(name: String, index: Int, directory: String) {
         self.name = name
+        self.index = index
         self.directory = directory
         var bytes = [UInt8](repeating: 0, count: 16)
         bytes[0] = 0xFD

@@ -12,11 +12,12 @@ extension GroupTests {
         (try? world.box.rchat(person, ["group", "members", group]).status) == 0
     }
 
-    func testAChangeAMemberNeverHadReachesThemFromTheNextMessageOfAnyMember() throws {
+    /// Alice renames Friends to Climbing, and her device loses Bob's copy of the rename before
+    /// the relay took it; Carol takes hers.
+    func renameThatBobNeverHad() throws {
         try friends(["Bob", "Carol"])
         world.stopSync("alice")
         try world.expectSuccess(try world.box.rchat("alice", ["group", "rename", "Friends", "Climbing"]))
-        // As if Alice's device lost Bob's copy of the rename before the relay took it.
         let db = try Database(path: world.box.path("alice-home") + "/rchat.db", fileMode: 0o600)
         try db.execute("""
             DELETE FROM outbox WHERE member_id = (SELECT id FROM contacts WHERE name = 'Bob')
@@ -27,6 +28,10 @@ extension GroupTests {
         try world.startSync("alice")
         try world.eventually("Carol took the rename", timeout: 30) { self.holds("carol", "Climbing") }
         XCTAssertTrue(holds("bob", "Friends"), "Bob never had it")
+    }
+
+    func testAChangeAMemberNeverHadReachesThemFromTheNextMessageOfAnyMember() throws {
+        try renameThatBobNeverHad()
 
         // Carol writes: her heads name the rename, Bob asks her for it and she hands it on.
         let id = try world.send("carol", to: "Climbing", "on the wall at six")
@@ -39,5 +44,16 @@ extension GroupTests {
         }
         XCTAssertEqual(try groupList("bob", "Climbing").filter { $0["id"] as? String == id }.count, 1, "shown once")
         assertDeliveredNeverGoesBack(world)
+    }
+
+    /// The same loss while nobody writes: at Bob's next session each member tells him the
+    /// heads of their logs (`groupHeads`), his differ, and the rename reaches him, once.
+    func testAChangeAMemberNeverHadReachesThemAtTheirNextSessionWhileNobodyWrites() throws {
+        try renameThatBobNeverHad()
+        world.stopSync("bob")
+        try world.startSync("bob")
+        try world.eventually("Bob holds the rename", timeout: 30) { self.holds("bob", "Climbing") }
+        let texts = try groupList("bob", "Climbing").compactMap { $0["text"] as? String }
+        XCTAssertEqual(texts.filter { $0 == "Alice renamed the group \u{201C}Climbing\u{201D}." }.count, 1, "\(texts)")
     }
 }

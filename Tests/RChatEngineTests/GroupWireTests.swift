@@ -32,6 +32,20 @@ final class GroupWireTests: XCTestCase {
         XCTAssertNil(GroupWire.message(Array(group.prefix(31))))
     }
 
+    func testHeadsCarryTheGroupAndAtMostSixteenHeadsAndNothingElse() throws {
+        let sixteen = (1...16).flatMap { head(UInt8($0)) }
+        for heads in [head(1), head(1) + head(2), sixteen] {
+            let read = try XCTUnwrap(GroupWire.heads(GroupWire.headsBody(group: group, heads: heads)))
+            XCTAssertEqual(read.group.bytes, group)
+            XCTAssertEqual(read.heads.flatMap(\.bytes), heads)
+        }
+        XCTAssertNil(GroupWire.heads(GroupWire.headsBody(group: group, heads: head(1)) + [0]), "bytes after the heads")
+        XCTAssertNil(GroupWire.heads(group + [17] + sixteen + head(17)), "more heads than a change may name")
+        XCTAssertNil(GroupWire.heads(group + [2] + head(1)), "a head cut short")
+        XCTAssertNil(GroupWire.heads(group), "no count")
+        XCTAssertNil(GroupWire.heads(Array(group.prefix(31))))
+    }
+
     func testASyncCarriesTheGroupAndTheChangesHeldAndNothingElse() throws {
         let ids = (1...3).map { ChangeID(head(UInt8($0)))! }
         let read = try XCTUnwrap(GroupWire.sync(GroupWire.syncBody(group: group, ids: ids)))

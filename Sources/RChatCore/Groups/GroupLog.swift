@@ -241,15 +241,33 @@ public struct GroupLog: Sendable {
     /// seen it, so what they wrote may come here after it and be dropped, as the roster here
     /// says (a message written as an admin removed its author at the same time).
     public func tookOut(_ member: [UInt8], unseenAt heads: [ChangeID]) -> Bool {
-        let seen = ancestors(of: heads)
+        let seen = ancestors(of: heads), keys = keys(linkedTo: member)
         return order.contains { id in
             guard !seen.contains(id), ineffective[id] == nil, let change = changes[id] else { return false }
             switch change.action {
-            case .remove(let removed): return removed == member
-            case .leave: return change.author == member
+            case .remove(let removed): return keys.contains(removed)
+            case .leave: return keys.contains(change.author)
             default: return false
             }
         }
+    }
+
+    /// `key` and every key a rekey in this log links to it, before or after.
+    public func keys(linkedTo key: [UInt8]) -> Set<[UInt8]> {
+        var keys: Set<[UInt8]> = [key], grew = true
+        let links = order.compactMap { id -> ([UInt8], [UInt8])? in
+            guard let change = changes[id], case .rekey(let code) = change.action, ineffective[id] == nil else { return nil }
+            return (change.author, code.accountKey)
+        }
+        while grew {
+            grew = false
+            for (old, new) in links where keys.contains(old) != keys.contains(new) {
+                keys.insert(old)
+                keys.insert(new)
+                grew = true
+            }
+        }
+        return keys
     }
 
     /// The parents a change made now names: the heads (as many as a change may name; the

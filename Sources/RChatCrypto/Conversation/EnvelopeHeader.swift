@@ -46,10 +46,14 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
     /// stored, to a member whose group message named heads other than the sender's; they
     /// hand on the changes it lacks, and send their own if it holds some they lack.
     case groupSync = 130
+    /// The heads of the sender's log of a group: the group's id (32 bytes), a u8 count (at
+    /// most 16), the heads (32 bytes each). Sent, never stored, at each session with a member
+    /// of it: one whose log has other heads tells every change it holds (`groupSync`).
+    case groupHeads = 131
     /// A kind a later version wrote and this one does not know (its number is the header's
     /// `wireKind`): never sent. In 13 … 127 (`NewerItem.envelopeKinds`, 13 this version's
     /// group message) an item to keep whole and show as needing a newer rChat; in 128 … 255
-    /// (128 … 130 this version's) something that may pass unseen.
+    /// (128 … 131 this version's) something that may pass unseen.
     case newer = 0
 
     /// The kinds this version writes.
