@@ -149,6 +149,14 @@ extension Engine {
         thread.check()
         switch event {
         case let .linked(link, code):
+            if let id = channels.rotationCodes.removeValue(forKey: HashedBytes(code)), let channel = channels[id], !channel.contact.rotationAcknowledged {
+                // They speak under our new key: they accepted it (their word of it was lost).
+                log("\(channel.contact.name) took our new key (a link under it)")
+                try AccountService.wrap { try store.setRotationAcknowledged(contact: id, true) }
+                try rebuild(id)
+                // The code is the new conversation's now, whichever of its codes it was.
+                channels.codeIndex[HashedBytes(code)] = id
+            }
             guard let id = channels.codeIndex[HashedBytes(code)], let channel = channels[id], channel.isReachable else { return }
             linked(channel, link: link, code: code, on: connection)
         case .peerGone(let link):

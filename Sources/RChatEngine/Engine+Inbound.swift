@@ -50,6 +50,9 @@ extension Engine {
         /// The `groupSync`s this batch sent, by what made it send them (`tellChanges`): not
         /// sent again in this run once it commits.
         var syncsSent: [(PairwiseChannel, [UInt8])] = []
+        /// Groups whose log took changes from someone: the other members are told its heads
+        /// (`tellHeads`), so a change reaches whoever lacks it while nobody writes.
+        var logsGrew: [(ConversationID, from: ContactID)] = []
 
         /// Nothing here needs to happen before the next batch is stored: acknowledgements,
         /// events and receipts only. A batch that answers a handshake, starts a session or
@@ -149,6 +152,10 @@ extension Engine {
             try sessionReady(channel)
         }
         for channel in after.resendQueued { try flushOutbox(channel) }
+        for (conversation, from) in after.logsGrew {
+            let members = try AccountService.wrap { try store.transaction { tx in try tx.currentMembers(conversation) } }
+            for member in members where member != from { if let channel = channels[member] { try tellHeads(channel, of: conversation) } }
+        }
         for contactID in after.rebuild { try rebuild(contactID) }
         // People a group brought in: a channel each, to meet them at the relay.
         if after.contactsAdded { try reloadConversations() }
@@ -630,16 +637,18 @@ extension Engine {
         if !log.unknown(ids).isEmpty { try tellChanges(of: group, to: channel, key: [1] + ids.flatMap(\.bytes), log: log, tx, &after) }
     }
 
-    /// At each session with someone: the heads of each group this side is in with them
-    /// (`groupHeads`), so two logs that differ compare themselves (`compareHeads` there) even
-    /// while nobody writes — a change that missed them reaches them at the next session.
-    func tellHeads(_ channel: PairwiseChannel) throws(EngineError) {
+    /// At each session with someone, and to the other members once a group's log took
+    /// changes from one (`AfterCommit.logsGrew`): the heads of each group this side is in
+    /// with them (`groupHeads`; `only`: of that group), so two logs that differ compare
+    /// themselves (`compareHeads` there) even while nobody writes.
+    func tellHeads(_ channel: PairwiseChannel, of only: ConversationID? = nil) throws(EngineError) {
         guard channel.carries(.receipt) else { return }
         let contact = channel.contact.id
         let groups = try AccountService.wrap {
             try store.transaction { tx in
                 try tx.groups().filter { group in
-                    guard group.state == .current, !group.isBlocked, !group.heads.isEmpty else { return false }
+                    guard only.map({ $0 == group.conversation }) ?? true, group.state == .current, !group.isBlocked, !group.heads.isEmpty
+                    else { return false }
                     return try tx.currentMembers(group.conversation).contains(contact)
                 }
             }
@@ -690,6 +699,7 @@ extension Engine {
     private func receiveGroupChanges(_ changes: [[UInt8]], _ item: IncomingMessage, timer: UInt32, heads: [ChangeID], groupID: GroupID,
                                      body: [UInt8], from channel: PairwiseChannel, _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         let contact = channel.contact
+        let headsBefore = try tx.group(id: groupID.bytes)?.heads
         let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, as: identity,
                                                           tx, at: now, clock: clock, log: { log($0) }, queued: { id in
             if let c = channels[id], !after.resendQueued.contains(where: { $0 === c }) { after.resendQueued.append(c) }
@@ -712,6 +722,9 @@ extension Engine {
         // Shown as what it did, from whoever `receiveChanges` took it from (a leaver's leave too).
         try acceptGroupItem(item, timer: timer, in: conversation, from: channel, memberChecked: true, tx, &after)
         guard let group = try tx.group(conversation) else { return }
+        if group.heads != headsBefore, !after.logsGrew.contains(where: { $0.0 == conversation && $0.from == contact.id }) {
+            after.logsGrew.append((conversation, from: contact.id))
+        }
         try compareHeads(heads, of: group, from: channel, tx, &after)
         let members = Set(try tx.currentMembers(conversation))
         let judged = try tx.takeWaiting(group: groupID.bytes, cutoff: now - GroupWaiting.window) { waiting in

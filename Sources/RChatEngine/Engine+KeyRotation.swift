@@ -30,6 +30,17 @@ extension Engine {
     func receiveKeyRotation(_ body: [UInt8], in channel: PairwiseChannel, _ tx: StoreTransaction,
                             _ after: inout AfterCommit) throws {
         let contact = channel.contact
+        // Taken already (our acceptance did not reach them): accepted again, nothing else.
+        if let previous = contact.previousAccountKey, let (key, _) = KeyRotation.verify(body, pinned: previous, device: contact.deviceKey),
+           constantTimeEqual(key, contact.accountKey) {
+            if var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
+                let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .fresh(clock), sequence: sequence, body: [],
+                                             keys: keys, conversation: channel.secret)
+                channel.saved = saved
+                after.replies.append((channel, .envelope(envelope)))
+            }
+            return
+        }
         // Only the device we pinned may move the contact to a new account key: a copy of the
         // account keys on another machine (a thief's) must not take the contact over. (Pinned
         // now: a device verified during this session counts.)

@@ -451,8 +451,18 @@ public final class Engine: @unchecked Sendable {
         }
         let codes = RendezvousCode.presented(for: channel.secret, at: now, presentation)
         for code in codes { channels.codeIndex[HashedBytes(code.bytes)] = channel.contact.id }
+        // Not yet accepted our rotated key: the codes of the conversation under it too. Their
+        // acceptance may have been lost on the way while they moved on to it; only they and
+        // we can make those codes, so a link on one is their acceptance.
+        var rotation: [RendezvousCode] = []
+        if identity.previous != nil, !channel.contact.rotationAcknowledged,
+           let next = try? ConversationSecret(myAccount: identity.accountKey, peerAccountKey: channel.contact.accountKey),
+           next.hostedOnMyRelay == channel.secret.hostedOnMyRelay {
+            rotation = RendezvousCode.presented(for: next, at: now, presentation)
+            for code in rotation { channels.rotationCodes[HashedBytes(code.bytes)] = channel.contact.id }
+        }
         channels.keyringDirty = true
-        do { try client.present(codes.map(\.bytes)) } catch { log("cannot present codes: \(error)") }
+        do { try client.present((codes + rotation).map(\.bytes)) } catch { log("cannot present codes: \(error)") }
     }
 
     func emit(_ event: ChatEvent) { onEvent?(event) }

@@ -69,6 +69,9 @@ final class Channels: Keyed<ContactID, PairwiseChannel> {
     var retiredSecrets: [ContactID: [ConversationSecret]] = [:]
     /// Every rendezvous code presented in this run → its channel.
     var codeIndex: [HashedBytes: ContactID] = [:]
+    /// Codes of the conversation a contact who has not accepted our rotated key would speak
+    /// in once they did (`Engine.present`): a link on one proves they did.
+    var rotationCodes: [HashedBytes: ContactID] = [:]
     /// Keys published to the relay reader threads, to open envelopes there.
     let keyring = EnvelopeKeyring()
     /// Codes or keys changed since the keyring was last published.

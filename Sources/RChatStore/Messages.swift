@@ -125,14 +125,15 @@ extension StoreAccess {
     }
 
     /// What this side's messages in `conversation` still on their way to `member` carry
-    /// (their delivery Sending, Sent or Not confirmed: the relay may yet hand it to them), of
-    /// those `keep` takes, oldest first: a group's changes handed to them
-    /// already are not handed again.
+    /// (queued for them in the outbox, or Sent: the relay took it and may yet hand it to
+    /// them; not Not confirmed, which may be lost), of those `keep` takes, oldest first: a
+    /// group's changes handed to them already are not handed again.
     public func contentsOnTheirWay(conversation: ConversationID, to member: ContactID, where keep: (MessageContent) -> Bool) throws -> [MessageContent] {
         try database.query("""
             SELECT m.content AS content FROM message_status AS s JOIN messages AS m ON m.rowid = s.message_rowid
             WHERE s.member_id = ? AND m.conversation_id = ? AND m.direction = 'out'
-                AND s.status IN ('Sending', 'Sent', 'Not confirmed')
+                AND (s.status = 'Sent' OR s.status = 'Sending' AND EXISTS
+                    (SELECT 1 FROM outbox AS o WHERE o.message_rowid = m.rowid AND o.member_id = s.member_id))
             ORDER BY m.position
             """, [.integer(member.rawValue), .integer(conversation.rawValue)]).compactMap { row in
             let content = try row.content("content", table: "messages").content

@@ -3,9 +3,9 @@ import RChatSQL
 import XCTest
 
 /// Logs that compare themselves (issue 30, anti-entropy; docs/PROTOCOL.md "Groups on the
-/// wire"): every group message carries its author's log heads, so a change one member never
-/// had reaches them from whoever writes next — here from a member they know only through
-/// the group.
+/// wire"): a member whose log takes changes tells the others its heads, each side tells the
+/// other its heads at each session, and every group message carries them — so a change one
+/// member never had reaches them from whoever holds it, while nobody writes too.
 extension GroupTests {
     /// Whether `person` holds a group of that name.
     func holds(_ person: String, _ group: String) -> Bool {
@@ -13,9 +13,10 @@ extension GroupTests {
     }
 
     /// Alice renames Friends to Climbing, and her device loses Bob's copy of the rename before
-    /// the relay took it; Carol takes hers.
-    func renameThatBobNeverHad() throws {
+    /// the relay took it (Carol's sync stopped first when `carolAway`).
+    func renameThatBobNeverHad(carolAway: Bool = false) throws {
         try friends(["Bob", "Carol"])
+        if carolAway { world.stopSync("carol") }
         world.stopSync("alice")
         try world.expectSuccess(try world.box.rchat("alice", ["group", "rename", "Friends", "Climbing"]))
         let db = try Database(path: world.box.path("alice-home") + "/rchat.db", fileMode: 0o600)
@@ -26,18 +27,20 @@ extension GroupTests {
         XCTAssertEqual(db.changes, 1)
         db.close()
         try world.startSync("alice")
-        try world.eventually("Carol took the rename", timeout: 30) { self.holds("carol", "Climbing") }
-        XCTAssertTrue(holds("bob", "Friends"), "Bob never had it")
     }
 
-    func testAChangeAMemberNeverHadReachesThemFromTheNextMessageOfAnyMember() throws {
+    /// Carol takes the rename and tells the others her log's heads: Bob's differ, he tells her
+    /// every change he holds, and she — whom he knows only through the group — hands him the
+    /// rename, once, while nobody writes.
+    func testAChangeAMemberNeverHadReachesThemFromAMemberWhoTookIt() throws {
         try renameThatBobNeverHad()
-
-        // Carol writes: her heads name the rename, Bob asks her for it and she hands it on.
-        let id = try world.send("carol", to: "Climbing", "on the wall at six")
         try world.eventually("Bob holds the rename", timeout: 30) { self.holds("bob", "Climbing") }
         XCTAssertTrue(world.syncLog("carol").contains("Bob's log of Climbing lacks 1 change(s): they are handed them"), world.syncLog("carol"))
         XCTAssertFailsCleanly(try world.box.rchat("bob", ["group", "members", "Friends"]), status: 2, mentions: "Friends")
+        let texts = try groupList("bob", "Climbing").compactMap { $0["text"] as? String }
+        XCTAssertEqual(texts.filter { $0 == "Alice renamed the group \u{201C}Climbing\u{201D}." }.count, 1, "told as Alice made it, once: \(texts)")
+        // Carol writes: Delivered to both, shown once.
+        let id = try world.send("carol", to: "Climbing", "on the wall at six")
         try world.eventually("Carol's message Delivered to both", timeout: 30) {
             let m = try self.groupList("carol", "Climbing").first { $0["id"] as? String == id }
             return m?["status"] as? String == "Delivered"
@@ -46,14 +49,15 @@ extension GroupTests {
         assertDeliveredNeverGoesBack(world)
     }
 
-    /// The same loss while nobody writes: at Bob's next session each member tells him the
-    /// heads of their logs (`groupHeads`), his differ, and the rename reaches him, once.
-    func testAChangeAMemberNeverHadReachesThemAtTheirNextSessionWhileNobodyWrites() throws {
-        try renameThatBobNeverHad()
-        world.stopSync("bob")
-        try world.startSync("bob")
+    /// With Carol away, no one else holds it: at Alice's next session with Bob each tells the
+    /// other the heads of their logs (`groupHeads`), Bob's differ, and Alice hands him the rename.
+    func testAChangeAMemberNeverHadReachesThemAtTheirNextSession() throws {
+        try renameThatBobNeverHad(carolAway: true)
         try world.eventually("Bob holds the rename", timeout: 30) { self.holds("bob", "Climbing") }
+        XCTAssertTrue(world.syncLog("alice").contains("Bob's log of Climbing lacks 1 change(s): they are handed them"), world.syncLog("alice"))
         let texts = try groupList("bob", "Climbing").compactMap { $0["text"] as? String }
         XCTAssertEqual(texts.filter { $0 == "Alice renamed the group \u{201C}Climbing\u{201D}." }.count, 1, "\(texts)")
+        try world.startSync("carol")
+        try world.eventually("Carol took the rename", timeout: 30) { self.holds("carol", "Climbing") }
     }
 }

@@ -54,17 +54,37 @@ final class SimulationTests: XCTestCase {
     /// they never had — both found until logs compared their heads (`compareHeads`). 63: a
     /// message written as an admin removed its author, dropped by the admin, stayed Sent (true:
     /// the invariant now knows why, `GroupLog.tookOut`); 161: a leaver's log handed on after
-    /// they left was refused, and a member kept them in the roster.
+    /// they left was refused, and a member kept them in the roster. 272, 301 (with strangers):
+    /// a leave that reached one member after every session had told its heads stayed with
+    /// them — nobody wrote, nobody told — until a log that takes changes tells the others.
     func testGroupSeedsThatOnceFoundABugKeepEveryInvariant() throws {
         guard ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] != nil else {
             throw XCTSkip("needs SWIFT_DETERMINISTIC_HASHING=1 in the environment (make test sets it): a seed replays only so")
         }
         var options = SimulatedWorld.Options()
         options.groups = true
-        for seed: UInt64 in [4, 8, 13, 14, 16, 31, 34, 38, 63, 161] {
+        for seed: UInt64 in [4, 8, 13, 14, 16, 31, 34, 38, 63, 161, 272, 301] {
             let outcome = SimulatedWorld.run(seed: seed, options: options)
             XCTAssertTrue(outcome.passed, SimulateCommand.report(outcome, groups: true) + "\n" + outcome.tail.suffix(60).joined(separator: "\n"))
             XCTAssertGreaterThan(outcome.messages, 0)
+        }
+    }
+
+    /// The group mode with key rotations (`--rotations`): seed 1 found that an acceptance of a
+    /// rotation lost on the way (a connection cut as it went) left the two sides on different
+    /// keys for good — the rotated side's messages stayed Sent. A link under the new key now
+    /// proves the acceptance (`Engine.present`).
+    func testRotationSeedsThatOnceFoundABugKeepEveryInvariant() throws {
+        guard ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] != nil else {
+            throw XCTSkip("needs SWIFT_DETERMINISTIC_HASHING=1 in the environment (make test sets it): a seed replays only so")
+        }
+        var options = SimulatedWorld.Options()
+        options.groups = true
+        options.rotations = true
+        for seed: UInt64 in [1] {
+            let outcome = SimulatedWorld.run(seed: seed, options: options)
+            XCTAssertTrue(outcome.passed, SimulateCommand.report(outcome, groups: true) + "\n" + outcome.tail.suffix(60).joined(separator: "\n"))
+            XCTAssertTrue(outcome.tail.contains { $0.contains("rotated their keys") } || outcome.messages > 0)
         }
     }
 
