@@ -738,6 +738,12 @@ extension Engine {
             let item = IncomingMessage(id: waiting.id, content: content, encodedContent: encoded, sentAt: waiting.sentAt, seq: waiting.seq)
             if case .control(.groupChanges(let more)) = content {
                 try receiveGroupChanges(more, item, timer: timer, heads: heads, groupID: groupID, body: waiting.body, from: author, tx, &after)
+            } else if try !tx.currentMembers(conversation).contains(waiting.author),
+                      try tx.takenChanges(conversation, among: heads.map(\.bytes)).count != heads.count {
+                // Judged with the roster before: a change taken since (one that waited before
+                // it, in the same turn) took its author out, while it names changes not here yet
+                // (their add again): it waits on for them.
+                _ = try keepWaiting(item, body: waiting.body, group: groupID, from: author.contact, tx)
             } else {
                 try acceptGroupItem(item, timer: timer, in: conversation, from: author, tx, &after)
             }

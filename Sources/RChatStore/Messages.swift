@@ -124,16 +124,15 @@ extension StoreAccess {
         try outgoingMessages(conversation: contact.conversation, since: since)
     }
 
-    /// What this side's messages in `conversation` still on their way to `member` carry
-    /// (queued for them in the outbox, or Sent: the relay took it and may yet hand it to
-    /// them; not Not confirmed, which may be lost), of those `keep` takes, oldest first: a
-    /// group's changes handed to them already are not handed again.
+    /// What this side's messages in `conversation` queued for `member` carry (in the outbox
+    /// for them, not yet taken by the relay: they go at the next flush), of those `keep`
+    /// takes, oldest first: a group's changes about to go to them are not handed again. One
+    /// the relay took is not counted: it may have been lost, or not read there (a member who
+    /// lost the session it was sealed in), and a sync must still hand it.
     public func contentsOnTheirWay(conversation: ConversationID, to member: ContactID, where keep: (MessageContent) -> Bool) throws -> [MessageContent] {
         try database.query("""
-            SELECT m.content AS content FROM message_status AS s JOIN messages AS m ON m.rowid = s.message_rowid
-            WHERE s.member_id = ? AND m.conversation_id = ? AND m.direction = 'out'
-                AND (s.status = 'Sent' OR s.status = 'Sending' AND EXISTS
-                    (SELECT 1 FROM outbox AS o WHERE o.message_rowid = m.rowid AND o.member_id = s.member_id))
+            SELECT m.content AS content FROM outbox AS o JOIN messages AS m ON m.rowid = o.message_rowid
+            WHERE o.member_id = ? AND m.conversation_id = ? AND m.direction = 'out'
             ORDER BY m.position
             """, [.integer(member.rawValue), .integer(conversation.rawValue)]).compactMap { row in
             let content = try row.content("content", table: "messages").content
