@@ -242,7 +242,7 @@ extension AccountService {
                 for member in try tx.members(group.conversation) {
                     guard let contact = try tx.contact(id: member.contact) else { continue }
                     // The admin who added them, by the key they had then (either may have rekeyed since).
-                    let adder = (log.roster.member(contact.accountKey) ?? contact.previousAccountKey.flatMap { log.roster.member($0) })?.addedBy
+                    let adder = Groups.member(contact, in: log.roster)?.addedBy
                     let vouch: String?
                     if contact.kind == .contact {
                         vouch = nil

@@ -341,11 +341,11 @@ extension AccountService {
             }
             // A change handed on again (by two members answering one sync, or a log handed to
             // someone who held it) is stored for its Delivered, and shown once: where it was first.
-            var told: Set<[UInt8]> = []
+            var told: Set<[UInt8]> = []   // each last change's bytes
             return try stored.compactMap { stored -> ConversationItem? in
                 guard case .message(let m) = stored else { return item(stored, files, peer: group.name) }
                 if case .control(.groupChanges(let changes)) = m.content, let last = changes.last,
-                   !told.insert(Hash.blake2b(last)).inserted { return nil }
+                   !told.insert(last).inserted { return nil }
                 let author = try m.author.map(name)
                 let teller = m.isOutgoing ? nil : try changeAuthor(m.content)
                 var shown = item(stored, files, peer: teller ?? author ?? group.name)

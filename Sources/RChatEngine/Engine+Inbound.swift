@@ -153,8 +153,9 @@ extension Engine {
         }
         for channel in after.resendQueued { try flushOutbox(channel) }
         for (conversation, from) in after.logsGrew {
-            let members = try AccountService.wrap { try store.transaction { tx in try tx.currentMembers(conversation) } }
-            for member in members where member != from { if let channel = channels[member] { try tellHeads(channel, of: conversation) } }
+            let (group, members) = try AccountService.wrap { try store.transaction { tx in (try tx.group(conversation), try tx.currentMembers(conversation)) } }
+            guard let group, group.state == .current, !group.isBlocked, !group.heads.isEmpty else { continue }
+            for member in members where member != from { if let channel = channels[member] { sendHeads(of: group, to: channel) } }
         }
         for contactID in after.rebuild { try rebuild(contactID) }
         // People a group brought in: a channel each, to meet them at the relay.
@@ -620,11 +621,9 @@ extension Engine {
         guard group.state == .current, !group.isBlocked,
               try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id }),
               let log = try Groups.log(group, tx) else { return }
-        // What is on its way to them already (a change written here, or handed to them, that
-        // the relay may yet deliver) is not handed again: it would show twice.
-        let onTheirWay = Set(try tx.contentsOnTheirWay(conversation: group.conversation, to: channel.contact.id) {
-            if case .control(.groupChanges) = $0 { true } else { false }
-        }.flatMap { content -> [ChangeID] in
+        // What is queued for them already (a change written here, or handed to them) is not
+        // handed again: it would go twice.
+        let onTheirWay = Set(try tx.contentsOnTheirWay(conversation: group.conversation, to: channel.contact.id).flatMap { content -> [ChangeID] in
             guard case .control(.groupChanges(let changes)) = content else { return [] }
             return changes.compactMap { try? MembershipChange(decoding: $0).id }
         })
@@ -639,28 +638,30 @@ extension Engine {
 
     /// At each session with someone, and to the other members once a group's log took
     /// changes from one (`AfterCommit.logsGrew`): the heads of each group this side is in
-    /// with them (`groupHeads`; `only`: of that group), so two logs that differ compare
+    /// with them (`groupHeads`), so two logs that differ compare
     /// themselves (`compareHeads` there) even while nobody writes.
-    func tellHeads(_ channel: PairwiseChannel, of only: ConversationID? = nil) throws(EngineError) {
+    func tellHeads(_ channel: PairwiseChannel) throws(EngineError) {
         guard channel.carries(.receipt) else { return }
         let contact = channel.contact.id
         let groups = try AccountService.wrap {
             try store.transaction { tx in
                 try tx.groups().filter { group in
-                    guard only.map({ $0 == group.conversation }) ?? true, group.state == .current, !group.isBlocked, !group.heads.isEmpty
-                    else { return false }
+                    guard group.state == .current, !group.isBlocked, !group.heads.isEmpty else { return false }
                     return try tx.currentMembers(group.conversation).contains(contact)
                 }
             }
         }
-        for group in groups {
-            guard var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
-            let envelope = Envelope.seal(kind: .groupHeads, messageID: .fresh(clock), sequence: sequence,
-                                         body: GroupWire.headsBody(group: group.groupID, heads: group.heads), keys: keys, conversation: channel.secret)
-            channel.saved = saved
-            do { try sendOnLink(channel, .envelope(envelope), as: .control(contact, .envelope(envelope))) } catch {
-                return log("cannot tell \(channel.contact.name) the heads of a group: \(error)")
-            }
+        for group in groups { sendHeads(of: group, to: channel) }
+    }
+
+    /// One `groupHeads` to the channel's contact, if its session carries it.
+    private func sendHeads(of group: StoredGroup, to channel: PairwiseChannel) {
+        guard channel.carries(.receipt), var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+        let envelope = Envelope.seal(kind: .groupHeads, messageID: .fresh(clock), sequence: sequence,
+                                     body: GroupWire.headsBody(group: group.groupID, heads: group.heads), keys: keys, conversation: channel.secret)
+        channel.saved = saved
+        do { try sendOnLink(channel, .envelope(envelope), as: .control(channel.contact.id, .envelope(envelope))) } catch {
+            log("cannot tell \(channel.contact.name) the heads of a group: \(error)")
         }
     }
 

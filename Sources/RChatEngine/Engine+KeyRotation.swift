@@ -33,13 +33,7 @@ extension Engine {
         // Taken already (our acceptance did not reach them): accepted again, nothing else.
         if let previous = contact.previousAccountKey, let (key, _) = KeyRotation.verify(body, pinned: previous, device: contact.deviceKey),
            constantTimeEqual(key, contact.accountKey) {
-            if var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
-                let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .fresh(clock), sequence: sequence, body: [],
-                                             keys: keys, conversation: channel.secret)
-                channel.saved = saved
-                after.replies.append((channel, .envelope(envelope)))
-            }
-            return
+            return accept(in: channel, &after)
         }
         // Only the device we pinned may move the contact to a new account key: a copy of the
         // account keys on another machine (a thief's) must not take the contact over. (Pinned
@@ -57,9 +51,12 @@ extension Engine {
         // with them where some of ours may not have arrived (their rekey there says the
         // rest) — how many, with Resend.
         var conversations: [ConversationID] = []
-        if contact.kind == .contact { conversations.append(contact.id.conversation) }
-        for group in try tx.groups() where group.state == .current && !group.isBlocked {
-            if contact.kind == .member, try tx.currentMembers(group.conversation).contains(contact.id) { conversations.append(group.conversation) }
+        if contact.kind == .contact {
+            conversations.append(contact.id.conversation)
+        } else {
+            for group in try tx.groups() where group.state == .current && !group.isBlocked {
+                if try tx.currentMembers(group.conversation).contains(contact.id) { conversations.append(group.conversation) }
+            }
         }
         for conversation in conversations {
             var recent: [MessageID] = []
@@ -75,13 +72,17 @@ extension Engine {
         }
         after.events.append(.conversationsChanged)
         log("\(contact.name) rotated their account key; the new key is pinned")
-        if var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() {
-            let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .fresh(clock), sequence: sequence, body: [],
-                                         keys: keys, conversation: channel.secret)
-            channel.saved = saved
-            after.replies.append((channel, .envelope(envelope)))
-        }
+        accept(in: channel, &after)
         after.rebuild.append(contact.id)
+    }
+
+    /// Tells the contact their new key is pinned here (an `AfterCommit` reply).
+    private func accept(in channel: PairwiseChannel, _ after: inout AfterCommit) {
+        guard var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+        let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .fresh(clock), sequence: sequence, body: [],
+                                     keys: keys, conversation: channel.secret)
+        channel.saved = saved
+        after.replies.append((channel, .envelope(envelope)))
     }
 
     /// After `keys rotate` (here or by a command while this ran), and at each start: every

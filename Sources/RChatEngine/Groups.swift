@@ -236,14 +236,14 @@ package enum Groups {
         return nil
     }
 
-    /// Whether `contact` is in `roster`, by the key pinned for them or the one they rotated from.
-    static func isMember(_ contact: Contact, of roster: GroupRoster) -> Bool {
-        role(of: contact, in: roster) != nil
+    /// The member of `roster` that `contact` is, by the key pinned for them or the one they rotated from.
+    static func member(_ contact: Contact, in roster: GroupRoster) -> GroupRoster.Member? {
+        roster.member(contact.accountKey) ?? contact.previousAccountKey.flatMap { roster.member($0) }
     }
 
-    static func role(of contact: Contact, in roster: GroupRoster) -> GroupRole? {
-        (roster.member(contact.accountKey) ?? contact.previousAccountKey.flatMap { roster.member($0) })?.role
-    }
+    static func isMember(_ contact: Contact, of roster: GroupRoster) -> Bool { member(contact, in: roster) != nil }
+
+    static func role(of contact: Contact, in roster: GroupRoster) -> GroupRole? { member(contact, in: roster)?.role }
 
     /// The rekey this account owes `log`, taken into it: its roster names this account by
     /// the key it rotated from (a log from before `keys rotate`, or one an admin added it to

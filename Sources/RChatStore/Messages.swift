@@ -125,19 +125,16 @@ extension StoreAccess {
     }
 
     /// What this side's messages in `conversation` queued for `member` carry (in the outbox
-    /// for them, not yet taken by the relay: they go at the next flush), of those `keep`
-    /// takes, oldest first: a group's changes about to go to them are not handed again. One
-    /// the relay took is not counted: it may have been lost, or not read there (a member who
-    /// lost the session it was sealed in), and a sync must still hand it.
-    public func contentsOnTheirWay(conversation: ConversationID, to member: ContactID, where keep: (MessageContent) -> Bool) throws -> [MessageContent] {
+    /// for them, not yet taken by the relay: they go at the next flush), oldest first: a
+    /// group's changes about to go to them are not handed again. One the relay took is not
+    /// counted: it may have been lost, or not read there (a member who lost the session it
+    /// was sealed in), and a sync must still hand it.
+    public func contentsOnTheirWay(conversation: ConversationID, to member: ContactID) throws -> [MessageContent] {
         try database.query("""
             SELECT m.content AS content FROM outbox AS o JOIN messages AS m ON m.rowid = o.message_rowid
             WHERE o.member_id = ? AND m.conversation_id = ? AND m.direction = 'out'
             ORDER BY m.position
-            """, [.integer(member.rawValue), .integer(conversation.rawValue)]).compactMap { row in
-            let content = try row.content("content", table: "messages").content
-            return keep(content) ? content : nil
-        }
+            """, [.integer(member.rawValue), .integer(conversation.rawValue)]).map { try $0.content("content", table: "messages").content }
     }
 
     /// This side's messages with a delivery to `member` that shows Sent or Not confirmed
