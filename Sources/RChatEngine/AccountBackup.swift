@@ -1,11 +1,17 @@
 import RChatCore
 import RChatCrypto
 
-/// What `rchat account export` writes, sealed under a passphrase: the account keys, settings
-/// and contacts with their pinned keys — never session state, messages or the device key
-/// (like a phone backup that excludes the sealed state).
+/// What `rchat account export` writes, sealed under a passphrase: the account keys, settings,
+/// contacts with their pinned keys and the people known through groups (a new install knows
+/// their channels at once: what they sealed for the old one is named in a could-not-read
+/// notice, not lost as a frame nobody can place) — never session state, messages, groups
+/// or the device key (like a phone backup that excludes the sealed state).
+///
+/// Version 2 adds, per person, whether they are a member known only through a group and
+/// the contact code kept for them; a version-1 export still restores (contacts only).
 public struct AccountBackup: Equatable {
-    static let magic = Array("rchat account v1".utf8)
+    static let magic = Array("rchat account v2".utf8)
+    static let magicV1 = Array("rchat account v1".utf8)
 
     public struct Contact: Equatable {
         public var name: String
@@ -16,6 +22,10 @@ public struct AccountBackup: Equatable {
         public var inviteToken: [UInt8]
         public var blocked: Bool
         public var muted: Bool
+        /// Known only through a group: restored as such (no conversation, not listed).
+        public var member: Bool = false
+        /// Their contact code as last entered, to hand on to a group's other members.
+        public var code: String? = nil
     }
 
     public var name: String
@@ -43,6 +53,7 @@ public struct AccountBackup: Equatable {
         for c in contacts {
             w.string(c.name); w.short(c.accountKey); w.short(c.deviceKey); w.short(c.deviceCertificate)
             w.string(c.relay); w.short(c.inviteToken); w.u8(c.blocked ? 1 : 0); w.u8(c.muted ? 1 : 0)
+            w.u8(c.member ? 1 : 0); w.string(c.code ?? "")
         }
         return w.bytes
     }
@@ -56,7 +67,8 @@ public struct AccountBackup: Equatable {
     public init(decoding bytes: [UInt8]) throws(EngineError) {
         var r = ByteReader(bytes)
         do {
-            guard try r.raw(Self.magic.count) == Self.magic else { throw EngineError.crypto("not an rChat account export") }
+            let version = try r.raw(Self.magic.count)
+            guard version == Self.magic || version == Self.magicV1 else { throw EngineError.crypto("not an rChat account export") }
             name = try r.string()
             relay = try r.string()
             accountSeed = try r.short()
@@ -71,9 +83,17 @@ public struct AccountBackup: Equatable {
             let contactCount = try r.u32()
             guard contactCount < 1_000_000 else { throw ByteReaderError(offset: r.offset) }
             for _ in 0..<contactCount {
-                contacts.append(Contact(name: try r.string(), accountKey: try r.short(), deviceKey: try r.short(),
-                                        deviceCertificate: try r.short(), relay: try r.string(), inviteToken: try r.short(),
-                                        blocked: try r.u8() != 0, muted: try r.u8() != 0))
+                var c = Contact(name: try r.string(), accountKey: try r.short(), deviceKey: try r.short(),
+                                deviceCertificate: try r.short(), relay: try r.string(), inviteToken: try r.short(),
+                                blocked: try r.u8() != 0, muted: try r.u8() != 0)
+                if version == Self.magic {
+                    let kind = try r.u8()
+                    guard kind <= 1 else { throw ByteReaderError(offset: r.offset) }
+                    c.member = kind == 1
+                    let code = try r.string()
+                    c.code = code.isEmpty ? nil : code
+                }
+                contacts.append(c)
             }
             self.contacts = contacts
             guard r.isAtEnd, accountSeed.count == SigningKey.seedBytes, mailboxSeed.count == SigningKey.seedBytes else { throw ByteReaderError(offset: r.offset) }

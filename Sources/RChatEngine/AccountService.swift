@@ -117,7 +117,8 @@ public final class AccountService {
             for c in backup.contacts {
                 let contact = try tx.addContact(NewContact(name: c.name, accountKey: c.accountKey, deviceKey: c.deviceKey,
                                                            deviceCertificate: c.deviceCertificate, relayAddress: c.relay,
-                                                           inviteToken: c.inviteToken, state: .ok), at: now)
+                                                           inviteToken: c.inviteToken, state: .ok, code: c.code,
+                                                           kind: c.member ? .member : .contact), at: now)
                 if c.blocked { try tx.setBlocked(contact: contact.id, true) }
                 if c.muted { try tx.setMuted(contact: contact.id, true) }
             }
@@ -327,20 +328,24 @@ public final class AccountService {
         try PrivateFiles.write(sealed, to: file)
     }
 
-    /// What an export holds — keys, settings, contacts — before the passphrase seals it.
+    /// What an export holds — keys, settings, contacts and members — before the passphrase seals it.
     /// The caller wipes it (`AccountBackup.wipeSecrets`).
     public func backup() throws(EngineError) -> AccountBackup {
         let me = try identity()
         var seed = me.accountKey.seed.exposedCopy()
         var mailbox = me.mailboxSeed.exposedCopy()
-        let contacts = try Self.wrap { try store.contacts() }.filter { $0.state != .request }
+        // The people known through groups too: a new install then has their channels at once.
+        // In the order they were met, which a restore keeps (a group lists its members so).
+        let contacts = try Self.wrap { try store.contacts(includingMembers: true) }.filter { $0.state != .request }
+            .sorted { $0.id.rawValue < $1.id.rawValue }
         let backup = AccountBackup(
             name: me.name, relay: me.relay.description, accountSeed: seed, inviteSalt: me.inviteSalt, mailboxSeed: mailbox,
             settings: try Self.wrap { try store.settings() },
             contacts: contacts.map {
                 AccountBackup.Contact(name: $0.name, accountKey: $0.accountKey, deviceKey: $0.deviceKey,
                                       deviceCertificate: $0.deviceCertificate, relay: $0.relayAddress ?? "",
-                                      inviteToken: $0.inviteToken ?? [], blocked: $0.isBlocked, muted: $0.isMuted)
+                                      inviteToken: $0.inviteToken ?? [], blocked: $0.isBlocked, muted: $0.isMuted,
+                                      member: $0.kind == .member, code: $0.code)
             })
         wipe(&seed)
         wipe(&mailbox)

@@ -56,10 +56,8 @@ extension GroupTests {
     /// once the admin's log makes the group theirs again.
     func testWhatComesBeforeTheGroupIsBackWaitsForIt() throws {
         try friends(["Bob", "Carol"])
-        // Bob and Carol enter each other's codes: Carol's export keeps Bob, so after her
+        // Carol's export keeps Bob (a member she knows through the group), so after her
         // reinstall Bob's channel to her opens at once, before any admin hands her the group.
-        try world.add("bob", "carol")
-        try world.add("carol", "bob")
         world.stopSync("carol")
         let held = try world.send("bob", to: "Friends", "from Bob while Carol was away")
         try world.eventually("the relay holds Carol's copy", timeout: 30) { try self.deliveries("bob", held)["Carol"] == "Sent" }
@@ -86,16 +84,46 @@ extension GroupTests {
         assertDeliveredNeverGoesBack(world)
     }
 
-    /// A member Carol knows only through the group: her new install cannot read what he
-    /// wrote before it (it does not know him until the group is back), so his side shows
-    /// the started-over row in the group, naming her, with Resend for her alone.
-    func testAMemberKnownOnlyThroughTheGroupGetsTheStartedOverRowAndResendsByHand() throws {
+    /// A member Carol knows only through the group is in her export: her new install has his
+    /// channel at once, so what he sealed for her old one — before she reinstalled, and after,
+    /// before he knew — is named in her could-not-read notice and resent to her alone,
+    /// automatically (seed 661: it was a frame nobody could place, lost).
+    func testAMemberKnownOnlyThroughTheGroupIsInHerExportAndWhatHeSealedForTheOldInstallIsResent() throws {
         try friends(["Bob", "Carol"])
+        world.stopSync("carol")
+        let before = try world.send("bob", to: "Friends", "from Bob, before Carol reinstalled")
+        try world.eventually("the relay holds Carol's copy", timeout: 30) { try self.deliveries("bob", before) == ["Alice": "Delivered", "Carol": "Sent"] }
+        try world.reinstall("carol")
+        let after = try world.send("bob", to: "Friends", "from Bob, after, in the old session")
+        try world.eventually("the relay holds that one too", timeout: 30) { try self.deliveries("bob", after) == ["Alice": "Delivered", "Carol": "Sent"] }
+        XCTAssertNotEqual(try world.box.rchat("carol", ["group", "members", "Friends"]).status, 0, "no group comes with the export")
+
+        try world.startSync("carol")
+        for id in [before, after] {
+            try world.eventually("Carol has it, resent", timeout: 60) { try self.deliveries("bob", id)["Carol"] == "Delivered" }
+        }
+        let rows = try groupList("bob", "Friends").filter { $0["type"] as? String == "row" }.compactMap { $0["text"] as? String }
+        XCTAssertTrue(rows.contains("Carol's phone couldn't read 2 messages, so rChat sent them again."), "\(rows)")
+        XCTAssertFalse(rows.contains { $0.hasPrefix("Carol's phone started a new secure session") }, "\(rows)")
+        let carols = try groupList("carol", "Friends").filter { $0["from"] as? String == "Bob" }.compactMap { $0["text"] as? String }
+        XCTAssertEqual(carols.sorted(), ["from Bob, after, in the old session", "from Bob, before Carol reinstalled"])
+        XCTAssertFalse(try world.box.rchat("carol", ["contacts"]).stdout.contains("Bob"), "still a member, not a contact")
+        for id in [before, after] { XCTAssertEqual(world.timelines["bob"]?["\(id) to Alice"]?.last, "Delivered", "Alice's delivery untouched") }
+        assertDeliveredNeverGoesBack(world)
+    }
+
+    /// A member Carol knows only through the group, restored from an export older than the
+    /// group: her new install cannot read what he wrote before it (it does not know him until
+    /// the group is back), so his side shows the started-over row in the group, naming her,
+    /// with Resend for her alone.
+    func testAMemberNotInHerOlderExportGetsTheStartedOverRowAndResendsByHand() throws {
+        var older = ""
+        try friends(["Bob", "Carol"]) { older = try world.exportAccount("carol") }
         world.stopSync("carol")
         let lost = try world.send("bob", to: "Friends", "from Bob, lost with Carol's phone")
         try world.eventually("the relay holds Carol's copy", timeout: 30) { try self.deliveries("bob", lost) == ["Alice": "Delivered", "Carol": "Sent"] }
 
-        try world.reinstall("carol")
+        try world.reinstall("carol", from: older)
         try world.startSync("carol")
         let row = "Carol's phone started a new secure session with you. 1 message may not have reached them."
         try world.eventually("Bob's group says so", timeout: 60) {

@@ -34,12 +34,14 @@ final class GroupTests: RecoveryTestCase {
 
     /// Alice, Bob and Carol, each syncing; Alice knows the other two, who do not know each
     /// other; Alice made the group Friends of `members`, and each of them holds it.
-    func friends(_ members: [String]) throws {
+    /// `beforeTheGroup`: what happens once everyone knows Alice, before she makes the group.
+    func friends(_ members: [String], beforeTheGroup: () throws -> Void = {}) throws {
         for person in ["alice", "bob", "carol"] { try world.makeAccount(person) }
         for other in ["bob", "carol"] {
             try world.add("alice", other)
             try world.add(other, "alice")
         }
+        try beforeTheGroup()
         try world.expectSuccess(try world.box.rchat("alice", ["group", "create", "Friends"] + members))
         for person in ["alice", "bob", "carol"] { try world.startSync(person) }
         try world.eventually("\(members) hold the group", timeout: 20) {

@@ -79,10 +79,11 @@ extension EngineWorld {
     }
 
     /// A "reinstall" (same device directory) or "new phone" (a new, empty one):
-    /// export, delete the data directory, `init --import`. The person's sync must be stopped.
-    func reinstall(_ person: String, newPhone: Bool = false, env: [String: String] = [:]) throws {
+    /// export (or take an `older` export), delete the data directory, `init --import`.
+    /// The person's sync must be stopped.
+    func reinstall(_ person: String, newPhone: Bool = false, from older: String? = nil, env: [String: String] = [:]) throws {
         precondition(!isSyncRunning(person), "stop \(person)'s sync before reinstalling")
-        let backup = try exportAccount(person)
+        let backup = try older ?? exportAccount(person)
         try FileManager.default.removeItem(atPath: box.path("\(person)-home"))
         if newPhone { try FileManager.default.removeItem(atPath: box.path("\(person)-device")) }
         try importAccount(person, from: backup, env: env)

@@ -66,7 +66,7 @@ final class SimulationTests: XCTestCase {
         }
         var options = SimulatedWorld.Options()
         options.groups = true
-        for seed: UInt64 in [4, 8, 13, 14, 16, 31, 34, 38, 63, 161, 272, 301, 693, 975] {
+        for seed: UInt64 in [4, 8, 13, 14, 16, 31, 34, 38, 63, 161, 272, 301, 661, 693, 975] {
             let outcome = SimulatedWorld.run(seed: seed, options: options)
             XCTAssertTrue(outcome.passed, SimulateCommand.report(outcome, groups: true) + "\n" + outcome.tail.suffix(60).joined(separator: "\n"))
             XCTAssertGreaterThan(outcome.messages, 0)
