@@ -70,7 +70,7 @@ extension AccountService {
         // too if this is cut short).
         let rotated = try identity()
         let t = clock.now()
-        try Self.wrap { try store.transaction { tx in try Groups.rekeyAll(as: rotated, tx, at: t, clock: clock) } }
+        _ = try Self.wrap { try store.transaction { tx in try Groups.rekeyAll(as: rotated, tx, at: t, clock: clock) } }
         WakeSignal.poke(home: locations.home)
     }
 }
