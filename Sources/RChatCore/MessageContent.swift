@@ -21,12 +21,16 @@
 ///                   message (the envelope names the group): the log so far, the newest last
 ///         u8        how many (1 … 255), then each: u16 length (1 … 65,535), its bytes
 ///
+///     u8 kind = 4   reply: text that quotes a message of the same conversation
+///         16        the quoted message's id
+///         ..        UTF-8, to the end (0 … 65,520 bytes: the encoding fits a text's bound)
+///
 ///     u8 kind = 0   an envelope of a kind this version does not know, as it came
 ///         u8        its envelope kind (13 … 127: an item, `EnvelopeKind.isNewerItem`)
 ///         ..        its body, to the end
 ///
 /// What a later version writes and this one does not know — a content kind other than
-/// 1 … 3, an attachment kind other than 1 … 3, a control kind other than 1, a timer that is
+/// 1 … 4, an attachment kind other than 1 … 3, a control kind other than 1, a timer that is
 /// not one of `DisappearingTimer` — decodes as `.newer`, keeping every byte: the store
 /// keeps it whole, the conversation shows `newerText`, and a later version reads it from
 /// what was stored. Decoding refuses (with the cause, `MessageContentError`) only what no
@@ -35,11 +39,13 @@
 /// UTF-8, or any byte after the last field. The store keeps these bytes as they are
 /// written and arrive, so a value is encoded once and never again.
 ///
-/// Only text is sent by this version. An attachment or control item that arrives is kept as
+/// Only text and replies are sent by this version. An attachment or control item that arrives is kept as
 /// it came and shown as a one-line row saying what this version cannot do with it
 /// (`displayText`); a Delivered receipt for it means the item was stored, nothing more.
 public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     case text(String)
+    /// Text quoting another message of its conversation, named by id.
+    case reply(Reply)
     case attachment(Attachment)
     case control(ControlItem)
     /// Something a later rChat wrote that this version cannot show, kept byte for byte.
@@ -53,13 +59,28 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         return false
     }
 
+    /// What a person wrote: a text's or a reply's (search, alerts, the quote of a reply).
+    public var writtenText: String? {
+        switch self {
+        case .text(let text): text
+        case .reply(let reply): reply.text
+        default: nil
+        }
+    }
+
+    /// The message this one quotes, if it is a reply.
+    public var quoted: MessageID? {
+        if case .reply(let reply) = self { return reply.target }
+        return nil
+    }
+
     /// The longest text a content may carry: what fits one relay payload.
     public static let maximumTextBytes = 64 * 1024
     /// The longest encoding: a text's (an attachment's is at most 330 bytes).
     public static let maximumEncodedBytes = 1 + maximumTextBytes
 
     enum Kind: UInt8 {
-        case newerEnvelope = 0, text = 1, attachment = 2, control = 3
+        case newerEnvelope = 0, text = 1, attachment = 2, control = 3, reply = 4
     }
 
     public func encoded() -> [UInt8] {
@@ -68,6 +89,13 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             var w = ByteWriter(capacity: 1 + text.utf8.count)
             w.u8(Kind.text.rawValue)
             w.raw(text.utf8)
+            return w.bytes
+        case .reply(let reply):
+            precondition(reply.text.utf8.count <= Reply.maximumTextBytes, "a reply's text fits one content")
+            var w = ByteWriter(capacity: 1 + MessageID.byteCount + reply.text.utf8.count)
+            w.u8(Kind.reply.rawValue)
+            w.raw(reply.target.bytes)
+            w.raw(reply.text.utf8)
             return w.bytes
         case .attachment(let a):
             var w = ByteWriter(capacity: 3 + a.name.utf8.count + 8 + Attachment.hashBytes + Attachment.keyBytes)
@@ -126,6 +154,10 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         case .text:
             guard let text = String(validating: bytes[1...], as: UTF8.self) else { throw .notUTF8(field: "text") }
             self = .text(text)
+        case .reply:
+            guard let target = MessageID(bytes: try r.bytes(MessageID.byteCount, "quoted id")) else { throw .truncated(field: "quoted id") }
+            guard let text = String(validating: bytes[(1 + MessageID.byteCount)...], as: UTF8.self) else { throw .notUTF8(field: "text") }
+            self = .reply(Reply(target: target, text: text))
         case .attachment:
             let rawKind = try r.u8("attachment kind")
             guard let attachmentKind = AttachmentKind(rawValue: rawKind) else {
@@ -185,6 +217,8 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .text(let text):
             return text
+        case .reply(let reply):
+            return reply.text
         case .attachment(let a):
             return "\(a.kind.title): \(a.name) (\(ByteCount.display(a.size)))"
         case .control(.timerChanged(let timer, _)):
@@ -207,6 +241,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .text(let text): return "text (\(text.utf8.count) bytes)"
+        case .reply(let reply): return "reply (\(reply.text.utf8.count) bytes)"
         case .attachment(let a): return "\(a.kind) attachment (\(a.size) bytes)"
         case .control(.timerChanged(let timer, _)): return "disappearing timer change (\(timer.rawValue) s)"
         case .control(.groupChanges(let changes)): return "\(changes.count) group change(s)"
@@ -251,6 +286,25 @@ public enum AttachmentKind: UInt8, Sendable, CaseIterable {
         case .file: "file"
         }
     }
+}
+
+/// Text that quotes a message of its conversation (`rchat send --reply-to`). The quote is
+/// never carried: each side shows its own copy of the target, or says it has none.
+public struct Reply: Equatable, Sendable {
+    /// The longest text: what leaves a reply's encoding within `MessageContent.maximumEncodedBytes`.
+    public static let maximumTextBytes = MessageContent.maximumTextBytes - MessageID.byteCount
+
+    public var target: MessageID
+    public var text: String
+
+    public init(target: MessageID, text: String) {
+        self.target = target
+        self.text = text
+    }
+
+    /// The quote line's words when the target is not there to quote.
+    public static let notFound = "Original message not found"
+    public static let deleted = "Original message deleted"
 }
 
 /// A file sent through a conversation: what the message item carries (the file's

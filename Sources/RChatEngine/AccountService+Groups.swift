@@ -265,16 +265,20 @@ extension AccountService {
     /// `rchat send GROUP TEXT`: one message, a delivery to each current member (Sending each),
     /// then a poke so a running engine sends it to each over their channel.
     public func send(toGroup group: StoredGroup, text: String) throws(EngineError) -> MessageID {
+        try send(toGroup: group, content: .text(text))
+    }
+
+    /// Text or a reply to a message of the group (`checkQuote`).
+    public func send(toGroup group: StoredGroup, content: MessageContent) throws(EngineError) -> MessageID {
         try requireWritable(group)
-        let bytes = text.utf8.count
-        guard bytes > 0, !text.allSatisfy(\.isWhitespace) else { throw .usage("an empty message is not sent") }
-        guard bytes <= Self.maximumTextBytes else {
-            throw .usage("the message is too long (\(bytes) bytes; at most \(Self.maximumTextBytes))")
-        }
+        try Self.checkWritten(content)
         let id = MessageID.fresh(clock)
         let t = clock.now()
         try Self.wrap {
-            try store.transaction { tx in _ = try insertGroupOutgoing(group, id: id, content: .text(text), at: t, tx) }
+            try store.transaction { tx in
+                try Self.checkQuote(content, in: group.conversation, named: group.name, tx)
+                _ = try insertGroupOutgoing(group, id: id, content: content, at: t, tx)
+            }
         }
         WakeSignal.poke(home: locations.home)
         return id

@@ -27,19 +27,18 @@ extension AccountService {
     /// `rchat send`: the message and its outbox row in one transaction (Sending), then a
     /// poke so a running engine sends it at once. To a blocked contact or one whose keys
     /// were refused it is stored as Failed to send: nothing leaves.
-    /// Text only: a file goes through `sendFile` (from its path), and this version sends no timer change.
+    /// Text or a reply: a file goes through `sendFile` (from its path), and this version sends no timer change.
     public func send(to name: String, content: MessageContent) throws(EngineError) -> MessageID {
-        if let group = try groupIfNoContact(named: name) {
-            guard case .text(let text) = content else { throw .usage("this version of rChat sends text to a group") }
-            return try send(toGroup: group, text: text)
-        }
+        if let group = try groupIfNoContact(named: name) { return try send(toGroup: group, content: content) }
         return try send(to: contact(named: name), content: content)
     }
 
-    public func send(to contact: Contact, content: MessageContent) throws(EngineError) -> MessageID {
+    /// What a person may write: text or a reply, not empty or only spaces, within the bound.
+    static func checkWritten(_ content: MessageContent) throws(EngineError) {
         let text: String
         switch content {
         case .text(let t): text = t
+        case .reply(let reply): text = reply.text
         case .attachment: throw .usage("a file is sent from its path: rchat send NAME --file PATH")
         case .control: throw .usage("this version of rChat does not send timer changes")
         case .newer: throw .usage("this version of rChat sends only what it knows")
@@ -49,6 +48,29 @@ extension AccountService {
         guard bytes <= Self.maximumTextBytes else {
             throw .usage("the message is too long (\(bytes) bytes; at most \(Self.maximumTextBytes))")
         }
+    }
+
+    /// A reply quotes a message of the conversation it goes to, written by a person (text, a
+    /// reply, a file; not a timer change or a group's changes), still there: anything else is
+    /// refused in one line, nothing stored. The one rule for a contact's conversation and a group's.
+    static func checkQuote(_ content: MessageContent, in conversation: ConversationID, named name: String,
+                           _ tx: StoreTransaction) throws {
+        guard let target = content.quoted else { return }
+        guard let quoted = try tx.message(conversation: conversation, id: target), Self.mayBeQuoted(quoted.content) else {
+            throw EngineError.usage("no message \(target.hex) in \(name) to reply to (see rchat list \(name))")
+        }
+    }
+
+    /// What a quote may name: what a person wrote, in this version or a later one.
+    static func mayBeQuoted(_ content: MessageContent) -> Bool {
+        switch content {
+        case .text, .reply, .attachment, .newer: true
+        case .control: false
+        }
+    }
+
+    public func send(to contact: Contact, content: MessageContent) throws(EngineError) -> MessageID {
+        try Self.checkWritten(content)
         guard contact.state != .request else {
             throw .usage("\(contact.name) is a message request: add their code to accept it before replying")
         }
@@ -56,6 +78,7 @@ extension AccountService {
         let t = clock.now()
         try Self.wrap {
             try store.transaction { tx in
+                try Self.checkQuote(content, in: contact.id.conversation, named: contact.name, tx)
                 let row = try tx.insertOutgoing(contact: contact.id, id: id, content: content, at: t,
                                                 keysFingerprint: Self.keysFingerprint(contact))
                 try tx.setExpiry(message: row, after: tx.conversationTimer(contact: contact.id).timer)
@@ -342,6 +365,7 @@ extension AccountService {
             // A change handed on again (by two members answering one sync, or a log handed to
             // someone who held it) is stored for its Delivered, and shown once: where it was first.
             var told: Set<[UInt8]> = []   // each last change's bytes
+            let quotes = try Self.quotes(among: stored, in: group.conversation, store) { m in try m.author.map(name) ?? "someone" }
             return try stored.compactMap { stored -> ConversationItem? in
                 guard case .message(let m) = stored else { return item(stored, files, peer: group.name) }
                 if case .control(.groupChanges(let changes)) = m.content, let last = changes.last,
@@ -351,6 +375,7 @@ extension AccountService {
                 var shown = item(stored, files, peer: teller ?? author ?? group.name)
                 guard case .message(var message) = shown else { return shown }
                 message.author = author
+                message.quote = m.content.quoted.flatMap { quotes[$0] }
                 if m.isOutgoing {
                     message.deliveries = try store.deliveries(message: m.rowID).map {
                         .init(member: try name($0.key.member), status: $0.status, isCurrent: $0.isCurrent)
@@ -368,8 +393,13 @@ extension AccountService {
             let stored = try store.conversation(contact: contact.id, limit: count, skippingLatest: skippingLatest)
             let files = try Self.files(among: stored, store)
             let held = try Self.held(contact, store)
+            let quotes = try Self.quotes(among: stored, in: contact.id.conversation, store) { _ in contact.name }
             return stored.map { stored in
                 var shown = item(stored, files, peer: contact.name)
+                if case .message(var m) = shown, let target = m.content.quoted {
+                    m.quote = quotes[target]
+                    shown = .message(m)
+                }
                 if case .message(var m) = shown, case .message(let s) = stored, let hold = held[s.rowID] {
                     m.waiting = hold
                     shown = .message(m)
@@ -377,6 +407,27 @@ extension AccountService {
                 return shown
             }
         }
+    }
+
+    /// The quotes of the replies among a page of a conversation: each target as this side
+    /// holds it in that conversation, by id (`author`: who wrote an incoming one).
+    static func quotes(among stored: [StoredConversationItem], in conversation: ConversationID, _ store: some StoreAccess,
+                       author: (StoredMessage) throws -> String) throws -> [MessageID: MessageItem.Quote] {
+        let targets = stored.compactMap { item -> MessageID? in
+            if case .message(let m) = item { return m.content.quoted } else { return nil }
+        }
+        guard !targets.isEmpty else { return [:] }
+        let expired = try store.expiredIDs(conversation: conversation, among: targets)
+        var quotes: [MessageID: MessageItem.Quote] = [:]
+        for target in targets where quotes[target] == nil {
+            if let m = try store.message(conversation: conversation, id: target), mayBeQuoted(m.content) {
+                let name = m.isOutgoing ? "You" : try author(m)
+                quotes[target] = .message(author: name, text: m.content.displayText(direction: m.direction))
+            } else {
+                quotes[target] = expired.contains(target) ? .deleted : .notFound
+            }
+        }
+        return quotes
     }
 
     /// The files among a page of a conversation, as each message shows it.

@@ -451,6 +451,9 @@ extension Engine {
             if case .control(.groupChanges) = content {
                 return rejectForged("group changes from \(contact.name) outside a group message")
             }
+            if let target = content.quoted, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
+                return rejectForged("a reply from \(contact.name) quoting a message of another conversation")
+            }
             if case .control(.timerChanged(_, let counter)) = content,
                !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
                 return rejectForged("a timer change from \(contact.name) whose counter is far past every one seen")
@@ -761,6 +764,9 @@ extension Engine {
         }
         // Blocked here: nothing of it is kept or shown (its log was taken, so the roster stays true).
         if try tx.group(conversation)?.isBlocked == true { return }
+        if let target = item.content.quoted, try tx.messageElsewhere(id: target, than: conversation, sharedWith: contact.id) {
+            return rejectForged("a reply from \(contact.name) in a group quoting a message of another conversation")
+        }
         if timer != 0 {
             guard let t = DisappearingTimer(rawValue: timer), t != .off else {
                 return rejectForged("a group message from \(contact.name) with a timer that is not one")
@@ -810,7 +816,7 @@ extension Engine {
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {
                         after.events.append(.conversationsChanged)
                     }
-                case .text, .newer, .control(.groupChanges):
+                case .text, .reply, .newer, .control(.groupChanges):
                     // Group changes in a one-to-one conversation change no group: kept as shown.
                     break
                 }

@@ -87,8 +87,7 @@ public final class EngineChatModel: ChatModel {
         try wrap { () throws(EngineError) in
             switch try account.target(conversation) {
             case .group(let group):
-                guard case .text(let text) = content else { throw .usage("this version of rChat sends text to a group") }
-                _ = try account.send(toGroup: group, text: text)
+                _ = try account.send(toGroup: group, content: content)
             case .contact(let contact):
                 _ = try account.send(to: contact, content: content)
             }

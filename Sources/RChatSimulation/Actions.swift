@@ -107,9 +107,16 @@ extension SimulatedWorld {
         case let .send(from, to):
             let sender = accounts[from], receiver = accounts[to]
             let text = "m\(invariants.messageCount + 1) \(sender.name)→\(receiver.name)"
-            let id = try sender.commands(clock).send(to: receiver.name, content: .text(text))
+            let service = try sender.commands(clock)
+            // A third of the messages answer one of the conversation's.
+            var content = MessageContent.text(text)
+            if itemRandom.chance(0.3), let target = ReplyChecks.quotable(try service.conversation(receiver.name), using: &itemRandom) {
+                content = .reply(Reply(target: target, text: text))
+            }
+            let id = try service.send(to: receiver.name, content: content)
+            if let target = content.quoted { replies.wrote(id, quoting: target) }
             invariants.sent(id, from: sender, to: receiver)
-            trace.note("\(sender.name) wrote \(id.hex) to \(receiver.name)")
+            trace.note("\(sender.name) wrote \(id.hex) to \(receiver.name)" + (content.quoted.map { ", replying to \($0.hex)" } ?? ""))
             sender.engine?.wake()
         case let .read(who, contact):
             let reader = accounts[who], writer = accounts[contact]

@@ -75,10 +75,15 @@ extension SimulatedWorld {
             let sender = accounts[from]
             guard let (service, group) = try group(of: sender), group.state == .current else { return }
             let text = "g\(groupChecks.messageCount + 1) from \(sender.name)"
+            var content = MessageContent.text(text)
+            if itemRandom.chance(0.3), let target = ReplyChecks.quotable(try service.conversation(group), using: &itemRandom) {
+                content = .reply(Reply(target: target, text: text))
+            }
             let id: MessageID
-            do { id = try service.send(toGroup: group, text: text) } catch { return trace.note("\(sender.name) cannot write: \(error)") }
+            do { id = try service.send(toGroup: group, content: content) } catch { return trace.note("\(sender.name) cannot write: \(error)") }
+            if let target = content.quoted { replies.wrote(id, quoting: target) }
             try groupChecks.sent(id, from: sender, group: group, service: service)
-            trace.note("\(sender.name) wrote \(id.hex) to the group")
+            trace.note("\(sender.name) wrote \(id.hex) to the group" + (content.quoted.map { ", replying to \($0.hex)" } ?? ""))
             sender.engine?.wake()
         case .groupRead(let who):
             let reader = accounts[who]
@@ -241,7 +246,9 @@ final class GroupInvariants {
         for account in world.accounts {
             guard let (service, group) = try world.group(of: account) else { continue }
             var shown: Set<MessageID> = []
-            for item in try service.conversation(group) {
+            let items = try service.conversation(group)
+            for wrong in world.replies.wrongs(in: items, of: account.name) { fail("\(what): \(wrong)") }
+            for item in items {
                 guard case .message(let m) = item else { continue }
                 if !shown.insert(m.id).inserted { fail("\(what): \(account.name) shows \(m.id.hex) twice in the group") }
                 guard m.direction == .incoming, let record = written[m.id] else { continue }

@@ -223,7 +223,9 @@ final class Invariants {
             for contact in contacts {
                 if whole {
                     var shown: Set<MessageID> = []
-                    for item in try service.conversation(contact.name) {
+                    let items = try service.conversation(contact.name)
+                    for wrong in world.replies.wrongs(in: items, of: account.name) { fail("\(what): \(wrong)") }
+                    for item in items {
                         guard case .message(let m) = item else { continue }
                         if !shown.insert(m.id).inserted { fail("\(what): \(account.name) shows \(m.id.hex) twice") }
                         present.insert(m.id)

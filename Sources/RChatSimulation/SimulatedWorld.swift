@@ -52,6 +52,11 @@ public final class SimulatedWorld {
     let trace: Trace
     let network: MemoryNetwork
     var random: SimulationRandom
+    /// What the message actions choose (whether a message is a reply, and to what): a stream
+    /// apart from `random`, so the runs of seeds from before replies play as they did.
+    var itemRandom: SimulationRandom
+    /// The replies written and what they quote (`ReplyChecks`).
+    var replies = ReplyChecks()
     private(set) var relay: SimulatedRelay!
     private(set) var accounts: [SimulatedAccount] = []
     let directory: String
@@ -72,6 +77,7 @@ public final class SimulatedWorld {
         trace = Trace(clock: clock, keep: traceLines)
         network = MemoryNetwork(scheduler: scheduler, seed: seed, trace: trace)
         random = SimulationRandom(seed: seed)
+        itemRandom = SimulationRandom(seed: seed ^ 0x5265_706C_6965_7321)
     }
 
     func syncDelay() -> Double { random.uniform(0.0005...0.03) }

@@ -106,6 +106,16 @@ extension StoreAccess {
             """, [.blob(id.bytes), .integer(member.rawValue)]).map { try withSummary(try Self.decodeMessage($0)) }
     }
 
+    /// Whether a message with this id is in a conversation other than `conversation` that
+    /// this side shares with `contact` — their direct one, or a group: the only ids they can
+    /// know. A reply of theirs that quotes one is dropped (a quote never reaches across).
+    public func messageElsewhere(id: MessageID, than conversation: ConversationID, sharedWith contact: ContactID) throws -> Bool {
+        if contact.conversation != conversation, try message(conversation: contact.conversation, id: id) != nil { return true }
+        return try database.queryOne("""
+            SELECT 1 FROM messages WHERE id = ? AND conversation_id < 0 AND conversation_id != ? LIMIT 1
+            """, [.blob(id.bytes), .integer(conversation.rawValue)]) != nil
+    }
+
     public func message(_ row: MessageRowID) throws -> StoredMessage? {
         try database.queryOne("\(Self.messageSelect) WHERE m.rowid = ?",
                               [.integer(row.rawValue)]).map { try withSummary(try Self.decodeMessage($0)) }

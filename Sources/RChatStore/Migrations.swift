@@ -89,6 +89,7 @@ enum Migrations {
         Migration(version: 18, sql: SchemaGroupWaiting.sql),
         Migration(version: 19, sql: SchemaGroupHeads.sql, rebuildsTables: true),
         Migration(version: 20, sql: SchemaRotatedKeys.sql),
+        Migration(version: 21, sql: SchemaReplies.sql),
     ]
 
     /// The reason a step failed, on one line.

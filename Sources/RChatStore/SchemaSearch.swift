@@ -20,7 +20,8 @@
 /// indexed by the step itself (`rebuild`).
 ///
 /// A later step that rebuilds `messages` must drop the view and the triggers first and
-/// make them again afterwards, then `rebuild` the index.
+/// make them again afterwards (as step 21, `SchemaReplies`, last made them: replies too),
+/// then `rebuild` the index.
 enum SchemaSearch {
     static let sql = """
     CREATE VIEW message_search_text (rowid, text) AS

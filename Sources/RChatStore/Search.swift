@@ -34,11 +34,12 @@ extension StoreAccess {
     }
 
     /// Writes the search index entries of messages just stored (by rowid, in the same
-    /// transaction), many to a statement: the text of text messages; anything else has none.
+    /// transaction), many to a statement: the text of text messages and replies (never the
+    /// quote); anything else has none.
     func indexForSearch(_ stored: [(row: Int64, content: MessageContent)]) throws {
         var args: [SQLValue] = []
         for (row, content) in stored {
-            if case .text(let text) = content { args += [.integer(row), .text(text)] }
+            if let text = content.writtenText { args += [.integer(row), .text(text)] }
         }
         var offset = 0
         while offset < args.count {

@@ -30,7 +30,7 @@ enum MessageContentTarget: FuzzTarget {
         precondition((try? MessageContent(decoding: content.encoded())) == content, "message content does not decode to itself")
         _ = content.description
         // The text as the view and the command lines draw it.
-        if case .text(let text) = content {
+        if let text = content.writtenText {
             _ = TextWidth.drawn(text)
             precondition(TerminalText.isSafe(TerminalText.sanitized(text, breaks: .kept), breaks: .kept), "sanitized text is not safe")
         }
@@ -46,6 +46,8 @@ enum MessageContentTarget: FuzzTarget {
                                    key: [UInt8](repeating: 4, count: 32))),
             .control(.timerChanged(.oneDay, counter: 1)),
             .control(.timerChanged(.off, counter: 0)),
+            .reply(Reply(target: MessageID(high: 0x0189_0000_0000_0001, low: 7), text: "yes, 7 works")),
+            .reply(Reply(target: MessageID(high: 1, low: 2), text: "")),
         ]
         return contents.map { $0.encoded() }
     }

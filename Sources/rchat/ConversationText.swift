@@ -23,6 +23,7 @@ enum ConversationText {
                 if case .moving(_, let waiting?) = transfer { attachment.append(("waiting", .string(waiting.rawValue))) }
                 fields.append(("attachment", .object(attachment)))
             }
+            if let target = m.content.quoted { fields.append(("reply_to", .string(target.hex))) }
             if let waiting = m.waitingText { fields.append(("waiting", .string(waiting))) }
             if let author = m.author { fields.append(("from", .string(author))) }
             if let deliveries = m.deliveries {
@@ -61,6 +62,11 @@ enum ConversationText {
         }
     }
 
+    /// The start of a quote: at most 60 characters, "…" where it was cut.
+    static func cut(_ text: String, to length: Int = 60) -> String {
+        text.count <= length ? text : String(text.prefix(length - 1)) + "…"
+    }
+
     static func line(_ item: ConversationItem) -> String {
         switch item {
         case .message(let m) where m.showsAsRow:
@@ -78,7 +84,9 @@ enum ConversationText {
             // A file's line is its kind, name and size: one line, whatever the name holds.
             let text = TerminalText.sanitized(m.text, breaks: m.content.isAttachment ? .shown : .kept)
                 .replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: head.count))
-            return "\(head)\(text)\(status)  \(m.id.hex)"
+            // A reply's quote goes on the line above, under its head, cut to one line.
+            let quote = m.quote.map { String(repeating: " ", count: head.count) + "> " + Self.cut(TerminalText.sanitized($0.words, breaks: .shown)) + "\n" } ?? ""
+            return "\(quote)\(head)\(text)\(status)  \(m.id.hex)"
         case .row(let r):
             return "  — \(TerminalText.sanitized(r.text, breaks: .shown))" + (r.action == .resend ? "  [Resend]" : "")
         }

@@ -388,7 +388,8 @@ struct SamsAnswer {
     /// "“hello”" (cut at 40 characters), "your photo", "your voice message", "your file".
     static func describe(_ content: MessageContent) -> String {
         switch content {
-        case .text(let text):
+        case .text, .reply:
+            let text = content.writtenText ?? ""
             let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
             return "\u{201C}" + (line.count > 40 ? line.prefix(40) + "\u{2026}" : line) + "\u{201D}"
         case .attachment(let attachment):

@@ -35,6 +35,11 @@ enum MessageCommands {
     }
 
     static let fileOption = Declared<String?>.text("--file", "PATH", help: "send this file instead of a text")
+    static let replyOption = Declared<MessageID?>("--reply-to", "ID", default: nil,
+                                                  help: "quote the message ID of the conversation (see rchat list NAME)",
+                                                  expected: "a message id (32 hex digits)") { text -> MessageID?? in
+        MessageID(hex: text).map { .some($0) }
+    }
     static let asOption = Declared<AttachmentKind?>("--as", "KIND", default: nil,
                                                     help: "photo, voice or file (default: photo for an image, else file)",
                                                     expected: "photo, voice or file",
@@ -43,17 +48,19 @@ enum MessageCommands {
     }
 
     static let sendCommand = Command(
-        name: "send", usage: "rchat send NAME TEXT | rchat send NAME --file PATH [--as photo|voice|file]",
+        name: "send", usage: "rchat send NAME TEXT [--reply-to ID] | rchat send NAME --file PATH [--as photo|voice|file]",
         summary: "Queue a message or a file (Sending) and print its id; a running engine sends it at once.",
         details: """
         Without a running `rchat sync` (or the full-screen view) the message waits in the
         outbox and goes out at the next one. TEXT is at most 60 KiB. A file is read once and
         kept in the account home; it is at most max-attachment-mb (rchat settings).
+        --reply-to ID makes it a reply quoting that message of the conversation.
         """,
-        options: [fileOption.option, asOption.option]
+        options: [fileOption.option, asOption.option, replyOption.option]
     ) { args, locations in
         let name = try args.positional(0, "NAME")
         if let path = args[Self.fileOption] {
+            guard args[Self.replyOption] == nil else { throw Arguments.UsageError(description: "--reply-to goes with a text, not --file") }
             try args.expectPositionals(max: 1)
             let id = try AccountService(locations: locations).sendFile(to: name, path: path, as: args[Self.asOption])
             say(id.hex)
@@ -62,7 +69,8 @@ enum MessageCommands {
         guard args[Self.asOption] == nil else { throw Arguments.UsageError(description: "--as goes with --file PATH") }
         try args.expectPositionals(max: 2)
         let text = try args.positional(1, "TEXT")
-        let id = try AccountService(locations: locations).send(to: name, content: .text(text))
+        let content: MessageContent = args[Self.replyOption].map { .reply(Reply(target: $0, text: text)) } ?? .text(text)
+        let id = try AccountService(locations: locations).send(to: name, content: content)
         say(id.hex)
     }
 
@@ -128,6 +136,7 @@ enum MessageCommands {
         details: """
         --json prints one object per line, in conversation order:
         {"type":"message","id":"<hex>","direction":"out"|"in","text":"…","status":"Sending"|…|null,"resent":false,"at":<unix>}
+        (a reply adds "reply_to":"<hex>", the message it quotes)
         {"type":"row","text":"<the row as shown>","action":"resend"|null,"ids":["<hex>",…]}
         """,
         options: [.flag("--json", help: "one JSON object per line")]

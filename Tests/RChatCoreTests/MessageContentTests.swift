@@ -93,7 +93,7 @@ final class MessageContentTests: XCTestCase {
     /// is kept byte for byte and shown as needing a newer rChat; a later version reads it
     /// from what was stored.
     func testWhatALaterVersionWroteIsKeptWholeAndShownAsNeedingANewerRChat() throws {
-        let later: [[UInt8]] = [[4], [4, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 3, 0, 0, 0, 0],
+        let later: [[UInt8]] = [[5], [5, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 3, 0, 0, 0, 0],
                                 [3, 3], [3, 1, 0, 0, 0, 31], [3, 1, 0xff, 0xff, 0xff, 0xff, 1, 2],
                                 [9] + [UInt8](repeating: 7, count: MessageContent.maximumTextBytes)]
         for bytes in later {
@@ -109,7 +109,7 @@ final class MessageContentTests: XCTestCase {
             }
         }
         XCTAssertEqual(NewerItem.envelopeKinds, 13...127)
-        for content in [MessageContent.newer(.content([4, 1])), .newer(.envelope(kind: 20, body: Array("secret".utf8)))] {
+        for content in [MessageContent.newer(.content([5, 1])), .newer(.envelope(kind: 20, body: Array("secret".utf8)))] {
             for direction in [Direction.incoming, .outgoing] {
                 XCTAssertEqual(content.displayText(direction: direction), "This message needs a newer rChat to be shown.")
             }
@@ -137,6 +137,38 @@ final class MessageContentTests: XCTestCase {
         XCTAssertEqual("\(MessageContent.text("secret words"))", "text (12 bytes)")
         XCTAssertFalse("\(MessageContent.attachment(photo))".contains("94"), "the key's bytes (0x5e = 94) are not printed")
         XCTAssertFalse("\(photo)".contains("94"))
+    }
+
+    /// A reply: kind 4, the quoted id, its text; searched, alerted and shown as text.
+    func testAReplyCarriesTheQuotedIdAndItsText() throws {
+        let target = MessageID(high: 0x0123_4567_89ab_cdef, low: 42)
+        let reply = MessageContent.reply(Reply(target: target, text: "Yes, 7 works ✓"))
+        let bytes = reply.encoded()
+        XCTAssertEqual(bytes[0], 4)
+        XCTAssertEqual(Array(bytes[1...16]), target.bytes)
+        XCTAssertEqual(Array(bytes[17...]), Array("Yes, 7 works ✓".utf8))
+        XCTAssertEqual(try MessageContent(decoding: bytes), reply)
+        XCTAssertEqual(reply.quoted, target)
+        XCTAssertEqual(reply.writtenText, "Yes, 7 works ✓")
+        XCTAssertEqual(reply.displayText(direction: .incoming), "Yes, 7 works ✓")
+        XCTAssertEqual(AlertPolicy.Kind(reply), .text("Yes, 7 works ✓"))
+        XCTAssertEqual("\(reply)", "reply (16 bytes)", "never the text")
+        XCTAssertEqual(try MessageContent(decoding: [4] + target.bytes), .reply(Reply(target: target, text: "")))
+        XCTAssertNil(MessageContent.text("x").quoted)
+        // Cut short in the id, or text that is not UTF-8: refused with the cause.
+        XCTAssertThrowsError(try MessageContent(decoding: [4] + target.bytes.prefix(15))) {
+            XCTAssertEqual($0 as? MessageContentError, .truncated(field: "quoted id"))
+        }
+        XCTAssertThrowsError(try MessageContent(decoding: [4] + target.bytes + [0xff, 0xfe])) {
+            XCTAssertEqual($0 as? MessageContentError, .notUTF8(field: "text"))
+        }
+        // The longest reply fits what a content may be.
+        let longest = MessageContent.reply(Reply(target: target, text: String(repeating: "a", count: Reply.maximumTextBytes)))
+        XCTAssertEqual(longest.encoded().count, MessageContent.maximumEncodedBytes)
+        XCTAssertEqual(try MessageContent(decoding: longest.encoded()), longest)
+        XCTAssertEqual(MessageItem.Quote.message(author: "Alice", text: "two\nlines").words, "Alice: two lines")
+        XCTAssertEqual(MessageItem.Quote.notFound.words, "Original message not found")
+        XCTAssertEqual(MessageItem.Quote.deleted.words, "Original message deleted")
     }
 
     func testMessageItemsCarryContentAndShowText() {

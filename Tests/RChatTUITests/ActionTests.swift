@@ -150,7 +150,7 @@ final class ActionTests: XCTestCase {
         let demo = DemoCommand(name: "sam-offline", help: "Sam goes offline for a while") { args in
             called.append(args); return "Sam is offline."
         }
-        let view = makeView(model, rows: 80, columns: 100, options: TUIOptions(demoCommands: [demo]), open: "Sam")
+        let view = makeView(model, rows: 90, columns: 100, options: TUIOptions(demoCommands: [demo]), open: "Sam")
         view.press(.function(1))
         let all = view.frame().text.joined(separator: "\n")
         for entry in KeyMap.help { XCTAssertTrue(all.contains(entry.keys), entry.keys) }
@@ -161,7 +161,7 @@ final class ActionTests: XCTestCase {
         view.type("/sam-offline 30")
         view.press(.enter)
         XCTAssertEqual(called, [["30"]])
-        XCTAssertTrue(view.frame().line(78).contains("Sam is offline."))
+        XCTAssertTrue(view.frame().line(88).contains("Sam is offline."))
     }
 
     func testHelpScrollsOnASmallTerminal() {

@@ -102,4 +102,54 @@ final class GroupViewTests: XCTestCase {
         run(view, "/leave")
         XCTAssertEqual(model.groupChanges.count, 4)
     }
+
+    /// `q` on a selected message (issue 31): the composer quotes it on a row of its own, what
+    /// is sent next answers it, Esc with nothing typed lets it go; a reply shows its quote
+    /// above its text, dim, cut to one line.
+    func testQAnswersTheSelectedMessageAndAReplyShowsItsQuote() throws {
+        let model = FakeChatModel()
+        let group = friends(model)
+        let view = makeView(model, rows: 24, columns: 100)
+        view.open(group)
+        guard case .message(let hello) = model.items[group]![1] else { return XCTFail() }
+        view.state.focus = .composer
+        view.press(.tab, .up, .up, .character("q"))
+        XCTAssertEqual(view.state.focus, .composer)
+        var screen = view.frame()
+        let quoteRow = try XCTUnwrap(screen.text.firstIndex { $0.contains("| Replying to Bartholomew: hello there  (Esc: no reply)") }, screen.dump)
+        XCTAssertEqual(quoteRow, Layout(view.state).composerRow, "the quote's row is the composer's first")
+        view.type("sure")
+        screen = view.frame()
+        XCTAssertTrue(screen.text[quoteRow + 1].contains("sure"), screen.dump)
+        view.press(.enter)
+        XCTAssertEqual(model.sent.last?.content, .reply(Reply(target: hello.id, text: "sure")))
+        XCTAssertNil(view.state.replyingTo, "one reply")
+        view.type("and plain")
+        view.press(.enter)
+        XCTAssertEqual(model.sent.last?.content, .text("and plain"))
+
+        // Esc with nothing typed: no reply; the next message is plain text.
+        view.press(.tab, .up, .character("q"))
+        XCTAssertNotNil(view.state.replyingTo)
+        view.press(.escape)
+        XCTAssertNil(view.state.replyingTo)
+        XCTAssertFalse(view.frame().contains("Replying to"))
+
+        // A reply in the conversation: its quote above its text, dim.
+        let reply = model.addMessage(group, .incoming, "Yes, and a very long answer too")
+        if case .message(var m) = model.items[group]!.last! {
+            m.author = "Alice"
+            m.content = .reply(Reply(target: hello.id, text: "Yes, and a very long answer too"))
+            m.quote = .message(author: "Bartholomew", text: "hello there\nsecond line")
+            model.items[group]![model.items[group]!.count - 1] = .message(m)
+        }
+        view.handle([.newMessage(conversation: group, id: reply, preview: "Yes")])
+        screen = view.frame()
+        let quote = try XCTUnwrap(screen.position(of: "| Bartholomew: hello there second line"), screen.dump)
+        XCTAssertTrue(screen[quote.row, quote.column].style.dim)
+        let answer = try XCTUnwrap(screen.position(of: "Yes, and a very long answer too"), screen.dump)
+        XCTAssertEqual(answer.row, quote.row + 1)
+        XCTAssertEqual(answer.column, quote.column)
+        XCTAssertTrue(screen.text[quote.row].contains("Alice"), "the author and time stand on the quote's line: \(screen.dump)")
+    }
 }

@@ -28,7 +28,7 @@ final class KeyMapTests: XCTestCase {
         XCTAssertEqual(c(.character("i")), .details)
         XCTAssertEqual(c(.character("u")), .firstUnread)
         XCTAssertEqual(c(.character("?")), .help)
-        XCTAssertEqual(c(.character("q")), .type("q"), "no letter quits")
+        XCTAssertEqual(c(.character("q")), .reply, "q answers the selected message: no letter quits")
         XCTAssertEqual(c(.character("j")), .type("j"), "no letter moves")
         XCTAssertEqual(c(.character("x")), .type("x"), "typing anywhere goes to the composer")
         XCTAssertEqual(c(.pageUp), .pageUp)
@@ -50,6 +50,7 @@ final class KeyMapTests: XCTestCase {
             XCTAssertEqual(KeyMap.command(for: .alt(.character("i")), focus: focus, composerEmpty: false), .details)
             XCTAssertEqual(KeyMap.command(for: .alt(.character("u")), focus: focus, composerEmpty: false), .firstUnread)
             XCTAssertEqual(KeyMap.command(for: .alt(.character("?")), focus: focus, composerEmpty: false), .help)
+            XCTAssertEqual(KeyMap.command(for: .alt(.character("q")), focus: focus, composerEmpty: false), .reply)
         }
     }
 

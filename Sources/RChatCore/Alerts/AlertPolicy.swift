@@ -19,6 +19,7 @@ public enum AlertPolicy {
         public init(_ content: MessageContent) {
             switch content {
             case .text(let text): self = .text(text)
+            case .reply(let reply): self = .text(reply.text)
             case .attachment(let a):
                 switch a.kind {
                 case .photo: self = .photo

@@ -44,6 +44,27 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     /// it shows, `status`, is the lowest over the current ones: `DeliverySummary`).
     public var deliveries: [MemberDelivery]?
 
+    /// A reply: the message it quotes, as this side holds it.
+    public var quote: Quote?
+
+    /// What a reply's one-line quote shows: who wrote the quoted message and its text (the
+    /// line a conversation shows for it, for a file), or that this side does not have it —
+    /// never had it, or had it and it was deleted (its timer ran out).
+    public enum Quote: Equatable, Sendable {
+        case message(author: String, text: String)
+        case notFound
+        case deleted
+
+        /// The quote in words, on one line: "Alice: Are we still on…", or why there is none.
+        public var words: String {
+            switch self {
+            case .message(let author, let text): "\(author): \(text.split(whereSeparator: \.isNewline).joined(separator: " "))"
+            case .notFound: Reply.notFound
+            case .deleted: Reply.deleted
+            }
+        }
+    }
+
     public struct MemberDelivery: Equatable, Sendable {
         public let member: String
         public let status: MessageStatus

@@ -12,8 +12,10 @@ enum ComposerLine {
     static func height(_ state: ViewState) -> Int {
         if state.prompt != nil { return 1 }
         if case .searching = state.composer.mode { return 1 }
-        if state.composer.isEmpty { return 1 }
-        return min(maximumHeight(rows: state.rows), rows(state).lines.count)
+        // A reply's quote takes a row above what is typed.
+        let quote = state.openReply == nil ? 0 : 1
+        if state.composer.isEmpty { return 1 + quote }
+        return min(maximumHeight(rows: state.rows), rows(state).lines.count + quote)
     }
 
     static func rows(_ state: ViewState) -> ComposerRows {
@@ -22,8 +24,18 @@ enum ComposerLine {
     }
 
     static func draw(_ state: ViewState, _ layout: Layout, _ screen: inout Screen) {
-        let row = layout.composerRow
+        var row = layout.composerRow
+        var height = layout.composerHeight
         let focused = state.focus == .composer && state.overlay == nil
+        if let reply = state.openReply, state.prompt == nil, height > 1 {
+            let text = "Replying to " + TerminalText.sanitized(reply.quote.words, breaks: .shown)
+            let hint = "  (Esc: no reply)"
+            let room = max(1, layout.columns - 2 - TextWidth.columns(of: hint))
+            screen.put(state.glyphs.quoteMark + Wrap.truncate(text, width: room, ellipsis: state.glyphs.ellipsis) + hint,
+                       row: row, column: 0, style: .dim)
+            row += 1
+            height -= 1
+        }
         let prompt = state.glyphs.prompt
         let promptWidth = TextWidth.columns(of: prompt)
         screen.put(prompt, row: row, column: 0, style: CellStyle(bold: focused))
@@ -46,7 +58,6 @@ enum ComposerLine {
             return
         }
         let all = rows(state)
-        let height = layout.composerHeight
         // Scrolled only as far as it takes to show the cursor's row.
         let top = max(0, min(all.lines.count - height, all.cursor.row - height + 1))
         for i in 0..<height where top + i < all.lines.count {

@@ -65,8 +65,16 @@ struct ConversationPane {
     private func messageLines(_ m: MessageItem, index: Int) -> [PaneLine] {
         let text = Wrap.lines(m.text, width: textWidth)
         var out: [PaneLine] = []
+        // A reply: its first line is the quote, cut to one line, the text under it.
+        if let quote = m.quote {
+            var line = firstLine(of: m, index: index)
+            let words = Wrap.truncate(glyphs.quoteMark + TerminalText.sanitized(quote.words, breaks: .shown), width: textWidth,
+                                      ellipsis: glyphs.ellipsis)
+            line.add(textColumn, words, .dim)
+            out.append(line)
+        }
         for (n, part) in text.enumerated() {
-            var line = n == 0 ? firstLine(of: m, index: index) : PaneLine(item: index)
+            var line = n == 0 && out.isEmpty ? firstLine(of: m, index: index) : PaneLine(item: index)
             line.add(textColumn, part)
             out.append(line)
         }

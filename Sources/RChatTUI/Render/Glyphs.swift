@@ -43,6 +43,8 @@ public struct Glyphs: Sendable {
     public var selection: String { isUnicode ? "»" : ">" }
     public var prompt: String { isUnicode ? "› " : "> " }
     public var separator: String { isUnicode ? " · " : " | " }
+    /// Before a reply's quote of the message it answers.
+    public var quoteMark: String { "| " }
     /// Before a system row.
     public var rowMark: String { isUnicode ? "•" : "*" }
     /// Before "Recording…" while `/voice` records.

@@ -19,8 +19,10 @@ extension ChatView {
         var text = line.hasPrefix("//") ? String(line.dropFirst()) : line
         while text.last?.isNewline == true { text.removeLast() }
         _ = state.composer.take()
+        let reply = state.openReply
         do {
-            try model.send(to: conversation, content: .text(text))
+            try model.send(to: conversation, content: reply.map { .reply(Reply(target: $0.target, text: text)) } ?? .text(text))
+            if reply != nil { state.replyingTo = nil }
         } catch {
             state.composer.restore(line)   // nothing the user wrote is lost
             say(error.description, error: true)
@@ -281,6 +283,19 @@ extension ChatView {
     }
 
     /// `i`: why a message's status is what it is — each step with its time.
+    /// `q` on a selected message: the composer quotes it; what is sent next answers it.
+    func startReply() {
+        guard let conversation = state.openConversation, let index = state.selected,
+              let item = state.window?.item(at: index) else {
+            return say("Select a message first (Up/Down).")
+        }
+        guard case .message(let m) = item, !m.showsAsRow else { return say("Only a message can be answered.") }
+        let author = m.direction == .outgoing ? "You" : m.author ?? m.peerName ?? "They"
+        state.replyingTo = ReplyDraft(conversation: conversation, target: m.id, quote: .message(author: author, text: m.text))
+        state.selected = nil
+        state.focus = .composer
+    }
+
     func showDetails() {
         guard let conversation = state.openConversation, let index = state.selected,
               let item = state.window?.item(at: index) else {

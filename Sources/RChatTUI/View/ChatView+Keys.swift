@@ -76,11 +76,17 @@ extension ChatView {
         case .firstUnread: jumpToFirstUnread()
         case .resend: resendSelected()
         case .details: showDetails()
+        case .reply: startReply()
         case .openAttachment: openAttachment()
         case .saveAttachment: askWhereToSave()
         case .playAttachment: playAttachment()
         case .help: showHelp()
         case .leave:
+            // Esc in the composer, nothing typed: the reply being written is let go.
+            if state.focus == .composer, state.composer.isEmpty, state.openReply != nil {
+                state.replyingTo = nil
+                return say("Not replying.")
+            }
             state.selected = nil
             state.focus = .composer
         case .edit(let edit): state.composer.apply(edit)

@@ -14,6 +14,8 @@ public enum Command: Equatable, Sendable {
     /// Alt-A: the next conversation with unread messages.
     case nextUnreadConversation
     case resend, details, help
+    /// On a selected message: the next message sent answers it, quoting it.
+    case reply
     /// On a selected photo, voice message or file: open it (`xdg-open`), save a copy
     /// (asks where), play a voice message.
     case openAttachment, saveAttachment, playAttachment
@@ -105,6 +107,7 @@ public enum KeyMap {
         case .function(1), .alt(.character("?")): return .help
         case .alt(.character("r")): return .resend
         case .alt(.character("i")): return .details
+        case .alt(.character("q")): return .reply
         case .alt(.character("u")): return .firstUnread
         case .alt(.character("a")): return .nextUnreadConversation
         case .alt(.character("o")): return .openAttachment
@@ -160,6 +163,7 @@ public enum KeyMap {
         case .character("?") where context.composerEmpty: return .help
         case .character("r") where letters: return .resend
         case .character("i") where letters: return .details
+        case .character("q") where letters: return .reply
         case .character("u") where letters: return .firstUnread
         case .character("o") where letters: return .openAttachment
         case .character("s") where letters: return .saveAttachment
@@ -179,9 +183,10 @@ public enum KeyMap {
         ("Alt-A", "Open the next conversation with unread messages (muted ones last)"),
         ("PgUp / PgDn", "Scroll the conversation by a screen"),
         ("Home / End", "Go to the oldest / newest message (in the composer with text: start / end of the line)"),
-        ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i, o, s, p: only while a message or row is selected and nothing is typed; otherwise they type)"),
+        ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i, q, o, s, p: only while a message or row is selected and nothing is typed; otherwise they type)"),
         ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
         ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
+        ("Alt-Q, or q", "Reply to the selected message: what you send next quotes it (Esc with nothing typed: no reply)"),
         ("Esc", "Back to the composer; close an overlay"),
         ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
         ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),

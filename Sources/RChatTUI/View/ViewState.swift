@@ -38,6 +38,14 @@ public struct ViewState {
     public var durations: [MessageID: Double] = [:]
     /// A question on the composer's row (where to save a file) or a recording under way.
     public var prompt: Prompt?
+    /// What the next message sent in its conversation answers (`q` on a message).
+    public var replyingTo: ReplyDraft?
+
+    /// The reply being written in the open conversation, if any.
+    public var openReply: ReplyDraft? {
+        guard let reply = replyingTo, reply.conversation == openConversation else { return nil }
+        return reply
+    }
 
     public static let minimumRows = 10
     public static let minimumColumns = 40
@@ -159,5 +167,17 @@ public struct UnreadMarks: Equatable, Sendable {
     var firstUnread: Int? {
         if case .arrived(let first, _) = below { return first }
         return newLine
+    }
+}
+
+/// A reply being written: the message it quotes, in which conversation, and its quote as
+/// the composer shows it above what is typed.
+public struct ReplyDraft: Equatable, Sendable {
+    public var conversation: ConversationID
+    public var target: MessageID
+    public var quote: MessageItem.Quote
+
+    public init(conversation: ConversationID, target: MessageID, quote: MessageItem.Quote) {
+        self.conversation = conversation; self.target = target; self.quote = quote
     }
 }
