@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import RChatCore
 import RChatCrypto
+import RChatSQL
 @testable import RChatEngine
 
 /// Replies from a sender who chooses what they quote: Sam's keys in a raw client of the relay
@@ -43,5 +44,25 @@ final class ReplyHostileSenderTests: RelayEngineTestCase {
         XCTAssertEqual(shown.first { $0.id == unknown }?.quote, .notFound)
         XCTAssertEqual(try alice.search(SearchQuery("fine")).map(\.message), [answering], "a reply's text is searched")
         XCTAssertEqual(try alice.search(SearchQuery("say")).count, 0, "nothing of what the dropped reply said")
+    }
+
+    /// A reply's quote follows its target as this side holds it: the words while it is
+    /// there, "Original message deleted" once its timer deleted it (gone from the store).
+    func testAQuoteSaysSoOnceItsTargetDisappeared() throws {
+        let offline = try RelayAddress(parsing: "127.0.0.1:9/" + String(repeating: "A", count: 43))
+        let alice = try account("Alice", relay: offline), sam = try account("Sam", relay: offline)
+        _ = try alice.addContact(try sam.identity().contactCode(device: sam.device), name: nil)
+        let first = try alice.send(to: "Sam", content: .text("soon gone"))
+        let reply = try alice.send(to: "Sam", content: .reply(Reply(target: first, text: "about that")))
+        XCTAssertEqual(try messages(alice, "Sam").first { $0.id == reply }?.quote, .message(author: "You", text: "soon gone"))
+        try alice.store.database.execute("UPDATE messages SET expires_at = 1 WHERE id = ?", [.blob(first.bytes)])
+        XCTAssertEqual(try alice.store.deleteExpired(at: 2).map(\.id), [first])
+        let shown = try messages(alice, "Sam")
+        XCTAssertEqual(shown.map(\.id), [reply])
+        XCTAssertEqual(shown.first?.quote, .deleted)
+        XCTAssertEqual(shown.first?.quote?.words, "Original message deleted")
+        XCTAssertThrowsError(try alice.send(to: "Sam", content: .reply(Reply(target: first, text: "and again")))) {
+            XCTAssertTrue("\($0)".contains("no message \(first.hex) in Sam to reply to"), "\($0)")
+        }
     }
 }
