@@ -12,7 +12,7 @@
 ///         32        hash of the plaintext file
 ///         32        the key the file is encrypted with
 ///     u8 kind = 3   control item
-///         u8        control kind: 1 disappearing-timer change, 2 group changes
+///         u8        control kind: 1 disappearing-timer change, 2 group changes, 3 reaction
 ///       1:
 ///         u32       the timer in seconds: 0 (off) or one of `DisappearingTimer`'s
 ///         u64       the change's counter (`TimerPolicy.Change`), 1 … 2^62; absent: 0
@@ -20,6 +20,11 @@
 ///       2:          changes of a group's membership log (`MembershipChange`), in a group
 ///                   message (the envelope names the group): the log so far, the newest last
 ///         u8        how many (1 … 255), then each: u16 length (1 … 65,535), its bytes
+///       3:          a reaction to a message of the same conversation (`ReactionPolicy`)
+///         16        the message's id
+///         u64       the reaction's counter (`TimerPolicy.Change`), 1 … 2^62
+///         ..        the emoji, UTF-8, to the end: one (`ReactionPolicy.isEmoji`), or
+///                   nothing for a reaction taken back
 ///
 ///     u8 kind = 4   reply: text that quotes a message of the same conversation
 ///         16        the quoted message's id
@@ -30,7 +35,7 @@
 ///         ..        its body, to the end
 ///
 /// What a later version writes and this one does not know — a content kind other than
-/// 1 … 4, an attachment kind other than 1 … 3, a control kind other than 1, a timer that is
+/// 1 … 4, an attachment kind other than 1 … 3, a control kind other than 1 … 3, a timer that is
 /// not one of `DisappearingTimer` — decodes as `.newer`, keeping every byte: the store
 /// keeps it whole, the conversation shows `newerText`, and a later version reads it from
 /// what was stored. Decoding refuses (with the cause, `MessageContentError`) only what no
@@ -67,6 +72,17 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         default: nil
         }
     }
+
+    /// The message an action (a reaction) is about: such an item is not shown in its
+    /// conversation, but folded into that message.
+    public var actionTarget: MessageID? {
+        if case .control(.reaction(let target, _, _)) = self { return target }
+        return nil
+    }
+
+    /// The message this one names, if any: the one a reply quotes, or an action is about.
+    /// It must be of the same conversation (`messageElsewhere`: one of another is dropped).
+    public var refersTo: MessageID? { quoted ?? actionTarget }
 
     /// The message this one quotes, if it is a reply.
     public var quoted: MessageID? {
@@ -117,6 +133,16 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             w.u32(timer.rawValue)
             precondition(counter <= TimerPolicy.maximumCounter, "a timer change's counter is at most 2^62")
             if counter > 0 { w.u64(counter) }
+            return w.bytes
+        case .control(.reaction(let target, let emoji, let counter)):
+            precondition((1...TimerPolicy.maximumCounter).contains(counter) && emoji.map(ReactionPolicy.isEmoji) != false,
+                          "a reaction's counter is 1 … 2^62, its emoji one")
+            var w = ByteWriter(capacity: 26 + (emoji?.utf8.count ?? 0))
+            w.u8(Kind.control.rawValue)
+            w.u8(ControlItem.Kind.reaction.rawValue)
+            w.raw(target.bytes)
+            w.u64(counter)
+            if let emoji { w.raw(emoji.utf8) }
             return w.bytes
         case .control(.groupChanges(let changes)):
             precondition((1...255).contains(changes.count) && changes.allSatisfy { (1...0xffff).contains($0.count) },
@@ -207,6 +233,19 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
                 }
                 try r.end()
                 self = .control(.groupChanges(changes))
+            case .reaction:
+                guard let target = MessageID(bytes: try r.bytes(MessageID.byteCount, "reacted-to id")) else {
+                    throw .truncated(field: "reacted-to id")
+                }
+                let counter = try r.u64("counter")
+                guard counter > 0 else { throw .empty(field: "counter") }
+                guard counter <= TimerPolicy.maximumCounter else {
+                    throw .tooLarge(field: "counter", value: counter, maximum: TimerPolicy.maximumCounter)
+                }
+                let rest = try r.bytes(bytes.count - r.offset, "emoji")
+                guard let emoji = String(validating: rest, as: UTF8.self) else { throw .notUTF8(field: "emoji") }
+                guard emoji.isEmpty || ReactionPolicy.isEmoji(emoji) else { throw .notAnEmoji }
+                self = .control(.reaction(target: target, emoji: emoji.isEmpty ? nil : emoji, counter: counter))
             }
         }
     }
@@ -232,6 +271,9 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             guard let last = changes.last.flatMap({ try? MembershipChange(decoding: $0) }) else { return "\(who) changed the group." }
             if case .rekey = last.action { return who == "You" ? "Your keys changed." : RecoveryRows.keysChanged(name: who, count: 0) }
             return "\(who) \(last.summary)."
+        case .control(.reaction(_, let emoji, _)):
+            let who = direction == .outgoing ? "You" : peer
+            return emoji.map { "\(who) reacted \($0)." } ?? "\(who) took back a reaction."
         case .newer:
             return Self.newerText
         }
@@ -245,6 +287,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         case .attachment(let a): return "\(a.kind) attachment (\(a.size) bytes)"
         case .control(.timerChanged(let timer, _)): return "disappearing timer change (\(timer.rawValue) s)"
         case .control(.groupChanges(let changes)): return "\(changes.count) group change(s)"
+        case .control(.reaction(_, let emoji, _)): return emoji == nil ? "reaction taken back" : "reaction"
         case .newer(.content(let bytes)): return "content of a newer kind \(bytes[0]) (\(bytes.count) bytes)"
         case .newer(.envelope(let kind, let body)): return "an envelope of a newer kind \(kind) (\(body.count) bytes)"
         }
@@ -340,10 +383,14 @@ public enum ControlItem: Equatable, Sendable {
     /// Changes of a group's membership log, as their authors signed them (in a group
     /// message: the envelope names the group). What a member takes is `GroupLog`'s to say.
     case groupChanges([[UInt8]])
+    /// A reaction to the message `target` of the same conversation: the emoji, or nil for
+    /// one taken back, with its counter (`ReactionPolicy`: each person's latest counts).
+    case reaction(target: MessageID, emoji: String?, counter: UInt64)
 
     enum Kind: UInt8 {
         case timerChanged = 1
         case groupChanges = 2
+        case reaction = 3
     }
 }
 
@@ -407,6 +454,8 @@ public enum MessageContentError: Error, Equatable, Sendable, CustomStringConvert
     case tooLong(field: String, bytes: Int, maximum: Int)
     case tooLarge(field: String, value: UInt64, maximum: UInt64)
     case notUTF8(field: String)
+    /// A reaction whose emoji is not one (`ReactionPolicy.isEmoji`).
+    case notAnEmoji
     /// Bytes after the last field.
     case trailingBytes(Int)
 
@@ -418,6 +467,7 @@ public enum MessageContentError: Error, Equatable, Sendable, CustomStringConvert
         case let .tooLong(field, bytes, maximum): return "message content \(field) of \(bytes) bytes (at most \(maximum))"
         case let .tooLarge(field, value, maximum): return "message content \(field) \(value) (at most \(maximum))"
         case .notUTF8(let field): return "message content \(field) is not UTF-8"
+        case .notAnEmoji: return "a reaction whose emoji is not one emoji"
         case .trailingBytes(let n): return "\(n) bytes after the message content"
         }
     }

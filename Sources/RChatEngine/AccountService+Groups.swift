@@ -294,13 +294,14 @@ extension AccountService {
 
     /// A message this side writes to `group`: a delivery to each current member (with their
     /// keys as pinned now, for recovery), and the group's timer.
-    func insertGroupOutgoing(_ group: StoredGroup, id: MessageID, content: MessageContent, at t: Int64, _ tx: StoreTransaction) throws -> MessageRowID {
+    func insertGroupOutgoing(_ group: StoredGroup, id: MessageID, content: MessageContent, at t: Int64, _ tx: StoreTransaction,
+                             timer: Bool = true) throws -> MessageRowID {
         let members = try tx.members(group.conversation).filter { $0.state == .current }
         guard !members.isEmpty else { throw EngineError.usage("\(group.name) has no other member now") }
         var fingerprints: [ContactID: [UInt8]] = [:]
         for member in members { if let c = try tx.contact(id: member.contact) { fingerprints[c.id] = Self.keysFingerprint(c) } }
         let row = try tx.insertOutgoing(conversation: group.conversation, id: id, content: content, at: t, keysFingerprints: fingerprints)
-        try tx.setExpiry(message: row, after: tx.conversationTimer(group.conversation).timer)
+        if timer { try tx.setExpiry(message: row, after: tx.conversationTimer(group.conversation).timer) }
         return row
     }
 }

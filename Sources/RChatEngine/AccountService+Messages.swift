@@ -366,6 +366,7 @@ extension AccountService {
             // someone who held it) is stored for its Delivered, and shown once: where it was first.
             var told: Set<[UInt8]> = []   // each last change's bytes
             let quotes = try Self.quotes(among: stored, in: group.conversation, store) { m in try m.author.map(name) ?? "someone" }
+            let reactions = try Self.reactions(among: stored, in: group.conversation, store, name: name)
             return try stored.compactMap { stored -> ConversationItem? in
                 guard case .message(let m) = stored else { return item(stored, files, peer: group.name) }
                 if case .control(.groupChanges(let changes)) = m.content, let last = changes.last,
@@ -376,6 +377,7 @@ extension AccountService {
                 guard case .message(var message) = shown else { return shown }
                 message.author = author
                 message.quote = m.content.quoted.flatMap { quotes[$0] }
+                message.reactions = reactions[m.id] ?? []
                 if m.isOutgoing {
                     message.deliveries = try store.deliveries(message: m.rowID).map {
                         .init(member: try name($0.key.member), status: $0.status, isCurrent: $0.isCurrent)
@@ -394,10 +396,12 @@ extension AccountService {
             let files = try Self.files(among: stored, store)
             let held = try Self.held(contact, store)
             let quotes = try Self.quotes(among: stored, in: contact.id.conversation, store) { _ in contact.name }
+            let reactions = try Self.reactions(among: stored, in: contact.id.conversation, store) { _ in contact.name }
             return stored.map { stored in
                 var shown = item(stored, files, peer: contact.name)
-                if case .message(var m) = shown, let target = m.content.quoted {
-                    m.quote = quotes[target]
+                if case .message(var m) = shown {
+                    m.quote = m.content.quoted.flatMap { quotes[$0] }
+                    m.reactions = reactions[m.id] ?? []
                     shown = .message(m)
                 }
                 if case .message(var m) = shown, case .message(let s) = stored, let hold = held[s.rowID] {

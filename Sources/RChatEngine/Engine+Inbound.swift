@@ -451,8 +451,8 @@ extension Engine {
             if case .control(.groupChanges) = content {
                 return rejectForged("group changes from \(contact.name) outside a group message")
             }
-            if let target = content.quoted, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
-                return rejectForged("a reply from \(contact.name) quoting a message of another conversation")
+            if let target = content.refersTo, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
+                return rejectForged("a \(content.quoted != nil ? "reply" : "reaction") from \(contact.name) \(content.quoted != nil ? "quoting" : "to") a message of another conversation")
             }
             if case .control(.timerChanged(_, let counter)) = content,
                !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
@@ -764,8 +764,8 @@ extension Engine {
         }
         // Blocked here: nothing of it is kept or shown (its log was taken, so the roster stays true).
         if try tx.group(conversation)?.isBlocked == true { return }
-        if let target = item.content.quoted, try tx.messageElsewhere(id: target, than: conversation, sharedWith: contact.id) {
-            return rejectForged("a reply from \(contact.name) in a group quoting a message of another conversation")
+        if let target = item.content.refersTo, try tx.messageElsewhere(id: target, than: conversation, sharedWith: contact.id) {
+            return rejectForged("a \(item.content.quoted != nil ? "reply" : "reaction") from \(contact.name) in a group \(item.content.quoted != nil ? "quoting" : "to") a message of another conversation")
         }
         if timer != 0 {
             guard let t = DisappearingTimer(rawValue: timer), t != .off else {
@@ -816,7 +816,7 @@ extension Engine {
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {
                         after.events.append(.conversationsChanged)
                     }
-                case .text, .reply, .newer, .control(.groupChanges):
+                case .text, .reply, .newer, .control(.groupChanges), .control(.reaction):
                     // Group changes in a one-to-one conversation change no group: kept as shown.
                     break
                 }
@@ -826,6 +826,13 @@ extension Engine {
             }
             let contents = Dictionary(messages.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
             for message in stored {
+                // An action (a reaction) changes what its target shows; it is no message of its own.
+                if contents[message.id]?.actionTarget != nil {
+                    if !after.events.contains(.rowAdded(conversation: channel.directConversation)) {
+                        after.events.append(.rowAdded(conversation: channel.directConversation))
+                    }
+                    continue
+                }
                 after.events.append(.newMessage(conversation: channel.directConversation, id: message.id,
                                                 preview: contents[message.id]?.displayText(direction: .incoming) ?? ""))
             }
@@ -848,6 +855,10 @@ extension Engine {
                 for row in stored { try tx.setExpiry(message: row.row, after: timer) }
             }
             for row in stored {
+                if message.content.actionTarget != nil {
+                    if !after.events.contains(.rowAdded(conversation: conversation)) { after.events.append(.rowAdded(conversation: conversation)) }
+                    continue
+                }
                 let isChange: Bool = if case .control = message.content { true } else { false }
                 after.events.append(.newMessage(conversation: conversation, id: row.id,
                                                 preview: message.content.displayText(direction: .incoming, peer: channel.contact.name),

@@ -29,7 +29,7 @@ extension StoreAccess {
         return try consistently {
             let messages = try withSummaries(try database.query("""
                 \(Self.messageSelect)
-                WHERE m.conversation_id = ? AND m.position < ? ORDER BY m.position DESC LIMIT ?
+                WHERE m.conversation_id = ? AND m.position < ? AND m.target IS NULL ORDER BY m.position DESC LIMIT ?
                 """, args).map(Self.decodeMessage)).map(StoredConversationItem.message)
             let rows = try database.query("""
                 SELECT \(Self.systemRowColumns) FROM system_rows
@@ -52,11 +52,11 @@ extension StoreAccess {
         guard limit > 0, skip >= 0 else { return [] }
         return try consistently {
             guard let boundary = try database.queryOne("""
-                SELECT position FROM messages WHERE conversation_id = ?1
+                SELECT position FROM messages WHERE conversation_id = ?1 AND (?3 = 0 OR target IS NULL)
                 UNION ALL
                 SELECT position FROM system_rows WHERE conversation_id = ?1
                 ORDER BY position DESC LIMIT 1 OFFSET ?2
-                """, [.integer(conversation.rawValue), SQLValue(skip)]) else { return [] }
+                """, [.integer(conversation.rawValue), SQLValue(skip), SQLValue(try actionCount(conversation) > 0)]) else { return [] }
             return try self.conversation(conversation, limit: limit, before: try boundary.int64("position") + 1)
         }
     }
@@ -69,6 +69,7 @@ extension StoreAccess {
     public func conversationCount(_ conversation: ConversationID) throws -> Int {
         try database.queryOne("""
             SELECT (SELECT count(*) FROM messages WHERE conversation_id = ?1)
+                 - (SELECT count(*) FROM messages WHERE conversation_id = ?1 AND target IS NOT NULL)
                  + (SELECT count(*) FROM system_rows WHERE conversation_id = ?1)
             """, [.integer(conversation.rawValue)])?.int(at: 0) ?? 0
     }

@@ -93,12 +93,12 @@ extension StoreAccess {
             while offset < fresh.count {
                 let rows = BatchSQL.chunk(fresh.count - offset)
                 var args: [SQLValue] = []
-                args.reserveCapacity(rows * 9)
+                args.reserveCapacity(rows * 10)
                 for i in offset..<(offset + rows) {
                     let m = fresh[i]
                     args.append(contentsOf: [.integer(firstRow + Int64(i)), .integer(to.conversation.rawValue), .integer(to.author.rawValue),
                                              .blob(m.id.bytes), .blob(m.encodedContent), .integer(m.sentAt), .integer(now), SQLValue(m.seq),
-                                             .integer(firstPosition + Int64(i))])
+                                             .integer(firstPosition + Int64(i)), SQLValue(m.content.actionTarget.map(\.bytes))])
                 }
                 try database.execute(IncomingSQL.insert[rows]!, args)
                 offset += rows
@@ -141,6 +141,6 @@ private struct Incoming {
 private enum IncomingSQL {
     static let storedIDs = "SELECT id FROM messages WHERE conversation_id = ? AND id IN " + BatchSQL.inList
     static let insert = BatchSQL.inserts(
-        "INSERT INTO messages (rowid, conversation_id, author_id, id, direction, content, created_at, received_at, seq, position)",
-        row: "(?, ?, ?, ?, 'in', ?, ?, ?, ?, ?)")
+        "INSERT INTO messages (rowid, conversation_id, author_id, id, direction, content, created_at, received_at, seq, position, target)",
+        row: "(?, ?, ?, ?, 'in', ?, ?, ?, ?, ?, ?)")
 }

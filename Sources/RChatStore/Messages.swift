@@ -45,10 +45,10 @@ extension StoreAccess {
             let position = try nextPosition(conversation)
             try translatingConstraints(unique: .duplicateMessage(id), foreignKey: unknown) {
                 try database.execute("""
-                    INSERT INTO messages (conversation_id, id, direction, content, created_at, seq, position)
-                    VALUES (?, ?, 'out', ?, ?, ?, ?)
+                    INSERT INTO messages (conversation_id, id, direction, content, created_at, seq, position, target)
+                    VALUES (?, ?, 'out', ?, ?, ?, ?, ?)
                     """, [.integer(conversation.rawValue), .blob(id.bytes), .blob(content.encoded()),
-                          .integer(now), SQLValue(seq), .integer(position)])
+                          .integer(now), SQLValue(seq), .integer(position), SQLValue(content.actionTarget.map(\.bytes))])
             }
             let row = MessageRowID(database.lastInsertRowID)
             try indexForSearch([(row.rawValue, content)])
@@ -116,6 +116,25 @@ extension StoreAccess {
             """, [.blob(id.bytes), .integer(conversation.rawValue)]) != nil
     }
 
+    /// The actions of a conversation about any of `targets` (its reactions), in the order
+    /// stored, each folded into its target by the read models.
+    public func actions(conversation: ConversationID, targets: [MessageID]) throws -> [StoredMessage] {
+        guard !targets.isEmpty, try actionCount(conversation) > 0 else { return [] }
+        var out: [StoredMessage] = []
+        try BatchSQL.forEachList(targets) { part in
+            out += try withSummaries(try database.query("""
+                \(Self.messageSelect) WHERE m.conversation_id = ? AND m.target IN \(BatchSQL.inList) ORDER BY m.position
+                """, [.integer(conversation.rawValue)] + BatchSQL.padded(part.map { .blob($0.bytes) })).map(Self.decodeMessage))
+        }
+        return out
+    }
+
+    /// How many actions the conversation holds (an index count: `messages_actions`).
+    func actionCount(_ conversation: ConversationID) throws -> Int {
+        try database.queryOne("SELECT count(*) FROM messages WHERE conversation_id = ? AND target IS NOT NULL",
+                              [.integer(conversation.rawValue)])?.int(at: 0) ?? 0
+    }
+
     public func message(_ row: MessageRowID) throws -> StoredMessage? {
         try database.queryOne("\(Self.messageSelect) WHERE m.rowid = ?",
                               [.integer(row.rawValue)]).map { try withSummary(try Self.decodeMessage($0)) }
@@ -181,7 +200,7 @@ extension StoreAccess {
 
     public func unreadCount(conversation: ConversationID) throws -> Int {
         try database.queryOne("""
-            SELECT count(*) FROM messages WHERE conversation_id = ? AND direction = 'in' AND read_at IS NULL
+            SELECT count(*) FROM messages WHERE conversation_id = ? AND direction = 'in' AND read_at IS NULL AND target IS NULL
             """, [.integer(conversation.rawValue)])?.int(at: 0) ?? 0
     }
 

@@ -90,6 +90,7 @@ enum Migrations {
         Migration(version: 19, sql: SchemaGroupHeads.sql, rebuildsTables: true),
         Migration(version: 20, sql: SchemaRotatedKeys.sql),
         Migration(version: 21, sql: SchemaReplies.sql),
+        Migration(version: 22, sql: SchemaActions.sql),
     ]
 
     /// The reason a step failed, on one line.

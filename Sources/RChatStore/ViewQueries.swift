@@ -36,8 +36,9 @@ extension StoreAccess {
     /// 1, 2, 3, … over messages and rows together and nothing is ever removed from a
     /// conversation (see Conversation.swift), so the last position is the count — two index
     /// probes instead of `conversationCount`'s walk over the whole history (the view asks
-    /// for it on opening and on every new item).
+    /// for it on opening and on every new item) — less the actions it holds, which take a
+    /// position but are folded into their target (`SchemaActions`; one more index count).
     public func conversationLength(conversation: ConversationID) throws -> Int {
-        Int(try nextPosition(conversation) - 1)
+        Int(try nextPosition(conversation) - 1) - (try actionCount(conversation))
     }
 }

@@ -24,6 +24,11 @@ enum ConversationText {
                 fields.append(("attachment", .object(attachment)))
             }
             if let target = m.content.quoted { fields.append(("reply_to", .string(target.hex))) }
+            if !m.reactions.isEmpty {
+                fields.append(("reactions", .objects(m.reactions.map { r in
+                    [("from", .string(r.from)), ("emoji", .string(r.emoji))] + (r.status.map { [("status", .string($0.rawValue))] } ?? [])
+                })))
+            }
             if let waiting = m.waitingText { fields.append(("waiting", .string(waiting))) }
             if let author = m.author { fields.append(("from", .string(author))) }
             if let deliveries = m.deliveries {
@@ -86,7 +91,10 @@ enum ConversationText {
                 .replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: head.count))
             // A reply's quote goes on the line above, under its head, cut to one line.
             let quote = m.quote.map { String(repeating: " ", count: head.count) + "> " + Self.cut(TerminalText.sanitized($0.words, breaks: .shown)) + "\n" } ?? ""
-            return "\(quote)\(head)\(text)\(status)  \(m.id.hex)"
+            // Its reactions under it: "👍 2  ❤️ 1".
+            let reactions = m.reactions.isEmpty ? ""
+                : "\n" + String(repeating: " ", count: head.count) + TerminalText.sanitized(m.reactionSummary, breaks: .shown)
+            return "\(quote)\(head)\(text)\(status)  \(m.id.hex)\(reactions)"
         case .row(let r):
             return "  — \(TerminalText.sanitized(r.text, breaks: .shown))" + (r.action == .resend ? "  [Resend]" : "")
         }

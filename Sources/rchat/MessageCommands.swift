@@ -4,7 +4,7 @@ import RChatCore
 import RChatEngine
 
 enum MessageCommands {
-    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand, saveCommand, timerCommand]
+    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand, saveCommand, timerCommand, reactCommand]
 
     static let timerCommand = Command(
         name: "timer", usage: "rchat timer NAME 30s|5m|1h|8h|1d|1w|4w|off",
@@ -74,6 +74,33 @@ enum MessageCommands {
         say(id.hex)
     }
 
+    static let reactCommand = Command(
+        name: "react", usage: "rchat react NAME ID EMOJI | rchat react NAME ID --remove",
+        summary: "React to the message ID with one emoji (it replaces your earlier one), or take yours back.",
+        details: """
+        A reaction is an item of its own, sent to everyone in the conversation; it never
+        changes the message's status. Prints the reaction's id. list --json shows each
+        message's "reactions":[{"from":NAME,"emoji":EMOJI}].
+        """,
+        options: [.flag("--remove", help: "take your reaction back")]
+    ) { args, locations in
+        let name = try args.positional(0, "NAME")
+        let idText = try args.positional(1, "ID")
+        guard let id = MessageID(hex: idText) else {
+            throw Arguments.UsageError(description: "\"\(idText)\" is not a message id (32 hex digits)")
+        }
+        let emoji: String?
+        if args.has("--remove") {
+            try args.expectPositionals(max: 2)
+            emoji = nil
+        } else {
+            try args.expectPositionals(max: 3)
+            emoji = try args.positional(2, "EMOJI")
+        }
+        let account = try AccountService(locations: locations)
+        say(try account.react(in: account.target(named: name), to: id, emoji: emoji).hex)
+    }
+
     static let saveCommand = Command(
         name: "save", usage: "rchat save NAME ID PATH",
         summary: "Copy a file sent or received in the conversation to PATH (a new file, or a directory).",
@@ -136,7 +163,8 @@ enum MessageCommands {
         details: """
         --json prints one object per line, in conversation order:
         {"type":"message","id":"<hex>","direction":"out"|"in","text":"…","status":"Sending"|…|null,"resent":false,"at":<unix>}
-        (a reply adds "reply_to":"<hex>", the message it quotes)
+        (a reply adds "reply_to":"<hex>", the message it quotes; a message reacted to,
+        "reactions":[{"from":NAME,"emoji":EMOJI}], each person's latest)
         {"type":"row","text":"<the row as shown>","action":"resend"|null,"ids":["<hex>",…]}
         """,
         options: [.flag("--json", help: "one JSON object per line")]

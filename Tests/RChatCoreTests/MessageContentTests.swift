@@ -93,8 +93,8 @@ final class MessageContentTests: XCTestCase {
     /// is kept byte for byte and shown as needing a newer rChat; a later version reads it
     /// from what was stored.
     func testWhatALaterVersionWroteIsKeptWholeAndShownAsNeedingANewerRChat() throws {
-        let later: [[UInt8]] = [[5], [5, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 3, 0, 0, 0, 0],
-                                [3, 3], [3, 1, 0, 0, 0, 31], [3, 1, 0xff, 0xff, 0xff, 0xff, 1, 2],
+        let later: [[UInt8]] = [[5], [5, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 4, 0, 0, 0, 0],
+                                [3, 4], [3, 1, 0, 0, 0, 31], [3, 1, 0xff, 0xff, 0xff, 0xff, 1, 2],
                                 [9] + [UInt8](repeating: 7, count: MessageContent.maximumTextBytes)]
         for bytes in later {
             let content = try MessageContent(decoding: bytes)
@@ -169,6 +169,43 @@ final class MessageContentTests: XCTestCase {
         XCTAssertEqual(MessageItem.Quote.message(author: "Alice", text: "two\nlines").words, "Alice: two lines")
         XCTAssertEqual(MessageItem.Quote.notFound.words, "Original message not found")
         XCTAssertEqual(MessageItem.Quote.deleted.words, "Original message deleted")
+    }
+
+    /// A reaction: control kind 3, the message it is about, its counter, the emoji (none:
+    /// taken back). Not one emoji, a counter of 0 or past 2^62: refused.
+    func testAReactionNamesItsMessageItsCounterAndOneEmoji() throws {
+        let target = MessageID(high: 7, low: 8)
+        for emoji in ["👍", "❤️", "👨‍👩‍👧", nil] as [String?] {
+            let content = MessageContent.control(.reaction(target: target, emoji: emoji, counter: 3))
+            let bytes = content.encoded()
+            XCTAssertEqual(Array(bytes.prefix(2)), [3, 3])
+            XCTAssertEqual(Array(bytes[2..<18]), target.bytes)
+            XCTAssertEqual(try MessageContent(decoding: bytes), content)
+            XCTAssertEqual(content.actionTarget, target)
+            XCTAssertEqual(content.refersTo, target)
+            XCTAssertNil(content.quoted)
+            XCTAssertEqual(AlertPolicy.Kind(content), .silent)
+        }
+        XCTAssertEqual(MessageContent.control(.reaction(target: target, emoji: "👍", counter: 1)).displayText(direction: .incoming, peer: "Sam"),
+                       "Sam reacted 👍.")
+        XCTAssertEqual("\(MessageContent.control(.reaction(target: target, emoji: "👍", counter: 1)))", "reaction")
+        let head: [UInt8] = [3, 3] + target.bytes
+        func counter(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * UInt64($0))) } }
+        XCTAssertThrowsError(try MessageContent(decoding: head + counter(1) + Array("ab".utf8))) {
+            XCTAssertEqual($0 as? MessageContentError, .notAnEmoji)
+        }
+        XCTAssertThrowsError(try MessageContent(decoding: head + counter(1) + Array("👍👍".utf8))) {
+            XCTAssertEqual($0 as? MessageContentError, .notAnEmoji)
+        }
+        XCTAssertThrowsError(try MessageContent(decoding: head + counter(0) + Array("👍".utf8))) {
+            XCTAssertEqual($0 as? MessageContentError, .empty(field: "counter"))
+        }
+        XCTAssertThrowsError(try MessageContent(decoding: head + counter(TimerPolicy.maximumCounter + 1)))
+        XCTAssertThrowsError(try MessageContent(decoding: Array(head.prefix(10)))) {
+            XCTAssertEqual($0 as? MessageContentError, .truncated(field: "reacted-to id"))
+        }
+        XCTAssertThrowsError(try MessageContent(decoding: head + [0, 0])) { XCTAssertEqual($0 as? MessageContentError, .truncated(field: "counter")) }
+        XCTAssertNil(MessageContent.text("x").actionTarget)
     }
 
     func testMessageItemsCarryContentAndShowText() {

@@ -44,6 +44,28 @@ final class ReplyHostileSenderTests: RelayEngineTestCase {
         XCTAssertEqual(shown.first { $0.id == unknown }?.quote, .notFound)
         XCTAssertEqual(try alice.search(SearchQuery("fine")).map(\.message), [answering], "a reply's text is searched")
         XCTAssertEqual(try alice.search(SearchQuery("say")).count, 0, "nothing of what the dropped reply said")
+
+        // Reactions from the same sender: one to the group's message is dropped; one whose
+        // emoji is not one never decodes; one to Alice's message is shown under it, once.
+        let intoGroup = MessageID.random()
+        try send(.message, intoGroup, MessageContent.control(.reaction(target: try XCTUnwrap(inGroup), emoji: "👍", counter: 1)).encoded())
+        try untilDeadline("the reaction into the group is refused", seconds: 20) {
+            logLines.all.contains { $0.contains("rejected a reaction from Sam to a message of another conversation") }
+        }
+        var notOne = MessageContent.control(.reaction(target: mine, emoji: "👍", counter: 1)).encoded().dropLast(4)
+        notOne += Array("ab".utf8)
+        try send(.message, MessageID.random(), Array(notOne))
+        try untilDeadline("the reaction that is not one emoji is refused", seconds: 20) {
+            logLines.all.contains { $0.contains("a reaction whose emoji is not one emoji") }
+        }
+        let heart = MessageID.random()
+        try send(.message, heart, MessageContent.control(.reaction(target: mine, emoji: "❤️", counter: 1)).encoded())
+        try untilDeadline("Sam's heart is under Alice's message", seconds: 20) {
+            try self.messages(alice, "Sam").first { $0.id == mine }?.reactions == [MessageItem.Reaction(from: "Sam", emoji: "❤️")]
+        }
+        XCTAssertFalse(try messages(alice, "Sam").contains { $0.id == heart || $0.id == intoGroup }, "no reaction is an item of the conversation")
+        XCTAssertNil(try alice.store.message(contact: try alice.contact(named: "Sam").id, id: intoGroup))
+        XCTAssertNotNil(try alice.store.message(contact: try alice.contact(named: "Sam").id, id: heart), "stored, as an item of its own")
     }
 
     /// A reply's quote follows its target as this side holds it: the words while it is

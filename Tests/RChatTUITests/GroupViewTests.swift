@@ -152,4 +152,29 @@ final class GroupViewTests: XCTestCase {
         XCTAssertEqual(answer.column, quote.column)
         XCTAssertTrue(screen.text[quote.row].contains("Alice"), "the author and time stand on the quote's line: \(screen.dump)")
     }
+
+    /// Reactions under their message ("👍 2  ❤️ 1"), and `i` says who.
+    func testReactionsAreShownUnderTheirMessageAndDetailsSayWho() throws {
+        let model = FakeChatModel()
+        let group = friends(model)
+        if case .message(var m) = model.items[group]![1] {
+            m.reactions = [.init(from: "Alice", emoji: "👍"), .init(from: "You", emoji: "👍", status: .delivered),
+                           .init(from: "Gone", emoji: "❤️")]
+            model.items[group]![1] = .message(m)
+        }
+        let view = makeView(model, rows: 24, columns: 100)
+        view.open(group)
+        let screen = view.frame()
+        let hello = try XCTUnwrap(screen.position(of: "hello there"), screen.dump)
+        let summary = try XCTUnwrap(screen.position(of: "👍 2  ❤️ 1"), screen.dump)
+        XCTAssertEqual(summary.row, hello.row + 1, "right under it")
+        XCTAssertEqual(summary.column, hello.column)
+        view.state.focus = .composer
+        view.press(.tab, .up, .up, .character("i"))
+        let details = view.frame().text.joined(separator: "\n")
+        XCTAssertTrue(details.contains("Reactions"), details)
+        for line in ["Alice               👍", "You                 👍", "Gone                ❤️"] {
+            XCTAssertTrue(details.contains(line), line + "\n" + details)
+        }
+    }
 }

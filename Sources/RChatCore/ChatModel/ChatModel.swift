@@ -138,7 +138,8 @@ public enum ChatEvent: Equatable, Sendable {
     /// view drops them, keeping its selection and scroll position on what remains.
     case itemsRemoved(conversation: ConversationID, ids: [MessageID])
     /// A row was added to the conversation (or one went: "Sam is using a new device…" once
-    /// their code is entered again): the view fetches what it shows again.
+    /// their code is entered again), or what a message shows changed (its reactions): the
+    /// view fetches what it shows again.
     case rowAdded(conversation: ConversationID)
     case connectionChanged(ConnectionState)
     /// A command run beside the view changed the store (`rchat send`, `add`, `block`,

@@ -46,6 +46,28 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
 
     /// A reply: the message it quotes, as this side holds it.
     public var quote: Quote?
+    /// Who reacted to it with what, each person's latest (`ReactionPolicy`), in the order
+    /// of the summary: most reacted first.
+    public var reactions: [Reaction] = []
+
+    public struct Reaction: Equatable, Sendable {
+        public let from: String
+        public let emoji: String
+        /// This side's own reaction: its item's status (what it shows, over the members).
+        public let status: MessageStatus?
+        public init(from: String, emoji: String, status: MessageStatus? = nil) {
+            self.from = from; self.emoji = emoji; self.status = status
+        }
+    }
+
+    /// "👍 2  ❤️ 1": the reactions as a line under the message shows them.
+    public var reactionSummary: String {
+        var counts: [(emoji: String, count: Int)] = []
+        for r in reactions {
+            if let i = counts.firstIndex(where: { $0.emoji == r.emoji }) { counts[i].count += 1 } else { counts.append((r.emoji, 1)) }
+        }
+        return ReactionPolicy.words(counts)
+    }
 
     /// What a reply's one-line quote shows: who wrote the quoted message and its text (the
     /// line a conversation shows for it, for a file), or that this side does not have it —

@@ -46,6 +46,13 @@ struct ConversationPane {
             else { body = messageLines(m, index: index) }
         case .row(let r): body = rowLines(r.text, at: r.at, action: r.action, index: index)
         }
+        // Its reactions, under it: "👍 2  ❤️ 1" (`i` says who).
+        if case .message(let m) = item, !m.reactions.isEmpty, !m.showsAsRow {
+            var line = PaneLine(item: index)
+            line.add(textColumn, Wrap.truncate(TerminalText.sanitized(m.reactionSummary, breaks: .shown), width: textWidth,
+                                               ellipsis: glyphs.ellipsis))
+            body.append(line)
+        }
         if selected == index {
             for i in body.indices { body[i].add(0, glyphs.selection, .bold) }
         }

@@ -333,6 +333,15 @@ extension ChatView {
             }
             lines.append(Overlay.Line(Wrap.pad(Self.label(entry.step), width: labelWidth) + time.full(entry.at)))
         }
+        if !m.reactions.isEmpty {
+            // Who reacted, each with their latest.
+            lines.append(Overlay.Line(""))
+            lines.append(Overlay.Line("Reactions", .bold))
+            for r in m.reactions {
+                lines.append(Overlay.Line(Wrap.pad(TerminalText.sanitized(r.from, breaks: .shown), width: labelWidth)
+                                          + TerminalText.sanitized(r.emoji, breaks: .shown)))
+            }
+        }
         lines.append(Overlay.Line(""))
         lines.append(Overlay.Line("Message id \(m.id.hex)", .dim))
         state.overlay = Overlay(kind: .details, title: "Message details", lines: lines)
