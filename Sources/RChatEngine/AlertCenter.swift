@@ -100,6 +100,24 @@ public struct AlertCenter: Sendable {
         get throws(EngineError) { try setting(SettingKey.openRequest) != nil }
     }
 
+    /// What an arrival alerts as: its content's kind, and for a reaction, a reaction only
+    /// when it is to this side's own message and `alert-reactions` is on.
+    static func kind(of message: StoredMessage, _ tx: StoreTransaction) throws -> AlertPolicy.Kind {
+        if case .control(.reaction(_, let emoji?, _)) = message.content {
+            return try reactionAlerts(message.content, in: message.conversation, tx) ? .reaction(emoji) : .silent
+        }
+        return AlertPolicy.Kind(message.content)
+    }
+
+    /// Whether a reaction alerts: one (not taken back) to this side's own message, with
+    /// `alert-reactions` on (the default).
+    static func reactionAlerts(_ content: MessageContent, in conversation: ConversationID, _ tx: some StoreAccess) throws -> Bool {
+        guard case .control(.reaction(let target, _?, _)) = content,
+              try tx.setting(Setting.alertReactions.storeKey) != "off",
+              let reacted = try tx.message(conversation: conversation, id: target) else { return false }
+        return reacted.isOutgoing
+    }
+
     /// The alerts to show for these arrivals (conversation, message id), recorded as shown.
     /// `onScreen`: the conversation the view shows, which never alerts.
     public func alerts(for arrivals: [(conversation: ConversationID, id: MessageID)],
@@ -114,14 +132,15 @@ public struct AlertCenter: Sendable {
                     // Titled with the group; its author named in the text; muted and blocked the group's.
                     guard let author = try message.author.flatMap({ try tx.contact(id: $0) }) else { continue }
                     arrival = AlertPolicy.Arrival(
-                        contactName: author.name, conversation: conversation, kind: AlertPolicy.Kind(message.content),
+                        contactName: author.name, conversation: conversation, kind: try Self.kind(of: message, tx),
                         contactMuted: group.isMuted, contactBlockedOrDeleted: group.isBlocked || author.isBlocked || author.isDeleted,
                         alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
                         onScreen: onScreen == conversation, group: group.name)
                 } else {
                     guard let contact = try tx.contact(id: ContactID(conversation)) else { continue }
                     arrival = AlertPolicy.Arrival(
-                        contactName: contact.name, conversation: conversation, kind: contact.state == .request ? .request : AlertPolicy.Kind(message.content),
+                        contactName: contact.name, conversation: conversation,
+                        kind: contact.state == .request ? .request : try Self.kind(of: message, tx),
                         contactMuted: contact.isMuted, contactBlockedOrDeleted: contact.isBlocked || contact.isDeleted,
                         alreadyAlerted: try tx.hasAlert(message: message.rowID, kind: "message"),
                         onScreen: onScreen == conversation)

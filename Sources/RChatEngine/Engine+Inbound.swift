@@ -827,9 +827,12 @@ extension Engine {
             let contents = Dictionary(messages.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
             for message in stored {
                 // An action (a reaction) changes what its target shows; it is no message of its own.
-                if contents[message.id]?.actionTarget != nil {
+                if let content = contents[message.id], content.actionTarget != nil {
                     if !after.events.contains(.rowAdded(conversation: channel.directConversation)) {
                         after.events.append(.rowAdded(conversation: channel.directConversation))
+                    }
+                    if let preview = try reactionAlert(content, in: channel.directConversation, tx) {
+                        after.events.append(.newMessage(conversation: channel.directConversation, id: message.id, preview: preview))
                     }
                     continue
                 }
@@ -857,6 +860,9 @@ extension Engine {
             for row in stored {
                 if message.content.actionTarget != nil {
                     if !after.events.contains(.rowAdded(conversation: conversation)) { after.events.append(.rowAdded(conversation: conversation)) }
+                    if let preview = try reactionAlert(message.content, in: conversation, tx) {
+                        after.events.append(.newMessage(conversation: conversation, id: row.id, preview: preview, author: channel.contact.name))
+                    }
                     continue
                 }
                 let isChange: Bool = if case .control = message.content { true } else { false }
@@ -865,6 +871,14 @@ extension Engine {
                                                 author: isChange ? nil : channel.contact.name))
             }
         }
+    }
+
+    /// What a reaction that arrived alerts with, if it does: one to this side's own message
+    /// (not one taken back), unless `alert-reactions off` (`AlertCenter.kind` says the same).
+    private func reactionAlert(_ content: MessageContent, in conversation: ConversationID, _ tx: StoreTransaction) throws -> String? {
+        guard case .control(.reaction(_, let emoji?, _)) = content,
+              try AlertCenter.reactionAlerts(content, in: conversation, tx) else { return nil }
+        return "Reacted \(emoji)"
     }
 
     static func receiptIDs(_ body: [UInt8]) -> [MessageID] {

@@ -7,6 +7,7 @@ public enum Setting: String, CaseIterable, Sendable {
     case showInAlerts = "show-in-alerts"
     case desktopAlerts = "desktop-alerts"
     case alertsWhileOpen = "alerts-while-open"
+    case alertReactions = "alert-reactions"
     case bell
     case receiptWindow = "receipt-window-ms"
     case receiptBatch = "receipt-batch"
@@ -24,7 +25,8 @@ public enum Setting: String, CaseIterable, Sendable {
         case .desktopAlerts: SettingKey.alertsPermission
         case .bell: SettingKey.bell
         case .mouse: SettingKey.mouse
-        case .alertsWhileOpen, .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .maxIncoming, .steadyTraffic, .glyphs: rawValue
+        case .alertsWhileOpen, .alertReactions, .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .maxIncoming,
+             .steadyTraffic, .glyphs: rawValue
         }
     }
 
@@ -36,7 +38,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .acknowledgementTimeout: (1...3_600, 15)
         case .maxAttachment: (1...1_048_576, 100)
         case .maxIncoming: (1...1_048_576, Int(IncomingFilePolicy.defaultMaximumMB))
-        case .showInAlerts, .desktopAlerts, .alertsWhileOpen, .bell, .steadyTraffic, .mouse, .glyphs: nil
+        case .showInAlerts, .desktopAlerts, .alertsWhileOpen, .alertReactions, .bell, .steadyTraffic, .mouse, .glyphs: nil
         }
     }
 
@@ -46,6 +48,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: "name (default), nothing or message: what an alert shows"
         case .desktopAlerts: "on or off: desktop notifications (asked the first time a conversation is opened in the full-screen view)"
         case .alertsWhileOpen: "off, unfocused (default) or always: desktop alerts while the full-screen view runs, for conversations not on screen (unfocused: only while its window has lost focus or its tmux or screen session is detached)"
+        case .alertReactions: "on (default) or off: an alert when someone reacts to your message (\"Reacted 👍\"; reactions to others' messages never alert)"
         case .bell: "on or off (default): a terminal bell in the full-screen view for a new message in another conversation (not muted ones)"
         case .receiptWindow: "how long receipts wait to be sent together, in milliseconds (default 200)"
         case .receiptBatch: "how many owed receipts send a batch at once (default 64)"
@@ -67,7 +70,7 @@ public enum Setting: String, CaseIterable, Sendable {
                 throw .usage("show-in-alerts is one of: \(AlertPolicy.Content.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return value
-        case .desktopAlerts, .bell, .mouse:
+        case .desktopAlerts, .bell, .mouse, .alertReactions:
             guard value == "on" || value == "off" else { throw .usage("\(rawValue) is on or off") }
             return self == .desktopAlerts ? (value == "on" ? "allowed" : "denied") : value
         case .alertsWhileOpen:
@@ -100,6 +103,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .alertsWhileOpen: stored ?? AlertPolicy.WhileOpen.default.rawValue
         case .bell: stored == "on" ? "on" : "off"
         case .mouse: stored == "off" ? "off" : "on"
+        case .alertReactions: stored == "off" ? "off" : "on"
         case .steadyTraffic: stored ?? SteadyTraffic.default.rawValue
         case .glyphs: stored ?? GlyphChoice.unicode.rawValue
         case .receiptWindow, .receiptBatch, .acknowledgementTimeout, .maxAttachment, .maxIncoming: stored ?? String(numbers!.default)

@@ -69,7 +69,7 @@ final class ContactCommandTests: XCTestCase {
     /// anything else in one line with exit 2, storing nothing.
     func testSettingsListTakeAndRefuse() throws {
         let listed = try box.rchat("alice", ["settings"]).lines
-        XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "alerts-while-open unfocused", "bell off",
+        XCTAssertEqual(listed, ["show-in-alerts name", "desktop-alerts not asked yet", "alerts-while-open unfocused", "alert-reactions on", "bell off",
                                 "receipt-window-ms 200", "receipt-batch 64", "ack-timeout-s 15", "max-attachment-mb 100",
                                 "max-incoming-mb 2048", "steady-traffic normal", "mouse on", "glyphs unicode"])
         for (key, good, bad, says) in [("show-in-alerts", "message", "everything", "one of: name, nothing, message"),
@@ -88,7 +88,7 @@ final class ContactCommandTests: XCTestCase {
             XCTAssertEqual(try box.rchat("alice", ["settings", key, good]).lines, ["\(key) \(good)"])
         }
         XCTAssertFailsCleanly(try box.rchat("alice", ["settings", "volume", "11"]), status: 2, mentions: "unknown setting volume")
-        XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "alerts-while-open always", "bell on",
+        XCTAssertEqual(try box.rchat("alice", ["settings"]).lines, ["show-in-alerts message", "desktop-alerts on", "alerts-while-open always", "alert-reactions on", "bell on",
                                                                     "receipt-window-ms 0", "receipt-batch 1000", "ack-timeout-s 30",
                                                                     "max-attachment-mb 250", "max-incoming-mb 4096", "steady-traffic low", "mouse off", "glyphs ascii"])
     }

@@ -12,6 +12,11 @@ extension GroupTests {
         XCTAssertEqual(run.lines.count, 1, "the reaction's id")
     }
 
+    /// How many lines of `person`'s sync log (where its alerts go, desktop alerts being off) are `line`.
+    private func lines(_ person: String, _ line: String) -> Int {
+        world.syncLog(person).split(separator: "\n").filter { $0 == line }.count
+    }
+
     private func reactions(_ person: String, _ name: String, _ id: String) throws -> [[String: String]] {
         let m = try groupList(person, name).first { $0["id"] as? String == id }
         return (m?["reactions"] as? [[String: String]]) ?? []
@@ -28,12 +33,19 @@ extension GroupTests {
         try world.eventually("Bob's reaction is Delivered", timeout: 30) {
             try self.reactions("bob", "Alice", question) == [["from": "You", "emoji": "👍", "status": "Delivered"]]
         }
+        // A reaction to one's own message alerts (the name shown, as show-in-alerts says by default).
+        try world.eventually("Alice's sync alerted it", timeout: 30) { self.lines("alice", "Bob: New reaction") == 1 }
         try react("bob", "Alice", question, "❤️")
         try world.eventually("a new one replaces it", timeout: 30) { try self.reactions("alice", "Bob", question) == [["from": "Bob", "emoji": "❤️"]] }
         let listed = try world.box.rchat("alice", ["list", "Bob"])
         XCTAssertTrue(listed.stdout.contains("❤️ 1"), listed.stdout)
         try react("bob", "Alice", question, nil)
         try world.eventually("taken back", timeout: 30) { try self.reactions("alice", "Bob", question).isEmpty }
+        XCTAssertEqual(lines("alice", "Bob: New reaction"), 2, "the 👍 and the ❤️; one taken back alerts nobody")
+        try world.expectSuccess(try world.box.rchat("alice", ["settings", "alert-reactions", "off"]))
+        try react("bob", "Alice", question, "🎉")
+        try world.eventually("the 🎉 is there", timeout: 30) { try self.reactions("alice", "Bob", question) == [["from": "Bob", "emoji": "🎉"]] }
+        XCTAssertEqual(lines("alice", "Bob: New reaction"), 2, "alert-reactions off: no alert")
         XCTAssertEqual(try groupList("alice", "Bob").filter { $0["type"] as? String == "message" }.count, 1,
                        "a reaction is no message of the conversation")
         XCTAssertEqual(try groupList("alice", "Bob").first { $0["id"] as? String == question }?["status"] as? String, "Delivered")
@@ -51,6 +63,10 @@ extension GroupTests {
         try world.eventually("Alice sees Carol's, and her own Delivered to both", timeout: 60) {
             try self.reactions("alice", "Friends", plan) == [["from": "Carol", "emoji": "👍"], ["from": "You", "emoji": "👍", "status": "Delivered"]]
         }
+        try world.eventually("Bob's sync alerted both, titled with the group", timeout: 30) {
+            self.lines("bob", "Friends: Alice: New reaction") == 1 && self.lines("bob", "Friends: Carol: New reaction") == 1
+        }
+        XCTAssertEqual(lines("carol", "Friends: Alice: New reaction"), 0, "a reaction to someone else's message never alerts")
         let bobs = try world.box.rchat("bob", ["list", "Friends"])
         XCTAssertTrue(bobs.stdout.contains("👍 2"), bobs.stdout)
         XCTAssertEqual(try groupList("bob", "Friends").first { $0["id"] as? String == plan }?["status"] as? String, "Delivered",

@@ -19,6 +19,10 @@ final class AlertPolicyTests: XCTestCase {
             (.name, .request, "rChat", "New message request"),
             (.message, .request, "rChat", "New message request"),
             (.nothing, .request, "rChat", "New message request"),
+            // A reaction to one's own message: the emoji only where a message would be shown.
+            (.message, .reaction("👍"), "Sam", "Reacted 👍"),
+            (.name, .reaction("👍"), "Sam", "New reaction"),
+            (.nothing, .reaction("👍"), "rChat", "New reaction"),
         ]
         for (content, kind, title, text) in cases {
             let alert = AlertPolicy.alert(for: A(contactName: "Sam", kind: kind), content: content)

@@ -9,6 +9,9 @@ public enum AlertPolicy {
     public enum Kind: Sendable, Equatable {
         case text(String)
         case photo, voiceMessage, file
+        /// A reaction to this side's own message (others' reactions never alert; the
+        /// engine says which do, and `alert-reactions off` silences them).
+        case reaction(String)
         /// From someone who is not a contact: never a name, never the text.
         case request
         /// Receipts, cover or steady packets, session notices, session setup.
@@ -109,13 +112,16 @@ public enum AlertPolicy {
             return Alert(title: "rChat", text: requestText, contact: nil, conversation: a.conversation)
         case .silent:
             return nil
-        case .photo, .voiceMessage, .file, .text:
+        case .photo, .voiceMessage, .file, .text, .reaction:
             let sender = TerminalText.sanitized(a.contactName, breaks: .shown)
             let title = content == .nothing ? "rChat" : a.group.map { TerminalText.sanitized($0, breaks: .shown) } ?? sender
             var text: String
             // A file says what it is in every mode, never its name.
             switch (content, a.kind) {
             case (.message, .text(let body)): text = preview(body)
+            // "Reacted 👍" where the message would be shown, else "New reaction".
+            case (.message, .reaction(let emoji)): text = "Reacted " + TerminalText.sanitized(emoji, breaks: .shown)
+            case (_, .reaction): text = "New reaction"
             case (_, .photo): text = "Photo"
             case (_, .voiceMessage): text = "Voice message"
             case (_, .file): text = "File"
