@@ -1,4 +1,5 @@
 import RChatCore
+import RChatEngine
 
 /// Replies in the simulation (issue 31): which message each reply written quotes. After
 /// every whole check, each reply a conversation shows names the message it was written to
@@ -40,5 +41,64 @@ struct ReplyChecks {
             if case .message(let m) = item, !m.showsAsRow { m.id } else { nil }
         }
         return messages.randomElement(using: &random)
+    }
+}
+
+/// Reactions in the simulation (issue 31): each person's latest reaction item to each
+/// message, by the install that wrote it and where (`contact`: to whom, one-to-one; nil: the
+/// group). At the end: every member who stored a person's latest reaction to a message they
+/// hold shows that reaction, or none for one taken back — the same on every side.
+struct ReactionChecks {
+    struct Latest {
+        let item: MessageID
+        let install: Int
+        let contact: String?
+    }
+
+    private(set) var latest: [MessageID: [String: Latest]] = [:]
+
+    mutating func reacted(_ item: MessageID, by account: SimulatedAccount, to target: MessageID, with contact: String?) {
+        latest[target, default: [:]][account.name] = Latest(item: item, install: account.installs, contact: contact)
+    }
+}
+
+extension SimulatedWorld {
+    /// The conversation `account`'s current install holds with `contact` (nil: the group),
+    /// as it shows it.
+    private func shown(by account: SimulatedAccount, with contact: String?) throws -> (AccountService, ConversationID, [ConversationItem])? {
+        let service = try account.commands(clock)
+        if let contact {
+            guard let c = try service.store.contact(named: contact), !c.isDeleted else { return nil }
+            return (service, c.id.conversation, try service.conversation(c))
+        }
+        guard let (service, group) = try group(of: account) else { return nil }
+        return (service, group.conversation, try service.conversation(group))
+    }
+
+    func reactionsDisagree() throws -> [String] {
+        var wrong: [String] = []
+        for (target, byReactor) in reactions.latest.sorted(by: { $0.key < $1.key }) {
+            for (reactor, latest) in byReactor.sorted(by: { $0.key < $1.key }) {
+                guard let account = accounts.first(where: { $0.name == reactor }), account.installs == latest.install,
+                      let (service, conversation, _) = try shown(by: account, with: latest.contact),
+                      let item = try service.store.message(conversation: conversation, id: latest.item),
+                      case .control(.reaction(_, let emoji, _)) = item.content else { continue }
+                for d in try service.store.deliveries(message: item.rowID) where d.status.isFinal {
+                    guard let member = try service.store.contact(id: d.member)?.name,
+                          let other = accounts.first(where: { $0.name == member }),
+                          let (theirs, theirConversation, items) = try shown(by: other, with: latest.contact == nil ? nil : reactor),
+                          try theirs.store.message(conversation: theirConversation, id: latest.item) != nil,
+                          let message = items.compactMap({ entry -> MessageItem? in
+                              if case .message(let m) = entry, m.id == target { m } else { nil }
+                          }).first else { continue }
+                    let theirView = message.reactions.first { $0.from == reactor }?.emoji
+                    if theirView != emoji {
+                        wrong.append("\(member) shows \(reactor)'s reaction to \(target.hex) as \(theirView ?? "none"), "
+                                     + "though they stored \(reactor)'s latest, \(emoji ?? "taken back") (\(latest.item.hex))")
+                    }
+                }
+            }
+        }
+        return wrong
     }
 }

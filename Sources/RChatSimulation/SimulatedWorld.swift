@@ -57,6 +57,8 @@ public final class SimulatedWorld {
     var itemRandom: SimulationRandom
     /// The replies written and what they quote (`ReplyChecks`).
     var replies = ReplyChecks()
+    /// The reactions written, each person's latest (`ReactionChecks`).
+    var reactions = ReactionChecks()
     private(set) var relay: SimulatedRelay!
     private(set) var accounts: [SimulatedAccount] = []
     let directory: String
