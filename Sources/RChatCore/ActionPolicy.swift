@@ -112,3 +112,11 @@ public enum EditPolicy {
         return latest?.text ?? original
     }
 }
+
+/// An action that arrives before its message (the message still on its way, or never to
+/// come) is kept and applies once the message is there — for 72 hours (the relay's own
+/// limit) and at most 1,000 per conversation; past either it is dropped.
+public enum ActionWaiting {
+    public static let window: Int64 = 72 * 3600
+    public static let perConversation = 1_000
+}

@@ -34,7 +34,7 @@ public final class AlertFeed: Sendable {
     public var error: EngineError? { failure.withLock { $0 } }
 
     public func observe(_ event: ChatEvent) {
-        guard case let .newMessage(conversation, id, _, _) = event else { return }
+        guard case let .newMessage(conversation, id, _, _, _) = event else { return }
         pending.withLock { $0.unstamped.append((conversation, id)) }
     }
 

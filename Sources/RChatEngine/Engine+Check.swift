@@ -33,7 +33,7 @@ extension Engine {
             try turn(inbox.take(until: Date(timeIntervalSinceNow: max(0, wait))))
         }
         for event in collected.withLock({ $0 }) {
-            if case let .newMessage(conversation, id, _, _) = event { arrived.append((conversation, id)) }
+            if case let .newMessage(conversation, id, _, _, _) = event { arrived.append((conversation, id)) }
         }
         return arrived
     }

@@ -454,6 +454,7 @@ extension Engine {
             if let target = content.refersTo, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
                 return rejectForged("a \(content.quoted != nil ? "reply" : "reaction") from \(contact.name) \(content.quoted != nil ? "quoting" : "to") a message of another conversation")
             }
+            guard try mayWait(content, in: contact.id.conversation, from: contact, tx) else { return }
             if case .control(.timerChanged(_, let counter)) = content,
                !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
                 return rejectForged("a timer change from \(contact.name) whose counter is far past every one seen")
@@ -767,6 +768,7 @@ extension Engine {
         if let target = item.content.refersTo, try tx.messageElsewhere(id: target, than: conversation, sharedWith: contact.id) {
             return rejectForged("a \(item.content.quoted != nil ? "reply" : "reaction") from \(contact.name) in a group \(item.content.quoted != nil ? "quoting" : "to") a message of another conversation")
         }
+        guard try mayWait(item.content, in: conversation, from: contact, tx) else { return }
         if timer != 0 {
             guard let t = DisappearingTimer(rawValue: timer), t != .off else {
                 return rejectForged("a group message from \(contact.name) with a timer that is not one")
@@ -831,8 +833,9 @@ extension Engine {
                     if !after.events.contains(.rowAdded(conversation: channel.directConversation)) {
                         after.events.append(.rowAdded(conversation: channel.directConversation))
                     }
-                    if let preview = try reactionAlert(content, in: channel.directConversation, tx) {
-                        after.events.append(.newMessage(conversation: channel.directConversation, id: message.id, preview: preview))
+                    if let emoji = try reactionAlert(content, in: channel.directConversation, tx) {
+                        after.events.append(.newMessage(conversation: channel.directConversation, id: message.id, preview: "Reacted \(emoji)",
+                                                        reaction: emoji))
                     }
                     continue
                 }
@@ -860,8 +863,9 @@ extension Engine {
             for row in stored {
                 if message.content.actionTarget != nil {
                     if !after.events.contains(.rowAdded(conversation: conversation)) { after.events.append(.rowAdded(conversation: conversation)) }
-                    if let preview = try reactionAlert(message.content, in: conversation, tx) {
-                        after.events.append(.newMessage(conversation: conversation, id: row.id, preview: preview, author: channel.contact.name))
+                    if let emoji = try reactionAlert(message.content, in: conversation, tx) {
+                        after.events.append(.newMessage(conversation: conversation, id: row.id, preview: "Reacted \(emoji)",
+                                                        author: channel.contact.name, reaction: emoji))
                     }
                     continue
                 }
@@ -873,12 +877,25 @@ extension Engine {
         }
     }
 
-    /// What a reaction that arrived alerts with, if it does: one to this side's own message
-    /// (not one taken back), unless `alert-reactions off` (`AlertCenter.kind` says the same).
+    /// An action whose message is not here (yet) waits for it, bounded (`ActionWaiting`):
+    /// what waited 72 hours goes, and past 1,000 waiting in the conversation it is dropped.
+    private func mayWait(_ content: MessageContent, in conversation: ConversationID, from contact: Contact,
+                         _ tx: StoreTransaction) throws -> Bool {
+        guard let target = content.actionTarget, try tx.message(conversation: conversation, id: target) == nil else { return true }
+        let waiting = try tx.sweepWaitingActions(conversation: conversation, storedBefore: now - ActionWaiting.window)
+        guard waiting < ActionWaiting.perConversation else {
+            log("a reaction from \(contact.name) dropped: \(waiting) wait already for their message")
+            return false
+        }
+        return true
+    }
+
+    /// The emoji a reaction that arrived alerts with, if it does: one to this side's own
+    /// message (not one taken back), unless `alert-reactions off` (`AlertCenter.kind` says the same).
     private func reactionAlert(_ content: MessageContent, in conversation: ConversationID, _ tx: StoreTransaction) throws -> String? {
         guard case .control(.reaction(_, let emoji?, _)) = content,
               try AlertCenter.reactionAlerts(content, in: conversation, tx) else { return nil }
-        return "Reacted \(emoji)"
+        return emoji
     }
 
     static func receiptIDs(_ body: [UInt8]) -> [MessageID] {

@@ -48,7 +48,7 @@ public enum Setting: String, CaseIterable, Sendable {
         case .showInAlerts: "name (default), nothing or message: what an alert shows"
         case .desktopAlerts: "on or off: desktop notifications (asked the first time a conversation is opened in the full-screen view)"
         case .alertsWhileOpen: "off, unfocused (default) or always: desktop alerts while the full-screen view runs, for conversations not on screen (unfocused: only while its window has lost focus or its tmux or screen session is detached)"
-        case .alertReactions: "on (default) or off: an alert when someone reacts to your message (\"Reacted 👍\"; reactions to others' messages never alert)"
+        case .alertReactions: "on (default) or off: an alert when someone reacts to your message (reactions to others' messages never alert)"
         case .bell: "on or off (default): a terminal bell in the full-screen view for a new message in another conversation (not muted ones)"
         case .receiptWindow: "how long receipts wait to be sent together, in milliseconds (default 200)"
         case .receiptBatch: "how many owed receipts send a batch at once (default 64)"

@@ -129,6 +129,19 @@ extension StoreAccess {
         return out
     }
 
+    /// Actions of the conversation whose message it does not hold (still on its way):
+    /// those stored before `cutoff` are deleted; how many are left.
+    public func sweepWaitingActions(conversation: ConversationID, storedBefore cutoff: Int64) throws -> Int {
+        guard try actionCount(conversation) > 0 else { return 0 }
+        let waiting = """
+            FROM messages AS a WHERE a.conversation_id = ?1 AND a.target IS NOT NULL AND a.direction = 'in'
+              AND NOT EXISTS (SELECT 1 FROM messages AS t WHERE t.conversation_id = ?1 AND t.id = a.target)
+            """
+        try database.execute("DELETE FROM messages WHERE rowid IN (SELECT a.rowid \(waiting) AND a.received_at < ?2)",
+                             [.integer(conversation.rawValue), .integer(cutoff)])
+        return try database.queryOne("SELECT count(*) \(waiting)", [.integer(conversation.rawValue)])?.int(at: 0) ?? 0
+    }
+
     /// How many actions the conversation holds (an index count: `messages_actions`).
     func actionCount(_ conversation: ConversationID) throws -> Int {
         try database.queryOne("SELECT count(*) FROM messages WHERE conversation_id = ? AND target IS NOT NULL",

@@ -234,7 +234,7 @@ final class DemoContact: @unchecked Sendable {
             let generation = self.generation
             let you = try account.contact(named: "You").id.conversation
             engine.onEvent = { [weak self] event in
-                if case .newMessage(let conversation, let id, _, _) = event, conversation == you { self?.heard(id, generation) }
+                if case .newMessage(let conversation, let id, _, _, _) = event, conversation == you { self?.heard(id, generation) }
             }
             let runner = EngineThread(engine: engine)
             runner.start(name: "rchat-demo-sam")

@@ -121,7 +121,7 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(Set(try bashCompletes(script, ["rchat", "settings", "m"], sandbox)), ["mouse", "max-attachment-mb", "max-incoming-mb"],
                        "a setting's name after settings")
         XCTAssertEqual(Set(try bashCompletes(script, ["rchat", "send", "Sam", "--"], sandbox)),
-                       ["--file", "--as", "--home", "--device-dir", "--help"])
+                       ["--file", "--as", "--reply-to", "--home", "--device-dir", "--help"])
         XCTAssertEqual(try bashCompletes(script, ["rchat", "send", "Sam", "--file", "x", "--as", ""], sandbox), ["photo", "voice", "file"])
         XCTAssertEqual(try bashCompletes(script, ["rchat", "--home", sandbox.path("home"), "list", "--j"], sandbox), ["--json"],
                        "a global option's value is not taken for the command")

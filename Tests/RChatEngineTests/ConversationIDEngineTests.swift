@@ -15,7 +15,7 @@ final class ConversationIDEngineTests: RelayEngineTestCase {
         var count: Int { lock.withLock { list.count } }
         func since(_ n: Int) -> [ChatEvent] { lock.withLock { Array(list.dropFirst(n)) } }
         var arrivals: [(ConversationID, MessageID)] {
-            lock.withLock { list.compactMap { if case let .newMessage(c, id, _, _) = $0 { (c, id) } else { nil } } }
+            lock.withLock { list.compactMap { if case let .newMessage(c, id, _, _, _) = $0 { (c, id) } else { nil } } }
         }
     }
 

@@ -66,6 +66,14 @@ final class ReplyHostileSenderTests: RelayEngineTestCase {
         XCTAssertFalse(try messages(alice, "Sam").contains { $0.id == heart || $0.id == intoGroup }, "no reaction is an item of the conversation")
         XCTAssertNil(try alice.store.message(contact: try alice.contact(named: "Sam").id, id: intoGroup))
         XCTAssertNotNil(try alice.store.message(contact: try alice.contact(named: "Sam").id, id: heart), "stored, as an item of its own")
+
+        // A reaction before its message: it waits, and shows once the message is there.
+        let later = MessageID.random()
+        try send(.message, MessageID.random(), MessageContent.control(.reaction(target: later, emoji: "🎉", counter: 1)).encoded())
+        try send(.message, later, MessageContent.text("the party is on").encoded())
+        try untilDeadline("the 🎉 under the message that came after it", seconds: 20) {
+            try self.messages(alice, "Sam").first { $0.id == later }?.reactions == [MessageItem.Reaction(from: "Sam", emoji: "🎉")]
+        }
     }
 
     /// A reply's quote follows its target as this side holds it: the words while it is

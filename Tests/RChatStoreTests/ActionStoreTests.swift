@@ -39,4 +39,24 @@ final class ActionStoreTests: StoreTestCase {
         XCTAssertEqual(try store.actions(conversation: sam.conversation, targets: [question]).count, 0)
         XCTAssertEqual(try store.actions(conversation: sam.conversation, targets: [answer]).count, 1)
     }
+
+    /// Reactions that came before their message wait: those stored before the cutoff go,
+    /// the rest are counted; one whose message is here is not waiting.
+    func testReactionsWaitingForTheirMessageAreSweptAndCounted() throws {
+        let here = MessageID.random(), away = MessageID.random()
+        try XCTUnwrap(store.insertIncoming(contact: sam, id: here, content: .text("here"), at: 1))
+        for (n, at) in [Int64(10), 20, 30].enumerated() {
+            try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(),
+                                               content: .control(.reaction(target: away, emoji: "👍", counter: UInt64(n + 1))), at: at))
+        }
+        try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), content: .control(.reaction(target: here, emoji: "👍", counter: 1)), at: 5))
+        XCTAssertEqual(try store.sweepWaitingActions(conversation: sam.conversation, storedBefore: 0), 3)
+        XCTAssertEqual(try store.sweepWaitingActions(conversation: sam.conversation, storedBefore: 25), 1, "the two older ones went")
+        XCTAssertEqual(try store.actions(conversation: sam.conversation, targets: [away]).count, 1)
+        XCTAssertEqual(try store.actions(conversation: sam.conversation, targets: [here]).count, 1, "not waiting: kept")
+        // Its message arrives: nothing waits any more.
+        try XCTUnwrap(store.insertIncoming(contact: sam, id: away, content: .text("now here"), at: 40))
+        XCTAssertEqual(try store.sweepWaitingActions(conversation: sam.conversation, storedBefore: 1_000), 0)
+        XCTAssertEqual(try store.actions(conversation: sam.conversation, targets: [away]).count, 1)
+    }
 }

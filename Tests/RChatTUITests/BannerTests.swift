@@ -48,6 +48,20 @@ final class BannerTests: XCTestCase {
         }
     }
 
+    /// A reaction to one's own message in another conversation: a reaction's words, as the
+    /// setting says ("Reacted 👍" only where a message would be shown).
+    func testAReactionsBannerSaysItIsOne() {
+        for (setting, expected) in [(AlertPolicy.Content.name, "Alex: New reaction"), (.nothing, "rChat: New reaction"),
+                                    (.message, "Alex: Reacted 👍")] {
+            let (model, _) = samConversation()
+            model.settings.alerts = setting
+            let view = makeView(model, open: "Sam")
+            _ = model.contact("Alex")
+            view.handle([.newMessage(conversation: model.id("Alex"), id: MessageID.random(), preview: "Reacted 👍", reaction: "👍")])
+            XCTAssertEqual(view.state.banner?.text, expected, "\(setting)")
+        }
+    }
+
     func testRequestsMutedAndBlocked() {
         let (model, _) = samConversation()
         model.contact("Lee", state: .request)

@@ -129,7 +129,9 @@ public enum ChatEvent: Equatable, Sendable {
     case conversationsChanged
     /// A message stored. `author`: in a group, who wrote it (nil for a change of its
     /// membership, which is a row of the group and alerts nobody).
-    case newMessage(conversation: ConversationID, id: MessageID, preview: String, author: String? = nil)
+    /// `reaction`: the emoji of a reaction to this side's own message (which alerts as one:
+    /// "Reacted 👍", or "New reaction"); nil for a message.
+    case newMessage(conversation: ConversationID, id: MessageID, preview: String, author: String? = nil, reaction: String? = nil)
     case statusChanged(conversation: ConversationID, id: MessageID, status: MessageStatus)
     /// An attachment's file moved (chunks taken by the relay or stored here), or became
     /// whole or was discarded: its `transfer` is read again.

@@ -8,17 +8,18 @@ extension ChatView {
     /// never shows name or text. A group's are titled with the group and say who wrote them
     /// ("Friends: Alice: New message"); a change of its members is only a row. One bell for
     /// them with `bell on`.
-    func showBanner(for messages: [(conversation: ConversationID, preview: String, author: String?)]) {
+    func showBanner(for messages: [(conversation: ConversationID, preview: String, author: String?, reaction: String?)]) {
         let arrivals = messages.compactMap { m -> AlertPolicy.Arrival? in
             guard let summary = state.summary(m.conversation) else { return nil }
             if summary.members != nil {
                 guard let author = m.author else { return nil }
-                return AlertPolicy.Arrival(contactName: author, conversation: m.conversation, kind: .text(m.preview),
+                return AlertPolicy.Arrival(contactName: author, conversation: m.conversation,
+                                           kind: m.reaction.map(AlertPolicy.Kind.reaction) ?? .text(m.preview),
                                            contactMuted: summary.state == .muted, contactBlockedOrDeleted: summary.state == .blocked,
                                            group: summary.name)
             }
             return AlertPolicy.Arrival(contactName: summary.name, conversation: m.conversation,
-                                       kind: summary.state == .request ? .request : .text(m.preview),
+                                       kind: summary.state == .request ? .request : m.reaction.map(AlertPolicy.Kind.reaction) ?? .text(m.preview),
                                        contactMuted: summary.state == .muted, contactBlockedOrDeleted: summary.state == .blocked)
         }.filter(AlertPolicy.alerts)
         guard !arrivals.isEmpty else { return }

@@ -233,19 +233,20 @@ public final class ChatView {
         var reloadRows = false
         var openRequested = false
         var transfersMoved = false
-        var elsewhere: [(conversation: ConversationID, id: MessageID, preview: String, author: String?)] = []
+        var elsewhere: [(conversation: ConversationID, id: MessageID, preview: String, author: String?, reaction: String?)] = []
         for event in events {
             switch event {
             case .conversationsChanged:
                 refreshList = true
-            case .newMessage(let conversation, let id, let preview, let author):
+            case .newMessage(let conversation, let id, let preview, let author, let reaction):
                 refreshList = true
                 if conversation == state.openConversation, let window = state.window {
                     let following = state.anchor == nil && window.reachesNewest
                     state.window?.syncTail(model: model)
-                    if !following { state.unread.arrived(at: window.total) }
+                    // A reaction changes a message there; nothing arrived below.
+                    if !following && reaction == nil { state.unread.arrived(at: window.total) }
                 } else {
-                    elsewhere.append((conversation, id, preview, author))
+                    elsewhere.append((conversation, id, preview, author, reaction))
                 }
             case .statusChanged(let conversation, let id, let status):
                 state.notice = state.notice?.after(.status(id, status))   // "Sending photo.png." goes once it left Sending
@@ -280,7 +281,7 @@ public final class ChatView {
             switchTo(id)
             state.focus = .composer
         }
-        showBanner(for: elsewhere.map { ($0.conversation, $0.preview, $0.author) })
+        showBanner(for: elsewhere.map { ($0.conversation, $0.preview, $0.author, $0.reaction) })
         considerDesktopAlerts(elsewhere.map { ($0.conversation, $0.id) })
     }
 }
