@@ -137,9 +137,31 @@ extension StoreAccess {
             FROM messages AS a WHERE a.conversation_id = ?1 AND a.target IS NOT NULL AND a.direction = 'in'
               AND NOT EXISTS (SELECT 1 FROM messages AS t WHERE t.conversation_id = ?1 AND t.id = a.target)
             """
-        try database.execute("DELETE FROM messages WHERE rowid IN (SELECT a.rowid \(waiting) AND a.received_at < ?2)",
-                             [.integer(conversation.rawValue), .integer(cutoff)])
+        try retireActions(where: "rowid IN (SELECT a.rowid \(waiting) AND a.received_at < ?2)",
+                          [.integer(conversation.rawValue), .integer(cutoff)])
         return try database.queryOne("SELECT count(*) \(waiting)", [.integer(conversation.rawValue)])?.int(at: 0) ?? 0
+    }
+
+    /// Deletes the action rows that `condition` picks, each kept as gone in `expired_messages`
+    /// with its position: a conversation's positions are never used twice (its Delivered
+    /// receipt marks and the view's count rely on it; seed 555 stored a message at the place
+    /// a deleted reaction had, under a mark already past it).
+    func retireActions(where condition: String, _ args: [SQLValue]) throws {
+        let rows = try database.query("""
+            SELECT rowid, conversation_id, author_id, id, position, direction, read_owed FROM messages
+            WHERE target IS NOT NULL AND \(condition)
+            """, args)
+        for row in rows {
+            let message = try row.int64("rowid")
+            let incoming = try row.string("direction") == Direction.incoming.rawValue
+            try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message)])
+            try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
+            try database.execute("""
+                INSERT OR IGNORE INTO expired_messages (conversation_id, author_id, id, position, incoming, read_owed)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """, [.integer(try row.int64("conversation_id")), SQLValue(try row.optionalInt64("author_id")), .blob(try row.blob("id")),
+                      .integer(try row.int64("position")), SQLValue(incoming), .integer(incoming ? try row.int64("read_owed") : 0)])
+        }
     }
 
     /// How many actions the conversation holds (an index count: `messages_actions`).

@@ -152,8 +152,8 @@ extension StoreAccess {
                 try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message)])
                 try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
                 // Its actions (reactions) go with it: nothing of them is shown without it.
-                try database.execute("DELETE FROM messages WHERE conversation_id = ? AND target = ?",
-                                     [.integer(try row.int64("conversation_id")), .blob(try row.blob("id"))])
+                try retireActions(where: "conversation_id = ? AND target = ?",
+                                  [.integer(try row.int64("conversation_id")), .blob(try row.blob("id"))])
                 let incoming = try row.string("message_direction") == Direction.incoming.rawValue
                 try database.execute("""
                     INSERT OR IGNORE INTO expired_messages (conversation_id, author_id, id, position, incoming, read_owed)

@@ -38,6 +38,10 @@ final class ActionStoreTests: StoreTestCase {
         XCTAssertNil(try store.message(contact: sam, id: reaction))
         XCTAssertEqual(try store.actions(conversation: sam.conversation, targets: [question]).count, 0)
         XCTAssertEqual(try store.actions(conversation: sam.conversation, targets: [answer]).count, 1)
+        // Its place is kept: what comes next never takes a position the reaction had.
+        let next = try XCTUnwrap(store.insertIncoming(contact: sam, id: .random(), content: .text("later"), at: 30))
+        XCTAssertGreaterThan(try XCTUnwrap(store.message(next)).position, 4)
+        XCTAssertEqual(try store.expiredIDs(conversation: sam.conversation, among: [reaction]), [reaction], "a second copy is not stored")
     }
 
     /// Reactions that came before their message wait: those stored before the cutoff go,
