@@ -23,8 +23,8 @@ extension AccountService {
         let t = clock.now()
         try Self.wrap {
             try store.transaction { tx in
-                guard let message = try tx.message(conversation: conversation, id: id), Self.mayBeQuoted(message.content),
-                      message.content.actionTarget == nil else {
+                // What a person wrote (an action is a control item: never reacted to).
+                guard let message = try tx.message(conversation: conversation, id: id), Self.mayBeQuoted(message.content) else {
                     throw EngineError.usage("no message \(id.hex) in \(target.name) to react to (see rchat list \(target.name))")
                 }
                 let items = try tx.actions(conversation: conversation, targets: [id])

@@ -830,13 +830,7 @@ extension Engine {
             for message in stored {
                 // An action (a reaction) changes what its target shows; it is no message of its own.
                 if let content = contents[message.id], content.actionTarget != nil {
-                    if !after.events.contains(.rowAdded(conversation: channel.directConversation)) {
-                        after.events.append(.rowAdded(conversation: channel.directConversation))
-                    }
-                    if let emoji = try reactionAlert(content, in: channel.directConversation, tx) {
-                        after.events.append(.newMessage(conversation: channel.directConversation, id: message.id, preview: "Reacted \(emoji)",
-                                                        reaction: emoji))
-                    }
+                    try actionStored(content, id: message.id, in: channel.directConversation, author: nil, tx, &after)
                     continue
                 }
                 after.events.append(.newMessage(conversation: channel.directConversation, id: message.id,
@@ -862,11 +856,7 @@ extension Engine {
             }
             for row in stored {
                 if message.content.actionTarget != nil {
-                    if !after.events.contains(.rowAdded(conversation: conversation)) { after.events.append(.rowAdded(conversation: conversation)) }
-                    if let emoji = try reactionAlert(message.content, in: conversation, tx) {
-                        after.events.append(.newMessage(conversation: conversation, id: row.id, preview: "Reacted \(emoji)",
-                                                        author: channel.contact.name, reaction: emoji))
-                    }
+                    try actionStored(message.content, id: row.id, in: conversation, author: channel.contact.name, tx, &after)
                     continue
                 }
                 let isChange: Bool = if case .control = message.content { true } else { false }
@@ -890,12 +880,15 @@ extension Engine {
         return true
     }
 
-    /// The emoji a reaction that arrived alerts with, if it does: one to this side's own
-    /// message (not one taken back), unless `alert-reactions off` (`AlertCenter.kind` says the same).
-    private func reactionAlert(_ content: MessageContent, in conversation: ConversationID, _ tx: StoreTransaction) throws -> String? {
-        guard case .control(.reaction(_, let emoji?, _)) = content,
-              try AlertCenter.reactionAlerts(content, in: conversation, tx) else { return nil }
-        return emoji
+    /// An action (a reaction) stored: it changes what its message shows, so the view reads
+    /// it again; it is no message of its own, and alerts only as a reaction to this side's own
+    /// message (not one taken back), unless `alert-reactions off` (`AlertCenter.kind` says
+    /// the same). `author`: in a group, who wrote it.
+    private func actionStored(_ content: MessageContent, id: MessageID, in conversation: ConversationID, author: String?,
+                              _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        if !after.events.contains(.rowAdded(conversation: conversation)) { after.events.append(.rowAdded(conversation: conversation)) }
+        guard case .control(.reaction(_, let emoji?, _)) = content, try AlertCenter.reactionAlerts(content, in: conversation, tx) else { return }
+        after.events.append(.newMessage(conversation: conversation, id: id, preview: "Reacted \(emoji)", author: author, reaction: emoji))
     }
 
     static func receiptIDs(_ body: [UInt8]) -> [MessageID] {

@@ -142,26 +142,15 @@ extension StoreAccess {
         return try database.queryOne("SELECT count(*) \(waiting)", [.integer(conversation.rawValue)])?.int(at: 0) ?? 0
     }
 
-    /// Deletes the action rows that `condition` picks, each kept as gone in `expired_messages`
-    /// with its position: a conversation's positions are never used twice (its Delivered
-    /// receipt marks and the view's count rely on it; seed 555 stored a message at the place
-    /// a deleted reaction had, under a mark already past it).
-    func retireActions(where condition: String, _ args: [SQLValue]) throws {
-        let rows = try database.query("""
+    /// Deletes the action rows that `condition` picks, each keeping its place
+    /// (`removeKeepingPlace`; seed 555 stored a message where a deleted reaction had been,
+    /// under a receipt mark already past it). Returns the notifications to close.
+    @discardableResult
+    func retireActions(where condition: String, _ args: [SQLValue]) throws -> [Int64] {
+        try database.query("""
             SELECT rowid, conversation_id, author_id, id, position, direction, read_owed FROM messages
             WHERE target IS NOT NULL AND \(condition)
-            """, args)
-        for row in rows {
-            let message = try row.int64("rowid")
-            let incoming = try row.string("direction") == Direction.incoming.rawValue
-            try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message)])
-            try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
-            try database.execute("""
-                INSERT OR IGNORE INTO expired_messages (conversation_id, author_id, id, position, incoming, read_owed)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """, [.integer(try row.int64("conversation_id")), SQLValue(try row.optionalInt64("author_id")), .blob(try row.blob("id")),
-                      .integer(try row.int64("position")), SQLValue(incoming), .integer(incoming ? try row.int64("read_owed") : 0)])
-        }
+            """, args).flatMap { try removeKeepingPlace($0, direction: "direction") }
     }
 
     /// How many actions the conversation holds (an index count: `messages_actions`).

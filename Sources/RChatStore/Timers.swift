@@ -143,27 +143,38 @@ extension StoreAccess {
                 """, [.integer(now), SQLValue(limit)])
             var expired: [ExpiredMessage] = []
             for row in rows {
-                let message = try row.int64("rowid")
                 var files: [String] = []
                 if let file = try row.optionalString("file") { files.append(file) }
                 if let work = try row.optionalString("work_file") { files += [work, work + ".ahead"] }
-                let notifications = try database.query("SELECT notification_id FROM alerts WHERE message_rowid = ? AND notification_id IS NOT NULL",
-                                                       [.integer(message)]).map { try $0.int64("notification_id") }
-                try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message)])
-                try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
+                var notifications = try removeKeepingPlace(row, direction: "message_direction")
                 // Its actions (reactions) go with it: nothing of them is shown without it.
-                try retireActions(where: "conversation_id = ? AND target = ?",
-                                  [.integer(try row.int64("conversation_id")), .blob(try row.blob("id"))])
-                let incoming = try row.string("message_direction") == Direction.incoming.rawValue
-                try database.execute("""
-                    INSERT OR IGNORE INTO expired_messages (conversation_id, author_id, id, position, incoming, read_owed)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    """, [.integer(try row.int64("conversation_id")), SQLValue(try row.optionalInt64("author_id")), .blob(try row.blob("id")),
-                          .integer(try row.int64("position")), SQLValue(incoming), .integer(incoming ? try row.int64("read_owed") : 0)])
+                notifications += try retireActions(where: "conversation_id = ? AND target = ?",
+                                                   [.integer(try row.int64("conversation_id")), .blob(try row.blob("id"))])
                 expired.append(ExpiredMessage(contact: ContactID(try row.int64("conversation_id")), id: try row.messageID("id", table: "messages"),
                                               files: files, notifications: notifications))
             }
             return expired
         }
+    }
+
+    /// Deletes the message of `row` (its `rowid`, `conversation_id`, `author_id`, `id`,
+    /// `position`, `read_owed` and, in the column `direction`, its direction) and its alerts,
+    /// keeping its place in `expired_messages`: its id is not stored again, a receipt owed
+    /// for it is still owed, and a conversation's positions are never used twice (its
+    /// Delivered receipt marks and the view's count rely on it). Returns the desktop
+    /// notifications raised for it, to close.
+    func removeKeepingPlace(_ row: Row, direction column: String) throws -> [Int64] {
+        let message = try row.int64("rowid")
+        let notifications = try database.query("SELECT notification_id FROM alerts WHERE message_rowid = ? AND notification_id IS NOT NULL",
+                                               [.integer(message)]).map { try $0.int64("notification_id") }
+        try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message)])
+        try database.execute("DELETE FROM messages WHERE rowid = ?", [.integer(message)])
+        let incoming = try row.string(column) == Direction.incoming.rawValue
+        try database.execute("""
+            INSERT OR IGNORE INTO expired_messages (conversation_id, author_id, id, position, incoming, read_owed)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """, [.integer(try row.int64("conversation_id")), SQLValue(try row.optionalInt64("author_id")), .blob(try row.blob("id")),
+                  .integer(try row.int64("position")), SQLValue(incoming), .integer(incoming ? try row.int64("read_owed") : 0)])
+        return notifications
     }
 }
