@@ -68,15 +68,19 @@ public enum ReactionPolicy {
 /// Edits (`rchat edit`): Signal's limits. One's own text messages only, sent within the last
 /// 24 hours, at most 10 times; a receiver takes an edit that the relay held at most 48 hours
 /// after it held the original, from its author only. The text shown is the latest edit's in
-/// the order (`TimerPolicy.Change`), so every side ends on the same text.
+/// the order (`TimerPolicy.Change`) among the first 10 in that order, so every side ends on
+/// the same text whatever order the edits came in.
 public enum EditPolicy {
     public static let sendWindow: Int64 = 24 * 3600
     public static let acceptWindow: Int64 = 48 * 3600
     public static let maximumEdits = 10
+    /// The longest text an edit carries: what leaves its encoding (kind, control kind, id,
+    /// counter, text) within `MessageContent.maximumEncodedBytes`.
+    public static let maximumTextBytes = MessageContent.maximumTextBytes - 2 - MessageID.byteCount - 8 + 1
 
     /// Why this side may not edit a message, in the one line a command prints.
     public enum Refusal: Equatable, Sendable, CustomStringConvertible {
-        case notYours, notText, tooLate, tooManyEdits
+        case notYours, notText, tooLate, tooManyEdits, deleted
 
         public var description: String {
             switch self {
@@ -84,7 +88,16 @@ public enum EditPolicy {
             case .notText: "only a text message can be edited"
             case .tooLate: "a message can be edited for 24 hours after it was sent"
             case .tooManyEdits: "a message can be edited at most 10 times"
+            case .deleted: "a message deleted for everyone cannot be edited"
             }
+        }
+    }
+
+    /// Whether a content is what an edit may change: a text or a reply.
+    public static func isEditable(_ content: MessageContent) -> Bool {
+        switch content {
+        case .text, .reply: true
+        default: false
         }
     }
 
@@ -99,17 +112,72 @@ public enum EditPolicy {
     }
 
     /// Whether a receiver takes an edit: from the original's author, of a text, held by the
-    /// relay no more than 48 hours after the original was (both times the relay's), and not
-    /// past the edits an author may make.
-    public static func accepts(fromAuthor: Bool, isText: Bool, originalHeldAt: Int64, editHeldAt: Int64, editsTaken: Int) -> Bool {
-        fromAuthor && isText && editHeldAt - originalHeldAt <= acceptWindow && editsTaken < maximumEdits
+    /// relay no more than 48 hours after the original was (both times the relay's). How many
+    /// count is `counted`'s to say, by the order, not by the order they came in: a count at
+    /// arrival would keep different edits on sides that got them in different orders.
+    public static func accepts(fromAuthor: Bool, isText: Bool, originalHeldAt: Int64, editHeldAt: Int64) -> Bool {
+        fromAuthor && isText && editHeldAt - originalHeldAt <= acceptWindow
     }
 
-    /// The text in force: the original's, or the latest edit's in the order.
+    /// The edits that count, in the order: the first 10 (an author makes no more; what a
+    /// hostile one sends past them is the same surplus on every side).
+    public static func counted<Edit>(_ edits: [Edit], order: (Edit) -> TimerPolicy.Change) -> [Edit] {
+        Array(edits.sorted { TimerPolicy.replaces(order($1), order($0)) }.prefix(maximumEdits))
+    }
+
+    /// The edits past the first 10 in the order: kept by no side, so a receiver deletes them.
+    public static func surplus<Edit>(_ edits: [Edit], order: (Edit) -> TimerPolicy.Change) -> [Edit] {
+        Array(edits.sorted { TimerPolicy.replaces(order($1), order($0)) }.dropFirst(maximumEdits))
+    }
+
+    /// The text in force: the original's, or the latest counted edit's in the order.
     public static func current(original: String, edits: [(text: String, order: TimerPolicy.Change)]) -> String {
-        var latest: (text: String, order: TimerPolicy.Change)?
-        for edit in edits where TimerPolicy.replaces(edit.order, latest?.order) { latest = edit }
-        return latest?.text ?? original
+        counted(edits, order: \.order).last?.text ?? original
+    }
+
+    /// The counter of an edit made here on a message whose edits seen end at `latest`.
+    public static func next(after latest: TimerPolicy.Change?) -> UInt64? { TimerPolicy.next(after: latest) }
+}
+
+/// Delete for everyone (`rchat unsend`): one's own messages, sent within the last 24 hours;
+/// a receiver takes it from the message's author only, held by the relay at most 48 hours
+/// after the message was. Every side then keeps nothing of the message but its place.
+public enum UnsendPolicy {
+    public static let sendWindow: Int64 = 24 * 3600
+    public static let acceptWindow: Int64 = 48 * 3600
+
+    public enum Refusal: Equatable, Sendable, CustomStringConvertible {
+        case notYours, tooLate, alreadyDeleted, notAMessage
+
+        public var description: String {
+            switch self {
+            case .notYours: "only your own messages can be deleted for everyone"
+            case .tooLate: "a message can be deleted for everyone for 24 hours after it was sent"
+            case .alreadyDeleted: "that message is deleted already"
+            case .notAMessage: "only a message can be deleted for everyone"
+            }
+        }
+    }
+
+    /// Whether this side may delete its message for everyone.
+    public static func refusal(outgoing: Bool, content: MessageContent, writtenAt: Int64, now: Int64) -> Refusal? {
+        guard outgoing else { return .notYours }
+        switch content {
+        case .unsent: return .alreadyDeleted
+        case .text, .reply, .attachment: break
+        case .control, .newer: return .notAMessage
+        }
+        guard now - writtenAt <= sendWindow else { return .tooLate }
+        return nil
+    }
+
+    /// Whether a receiver takes it: from the message's author, held by the relay no more than
+    /// 48 hours after the message was (both the relay's times), of a message a person wrote.
+    public static func accepts(fromAuthor: Bool, content: MessageContent, originalHeldAt: Int64, unsendHeldAt: Int64) -> Bool {
+        switch content {
+        case .text, .reply, .attachment: return fromAuthor && unsendHeldAt - originalHeldAt <= acceptWindow
+        case .unsent, .control, .newer: return false
+        }
     }
 }
 

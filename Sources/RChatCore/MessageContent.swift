@@ -12,7 +12,8 @@
 ///         32        hash of the plaintext file
 ///         32        the key the file is encrypted with
 ///     u8 kind = 3   control item
-///         u8        control kind: 1 disappearing-timer change, 2 group changes, 3 reaction
+///         u8        control kind: 1 disappearing-timer change, 2 group changes, 3 reaction,
+///                   4 edit, 5 delete for everyone
 ///       1:
 ///         u32       the timer in seconds: 0 (off) or one of `DisappearingTimer`'s
 ///         u64       the change's counter (`TimerPolicy.Change`), 1 … 2^62; absent: 0
@@ -25,17 +26,26 @@
 ///         u64       the reaction's counter (`TimerPolicy.Change`), 1 … 2^62
 ///         ..        the emoji, UTF-8, to the end: one (`ReactionPolicy.isEmoji`), or
 ///                   nothing for a reaction taken back
+///       4:          an edit of its author's text message (or reply) (`EditPolicy`)
+///         16        the message's id
+///         u64       the edit's counter (`TimerPolicy.Change`), 1 … 2^62
+///         ..        the new text, UTF-8, to the end (0 … 65,511 bytes)
+///       5:          delete for everyone of its author's message (`UnsendPolicy`)
+///         16        the message's id
 ///
 ///     u8 kind = 4   reply: text that quotes a message of the same conversation
 ///         16        the quoted message's id
 ///         ..        UTF-8, to the end (0 … 65,520 bytes: the encoding fits a text's bound)
+///
+///     u8 kind = 5   a message deleted for everyone: what the store keeps in its place
+///                   (never sent: an envelope that carries it is refused)
 ///
 ///     u8 kind = 0   an envelope of a kind this version does not know, as it came
 ///         u8        its envelope kind (13 … 127: an item, `EnvelopeKind.isNewerItem`)
 ///         ..        its body, to the end
 ///
 /// What a later version writes and this one does not know — a content kind other than
-/// 1 … 4, an attachment kind other than 1 … 3, a control kind other than 1 … 3, a timer that is
+/// 1 … 5, an attachment kind other than 1 … 3, a control kind other than 1 … 5, a timer that is
 /// not one of `DisappearingTimer` — decodes as `.newer`, keeping every byte: the store
 /// keeps it whole, the conversation shows `newerText`, and a later version reads it from
 /// what was stored. Decoding refuses (with the cause, `MessageContentError`) only what no
@@ -55,6 +65,12 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     case control(ControlItem)
     /// Something a later rChat wrote that this version cannot show, kept byte for byte.
     case newer(NewerItem)
+    /// What is left of a message its author deleted for everyone (`rchat unsend`): nothing of
+    /// it but its place. The store writes it; no envelope carries it.
+    case unsent
+
+    /// The line a conversation shows where a message deleted for everyone was.
+    public static let unsentText = "This message was deleted."
 
     /// The line a conversation shows for what needs a later version.
     public static let newerText = "This message needs a newer rChat to be shown."
@@ -76,8 +92,20 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     /// The message an action (a reaction) is about: such an item is not shown in its
     /// conversation, but folded into that message.
     public var actionTarget: MessageID? {
-        if case .control(.reaction(let target, _, _)) = self { return target }
-        return nil
+        switch self {
+        case .control(.reaction(let target, _, _)), .control(.edit(let target, _, _)), .control(.unsend(let target)): target
+        default: nil
+        }
+    }
+
+    /// An action's kind in words, for a log line or a refusal ("reaction", "edit", "delete").
+    public var actionName: String? {
+        switch self {
+        case .control(.reaction): "reaction"
+        case .control(.edit): "edit"
+        case .control(.unsend): "delete for everyone"
+        default: nil
+        }
     }
 
     /// The message this one names, if any: the one a reply quotes, or an action is about.
@@ -96,7 +124,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     public static let maximumEncodedBytes = 1 + maximumTextBytes
 
     enum Kind: UInt8 {
-        case newerEnvelope = 0, text = 1, attachment = 2, control = 3, reply = 4
+        case newerEnvelope = 0, text = 1, attachment = 2, control = 3, reply = 4, unsent = 5
     }
 
     public func encoded() -> [UInt8] {
@@ -144,6 +172,24 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
             w.u64(counter)
             if let emoji { w.raw(emoji.utf8) }
             return w.bytes
+        case .control(.edit(let target, let text, let counter)):
+            precondition((1...TimerPolicy.maximumCounter).contains(counter) && text.utf8.count <= EditPolicy.maximumTextBytes,
+                          "an edit's counter is 1 … 2^62, its text fits one content")
+            var w = ByteWriter(capacity: 26 + text.utf8.count)
+            w.u8(Kind.control.rawValue)
+            w.u8(ControlItem.Kind.edit.rawValue)
+            w.raw(target.bytes)
+            w.u64(counter)
+            w.raw(text.utf8)
+            return w.bytes
+        case .control(.unsend(let target)):
+            var w = ByteWriter(capacity: 18)
+            w.u8(Kind.control.rawValue)
+            w.u8(ControlItem.Kind.unsend.rawValue)
+            w.raw(target.bytes)
+            return w.bytes
+        case .unsent:
+            return [Kind.unsent.rawValue]
         case .control(.groupChanges(let changes)):
             precondition((1...255).contains(changes.count) && changes.allSatisfy { (1...0xffff).contains($0.count) },
                          "1 to 255 group changes of 1 to 65,535 bytes")
@@ -180,8 +226,11 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         case .text:
             guard let text = String(validating: bytes[1...], as: UTF8.self) else { throw .notUTF8(field: "text") }
             self = .text(text)
+        case .unsent:
+            try r.end()
+            self = .unsent
         case .reply:
-            guard let target = MessageID(bytes: try r.bytes(MessageID.byteCount, "quoted id")) else { throw .truncated(field: "quoted id") }
+            let target = try r.messageID("quoted id")
             guard let text = String(validating: bytes[(1 + MessageID.byteCount)...], as: UTF8.self) else { throw .notUTF8(field: "text") }
             self = .reply(Reply(target: target, text: text))
         case .attachment:
@@ -214,11 +263,7 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
                 }
                 var counter: UInt64 = 0
                 if !r.atEnd {
-                    counter = try r.u64("counter")
-                    guard counter > 0 else { throw .empty(field: "counter") }
-                    guard counter <= TimerPolicy.maximumCounter else {
-                        throw .tooLarge(field: "counter", value: counter, maximum: TimerPolicy.maximumCounter)
-                    }
+                    counter = try r.counter()
                 }
                 try r.end()
                 self = .control(.timerChanged(timer, counter: counter))
@@ -234,18 +279,24 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
                 try r.end()
                 self = .control(.groupChanges(changes))
             case .reaction:
-                guard let target = MessageID(bytes: try r.bytes(MessageID.byteCount, "reacted-to id")) else {
-                    throw .truncated(field: "reacted-to id")
-                }
-                let counter = try r.u64("counter")
-                guard counter > 0 else { throw .empty(field: "counter") }
-                guard counter <= TimerPolicy.maximumCounter else {
-                    throw .tooLarge(field: "counter", value: counter, maximum: TimerPolicy.maximumCounter)
-                }
+                let target = try r.messageID("reacted-to id")
+                let counter = try r.counter()
                 let rest = try r.bytes(bytes.count - r.offset, "emoji")
                 guard let emoji = String(validating: rest, as: UTF8.self) else { throw .notUTF8(field: "emoji") }
                 guard emoji.isEmpty || ReactionPolicy.isEmoji(emoji) else { throw .notAnEmoji }
                 self = .control(.reaction(target: target, emoji: emoji.isEmpty ? nil : emoji, counter: counter))
+            case .edit:
+                let target = try r.messageID("edited id")
+                let counter = try r.counter()
+                guard let text = String(validating: try r.bytes(bytes.count - r.offset, "text"), as: UTF8.self) else {
+                    throw .notUTF8(field: "text")
+                }
+                guard !text.isEmpty else { throw .empty(field: "text") }
+                self = .control(.edit(target: target, text: text, counter: counter))
+            case .unsend:
+                let target = try r.messageID("deleted id")
+                try r.end()
+                self = .control(.unsend(target: target))
             }
         }
     }
@@ -274,6 +325,12 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         case .control(.reaction(_, let emoji, _)):
             let who = direction == .outgoing ? "You" : peer
             return emoji.map { "\(who) reacted \($0)." } ?? "\(who) took back a reaction."
+        case .control(.edit):
+            return "\(direction == .outgoing ? "You" : peer) edited a message."
+        case .control(.unsend):
+            return "\(direction == .outgoing ? "You" : peer) deleted a message."
+        case .unsent:
+            return Self.unsentText
         case .newer:
             return Self.newerText
         }
@@ -288,6 +345,9 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         case .control(.timerChanged(let timer, _)): return "disappearing timer change (\(timer.rawValue) s)"
         case .control(.groupChanges(let changes)): return "\(changes.count) group change(s)"
         case .control(.reaction(_, let emoji, _)): return emoji == nil ? "reaction taken back" : "reaction"
+        case .control(.edit(_, let text, _)): return "edit (\(text.utf8.count) bytes)"
+        case .control(.unsend): return "delete for everyone"
+        case .unsent: return "deleted for everyone"
         case .newer(.content(let bytes)): return "content of a newer kind \(bytes[0]) (\(bytes.count) bytes)"
         case .newer(.envelope(let kind, let body)): return "an envelope of a newer kind \(kind) (\(body.count) bytes)"
         }
@@ -386,11 +446,19 @@ public enum ControlItem: Equatable, Sendable {
     /// A reaction to the message `target` of the same conversation: the emoji, or nil for
     /// one taken back, with its counter (`ReactionPolicy`: each person's latest counts).
     case reaction(target: MessageID, emoji: String?, counter: UInt64)
+    /// An edit of the message `target` of the same conversation, by its author: its new
+    /// text, with its counter (`EditPolicy`: the latest counts).
+    case edit(target: MessageID, text: String, counter: UInt64)
+    /// The message `target` of the same conversation, deleted for everyone by its author
+    /// (`UnsendPolicy`).
+    case unsend(target: MessageID)
 
     enum Kind: UInt8 {
         case timerChanged = 1
         case groupChanges = 2
         case reaction = 3
+        case edit = 4
+        case unsend = 5
     }
 }
 
@@ -496,6 +564,22 @@ private struct ContentReader {
 
     mutating func u64(_ field: String) throws(MessageContentError) -> UInt64 {
         try bytes(8, field).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// A logical counter (`TimerPolicy`): 1 to 2^62.
+    mutating func counter() throws(MessageContentError) -> UInt64 {
+        let counter = try u64("counter")
+        guard counter > 0 else { throw .empty(field: "counter") }
+        guard counter <= TimerPolicy.maximumCounter else {
+            throw .tooLarge(field: "counter", value: counter, maximum: TimerPolicy.maximumCounter)
+        }
+        return counter
+    }
+
+    /// The id of the message an item names.
+    mutating func messageID(_ field: String) throws(MessageContentError) -> MessageID {
+        guard let id = MessageID(bytes: try bytes(MessageID.byteCount, field)) else { throw .truncated(field: field) }
+        return id
     }
 
     var atEnd: Bool { offset >= bytes.count }

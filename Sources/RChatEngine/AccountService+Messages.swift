@@ -41,7 +41,7 @@ extension AccountService {
         case .reply(let reply): text = reply.text
         case .attachment: throw .usage("a file is sent from its path: rchat send NAME --file PATH")
         case .control: throw .usage("this version of rChat does not send timer changes")
-        case .newer: throw .usage("this version of rChat sends only what it knows")
+        case .newer, .unsent: throw .usage("this version of rChat sends only what it knows")
         }
         let bytes = text.utf8.count
         guard bytes > 0, !text.allSatisfy(\.isWhitespace) else { throw .usage("an empty message is not sent") }
@@ -65,7 +65,7 @@ extension AccountService {
     static func mayBeQuoted(_ content: MessageContent) -> Bool {
         switch content {
         case .text, .reply, .attachment, .newer: true
-        case .control: false
+        case .control, .unsent: false
         }
     }
 
@@ -366,7 +366,9 @@ extension AccountService {
             // someone who held it) is stored for its Delivered, and shown once: where it was first.
             var told: Set<[UInt8]> = []   // each last change's bytes
             let quotes = try Self.quotes(among: stored, in: group.conversation, store) { m in try m.author.map(name) ?? "someone" }
-            let reactions = try Self.reactions(among: stored, in: group.conversation, store, name: name)
+            let actions = try Self.actions(among: stored, in: group.conversation, store)
+            let reactions = try Self.reactions(among: actions, name: name)
+            let edits = Self.edits(among: stored, actions)
             return try stored.compactMap { stored -> ConversationItem? in
                 guard case .message(let m) = stored else { return item(stored, files, peer: group.name) }
                 if case .control(.groupChanges(let changes)) = m.content, let last = changes.last,
@@ -378,6 +380,7 @@ extension AccountService {
                 message.author = author
                 message.quote = m.content.quoted.flatMap { quotes[$0] }
                 message.reactions = reactions[m.id] ?? []
+                (message.versions, message.pendingAction) = edits[m.id] ?? ([], nil)
                 if m.isOutgoing {
                     message.deliveries = try store.deliveries(message: m.rowID).map {
                         .init(member: try name($0.key.member), status: $0.status, isCurrent: $0.isCurrent)
@@ -396,12 +399,15 @@ extension AccountService {
             let files = try Self.files(among: stored, store)
             let held = try Self.held(contact, store)
             let quotes = try Self.quotes(among: stored, in: contact.id.conversation, store) { _ in contact.name }
-            let reactions = try Self.reactions(among: stored, in: contact.id.conversation, store) { _ in contact.name }
+            let actions = try Self.actions(among: stored, in: contact.id.conversation, store)
+            let reactions = try Self.reactions(among: actions) { _ in contact.name }
+            let edits = Self.edits(among: stored, actions)
             return stored.map { stored in
                 var shown = item(stored, files, peer: contact.name)
                 if case .message(var m) = shown {
                     m.quote = m.content.quoted.flatMap { quotes[$0] }
                     m.reactions = reactions[m.id] ?? []
+                    (m.versions, m.pendingAction) = edits[m.id] ?? ([], nil)
                     shown = .message(m)
                 }
                 if case .message(var m) = shown, case .message(let s) = stored, let hold = held[s.rowID] {
@@ -424,11 +430,13 @@ extension AccountService {
         let expired = try store.expiredIDs(conversation: conversation, among: targets)
         var quotes: [MessageID: MessageItem.Quote] = [:]
         for target in targets where quotes[target] == nil {
-            if let m = try store.message(conversation: conversation, id: target), mayBeQuoted(m.content) {
+            let m = try store.message(conversation: conversation, id: target)
+            if let m, mayBeQuoted(m.content) {
                 let name = m.isOutgoing ? "You" : try author(m)
-                quotes[target] = .message(author: name, text: m.content.displayText(direction: m.direction))
+                quotes[target] = .message(author: name, text: m.currentContent.displayText(direction: m.direction))
             } else {
-                quotes[target] = expired.contains(target) ? .deleted : .notFound
+                // Gone when its time ran out, or deleted for everyone: the quote says so.
+                quotes[target] = expired.contains(target) || m?.content == .unsent ? .deleted : .notFound
             }
         }
         return quotes
@@ -462,7 +470,7 @@ extension AccountService {
             if case .attachment(let attachment) = m.content, let file = files[m.rowID] {
                 transfer = Self.transfer(file, size: attachment.size, home: attachmentFiles)
             }
-            var item = MessageItem(id: m.id, direction: m.direction, content: m.content, status: m.status,
+            var item = MessageItem(id: m.id, direction: m.direction, content: m.currentContent, status: m.status,
                                    resent: m.isResent, at: m.createdAt, transfer: transfer)
             item.expiresAt = m.expiresAt
             item.peerName = peer

@@ -11,6 +11,29 @@ extension AccountService {
     @discardableResult
     public func react(in target: ConversationTarget, to id: MessageID, emoji: String?) throws(EngineError) -> MessageID {
         if let emoji, !ReactionPolicy.isEmoji(emoji) { throw .usage("a reaction is one emoji (\(TerminalText.sanitized(emoji, breaks: .shown)) is not)") }
+        return try writeAction(in: target) { tx in
+            // What a person wrote (an action is a control item: never reacted to).
+            guard let message = try tx.message(conversation: target.conversation, id: id), Self.mayBeQuoted(message.content) else {
+                throw EngineError.usage("no message \(id.hex) in \(target.name) to react to (see rchat list \(target.name))")
+            }
+            let items = try tx.actions(conversation: target.conversation, targets: [id])
+            let current = Self.reactions(items)
+            if emoji == nil, current[nil] == nil { throw EngineError.usage("you have not reacted to \(id.hex)") }
+            let latest = items.compactMap { Self.reactionItem($0)?.order }.max { TimerPolicy.replaces($1, $0) }
+            guard let counter = ReactionPolicy.next(after: latest) else {
+                throw EngineError.usage("no more reactions can be made to \(id.hex)")
+            }
+            return .control(.reaction(target: id, emoji: emoji, counter: counter))
+        }
+    }
+
+    /// Writes an action of this side (a reaction, an edit, a delete for everyone) in the
+    /// conversation, as an item of its own to every member — one rule for a contact's
+    /// conversation and a group's: `make` checks and says what it is, in the transaction that
+    /// stores it; `then` applies it here, in the same transaction. Refused in one line,
+    /// nothing stored.
+    func writeAction(in target: ConversationTarget, _ make: (StoreTransaction) throws -> MessageContent,
+                     then apply: (StoredMessage, StoreTransaction) throws -> Void = { _, _ in }) throws(EngineError) -> MessageID {
         switch target {
         case .group(let group): try requireWritable(group)
         case .contact(let contact):
@@ -18,31 +41,21 @@ extension AccountService {
                 throw .usage("\(contact.name) is a message request: add their code to accept it before replying")
             }
         }
-        let conversation = target.conversation
         let itemID = MessageID.fresh(clock)
         let t = clock.now()
         try Self.wrap {
             try store.transaction { tx in
-                // What a person wrote (an action is a control item: never reacted to).
-                guard let message = try tx.message(conversation: conversation, id: id), Self.mayBeQuoted(message.content) else {
-                    throw EngineError.usage("no message \(id.hex) in \(target.name) to react to (see rchat list \(target.name))")
-                }
-                let items = try tx.actions(conversation: conversation, targets: [id])
-                let current = Self.reactions(items)
-                if emoji == nil, current[nil] == nil { throw EngineError.usage("you have not reacted to \(id.hex)") }
-                let latest = items.compactMap { Self.reactionItem($0)?.order }.max { TimerPolicy.replaces($1, $0) }
-                guard let counter = ReactionPolicy.next(after: latest) else {
-                    throw EngineError.usage("no more reactions can be made to \(id.hex)")
-                }
-                let content = MessageContent.control(.reaction(target: id, emoji: emoji, counter: counter))
+                let content = try make(tx)
+                let row: MessageRowID
                 switch target {
                 case .group(let group):
-                    _ = try insertGroupOutgoing(group, id: itemID, content: content, at: t, tx, timer: false)
+                    row = try insertGroupOutgoing(group, id: itemID, content: content, at: t, tx, timer: false)
                 case .contact(let contact):
-                    let row = try tx.insertOutgoing(contact: contact.id, id: itemID, content: content, at: t,
-                                                    keysFingerprint: Self.keysFingerprint(contact))
+                    row = try tx.insertOutgoing(contact: contact.id, id: itemID, content: content, at: t,
+                                                keysFingerprint: Self.keysFingerprint(contact))
                     try Self.failIfRefused(row, to: contact, at: t, tx)
                 }
+                if let action = try tx.message(row) { try apply(action, tx) }
             }
         }
         WakeSignal.poke(home: locations.home)
@@ -65,18 +78,26 @@ extension AccountService {
         Dictionary(items.compactMap { m in m.status.map { (m.id, $0) } }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// The actions about the messages of a page (reactions, edits, deletes), by target, in
+    /// the order stored: read once for a page and folded into each message.
+    static func actions(among stored: [StoredConversationItem], in conversation: ConversationID,
+                        _ store: some StoreAccess) throws -> [MessageID: [StoredMessage]] {
+        let ids = stored.compactMap { item -> MessageID? in if case .message(let m) = item { m.id } else { nil } }
+        var byTarget: [MessageID: [StoredMessage]] = [:]
+        for item in try store.actions(conversation: conversation, targets: ids) {
+            if let target = item.content.actionTarget { byTarget[target, default: []].append(item) }
+        }
+        return byTarget
+    }
+
     /// The reactions of the messages of a page, by target: who reacted with what (names as
     /// this side knows them, "You" for its own), in the summary's order.
-    static func reactions(among stored: [StoredConversationItem], in conversation: ConversationID, _ store: some StoreAccess,
+    static func reactions(among byTarget: [MessageID: [StoredMessage]],
                           name: (ContactID) throws -> String) throws -> [MessageID: [MessageItem.Reaction]] {
-        let ids = stored.compactMap { item -> MessageID? in if case .message(let m) = item { m.id } else { nil } }
-        let items = try store.actions(conversation: conversation, targets: ids)
-        guard !items.isEmpty else { return [:] }
-        var byTarget: [MessageID: [StoredMessage]] = [:]
-        for item in items { if let target = item.content.actionTarget { byTarget[target, default: []].append(item) } }
         var out: [MessageID: [MessageItem.Reaction]] = [:]
         for (target, items) in byTarget {
             let current = reactions(items)
+            guard !current.isEmpty else { continue }
             let order = ReactionPolicy.summary(current).map(\.emoji)
             let statuses = statuses(items)
             var shown: [MessageItem.Reaction] = []

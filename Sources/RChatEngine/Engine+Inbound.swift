@@ -35,6 +35,9 @@ extension Engine {
         var partialOwners: [String: (PairwiseChannel, MessageRowID, session: [UInt8])] = [:]
         /// Files no longer needed once the batch committed (a partial file made whole).
         var filesToRemove: [String] = []
+        /// Messages deleted for everyone in this batch (and actions retired): their files and
+        /// alerts go once it is durable, then the index is merged and the log truncated.
+        var unsent: [UnsentMessage] = []
         /// Messages of this batch that came with a disappearing timer.
         var timers: [(PairwiseChannel, MessageID, DisappearingTimer)] = []
         /// Files being received that moved in this batch: their progress goes to the sender
@@ -162,6 +165,9 @@ extension Engine {
         if after.contactsAdded { try reloadConversations() }
         for channel in after.keysDontMatch { leaveLink(channel, .detached) }
         for path in after.filesToRemove { unlink(path) }
+        if !after.unsent.isEmpty {
+            do { try account.removeOutside(after.unsent) } catch { log("a deleted message's traces stay until the next pass: \(error)") }
+        }
         for (row, (channel, id, chunks, complete)) in after.fileProgress { transfers.reportFileProgress(row, id, chunks, complete: complete, channel, context: self) }
         for (channel, id, decision) in after.refusals { transfers.tellFileRefused(id, decision, channel, context: self) }
         for channel in channels.values where channel.hasSession { try Recovery.sendNoticeIfNeeded(channel, context: self) }
@@ -451,8 +457,9 @@ extension Engine {
             if case .control(.groupChanges) = content {
                 return rejectForged("group changes from \(contact.name) outside a group message")
             }
+            if content == .unsent { return rejectForged("a deleted message's mark from \(contact.name) sent as a message") }
             if let target = content.refersTo, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
-                return rejectForged("a \(content.quoted != nil ? "reply" : "reaction") from \(contact.name) \(content.quoted != nil ? "quoting" : "to") a message of another conversation")
+                return rejectForged("a \(content.actionName ?? "reply") from \(contact.name) \(content.quoted != nil ? "quoting" : "to") a message of another conversation")
             }
             guard try mayWait(content, in: contact.id.conversation, from: contact, tx) else { return }
             if case .control(.timerChanged(_, let counter)) = content,
@@ -765,8 +772,9 @@ extension Engine {
         }
         // Blocked here: nothing of it is kept or shown (its log was taken, so the roster stays true).
         if try tx.group(conversation)?.isBlocked == true { return }
+        if item.content == .unsent { return rejectForged("a deleted message's mark from \(contact.name) sent as a group message") }
         if let target = item.content.refersTo, try tx.messageElsewhere(id: target, than: conversation, sharedWith: contact.id) {
-            return rejectForged("a \(item.content.quoted != nil ? "reply" : "reaction") from \(contact.name) in a group \(item.content.quoted != nil ? "quoting" : "to") a message of another conversation")
+            return rejectForged("a \(item.content.actionName ?? "reply") from \(contact.name) in a group \(item.content.quoted != nil ? "quoting" : "to") a message of another conversation")
         }
         guard try mayWait(item.content, in: conversation, from: contact, tx) else { return }
         if timer != 0 {
@@ -818,7 +826,7 @@ extension Engine {
                     if try tx.applyTimer(timer, setBy: TimerPolicy.Change(counter: counter, id: message.id), contact: id) {
                         after.events.append(.conversationsChanged)
                     }
-                case .text, .reply, .newer, .control(.groupChanges), .control(.reaction):
+                case .text, .reply, .newer, .control(.groupChanges), .control(.reaction), .control(.edit), .control(.unsend), .unsent:
                     // Group changes in a one-to-one conversation change no group: kept as shown.
                     break
                 }
@@ -828,8 +836,9 @@ extension Engine {
             }
             let contents = Dictionary(messages.map { ($0.id, $0.content) }, uniquingKeysWith: { first, _ in first })
             for message in stored {
-                // An action (a reaction) changes what its target shows; it is no message of its own.
-                if let content = contents[message.id], content.actionTarget != nil {
+                // An action changes what its target shows; it is no message of its own.
+                guard let content = contents[message.id] else { continue }
+                guard try itemStored(content, id: message.id, in: channel.directConversation, from: id, tx, &after) else {
                     try actionStored(content, id: message.id, in: channel.directConversation, author: nil, tx, &after)
                     continue
                 }
@@ -855,7 +864,7 @@ extension Engine {
                 for row in stored { try tx.setExpiry(message: row.row, after: timer) }
             }
             for row in stored {
-                if message.content.actionTarget != nil {
+                guard try itemStored(message.content, id: row.id, in: conversation, from: channel.contact.id, tx, &after) else {
                     try actionStored(message.content, id: row.id, in: conversation, author: channel.contact.name, tx, &after)
                     continue
                 }
@@ -874,7 +883,7 @@ extension Engine {
         guard let target = content.actionTarget, try tx.message(conversation: conversation, id: target) == nil else { return true }
         let waiting = try tx.sweepWaitingActions(conversation: conversation, storedBefore: now - ActionWaiting.window)
         guard waiting < ActionWaiting.perConversation else {
-            log("a reaction from \(contact.name) dropped: \(waiting) wait already for their message")
+            log("a \(content.actionName ?? "reaction") from \(contact.name) dropped: \(waiting) wait already for their message")
             return false
         }
         return true

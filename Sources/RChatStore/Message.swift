@@ -37,7 +37,22 @@ public struct StoredMessage: Equatable, Sendable {
     /// Who wrote it: nil for this side, else the contact.
     public var author: ContactID? = nil
 
+    /// A text message's (or reply's) text in force after its edits; nil: never edited.
+    public var currentText: String? = nil
+
     public var isOutgoing: Bool { direction == .outgoing }
+
+    /// What it shows now: its content, with the text its latest edit gave it (`EditPolicy`).
+    public var currentContent: MessageContent {
+        guard let text = currentText else { return content }
+        switch content {
+        case .text: return .text(text)
+        case .reply(var reply):
+            reply.text = text
+            return .reply(reply)
+        default: return content
+        }
+    }
 }
 
 /// One step of a message's timeline.

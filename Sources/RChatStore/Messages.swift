@@ -12,7 +12,7 @@ extension StoreAccess {
                m.direction AS direction, m.content AS content, s.status AS status, coalesce(s.resent, 0) AS resent,
                s.auto_resent_at AS auto_resent_at, m.created_at AS created_at, m.received_at AS received_at,
                m.read_at AS read_at, m.seq AS seq, s.keys_fingerprint AS keys_fingerprint,
-               m.position AS position, m.expires_at AS expires_at
+               m.position AS position, m.expires_at AS expires_at, m.current_text AS current_text
         FROM messages AS m LEFT JOIN message_status AS s ON s.message_rowid = m.rowid AND s.member_id = m.conversation_id
         """
     }
@@ -249,6 +249,7 @@ extension StoreAccess {
             keysFingerprint: try row.optionalBlob("keys_fingerprint"), position: try row.int64("position"))
         message.expiresAt = try row.optionalInt64("expires_at")
         message.author = try row.optionalInt64("author_id").map(ContactID.init)
+        message.currentText = try row.optionalString("current_text")
         return message
     }
 

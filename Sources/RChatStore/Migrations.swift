@@ -91,6 +91,7 @@ enum Migrations {
         Migration(version: 20, sql: SchemaRotatedKeys.sql),
         Migration(version: 21, sql: SchemaReplies.sql),
         Migration(version: 22, sql: SchemaActions.sql),
+        Migration(version: 23, sql: SchemaEdits.sql),
     ]
 
     /// The reason a step failed, on one line.

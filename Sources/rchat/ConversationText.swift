@@ -29,6 +29,12 @@ enum ConversationText {
                     [("from", .string(r.from)), ("emoji", .string(r.emoji))] + (r.status.map { [("status", .string($0.rawValue))] } ?? [])
                 })))
             }
+            if m.isEdited {
+                fields.append(("edited", .bool(true)))
+                fields.append(("versions", .objects(m.versions.map { [("text", .string($0.text)), ("at", .int($0.at))] })))
+            }
+            if m.isUnsent { fields.append(("deleted", .bool(true))) }
+            if let pending = m.pendingAction { fields.append(("pending", .string(pending.words))) }
             if let waiting = m.waitingText { fields.append(("waiting", .string(waiting))) }
             if let author = m.author { fields.append(("from", .string(author))) }
             if let deliveries = m.deliveries {
@@ -82,6 +88,8 @@ enum ConversationText {
             let arrow = m.direction == .outgoing ? ">" : "<"
             var status = m.status.map { "  [\($0.rawValue)]" } ?? ""
             if m.resent { status += " Resent" }
+            // An edit or a delete of this side's on its way: "(edit Sending)".
+            if let pending = m.pendingAction { status += "  (\(pending.words))" }
             if let waiting = m.waitingText { status += "  (\(TerminalText.sanitized(waiting, breaks: .shown)))" }
             if case .attachment(let a) = m.content { status += Self.transfer(m.transfer, size: a.size, direction: m.direction, peer: m.peerName ?? "them") }
             // A message of several lines goes on several, each indented under the first.
@@ -89,6 +97,7 @@ enum ConversationText {
             // A file's line is its kind, name and size: one line, whatever the name holds.
             let text = TerminalText.sanitized(m.text, breaks: m.content.isAttachment ? .shown : .kept)
                 .replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: head.count))
+                + (m.isEdited ? " (edited)" : "")
             // A reply's quote goes on the line above, under its head, cut to one line.
             let quote = m.quote.map { String(repeating: " ", count: head.count) + "> " + Self.cut(TerminalText.sanitized($0.words, breaks: .shown)) + "\n" } ?? ""
             // Its reactions under it: "👍 2  ❤️ 1".

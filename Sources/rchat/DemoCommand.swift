@@ -398,7 +398,7 @@ struct SamsAnswer {
             case .voice: return "your voice message"
             case .file: return "your file"
             }
-        case .control, .newer: return "that"
+        case .control, .newer, .unsent: return "that"
         }
     }
 }

@@ -4,7 +4,7 @@ import RChatCore
 import RChatEngine
 
 enum MessageCommands {
-    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand, saveCommand, timerCommand, reactCommand]
+    static let all: [Command] = [sendCommand, syncCommand, listCommand, readCommand, resendCommand, saveCommand, timerCommand, reactCommand, editCommand, unsendCommand]
 
     static let timerCommand = Command(
         name: "timer", usage: "rchat timer NAME 30s|5m|1h|8h|1d|1w|4w|off",
@@ -85,10 +85,7 @@ enum MessageCommands {
         options: [.flag("--remove", help: "take your reaction back")]
     ) { args, locations in
         let name = try args.positional(0, "NAME")
-        let idText = try args.positional(1, "ID")
-        guard let id = MessageID(hex: idText) else {
-            throw Arguments.UsageError(description: "\"\(idText)\" is not a message id (32 hex digits)")
-        }
+        let id = try messageID(args.positional(1, "ID"))
         let emoji: String?
         if args.has("--remove") {
             try args.expectPositionals(max: 2)
@@ -101,6 +98,49 @@ enum MessageCommands {
         say(try account.react(in: account.target(named: name), to: id, emoji: emoji).hex)
     }
 
+    static let editCommand = Command(
+        name: "edit", usage: "rchat edit NAME ID TEXT",
+        summary: "Give your text message ID a new text, here and on everyone's side.",
+        details: """
+        Only your own text messages (and replies), for 24 hours after you sent them, at most
+        10 times. The edit is an item of its own, sent to everyone in the conversation; the
+        message keeps its status and shows "(edited)". Prints the edit's id. list --json
+        adds "edited":true and "versions":[{"text":…,"at":<unix>}], the original first, and
+        "pending":"edit Sending" while your edit is not Delivered to everyone.
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 3)
+        let name = try args.positional(0, "NAME")
+        let id = try messageID(args.positional(1, "ID"))
+        let text = try args.positional(2, "TEXT")
+        let account = try AccountService(locations: locations)
+        say(try account.edit(in: account.target(named: name), id: id, text: text).hex)
+    }
+
+    static let unsendCommand = Command(
+        name: "unsend", usage: "rchat unsend NAME ID",
+        summary: "Delete your message ID for everyone: its text, file and alerts, on every side.",
+        details: """
+        Only your own messages, for 24 hours after you sent them. Here it goes at once (its
+        place stays, reading "This message was deleted."); on each member's side as the
+        delete arrives. Prints the delete's id. list --json shows "deleted":true.
+        """
+    ) { args, locations in
+        try args.expectPositionals(max: 2)
+        let name = try args.positional(0, "NAME")
+        let id = try messageID(args.positional(1, "ID"))
+        let account = try AccountService(locations: locations)
+        say(try account.unsend(in: account.target(named: name), id: id).hex)
+    }
+
+    /// A message id as a command takes it: 32 hex digits, else one line saying so.
+    static func messageID(_ text: String) throws -> MessageID {
+        guard let id = MessageID(hex: text) else {
+            throw Arguments.UsageError(description: "\"\(text)\" is not a message id (32 hex digits)")
+        }
+        return id
+    }
+
     static let saveCommand = Command(
         name: "save", usage: "rchat save NAME ID PATH",
         summary: "Copy a file sent or received in the conversation to PATH (a new file, or a directory).",
@@ -111,10 +151,7 @@ enum MessageCommands {
     ) { args, locations in
         try args.expectPositionals(max: 3)
         let name = try args.positional(0, "NAME")
-        let idText = try args.positional(1, "ID")
-        guard let id = MessageID(hex: idText) else {
-            throw Arguments.UsageError(description: "\"\(idText)\" is not a message id (32 hex digits)")
-        }
+        let id = try messageID(args.positional(1, "ID"))
         let path = try args.positional(2, "PATH")
         let account = try AccountService(locations: locations)
         say(try account.saveAttachment(named: name, id: id, to: path))
@@ -164,7 +201,8 @@ enum MessageCommands {
         --json prints one object per line, in conversation order:
         {"type":"message","id":"<hex>","direction":"out"|"in","text":"…","status":"Sending"|…|null,"resent":false,"at":<unix>}
         (a reply adds "reply_to":"<hex>", the message it quotes; a message reacted to,
-        "reactions":[{"from":NAME,"emoji":EMOJI}], each person's latest)
+        "reactions":[{"from":NAME,"emoji":EMOJI}], each person's latest; an edited one,
+        "edited":true and its "versions"; one deleted for everyone, "deleted":true)
         {"type":"row","text":"<the row as shown>","action":"resend"|null,"ids":["<hex>",…]}
         """,
         options: [.flag("--json", help: "one JSON object per line")]

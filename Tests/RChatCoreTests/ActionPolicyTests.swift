@@ -80,11 +80,49 @@ final class ActionPolicyTests: XCTestCase {
         XCTAssertEqual(EditPolicy.refusal(outgoing: true, isText: true, writtenAt: t, edits: 10, now: t), .tooManyEdits)
         XCTAssertEqual("\(EditPolicy.Refusal.tooLate)", "a message can be edited for 24 hours after it was sent")
 
-        XCTAssertTrue(EditPolicy.accepts(fromAuthor: true, isText: true, originalHeldAt: t, editHeldAt: t + 48 * 3600, editsTaken: 9))
-        XCTAssertFalse(EditPolicy.accepts(fromAuthor: true, isText: true, originalHeldAt: t, editHeldAt: t + 48 * 3600 + 1, editsTaken: 0))
-        XCTAssertFalse(EditPolicy.accepts(fromAuthor: false, isText: true, originalHeldAt: t, editHeldAt: t, editsTaken: 0))
-        XCTAssertFalse(EditPolicy.accepts(fromAuthor: true, isText: false, originalHeldAt: t, editHeldAt: t, editsTaken: 0))
-        XCTAssertFalse(EditPolicy.accepts(fromAuthor: true, isText: true, originalHeldAt: t, editHeldAt: t, editsTaken: 10))
+        XCTAssertTrue(EditPolicy.accepts(fromAuthor: true, isText: true, originalHeldAt: t, editHeldAt: t + 48 * 3600))
+        XCTAssertFalse(EditPolicy.accepts(fromAuthor: true, isText: true, originalHeldAt: t, editHeldAt: t + 48 * 3600 + 1))
+        XCTAssertFalse(EditPolicy.accepts(fromAuthor: false, isText: true, originalHeldAt: t, editHeldAt: t))
+        XCTAssertFalse(EditPolicy.accepts(fromAuthor: true, isText: false, originalHeldAt: t, editHeldAt: t))
+        XCTAssertTrue(EditPolicy.isEditable(.text("a")))
+        XCTAssertTrue(EditPolicy.isEditable(.reply(Reply(target: MessageID(high: 1, low: 2), text: "a"))))
+        XCTAssertFalse(EditPolicy.isEditable(.unsent))
+        XCTAssertEqual(EditPolicy.next(after: nil), 1)
+        XCTAssertEqual(EditPolicy.next(after: order(4, 1)), 5)
+        XCTAssertEqual("\(EditPolicy.Refusal.deleted)", "a message deleted for everyone cannot be edited")
+    }
+
+    /// A hostile author's edits past 10: every side counts the first 10 in the order, and
+    /// deletes the rest, whatever order they came in — so every side shows the same text.
+    func testOnlyTheFirstTenEditsInTheOrderCountOnEverySide() {
+        let edits = (1...13).map { (text: "v\($0)", order: order(UInt64($0), 1)) }
+        for arrangement in [edits, edits.reversed(), Array(edits[6...] + edits[..<6])] {
+            XCTAssertEqual(EditPolicy.counted(arrangement, order: \.order).map(\.text), (1...10).map { "v\($0)" })
+            XCTAssertEqual(EditPolicy.surplus(arrangement, order: \.order).map(\.text), ["v11", "v12", "v13"])
+            XCTAssertEqual(EditPolicy.current(original: "o", edits: arrangement), "v10")
+        }
+        XCTAssertEqual(EditPolicy.surplus(Array(edits.prefix(10)), order: \.order).count, 0)
+    }
+
+    func testDeleteForEveryoneKeepsSignalsLimits() {
+        let t: Int64 = 1_000_000
+        let target = MessageID(high: 3, low: 4)
+        for content in [MessageContent.text("a"), .reply(Reply(target: target, text: "b")),
+                        .attachment(Attachment(kind: .file, name: "f.txt", size: 1, contentHash: Array(repeating: 1, count: 32),
+                                               key: Array(repeating: 2, count: 32)))] {
+            XCTAssertNil(UnsendPolicy.refusal(outgoing: true, content: content, writtenAt: t, now: t + 24 * 3600))
+            XCTAssertEqual(UnsendPolicy.refusal(outgoing: true, content: content, writtenAt: t, now: t + 24 * 3600 + 1), .tooLate)
+            XCTAssertEqual(UnsendPolicy.refusal(outgoing: false, content: content, writtenAt: t, now: t), .notYours)
+            XCTAssertTrue(UnsendPolicy.accepts(fromAuthor: true, content: content, originalHeldAt: t, unsendHeldAt: t + 48 * 3600))
+            XCTAssertFalse(UnsendPolicy.accepts(fromAuthor: true, content: content, originalHeldAt: t, unsendHeldAt: t + 48 * 3600 + 1))
+            XCTAssertFalse(UnsendPolicy.accepts(fromAuthor: false, content: content, originalHeldAt: t, unsendHeldAt: t))
+        }
+        XCTAssertEqual(UnsendPolicy.refusal(outgoing: true, content: .unsent, writtenAt: t, now: t), .alreadyDeleted)
+        let reaction = MessageContent.control(.reaction(target: target, emoji: "👍", counter: 1))
+        XCTAssertEqual(UnsendPolicy.refusal(outgoing: true, content: reaction, writtenAt: t, now: t), .notAMessage)
+        XCTAssertFalse(UnsendPolicy.accepts(fromAuthor: true, content: .unsent, originalHeldAt: t, unsendHeldAt: t))
+        XCTAssertFalse(UnsendPolicy.accepts(fromAuthor: true, content: reaction, originalHeldAt: t, unsendHeldAt: t))
+        XCTAssertEqual("\(UnsendPolicy.Refusal.tooLate)", "a message can be deleted for everyone for 24 hours after it was sent")
     }
 
     func testTheSameEditsInAnyOrderEndOnTheSameText() {

@@ -93,8 +93,8 @@ final class MessageContentTests: XCTestCase {
     /// is kept byte for byte and shown as needing a newer rChat; a later version reads it
     /// from what was stored.
     func testWhatALaterVersionWroteIsKeptWholeAndShownAsNeedingANewerRChat() throws {
-        let later: [[UInt8]] = [[5], [5, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 4, 0, 0, 0, 0],
-                                [3, 4], [3, 1, 0, 0, 0, 31], [3, 1, 0xff, 0xff, 0xff, 0xff, 1, 2],
+        let later: [[UInt8]] = [[6], [6, 1], [255, 0, 1, 2], [2, 4], [2, 4, 9, 9, 9], [2, 0], [3, 0], [3, 6, 0, 0, 0, 0],
+                                [3, 6], [3, 1, 0, 0, 0, 31], [3, 1, 0xff, 0xff, 0xff, 0xff, 1, 2],
                                 [9] + [UInt8](repeating: 7, count: MessageContent.maximumTextBytes)]
         for bytes in later {
             let content = try MessageContent(decoding: bytes)
@@ -109,7 +109,7 @@ final class MessageContentTests: XCTestCase {
             }
         }
         XCTAssertEqual(NewerItem.envelopeKinds, 13...127)
-        for content in [MessageContent.newer(.content([5, 1])), .newer(.envelope(kind: 20, body: Array("secret".utf8)))] {
+        for content in [MessageContent.newer(.content([6, 1])), .newer(.envelope(kind: 20, body: Array("secret".utf8)))] {
             for direction in [Direction.incoming, .outgoing] {
                 XCTAssertEqual(content.displayText(direction: direction), "This message needs a newer rChat to be shown.")
             }
@@ -169,6 +169,53 @@ final class MessageContentTests: XCTestCase {
         XCTAssertEqual(MessageItem.Quote.message(author: "Alice", text: "two\nlines").words, "Alice: two lines")
         XCTAssertEqual(MessageItem.Quote.notFound.words, "Original message not found")
         XCTAssertEqual(MessageItem.Quote.deleted.words, "Original message deleted")
+    }
+
+    /// An edit: control kind 4, the message it changes, its counter, the new text (not empty);
+    /// a delete for everyone: control kind 5 and the message. The mark a deleted message
+    /// leaves (content kind 5) is read from the store, shown in words, silent.
+    func testAnEditAndADeleteNameTheirMessage() throws {
+        let target = MessageID(high: 7, low: 8)
+        let edit = MessageContent.control(.edit(target: target, text: "fixed typo", counter: 2))
+        let bytes = edit.encoded()
+        XCTAssertEqual(Array(bytes.prefix(2)), [3, 4])
+        XCTAssertEqual(Array(bytes[2..<18]), target.bytes)
+        XCTAssertEqual(Array(bytes[18..<26]), [0, 0, 0, 0, 0, 0, 0, 2])
+        XCTAssertEqual(Array(bytes[26...]), Array("fixed typo".utf8))
+        XCTAssertEqual(try MessageContent(decoding: bytes), edit)
+        XCTAssertEqual(edit.actionTarget, target)
+        XCTAssertEqual(edit.actionName, "edit")
+        XCTAssertEqual(AlertPolicy.Kind(edit), .silent)
+
+        let unsend = MessageContent.control(.unsend(target: target))
+        XCTAssertEqual(unsend.encoded(), [3, 5] + target.bytes)
+        XCTAssertEqual(try MessageContent(decoding: [3, 5] + target.bytes), unsend)
+        XCTAssertEqual(unsend.actionTarget, target)
+        XCTAssertEqual(unsend.actionName, "delete for everyone")
+        XCTAssertEqual(AlertPolicy.Kind(unsend), .silent)
+
+        XCTAssertEqual(MessageContent.unsent.encoded(), [5])
+        XCTAssertEqual(try MessageContent(decoding: [5]), .unsent)
+        XCTAssertEqual(MessageContent.unsent.displayText(direction: .incoming, peer: "Sam"), "This message was deleted.")
+        XCTAssertEqual(AlertPolicy.Kind(.unsent), .silent)
+        XCTAssertNil(MessageContent.unsent.actionTarget)
+
+        let head: [UInt8] = [3, 4] + target.bytes
+        func counter(_ n: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: n >> (56 - 8 * UInt64($0))) } }
+        let bad: [([UInt8], MessageContentError)] = [
+            (head + counter(1), .empty(field: "text")),
+            (head + counter(0) + Array("a".utf8), .empty(field: "counter")),
+            (head + counter(1) + [0xff], .notUTF8(field: "text")),
+            ([3, 4] + target.bytes.prefix(5), .truncated(field: "edited id")),
+            ([3, 5] + target.bytes.prefix(5), .truncated(field: "deleted id")),
+            ([3, 5] + target.bytes + [1], .trailingBytes(1)),
+            ([5, 0], .trailingBytes(1)),
+        ]
+        for (bytes, cause) in bad {
+            XCTAssertThrowsError(try MessageContent(decoding: bytes), "\(bytes.prefix(4))") { XCTAssertEqual($0 as? MessageContentError, cause, "\(bytes)") }
+        }
+        let longest = String(repeating: "a", count: EditPolicy.maximumTextBytes)
+        XCTAssertEqual(MessageContent.control(.edit(target: target, text: longest, counter: 1)).encoded().count, MessageContent.maximumEncodedBytes)
     }
 
     /// A reaction: control kind 3, the message it is about, its counter, the emoji (none:

@@ -228,7 +228,7 @@ final class MigrationTests: MigrationTestCase {
         // Any kind byte is taken: what a later version wrote is kept whole and read back as it came.
         try store.database.execute("""
             INSERT INTO messages (conversation_id, author_id, id, direction, content, created_at, position) VALUES (?1, ?1, ?2, 'in', ?3, 1, 2)
-            """, [.integer(sam.rawValue), .blob(MessageID(high: 0, low: 10).bytes), .blob([5, 1])])
-        XCTAssertEqual(try store.message(contact: sam, id: MessageID(high: 0, low: 10))?.content, .newer(.content([5, 1])))
+            """, [.integer(sam.rawValue), .blob(MessageID(high: 0, low: 10).bytes), .blob([6, 1])])
+        XCTAssertEqual(try store.message(contact: sam, id: MessageID(high: 0, low: 10))?.content, .newer(.content([6, 1])))
     }
 }

@@ -29,7 +29,7 @@ public enum AlertPolicy {
                 case .voice: self = .voiceMessage
                 case .file: self = .file
                 }
-            case .control: self = .silent
+            case .control, .unsent: self = .silent
             // Someone wrote something a later version shows: it alerts as a message whose
             // text is the line the conversation shows for it.
             case .newer: self = .text(MessageContent.newerText)

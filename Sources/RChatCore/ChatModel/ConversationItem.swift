@@ -49,6 +49,31 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
     /// Who reacted to it with what, each person's latest (`ReactionPolicy`), in the order
     /// of the summary: most reacted first.
     public var reactions: [Reaction] = []
+    /// Edited (`rchat edit`): each version of its text, the original first, each with its
+    /// time (written here, or held by the relay); empty when it never was.
+    public var versions: [Version] = []
+    /// This side's own latest edit, or its delete for everyone, while it is not Delivered to
+    /// everyone: which, and its status ("edit Sending").
+    public var pendingAction: PendingAction?
+
+    public var isEdited: Bool { versions.count > 1 }
+    /// Deleted for everyone: nothing of it is left but its place.
+    public var isUnsent: Bool { content == .unsent }
+
+    public struct Version: Equatable, Sendable {
+        public let text: String
+        public let at: Int64
+        public init(text: String, at: Int64) { self.text = text; self.at = at }
+    }
+
+    public struct PendingAction: Equatable, Sendable {
+        public enum Kind: String, Sendable { case edit, delete }
+        public let kind: Kind
+        public let status: MessageStatus
+        public init(kind: Kind, status: MessageStatus) { self.kind = kind; self.status = status }
+        /// "edit Sending", "delete Not delivered".
+        public var words: String { "\(kind.rawValue) \(status.rawValue)" }
+    }
 
     public struct Reaction: Equatable, Sendable {
         public let from: String
