@@ -172,11 +172,14 @@ public enum UnsendPolicy {
     }
 
     /// Whether a receiver takes it: from the message's author, held by the relay no more than
-    /// 48 hours after the message was (both the relay's times), of a message a person wrote.
+    /// 48 hours after the message was (both the relay's times), of a message a person wrote —
+    /// or of one that came as the deleted mark already (queued when it was deleted): kept,
+    /// with nothing left to do.
     public static func accepts(fromAuthor: Bool, content: MessageContent, originalHeldAt: Int64, unsendHeldAt: Int64) -> Bool {
         switch content {
         case .text, .reply, .attachment: return fromAuthor && unsendHeldAt - originalHeldAt <= acceptWindow
-        case .unsent, .control, .newer: return false
+        case .unsent: return fromAuthor
+        case .control, .newer: return false
         }
     }
 }

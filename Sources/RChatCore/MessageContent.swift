@@ -66,7 +66,9 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
     /// Something a later rChat wrote that this version cannot show, kept byte for byte.
     case newer(NewerItem)
     /// What is left of a message its author deleted for everyone (`rchat unsend`): nothing of
-    /// it but its place. The store writes it; no envelope carries it.
+    /// it but its place. The store writes it; an envelope carries it only where the message
+    /// was still queued (or resent) when it was deleted, so a member it had not reached stores
+    /// the mark alone.
     case unsent
 
     /// The line a conversation shows where a message deleted for everyone was.

@@ -457,7 +457,6 @@ extension Engine {
             if case .control(.groupChanges) = content {
                 return rejectForged("group changes from \(contact.name) outside a group message")
             }
-            if content == .unsent { return rejectForged("a deleted message's mark from \(contact.name) sent as a message") }
             if let target = content.refersTo, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
                 return rejectForged("a \(content.actionName ?? "reply") from \(contact.name) \(content.quoted != nil ? "quoting" : "to") a message of another conversation")
             }
@@ -772,7 +771,6 @@ extension Engine {
         }
         // Blocked here: nothing of it is kept or shown (its log was taken, so the roster stays true).
         if try tx.group(conversation)?.isBlocked == true { return }
-        if item.content == .unsent { return rejectForged("a deleted message's mark from \(contact.name) sent as a group message") }
         if let target = item.content.refersTo, try tx.messageElsewhere(id: target, than: conversation, sharedWith: contact.id) {
             return rejectForged("a \(item.content.actionName ?? "reply") from \(contact.name) in a group \(item.content.quoted != nil ? "quoting" : "to") a message of another conversation")
         }
@@ -970,6 +968,12 @@ extension Engine {
            !TimerPolicy.isBelievable(counter, after: try tx.conversationTimer(contact: contact.id).setBy) {
             return rejectForged("a timer change in a message request whose counter is far past every one seen")
         }
+        // What a message in a session must be, a request must be too: a quote or an action
+        // of this conversation only, an action waiting within its bound.
+        if let target = request.content.refersTo, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
+            return rejectForged("a \(request.content.actionName ?? "reply") in a message request to a message of another conversation")
+        }
+        guard try mayWait(request.content, in: contact.id.conversation, from: contact, tx) else { return }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,
                                     sentAt: request.createdAt, seq: nil) != nil else { return }
         if case .control(.timerChanged(let timer, let counter)) = request.content,
@@ -978,6 +982,9 @@ extension Engine {
         }
         channels[contact.id]?.storedThisRun.invalidate()  // stored outside storeIncoming
         after.receiptsOwed += 1
+        guard try itemStored(request.content, id: request.messageID, in: contact.id.conversation, from: contact.id, tx, &after) else {
+            return try actionStored(request.content, id: request.messageID, in: contact.id.conversation, author: nil, tx, &after)
+        }
         after.events.append(.newMessage(conversation: contact.id.conversation, id: request.messageID,
                                         preview: request.content.displayText(direction: .incoming)))
     }

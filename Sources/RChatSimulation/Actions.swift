@@ -121,6 +121,11 @@ extension SimulatedWorld {
                 try react(sender, service, in: .contact(try service.contact(named: receiver.name)),
                           items: try service.conversation(receiver.name), with: receiver.name)
             }
+            // Now and then an edit, or a delete for everyone, of one of the sender's own.
+            if itemRandom.chance(0.15), case .ok = try service.contact(named: receiver.name).state {
+                try change(sender, service, in: .contact(try service.contact(named: receiver.name)),
+                           items: try service.conversation(receiver.name), with: receiver.name)
+            }
             trace.note("\(sender.name) wrote \(id.hex) to \(receiver.name)" + (content.quoted.map { ", replying to \($0.hex)" } ?? ""))
             sender.engine?.wake()
         case let .read(who, contact):
@@ -322,5 +327,6 @@ extension SimulatedWorld {
         // Checked whichever way the heal ended (before, only when it took the last two minutes).
         if failures.isEmpty { failures += try invariants.timersDisagree() }
         if failures.isEmpty { failures += try reactionsDisagree().map { "after healing, " + $0 } }
+        if failures.isEmpty { failures += try editsDisagree().map { "after healing, " + $0 } }
     }
 }

@@ -86,6 +86,8 @@ extension SimulatedWorld {
             trace.note("\(sender.name) wrote \(id.hex) to the group" + (content.quoted.map { ", replying to \($0.hex)" } ?? ""))
             // A quarter of the time, a reaction too (or one taken back), to a message there.
             if itemRandom.chance(0.25) { try react(sender, service, group) }
+            // Now and then an edit, or a delete for everyone, of one of the sender's own.
+            if itemRandom.chance(0.15) { try change(sender, service, in: .group(group), items: try service.conversation(group), with: nil) }
             sender.engine?.wake()
         case .groupRead(let who):
             let reader = accounts[who]
@@ -216,6 +218,7 @@ extension SimulatedWorld {
         if failures.isEmpty { failures += try groupChecks.undelivered() }
         if failures.isEmpty { failures += try groupChecks.rostersDisagree() }
         if failures.isEmpty { failures += try reactionsDisagree().map { "after healing, " + $0 } }
+        if failures.isEmpty { failures += try editsDisagree().map { "after healing, " + $0 } }
     }
 }
 

@@ -12,9 +12,10 @@ struct ReplyChecks {
 
     /// What is wrong with the replies of one conversation as `name` shows it (its whole list).
     func wrongs(in items: [ConversationItem], of name: String) -> [String] {
-        let held = Set(items.compactMap { item -> MessageID? in if case .message(let m) = item { m.id } else { nil } })
+        // What this side holds and shows (a message deleted for everyone is held no more).
+        let held = Set(items.compactMap { item -> MessageID? in if case .message(let m) = item, !m.isUnsent { m.id } else { nil } })
         var out: [String] = []
-        for case .message(let m) in items {
+        for case .message(let m) in items where !m.isUnsent {
             guard let target = quotes[m.id] else {
                 if let named = m.content.quoted { out.append("\(name) shows \(m.id.hex) as a reply to \(named.hex), written as none") }
                 continue
@@ -38,7 +39,7 @@ struct ReplyChecks {
     /// Of a conversation's messages, one a person wrote that a reply may quote, if any.
     static func quotable(_ items: [ConversationItem], using random: inout SimulationRandom) -> MessageID? {
         let messages = items.compactMap { item -> MessageID? in
-            if case .message(let m) = item, !m.showsAsRow { m.id } else { nil }
+            if case .message(let m) = item, !m.showsAsRow, !m.isUnsent { m.id } else { nil }
         }
         return messages.randomElement(using: &random)
     }
@@ -65,7 +66,7 @@ struct ReactionChecks {
 extension SimulatedWorld {
     /// The conversation `account`'s current install holds with `contact` (nil: the group),
     /// as it shows it.
-    private func shown(by account: SimulatedAccount, with contact: String?) throws -> (AccountService, ConversationID, [ConversationItem])? {
+    fileprivate func shown(by account: SimulatedAccount, with contact: String?) throws -> (AccountService, ConversationID, [ConversationItem])? {
         let service = try account.commands(clock)
         if let contact {
             guard let c = try service.store.contact(named: contact), !c.isDeleted else { return nil }
@@ -100,5 +101,93 @@ extension SimulatedWorld {
             }
         }
         return wrong
+    }
+}
+
+/// Edits and deletes for everyone in the simulation (issue 31): for each message its author
+/// changed, the texts it had and the items that changed it, by the install that wrote them
+/// and where (`contact`: to whom, one-to-one; nil: the group). At the end, every member who
+/// holds the message shows what its author shows when they hold every change of it; one that
+/// holds only some shows one of its texts; deleted only by a delete they stored.
+struct EditChecks {
+    struct Changed {
+        let author: String
+        let install: Int
+        let contact: String?
+        var texts: [String]
+        var items: [MessageID] = []
+        var unsend: MessageID?
+    }
+
+    private(set) var changed: [MessageID: Changed] = [:]
+
+    mutating func edited(_ target: MessageID, original: String, to text: String, item: MessageID, by account: SimulatedAccount,
+                         with contact: String?) {
+        var c = changed[target] ?? Changed(author: account.name, install: account.installs, contact: contact, texts: [original])
+        c.texts.append(text)
+        c.items.append(item)
+        changed[target] = c
+    }
+
+    mutating func unsent(_ target: MessageID, item: MessageID, by account: SimulatedAccount, with contact: String?) {
+        var c = changed[target] ?? Changed(author: account.name, install: account.installs, contact: contact, texts: [])
+        c.items.append(item)
+        c.unsend = item
+        changed[target] = c
+    }
+}
+
+extension SimulatedWorld {
+    /// `account` edits (four times in five) or deletes for everyone one of its own messages
+    /// in a conversation it holds, if it has one it still may.
+    func change(_ account: SimulatedAccount, _ service: AccountService, in conversation: ConversationTarget, items: [ConversationItem],
+                with contact: String?) throws {
+        let own = items.compactMap { item -> MessageItem? in
+            if case .message(let m) = item, m.direction == .outgoing, !m.showsAsRow, !m.isUnsent, !m.content.isAttachment { m } else { nil }
+        }
+        guard let m = own.randomElement(using: &itemRandom) else { return }
+        do {
+            if itemRandom.chance(0.8), EditPolicy.isEditable(m.content) {
+                let original = m.versions.first?.text ?? m.text
+                let text = "\(original) (edit \(max(1, m.versions.count)))"
+                let item = try service.edit(in: conversation, id: m.id, text: text)
+                edits.edited(m.id, original: original, to: text, item: item, by: account, with: contact)
+                trace.note("\(account.name) edits \(m.id.hex): \(item.hex)")
+            } else {
+                let item = try service.unsend(in: conversation, id: m.id)
+                edits.unsent(m.id, item: item, by: account, with: contact)
+                trace.note("\(account.name) deletes \(m.id.hex) for everyone: \(item.hex)")
+            }
+        } catch {
+            trace.note("\(account.name) cannot change \(m.id.hex): \(error)")
+        }
+    }
+
+    func editsDisagree() throws -> [String] {
+        var wrong: [String] = []
+        for (target, c) in edits.changed.sorted(by: { $0.key < $1.key }) {
+            guard let author = accounts.first(where: { $0.name == c.author }), author.installs == c.install,
+                  let (_, _, authorItems) = try shown(by: author, with: c.contact),
+                  let mine = Self.message(target, in: authorItems) else { continue }
+            for other in accounts where other !== author && (c.contact == nil || other.name == c.contact) {
+                guard let (theirs, conversation, items) = try shown(by: other, with: c.contact == nil ? nil : c.author),
+                      let shown = Self.message(target, in: items) else { continue }
+                let held = try c.items.filter { try theirs.store.message(conversation: conversation, id: $0) != nil }
+                let holdsUnsend = c.unsend.map(held.contains) ?? false
+                if shown.isUnsent != holdsUnsend {
+                    wrong.append("\(other.name) shows \(target.hex) \(shown.isUnsent ? "deleted" : "not deleted"), "
+                                 + "though they \(holdsUnsend ? "stored" : "never stored") \(c.author)'s delete")
+                } else if !shown.isUnsent, held.count == c.items.count, shown.text != mine.text {
+                    wrong.append("\(other.name) shows \(target.hex) as \"\(shown.text)\", \(c.author) as \"\(mine.text)\", both holding every edit")
+                } else if !shown.isUnsent, !c.texts.isEmpty, !c.texts.contains(shown.text) {
+                    wrong.append("\(other.name) shows \(target.hex) as \"\(shown.text)\", none of its texts")
+                }
+            }
+        }
+        return wrong
+    }
+
+    private static func message(_ id: MessageID, in items: [ConversationItem]) -> MessageItem? {
+        items.lazy.compactMap { item -> MessageItem? in if case .message(let m) = item, m.id == id { m } else { nil } }.first
     }
 }

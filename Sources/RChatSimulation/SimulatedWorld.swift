@@ -59,6 +59,8 @@ public final class SimulatedWorld {
     var replies = ReplyChecks()
     /// The reactions written, each person's latest (`ReactionChecks`).
     var reactions = ReactionChecks()
+    /// The edits and deletes written (`EditChecks`).
+    var edits = EditChecks()
     private(set) var relay: SimulatedRelay!
     private(set) var accounts: [SimulatedAccount] = []
     let directory: String

@@ -38,8 +38,10 @@ extension StoreAccess {
     /// `MessageContent.unsent` (its row, statuses, timeline and receipts stay, so nothing is
     /// shown twice and Delivered/Read never move), and with secure delete on, so the space its
     /// text leaves is zeroed, everything else of it goes — its search entry, its edits and
-    /// reactions (each keeping its place), its attachment's record and queued chunks, what of
-    /// it waits in the outbox, its alerts. Returns what must go outside the store. The caller
+    /// reactions (each keeping its place), its attachment's record and queued chunks, its
+    /// alerts. What of it is still queued stays queued: the deleted mark goes in its place
+    /// (and with Resend), so its statuses still end where they are proven, and a member it
+    /// had not reached stores only the mark. Returns what must go outside the store. The caller
     /// merges the index and truncates the log after the commit (`Store.scrubDeleted`).
     @discardableResult
     public func unsend(message: MessageRowID) throws -> UnsentMessage {
@@ -65,7 +67,6 @@ extension StoreAccess {
             try database.execute("DELETE FROM alerts WHERE message_rowid = ?", [.integer(message.rawValue)])
             try database.execute("DELETE FROM attachment_sends WHERE message_rowid = ?", [.integer(message.rawValue)])
             try database.execute("DELETE FROM attachments WHERE message_rowid = ?", [.integer(message.rawValue)])
-            try database.execute("DELETE FROM outbox WHERE message_rowid = ?", [.integer(message.rawValue)])
             try database.execute("UPDATE messages SET content = x'05', current_text = NULL WHERE rowid = ?", [.integer(message.rawValue)])
             // Its edits hold its earlier texts, its reactions are about what is gone: they go
             // too. The delete itself stays (its deliveries and status are the delete's).

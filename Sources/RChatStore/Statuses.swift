@@ -47,8 +47,6 @@ extension StoreAccess {
     public func queueResend(conversation: ConversationID, member: ContactID, id: MessageID, automatically: Bool,
                             at now: Int64) throws -> StatusChange? {
         try atomically {
-            // Deleted for everyone: nothing of it is left to send.
-            if try isUnsent(conversation: conversation, id: id) { return nil }
             guard let change = try raiseDelivery(conversation: conversation, member: member, id: id, event: .resending, at: now)
             else { return nil }
             guard change.current == .sending else { return change }

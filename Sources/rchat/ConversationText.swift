@@ -33,7 +33,11 @@ enum ConversationText {
                 fields.append(("edited", .bool(true)))
                 fields.append(("versions", .objects(m.versions.map { [("text", .string($0.text)), ("at", .int($0.at))] })))
             }
-            if m.isUnsent { fields.append(("deleted", .bool(true))) }
+            // Deleted for everyone: no text at all (the view and `list` say "This message was deleted.").
+            if m.isUnsent {
+                fields.removeAll { $0.0 == "text" }
+                fields.append(("deleted", .bool(true)))
+            }
             if let pending = m.pendingAction { fields.append(("pending", .string(pending.words))) }
             if let waiting = m.waitingText { fields.append(("waiting", .string(waiting))) }
             if let author = m.author { fields.append(("from", .string(author))) }

@@ -123,7 +123,7 @@ enum MessageCommands {
         details: """
         Only your own messages, for 24 hours after you sent them. Here it goes at once (its
         place stays, reading "This message was deleted."); on each member's side as the
-        delete arrives. Prints the delete's id. list --json shows "deleted":true.
+        delete arrives. Prints the delete's id. list --json shows "deleted":true and no text.
         """
     ) { args, locations in
         try args.expectPositionals(max: 2)

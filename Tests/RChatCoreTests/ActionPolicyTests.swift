@@ -120,7 +120,9 @@ final class ActionPolicyTests: XCTestCase {
         XCTAssertEqual(UnsendPolicy.refusal(outgoing: true, content: .unsent, writtenAt: t, now: t), .alreadyDeleted)
         let reaction = MessageContent.control(.reaction(target: target, emoji: "👍", counter: 1))
         XCTAssertEqual(UnsendPolicy.refusal(outgoing: true, content: reaction, writtenAt: t, now: t), .notAMessage)
-        XCTAssertFalse(UnsendPolicy.accepts(fromAuthor: true, content: .unsent, originalHeldAt: t, unsendHeldAt: t))
+        XCTAssertTrue(UnsendPolicy.accepts(fromAuthor: true, content: .unsent, originalHeldAt: t, unsendHeldAt: t + 99 * 3600),
+                      "it came as the mark: nothing more to do")
+        XCTAssertFalse(UnsendPolicy.accepts(fromAuthor: false, content: .unsent, originalHeldAt: t, unsendHeldAt: t))
         XCTAssertFalse(UnsendPolicy.accepts(fromAuthor: true, content: reaction, originalHeldAt: t, unsendHeldAt: t))
         XCTAssertEqual("\(UnsendPolicy.Refusal.tooLate)", "a message can be deleted for everyone for 24 hours after it was sent")
     }

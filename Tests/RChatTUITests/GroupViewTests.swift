@@ -177,4 +177,45 @@ final class GroupViewTests: XCTestCase {
             XCTAssertTrue(details.contains(line), line + "\n" + details)
         }
     }
+
+    /// An edited message says "edited", this side's edit on its way says so ("edit Sending"),
+    /// `i` lists each version with its time; a deleted one keeps its place, quietly.
+    func testAnEditedMessageSaysSoAndDetailsListItsVersions() throws {
+        let model = FakeChatModel()
+        let group = friends(model)
+        if case .message(var m) = model.items[group]![1] {
+            m.content = .text("hello there, friends")
+            m.versions = [.init(text: "hello there", at: m.at), .init(text: "hello there, friends", at: m.at + 60)]
+            model.items[group]![1] = .message(m)
+        }
+        let view = makeView(model, rows: 24, columns: 100)
+        view.open(group)
+        var screen = view.frame()
+        let text = try XCTUnwrap(screen.position(of: "hello there, friends"), screen.dump)
+        let edited = try XCTUnwrap(screen.position(of: "edited"), screen.dump)
+        XCTAssertEqual(edited.row, text.row + 1, "on the quiet line under it")
+        XCTAssertTrue(screen[edited.row, edited.column].style.dim)
+        view.state.focus = .composer
+        view.press(.tab, .up, .up, .character("i"))
+        let details = view.frame().text.joined(separator: "\n")
+        XCTAssertTrue(details.contains("Versions"), details)
+        XCTAssertTrue(details.contains("Original"), details)
+        XCTAssertTrue(details.contains("Edit 1"), details)
+        XCTAssertTrue(details.contains("  hello there, friends"), details)
+
+        view.press(.escape)
+        if case .message(var m) = model.items[group]![1] {
+            m.content = .unsent
+            m.versions = []
+            m.pendingAction = .init(kind: .delete, status: .sending)
+            model.items[group]![1] = .message(m)
+        }
+        view.handle([.rowAdded(conversation: group)])
+        screen = view.frame()
+        let gone = try XCTUnwrap(screen.position(of: "This message was deleted."), screen.dump)
+        XCTAssertTrue(screen[gone.row, gone.column].style.dim)
+        let pending = try XCTUnwrap(screen.position(of: "delete Sending"), screen.dump)
+        XCTAssertEqual(pending.row, gone.row + 1)
+        XCTAssertNil(screen.position(of: "hello there"), screen.dump)
+    }
 }

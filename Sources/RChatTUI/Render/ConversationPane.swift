@@ -82,7 +82,8 @@ struct ConversationPane {
         }
         for (n, part) in text.enumerated() {
             var line = n == 0 && out.isEmpty ? firstLine(of: m, index: index) : PaneLine(item: index)
-            line.add(textColumn, part)
+            // Deleted for everyone: its place, quietly.
+            line.add(textColumn, part, m.isUnsent ? .dim : .plain)
             out.append(line)
         }
         out += notesLines(m, index: index)
@@ -113,6 +114,12 @@ struct ConversationPane {
     func notesLines(_ m: MessageItem, index: Int) -> [PaneLine] {
         let outgoing = m.direction == .outgoing
         var notes: [(String, CellStyle)] = []
+        if m.isEdited { notes.append(("edited", .dim)) }
+        // This side's edit or delete on its way: "edit Sending"; one that may not have
+        // arrived in the danger colour, as a message's own status would be.
+        if let pending = m.pendingAction {
+            notes.append((pending.words, pending.status.offersResend ? CellStyle(bold: true, role: .danger) : .dim))
+        }
         if m.resent { notes.append(("Resent", .dim)) }
         // In a group where members differ: how many reached the furthest status ("√√ 3/5").
         if outgoing, let reached = Self.furthest(m.deliveries) {

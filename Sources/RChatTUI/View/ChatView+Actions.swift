@@ -333,6 +333,21 @@ extension ChatView {
             }
             lines.append(Overlay.Line(Wrap.pad(Self.label(entry.step), width: labelWidth) + time.full(entry.at)))
         }
+        if let pending = m.pendingAction {
+            lines.append(Overlay.Line(""))
+            lines.append(Overlay.Line("Your \(pending.kind == .edit ? "edit" : "delete for everyone"): \(pending.status.rawValue)", .bold))
+        }
+        if m.isEdited {
+            // Each version with its time, the original first.
+            lines.append(Overlay.Line(""))
+            lines.append(Overlay.Line("Versions", .bold))
+            for (n, version) in m.versions.enumerated() {
+                let label = n == 0 ? "Original" : "Edit \(n)"
+                lines.append(Overlay.Line(Wrap.pad(label, width: labelWidth) + time.full(version.at)))
+                // The box cuts what does not fit.
+                lines.append(Overlay.Line("  " + TerminalText.sanitized(version.text, breaks: .shown), .dim))
+            }
+        }
         if !m.reactions.isEmpty {
             // Who reacted, each with their latest.
             lines.append(Overlay.Line(""))
