@@ -110,6 +110,15 @@ public enum MessageContent: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What it is, with its article, for a log line: "a reply", "an edit", "a message".
+    public var itemWords: String {
+        switch self {
+        case .reply: "a reply"
+        case .control(.edit): "an edit"
+        default: actionName.map { "a " + $0 } ?? "a message"
+        }
+    }
+
     /// The message this one names, if any: the one a reply quotes, or an action is about.
     /// It must be of the same conversation (`messageElsewhere`: one of another is dropped).
     public var refersTo: MessageID? { quoted ?? actionTarget }

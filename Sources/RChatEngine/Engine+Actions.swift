@@ -30,7 +30,7 @@ extension Engine {
     private func apply(_ action: StoredMessage, to message: StoredMessage, from author: ContactID,
                        _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
         guard try AccountService.actionApplies(action.content, from: author, heldAt: action.createdAt, to: message, tx) else {
-            log("\(action.content.actionName) \(action.id.hex) dropped: it may not change message \(message.id.hex)")
+            log("\(action.content.itemWords) \(action.id.hex) dropped: it may not change message \(message.id.hex)")
             let notifications = try tx.retireAction(action.rowID)
             if !notifications.isEmpty { after.unsent.append(UnsentMessage(files: [], notifications: notifications)) }
             return

@@ -458,7 +458,7 @@ extension Engine {
                 return rejectForged("group changes from \(contact.name) outside a group message")
             }
             if let target = content.refersTo, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
-                return rejectForged("a \(content.actionName ?? "reply") from \(contact.name) \(content.quoted != nil ? "quoting" : "to") a message of another conversation")
+                return rejectForged("\(content.itemWords) from \(contact.name) \(content.quoted != nil ? "quoting" : "to") a message of another conversation")
             }
             guard try mayWait(content, in: contact.id.conversation, from: contact, tx) else { return }
             if case .control(.timerChanged(_, let counter)) = content,
@@ -772,7 +772,7 @@ extension Engine {
         // Blocked here: nothing of it is kept or shown (its log was taken, so the roster stays true).
         if try tx.group(conversation)?.isBlocked == true { return }
         if let target = item.content.refersTo, try tx.messageElsewhere(id: target, than: conversation, sharedWith: contact.id) {
-            return rejectForged("a \(item.content.actionName ?? "reply") from \(contact.name) in a group \(item.content.quoted != nil ? "quoting" : "to") a message of another conversation")
+            return rejectForged("\(item.content.itemWords) from \(contact.name) in a group \(item.content.quoted != nil ? "quoting" : "to") a message of another conversation")
         }
         guard try mayWait(item.content, in: conversation, from: contact, tx) else { return }
         if timer != 0 {
@@ -881,7 +881,7 @@ extension Engine {
         guard let target = content.actionTarget, try tx.message(conversation: conversation, id: target) == nil else { return true }
         let waiting = try tx.sweepWaitingActions(conversation: conversation, storedBefore: now - ActionWaiting.window)
         guard waiting < ActionWaiting.perConversation else {
-            log("a \(content.actionName ?? "reaction") from \(contact.name) dropped: \(waiting) wait already for their message")
+            log("\(content.itemWords) from \(contact.name) dropped: \(waiting) wait already for their message")
             return false
         }
         return true
@@ -971,7 +971,7 @@ extension Engine {
         // What a message in a session must be, a request must be too: a quote or an action
         // of this conversation only, an action waiting within its bound.
         if let target = request.content.refersTo, try tx.messageElsewhere(id: target, than: contact.id.conversation, sharedWith: contact.id) {
-            return rejectForged("a \(request.content.actionName ?? "reply") in a message request to a message of another conversation")
+            return rejectForged("\(request.content.itemWords) in a message request to a message of another conversation")
         }
         guard try mayWait(request.content, in: contact.id.conversation, from: contact, tx) else { return }
         guard try tx.insertIncoming(contact: contact.id, id: request.messageID, content: request.content, at: now,

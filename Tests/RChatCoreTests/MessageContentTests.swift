@@ -185,6 +185,7 @@ final class MessageContentTests: XCTestCase {
         XCTAssertEqual(try MessageContent(decoding: bytes), edit)
         XCTAssertEqual(edit.actionTarget, target)
         XCTAssertEqual(edit.actionName, "edit")
+        XCTAssertEqual(edit.itemWords, "an edit")
         XCTAssertEqual(AlertPolicy.Kind(edit), .silent)
 
         let unsend = MessageContent.control(.unsend(target: target))
@@ -192,6 +193,7 @@ final class MessageContentTests: XCTestCase {
         XCTAssertEqual(try MessageContent(decoding: [3, 5] + target.bytes), unsend)
         XCTAssertEqual(unsend.actionTarget, target)
         XCTAssertEqual(unsend.actionName, "delete for everyone")
+        XCTAssertEqual(unsend.itemWords, "a delete for everyone")
         XCTAssertEqual(AlertPolicy.Kind(unsend), .silent)
 
         XCTAssertEqual(MessageContent.unsent.encoded(), [5])
