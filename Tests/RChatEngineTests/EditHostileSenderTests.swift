@@ -12,13 +12,7 @@ import RChatSQL
 /// delete before its message waits for it and then applies.
 final class EditHostileSenderTests: RelayEngineTestCase {
     func testOnlyTheAuthorChangesAMessageAndNoMoreThanTenTimes() throws {
-        var inGroup: MessageID?
-        let (alice, _, send) = try hostileSamMeetsAlice { alice in
-            let bob = try self.account("Bob", relay: try alice.identity().relay)
-            _ = try alice.addContact(try bob.identity().contactCode(device: bob.device), name: nil)
-            let group = try alice.createGroup(name: "Friends", members: ["Bob"])
-            inGroup = try alice.send(toGroup: group, text: "the group's plans")
-        }
+        let (alice, send, inGroup) = try hostileSamMeetsAliceWithAGroup()
         let mine = try alice.send(to: "Sam", content: .text("see you at 7"))
         func item(_ content: MessageContent) throws -> MessageID {
             let id = MessageID.random()
@@ -31,7 +25,7 @@ final class EditHostileSenderTests: RelayEngineTestCase {
         }
 
         // Into the group: dropped before it is stored.
-        let intoGroup = try item(.control(.edit(target: try XCTUnwrap(inGroup), text: "mine now", counter: 1)))
+        let intoGroup = try item(.control(.edit(target: inGroup, text: "mine now", counter: 1)))
         try waitForLog("rejected an edit from Sam to a message of another conversation")
         XCTAssertNil(try alice.store.message(contact: try alice.contact(named: "Sam").id, id: intoGroup))
         // Alice's own message: stored as an item (its Delivered is owed), then it goes: it may not change hers.

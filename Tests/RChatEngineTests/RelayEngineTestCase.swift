@@ -188,6 +188,20 @@ class RelayEngineTestCase: XCTestCase {
     /// over) in a session with it: `send` seals what it is given, in order, as Sam's engine
     /// would never send it.
     /// `prepare` runs on Alice's account before her engine starts (settings, say).
+    /// `hostileSamMeetsAlice`, Alice holding a group with Bob too (Sam is not in it) and a
+    /// message of hers there: what Sam must never reach into.
+    func hostileSamMeetsAliceWithAGroup() throws
+        -> (alice: AccountService, send: (EnvelopeKind, MessageID, [UInt8]) throws -> Void, inGroup: MessageID) {
+        var inGroup: MessageID?
+        let (alice, _, send) = try hostileSamMeetsAlice { alice in
+            let bob = try self.account("Bob", relay: try alice.identity().relay)
+            _ = try alice.addContact(try bob.identity().contactCode(device: bob.device), name: nil)
+            let group = try alice.createGroup(name: "Friends", members: ["Bob"])
+            inGroup = try alice.send(toGroup: group, text: "the group's plans")
+        }
+        return (alice, send, try XCTUnwrap(inGroup))
+    }
+
     func hostileSamMeetsAlice(prepare: (AccountService) throws -> Void = { _ in }) throws
         -> (alice: AccountService, engine: EngineThread, send: (EnvelopeKind, MessageID, [UInt8]) throws -> Void) {
         let address = try startRelay()

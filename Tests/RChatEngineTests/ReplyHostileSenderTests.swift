@@ -11,13 +11,7 @@ import RChatSQL
 /// shows it; one quoting an id she never had says so.
 final class ReplyHostileSenderTests: RelayEngineTestCase {
     func testAReplyReachingIntoAnotherConversationIsDroppedAndTheOthersQuoteWhatAliceHolds() throws {
-        var inGroup: MessageID?
-        let (alice, _, send) = try hostileSamMeetsAlice { alice in
-            let bob = try self.account("Bob", relay: try alice.identity().relay)
-            _ = try alice.addContact(try bob.identity().contactCode(device: bob.device), name: nil)
-            let group = try alice.createGroup(name: "Friends", members: ["Bob"])
-            inGroup = try alice.send(toGroup: group, text: "the group's plans")
-        }
+        let (alice, send, inGroup) = try hostileSamMeetsAliceWithAGroup()
         let mine = try alice.send(to: "Sam", content: .text("see you at 7"))
         func reply(_ target: MessageID, _ text: String) throws -> MessageID {
             let id = MessageID.random()
@@ -25,7 +19,7 @@ final class ReplyHostileSenderTests: RelayEngineTestCase {
             return id
         }
 
-        let reaching = try reply(try XCTUnwrap(inGroup), "what did the group say?")
+        let reaching = try reply(inGroup, "what did the group say?")
         try untilDeadline("the reply into the group is refused", seconds: 20) {
             logLines.all.contains { $0.contains("rejected a reply from Sam quoting a message of another conversation") }
         }
@@ -48,7 +42,7 @@ final class ReplyHostileSenderTests: RelayEngineTestCase {
         // Reactions from the same sender: one to the group's message is dropped; one whose
         // emoji is not one never decodes; one to Alice's message is shown under it, once.
         let intoGroup = MessageID.random()
-        try send(.message, intoGroup, MessageContent.control(.reaction(target: try XCTUnwrap(inGroup), emoji: "👍", counter: 1)).encoded())
+        try send(.message, intoGroup, MessageContent.control(.reaction(target: inGroup, emoji: "👍", counter: 1)).encoded())
         try untilDeadline("the reaction into the group is refused", seconds: 20) {
             logLines.all.contains { $0.contains("rejected a reaction from Sam to a message of another conversation") }
         }
