@@ -20,7 +20,7 @@ final class LaterVersionEngineTests: RelayEngineTestCase {
 
         // A content kind, an attachment kind, a control kind and a timer this version does not
         // know; an item of an envelope kind it does not know; one that may pass unseen.
-        let contents: [[UInt8]] = [[9, 1, 2, 3], [2, 7, 0x61], [3, 5, 0, 0], [3, 1, 0, 0, 0, 45]]
+        let contents: [[UInt8]] = [[9, 1, 2, 3], [2, 7, 0x61], [3, 9, 0, 0], [3, 1, 0, 0, 0, 45]]
         var kept: [MessageID: [UInt8]] = [:]
         for bytes in contents { kept[try sam.send(.message, bytes)] = bytes }
         let reaction: [UInt8] = [0xf0, 0x9f, 0x91, 0x8d, 0, 1]
