@@ -150,7 +150,7 @@ extension AccountService {
                 }
                 if let last = own.max(by: { $0.position < $1.position }), let status = last.status, status != .delivered, status != .read {
                     let kind: MessageItem.PendingAction.Kind = if case .control(.unsend) = last.content { .delete } else { .edit }
-                    pending = .init(kind: kind, status: status)
+                    pending = .init(kind: kind, status: status, id: last.id)
                 }
             }
             if !versions.isEmpty || pending != nil { out[m.id] = (versions, pending) }

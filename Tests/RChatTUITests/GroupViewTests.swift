@@ -207,7 +207,7 @@ final class GroupViewTests: XCTestCase {
         if case .message(var m) = model.items[group]![1] {
             m.content = .unsent
             m.versions = []
-            m.pendingAction = .init(kind: .delete, status: .sending)
+            m.pendingAction = .init(kind: .delete, status: .sending, id: MessageID(high: 9, low: 9))
             model.items[group]![1] = .message(m)
         }
         view.handle([.rowAdded(conversation: group)])
@@ -217,5 +217,27 @@ final class GroupViewTests: XCTestCase {
         let pending = try XCTUnwrap(screen.position(of: "delete Sending"), screen.dump)
         XCTAssertEqual(pending.row, gone.row + 1)
         XCTAssertNil(screen.position(of: "hello there"), screen.dump)
+    }
+
+    /// This side's edit that may not have arrived: the message says so in the danger colour
+    /// with its Resend, and `r` sends the edit again (the message itself arrived).
+    func testAnEditThatMayNotHaveArrivedIsResentWithR() throws {
+        let model = FakeChatModel()
+        let group = friends(model)
+        let edit = MessageID(high: 7, low: 7)
+        var m = MessageItem(id: MessageID(high: 7, low: 1), direction: .outgoing, content: .text("see you at eight"), status: .delivered,
+                            resent: false, at: 1_700_000_000)
+        m.versions = [.init(text: "see you at seven", at: m.at), .init(text: "see you at eight", at: m.at + 60)]
+        m.pendingAction = .init(kind: .edit, status: .notDelivered, id: edit)
+        model.items[group]!.append(.message(m))
+        let view = makeView(model, rows: 24, columns: 100)
+        view.open(group)
+        let screen = view.frame()
+        let note = try XCTUnwrap(screen.position(of: "edit Not delivered"), screen.dump)
+        XCTAssertTrue(screen.text[note.row].contains("[r] Resend"), screen.dump)
+        view.state.focus = .composer
+        view.press(.tab)                         // the newest that offers Resend is selected
+        view.press(.character("r"))
+        XCTAssertEqual(model.resent.map(\.ids), [[edit]], "the edit, not the message that arrived")
     }
 }

@@ -8,7 +8,8 @@ public enum ConversationItem: Equatable, Sendable {
     /// that rChat holds back (`waiting`), or a row that still offers Resend for its messages.
     public var offersResend: Bool {
         switch self {
-        case .message(let m): m.direction == .outgoing && (m.status?.offersResend == true || m.waiting != nil)
+        case .message(let m):
+            m.direction == .outgoing && (m.status?.offersResend == true || m.waiting != nil || m.pendingAction?.status.offersResend == true)
         case .row(let r): r.action == .resend && !r.messageIDs.isEmpty
         }
     }
@@ -70,7 +71,9 @@ public struct MessageItem: Equatable, Sendable, Identifiable {
         public enum Kind: String, Sendable { case edit, delete }
         public let kind: Kind
         public let status: MessageStatus
-        public init(kind: Kind, status: MessageStatus) { self.kind = kind; self.status = status }
+        /// The edit's or the delete's own id (what Resend sends again).
+        public let id: MessageID
+        public init(kind: Kind, status: MessageStatus, id: MessageID) { self.kind = kind; self.status = status; self.id = id }
         /// "edit Sending", "delete Not delivered".
         public var words: String { "\(kind.rawValue) \(status.rawValue)" }
     }

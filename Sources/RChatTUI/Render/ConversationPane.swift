@@ -129,6 +129,8 @@ struct ConversationPane {
         if outgoing, let status = m.status, status.offersResend {
             notes.append((status.rawValue, CellStyle(bold: true, role: .danger)))
             notes.append(("[r] Resend", .bold))
+        } else if outgoing, m.pendingAction?.status.offersResend == true {
+            notes.append(("[r] Resend", .bold))
         } else if outgoing, let waiting = m.waitingText {
             notes.append((TerminalText.sanitized(waiting, breaks: .shown), CellStyle(role: .warning)))
             notes.append(("[r] Resend", .bold))

@@ -268,8 +268,12 @@ extension ChatView {
                 return say("Only your own messages can be resent.")
             }
             // Held back for a device not verified: Resend sends it there (the keypress is the consent).
-            guard status.offersResend || m.waiting != nil else { return say("Nothing to resend: this message is \(status.rawValue).") }
-            ids = [m.id]
+            // An edit or a delete of it that may not have arrived goes again with it.
+            let action = m.pendingAction.flatMap { $0.status.offersResend ? $0.id : nil }
+            guard status.offersResend || m.waiting != nil || action != nil else {
+                return say("Nothing to resend: this message is \(status.rawValue).")
+            }
+            ids = (status.offersResend || m.waiting != nil ? [m.id] : []) + (action.map { [$0] } ?? [])
         case .row(let r):
             guard r.action == .resend, !r.messageIDs.isEmpty else { return say("This row has nothing to resend.") }
             ids = r.messageIDs
