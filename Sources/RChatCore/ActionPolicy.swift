@@ -65,6 +65,11 @@ public enum ReactionPolicy {
     public static func next(after latest: TimerPolicy.Change?) -> UInt64? { TimerPolicy.next(after: latest) }
 }
 
+extension ReactionPolicy {
+    /// The reaction one key gives (`+` in the view): a thumbs up, as most messengers' first.
+    public static let quickReaction = "\u{1F44D}"
+}
+
 /// Edits (`rchat edit`): Signal's limits. One's own text messages only, sent within the last
 /// 24 hours, at most 10 times; a receiver takes an edit that the relay held at most 48 hours
 /// after it held the original, from its author only. The text shown is the latest edit's in

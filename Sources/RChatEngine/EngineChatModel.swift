@@ -104,6 +104,20 @@ public final class EngineChatModel: ChatModel {
         for id in resent { events.post(.statusChanged(conversation: conversation, id: id, status: .sending)) }
     }
 
+    public func act(in conversation: ConversationID, _ action: MessageAction) throws(ChatModelError) {
+        try wrap { () throws(EngineError) in
+            let target = try account.target(conversation)
+            switch action {
+            case .react(let id, let emoji): _ = try account.react(in: target, to: id, emoji: emoji)
+            case .edit(let id, let text): _ = try account.edit(in: target, id: id, text: text)
+            case .unsend(let id): _ = try account.unsend(in: target, id: id)
+            }
+        }
+        wakeEngine()
+        // The message shows it at once: the view reads it again.
+        events.post(.rowAdded(conversation: conversation))
+    }
+
     @discardableResult
     public func sendFile(to conversation: ConversationID, path: String, as kind: AttachmentKind?) throws(ChatModelError) -> MessageID {
         let id = try wrap { () throws(EngineError) in

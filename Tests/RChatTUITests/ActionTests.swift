@@ -170,7 +170,7 @@ final class ActionTests: XCTestCase {
         view.press(.function(1))
         let first = view.frame()
         XCTAssertTrue(first.contains("Help"))
-        for _ in 0..<200 { view.press(.down) }
+        for _ in 0..<300 { view.press(.down) }
         let last = view.frame()
         XCTAssertNotEqual(first.text, last.text)
         XCTAssertTrue(last.text.joined().contains("Failed to send"), last.dump)

@@ -219,7 +219,7 @@ final class CompletionTests: XCTestCase {
         XCTAssertTrue(commands.contains("open") && commands.contains("unmute") && commands.contains("edit"), "\(commands)")
         XCTAssertEqual(complete("/op"), .completed("/open "))
         XCTAssertEqual(complete("/REN"), .completed("/rename "), "case is ignored")
-        XCTAssertEqual(complete("/re"), .candidates("/re", ["remove", "rename", "reconnect"]))
+        XCTAssertEqual(complete("/re"), .candidates("/re", ["remove", "react", "rename", "reconnect"]))
         XCTAssertEqual(complete("/un"), .candidates("/un", ["unmute", "unblock"]))
         XCTAssertEqual(complete("/zz"), .none)
         XCTAssertEqual(complete("hello"), .none)

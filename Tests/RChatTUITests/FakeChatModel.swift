@@ -112,6 +112,10 @@ final class FakeChatModel: ChatModel {
     func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError) {
         resent.append((conversation, messages))
     }
+    var acted: [(ConversationID, MessageAction)] = []
+    func act(in conversation: ConversationID, _ action: MessageAction) throws(ChatModelError) {
+        acted.append((conversation, action))
+    }
     var filesSent: [(ConversationID, String, AttachmentKind?)] = []
     /// Each sent file's bytes as they were when sent (nil: there was no such file).
     var filesSentBytes: [Data] = []

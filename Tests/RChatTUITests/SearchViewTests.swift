@@ -137,8 +137,8 @@ final class SearchViewTests: XCTestCase {
 
     func testHelpListsSearch() {
         let (model, _) = samConversation()
-        let view = makeView(model, rows: 80, columns: 100, open: "Sam")
+        let view = makeView(model, rows: 90, columns: 100, open: "Sam")
         view.press(.function(1))
-        XCTAssertTrue(view.frame().contains("/search WORDS"))
+        XCTAssertTrue(view.frame().contains("/search WORDS"), view.frame().dump)
     }
 }

@@ -29,6 +29,10 @@ public protocol ChatModel: AnyObject {
     /// Intents. Errors come back as one line for the status bar.
     func send(to conversation: ConversationID, content: MessageContent) throws(ChatModelError)
     func resend(in conversation: ConversationID, messages: [MessageID]) throws(ChatModelError)
+    /// A reaction, an edit or a delete for everyone on a message of the conversation (`e`,
+    /// `d`, `+`, `/react` in the view), each an item of its own; refused in one line as the
+    /// commands refuse it.
+    func act(in conversation: ConversationID, _ action: MessageAction) throws(ChatModelError)
     /// `/file PATH`, `/photo PATH`, a recorded voice message: the file is read once and sent as
     /// an attachment (`kind` nil: photo when the image decoders read it, else file). Bad input
     /// (missing, a directory, unreadable, empty, over `max-attachment-mb`) is one line, and
@@ -147,4 +151,12 @@ public enum ChatEvent: Equatable, Sendable {
     /// A command run beside the view changed the store (`rchat send`, `add`, `block`,
     /// `rename`, `settings`…): the list, the open conversation and the settings are read again.
     case changedElsewhere
+}
+
+/// What the view asks of a message besides Resend (issue 31): each an action of its own.
+public enum MessageAction: Equatable, Sendable {
+    /// nil: take this side's reaction back.
+    case react(MessageID, emoji: String?)
+    case edit(MessageID, text: String)
+    case unsend(MessageID)
 }

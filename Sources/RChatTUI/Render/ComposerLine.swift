@@ -28,8 +28,8 @@ enum ComposerLine {
         var height = layout.composerHeight
         let focused = state.focus == .composer && state.overlay == nil
         if let reply = state.openReply, state.prompt == nil, height > 1 {
-            let text = "Replying to " + TerminalText.sanitized(reply.quote.words, breaks: .shown)
-            let hint = "  (Esc: no reply)"
+            let text = (reply.purpose == .edit ? "Editing " : "Replying to ") + TerminalText.sanitized(reply.quote.words, breaks: .shown)
+            let hint = reply.purpose == .edit ? "  (Esc: not editing)" : "  (Esc: no reply)"
             let room = max(1, layout.columns - 2 - TextWidth.columns(of: hint))
             screen.put(state.glyphs.quoteMark + Wrap.truncate(text, width: room, ellipsis: state.glyphs.ellipsis) + hint,
                        row: row, column: 0, style: .dim)

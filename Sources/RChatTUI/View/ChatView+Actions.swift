@@ -21,6 +21,12 @@ extension ChatView {
         _ = state.composer.take()
         let reply = state.openReply
         do {
+            if let reply, reply.purpose == .edit {
+                try model.act(in: conversation, .edit(reply.target, text: text))
+                state.replyingTo = nil
+                noteDraftChanged(conversation, now: true)
+                return say("Edited.")
+            }
             try model.send(to: conversation, content: reply.map { .reply(Reply(target: $0.target, text: text)) } ?? .text(text))
             if reply != nil { state.replyingTo = nil }
         } catch {
@@ -129,6 +135,8 @@ extension ChatView {
             startRecording()
         case "search":
             showSearch(String(line.dropFirst().drop { $0 != " " }))
+        case "react":
+            reactSelected(args.first.map { $0 } ?? "")
         case "help":
             showHelp()
         case "quit", "q":
@@ -281,6 +289,66 @@ extension ChatView {
         do {
             try model.resend(in: conversation, messages: ids)
             say(ids.count == 1 ? "Resending 1 message." : "Resending \(ids.count) messages.")
+        } catch {
+            say(error.description, error: true)
+        }
+    }
+
+    /// The selected message, if it is one a person wrote (not a row, not a change).
+    private func selectedMessage() -> (ConversationID, MessageItem)? {
+        guard let conversation = state.openConversation, let index = state.selected,
+              case .message(let m)? = state.window?.item(at: index), !m.showsAsRow else { return nil }
+        return (conversation, m)
+    }
+
+    /// `e` on this side's own text message: the composer takes its text; Enter sends the
+    /// new one as an edit (Esc: not editing).
+    func startEdit() {
+        guard let (conversation, m) = selectedMessage() else { return say("Select a message first (Up/Down).") }
+        guard m.direction == .outgoing else { return say("Only your own messages can be edited.") }
+        guard !m.isUnsent else { return say("A message deleted for everyone cannot be edited.") }
+        guard EditPolicy.isEditable(m.content) else { return say("Only a text message can be edited.") }
+        state.replyingTo = ReplyDraft(conversation: conversation, target: m.id, quote: .message(author: "You", text: m.text), purpose: .edit)
+        state.composer.restore(m.text)
+        state.selected = nil
+        state.focus = .composer
+    }
+
+    /// `d` on this side's own message: asks first; `d` again on it deletes it for everyone.
+    func deleteSelected() {
+        guard let (conversation, m) = selectedMessage() else { return say("Select a message first (Up/Down).") }
+        guard m.direction == .outgoing else { return say("Only your own messages can be deleted for everyone.") }
+        guard !m.isUnsent else { return say("That message is deleted already.") }
+        guard state.confirmingDelete == m.id else {
+            state.confirmingDelete = m.id
+            return say("Delete this message for everyone? Press d again to delete it.")
+        }
+        state.confirmingDelete = nil
+        do {
+            try model.act(in: conversation, .unsend(m.id))
+            say("Deleted for everyone.")
+        } catch {
+            say(error.description, error: true)
+        }
+    }
+
+    /// `+` (nil: the quick reaction, or taking it back) and `/react EMOJI` ("": take this
+    /// side's reaction back) on the selected message. The notices name no emoji: a terminal
+    /// font may have none to draw.
+    func reactSelected(_ emoji: String?) {
+        guard let (conversation, m) = selectedMessage() else {
+            return say("Select a message first (Up/Down), then /react EMOJI.", error: emoji != nil)
+        }
+        let mine = m.reactions.first { $0.from == "You" }?.emoji
+        let chosen: String? = switch emoji {
+        case nil: mine == ReactionPolicy.quickReaction ? nil : ReactionPolicy.quickReaction
+        case ""?: nil
+        case let e?: e
+        }
+        if chosen == nil, mine == nil { return say("You have not reacted to this message.") }
+        do {
+            try model.act(in: conversation, .react(m.id, emoji: chosen))
+            say(chosen == nil ? "Reaction taken back." : "Reacted.")
         } catch {
             say(error.description, error: true)
         }

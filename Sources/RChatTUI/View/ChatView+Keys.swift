@@ -77,15 +77,24 @@ extension ChatView {
         case .resend: resendSelected()
         case .details: showDetails()
         case .reply: startReply()
+        case .editMessage: startEdit()
+        case .deleteMessage: deleteSelected()
+        case .reactMessage: reactSelected(nil)
         case .openAttachment: openAttachment()
         case .saveAttachment: askWhereToSave()
         case .playAttachment: playAttachment()
         case .help: showHelp()
         case .leave:
             // Esc in the composer, nothing typed: the reply being written is let go.
-            if state.focus == .composer, state.composer.isEmpty, state.openReply != nil {
+            if state.focus == .composer, state.composer.isEmpty, let reply = state.openReply {
                 state.replyingTo = nil
-                return say("Not replying.")
+                return say(reply.purpose == .edit ? "Not editing." : "Not replying.")
+            }
+            // Editing, with its text still there: Esc lets the edit go and the text with it.
+            if state.focus == .composer, let reply = state.openReply, reply.purpose == .edit {
+                state.replyingTo = nil
+                _ = state.composer.take()
+                return say("Not editing.")
             }
             state.selected = nil
             state.focus = .composer

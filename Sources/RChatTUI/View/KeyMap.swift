@@ -16,6 +16,9 @@ public enum Command: Equatable, Sendable {
     case resend, details, help
     /// On a selected message: the next message sent answers it, quoting it.
     case reply
+    /// On a selected message: edit one's own (the composer takes its text), delete one's own
+    /// for everyone (asks first), react with a thumbs up (again: take it back).
+    case editMessage, deleteMessage, reactMessage
     /// On a selected photo, voice message or file: open it (`xdg-open`), save a copy
     /// (asks where), play a voice message.
     case openAttachment, saveAttachment, playAttachment
@@ -164,6 +167,9 @@ public enum KeyMap {
         case .character("r") where letters: return .resend
         case .character("i") where letters: return .details
         case .character("q") where letters: return .reply
+        case .character("e") where letters: return .editMessage
+        case .character("d") where letters: return .deleteMessage
+        case .character("+") where letters: return .reactMessage
         case .character("u") where letters: return .firstUnread
         case .character("o") where letters: return .openAttachment
         case .character("s") where letters: return .saveAttachment
@@ -183,10 +189,13 @@ public enum KeyMap {
         ("Alt-A", "Open the next conversation with unread messages (muted ones last)"),
         ("PgUp / PgDn", "Scroll the conversation by a screen"),
         ("Home / End", "Go to the oldest / newest message (in the composer with text: start / end of the line)"),
-        ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i, q, o, s, p: only while a message or row is selected and nothing is typed; otherwise they type)"),
+        ("Alt-U, or u", "Jump to the first unread message: what arrived below while scrolled up, else the New line (the letters u, r, i, q, e, d, +, o, s, p: only while a message or row is selected and nothing is typed; otherwise they type)"),
         ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
         ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
         ("Alt-Q, or q", "Reply to the selected message: what you send next quotes it (Esc with nothing typed: no reply)"),
+        ("e", "Edit your selected text message: the composer takes its text, Enter sends the new one (24 hours, 10 times)"),
+        ("d", "Delete your selected message for everyone (press d again to confirm; 24 hours)"),
+        ("+", "React with a thumbs up to the selected message (again: take it back); /react EMOJI for another"),
         ("Esc", "Back to the composer; close an overlay"),
         ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
         ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
@@ -219,6 +228,7 @@ public enum KeyMap {
         ("/code", "Show your own code, to give to a friend"),
         ("/open NAME", "Open the conversation with NAME (Tab completes the name)"),
         ("/edit", "Write the message in $VISUAL or $EDITOR (else vi)"),
+        ("/react EMOJI", "React to the selected message with one emoji (/react alone: take yours back)"),
         ("/rename NEW", "Give this conversation's contact a new name (a group: its name, for every member)"),
         ("/mute, /unmute", "Silence or restore banners for this conversation"),
         ("/block, /unblock", "Block or unblock this contact"),

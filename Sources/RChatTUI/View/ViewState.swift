@@ -40,6 +40,8 @@ public struct ViewState {
     public var prompt: Prompt?
     /// What the next message sent in its conversation answers (`q` on a message).
     public var replyingTo: ReplyDraft?
+    /// The message `d` was pressed on once: a second `d` on it deletes it for everyone.
+    public var confirmingDelete: MessageID?
 
     /// The reply being written in the open conversation, if any.
     public var openReply: ReplyDraft? {
@@ -173,11 +175,15 @@ public struct UnreadMarks: Equatable, Sendable {
 /// A reply being written: the message it quotes, in which conversation, and its quote as
 /// the composer shows it above what is typed.
 public struct ReplyDraft: Equatable, Sendable {
+    /// What is sent next does to `target`: answers it (`q`), or gives it a new text (`e`).
+    public enum Purpose: Equatable, Sendable { case reply, edit }
+
     public var conversation: ConversationID
     public var target: MessageID
     public var quote: MessageItem.Quote
+    public var purpose: Purpose
 
-    public init(conversation: ConversationID, target: MessageID, quote: MessageItem.Quote) {
-        self.conversation = conversation; self.target = target; self.quote = quote
+    public init(conversation: ConversationID, target: MessageID, quote: MessageItem.Quote, purpose: Purpose = .reply) {
+        self.conversation = conversation; self.target = target; self.quote = quote; self.purpose = purpose
     }
 }
