@@ -108,7 +108,8 @@ extension SimulatedWorld {
 /// changed, the texts it had and the items that changed it, by the install that wrote them
 /// and where (`contact`: to whom, one-to-one; nil: the group). At the end, every member who
 /// holds the message shows what its author shows when they hold every change of it; one that
-/// holds only some shows one of its texts; deleted only by a delete they stored.
+/// holds only some shows one of its texts; deleted when they stored the delete, never
+/// when its author did not delete it.
 struct EditChecks {
     struct Changed {
         let author: String
@@ -174,9 +175,11 @@ extension SimulatedWorld {
                       let shown = Self.message(target, in: items) else { continue }
                 let held = try c.items.filter { try theirs.store.message(conversation: conversation, id: $0) != nil }
                 let holdsUnsend = c.unsend.map(held.contains) ?? false
-                if shown.isUnsent != holdsUnsend {
+                // Deleted while still queued for them, it came as the deleted mark: deleted
+                // without the delete (seed 161).
+                if shown.isUnsent ? c.unsend == nil : holdsUnsend {
                     wrong.append("\(other.name) shows \(target.hex) \(shown.isUnsent ? "deleted" : "not deleted"), "
-                                 + "though they \(holdsUnsend ? "stored" : "never stored") \(c.author)'s delete")
+                                 + "though \(c.author) \(holdsUnsend ? "deleted it and they stored the delete" : "never deleted it")")
                 } else if !shown.isUnsent, held.count == c.items.count, shown.text != mine.text {
                     wrong.append("\(other.name) shows \(target.hex) as \"\(shown.text)\", \(c.author) as \"\(mine.text)\", both holding every edit")
                 } else if !shown.isUnsent, !c.texts.isEmpty, !c.texts.contains(shown.text) {
