@@ -37,8 +37,14 @@ extension StoreAccess {
     /// conversation (see Conversation.swift), so the last position is the count — two index
     /// probes instead of `conversationCount`'s walk over the whole history (the view asks
     /// for it on opening and on every new item) — less the actions it holds, which take a
-    /// position but are folded into their target (`SchemaActions`; one more index count).
+    /// position but are folded into their target (`SchemaActions`; one more index count),
+    /// and less the places kept of what was deleted (`expired_messages`: a message its timer
+    /// deleted, an action retired — an edit or reaction of a message deleted for everyone,
+    /// one that may not apply): a count that kept them made the view's window start one
+    /// item late for each, its selection landing on the message above.
     public func conversationLength(conversation: ConversationID) throws -> Int {
-        Int(try nextPosition(conversation) - 1) - (try actionCount(conversation))
+        let gone = try database.queryOne("SELECT count(*) FROM expired_messages WHERE conversation_id = ?",
+                                         [.integer(conversation.rawValue)])?.int(at: 0) ?? 0
+        return Int(try nextPosition(conversation) - 1) - (try actionCount(conversation)) - gone
     }
 }

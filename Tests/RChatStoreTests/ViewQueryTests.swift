@@ -28,6 +28,22 @@ final class ViewQueryTests: StoreTestCase {
         XCTAssertEqual(try store.conversationLength(conversation: sam.conversation), 7)
         let other = try store.addContact(Self.newContact("Ann", key: 9), at: 1).id
         XCTAssertEqual(try store.conversationLength(conversation: other.conversation), 0)
+
+        // What is deleted keeping its place — a message its timer deleted, a reaction retired
+        // with the message it was about, deleted for everyone — is no item to page through:
+        // the length stays the count, and the newest page still ends at the newest item.
+        let soon = MessageID.random(), liked = MessageID.random()
+        try store.insertIncoming(contact: sam, id: soon, content: .text("soon gone"), at: 11)
+        try store.insertIncoming(contact: sam, id: liked, content: .text("liked"), at: 12)
+        try store.insertOutgoing(contact: sam, id: .random(), content: .control(.reaction(target: liked, emoji: "\u{1F44D}", counter: 1)), at: 13)
+        try store.database.execute("UPDATE messages SET expires_at = 1 WHERE id = ?", [.blob(soon.bytes)])
+        _ = try store.deleteExpired(at: 2)
+        let row = try XCTUnwrap(try store.message(contact: sam, id: liked)).rowID
+        try store.transaction { tx in _ = try tx.unsend(message: row) }
+        XCTAssertEqual(try store.conversationLength(conversation: sam.conversation), try store.conversationCount(contact: sam))
+        XCTAssertEqual(try store.conversationLength(conversation: sam.conversation), 8, "seven, and the deleted one's mark")
+        let newest = try store.conversation(sam.conversation, limit: 1, skippingLatest: 0)
+        if case .message(let m)? = newest.first { XCTAssertEqual(m.id, liked) } else { XCTFail("\(newest)") }
     }
 
     func testLastActivityIsTheNewestItemsTime() throws {
