@@ -193,9 +193,6 @@ public enum KeyMap {
         ("Alt-R, or r", "Resend the selected message (on a row: Resend all its messages)"),
         ("Alt-I, or i", "Message details: its status timeline, each step with its time"),
         ("Alt-Q, or q", "Reply to the selected message: what you send next quotes it (Esc with nothing typed: no reply)"),
-        ("e", "Edit your selected text message: the composer takes its text, Enter sends the new one (24 hours, 10 times)"),
-        ("d", "Delete your selected message for everyone (press d again to confirm; 24 hours)"),
-        ("+", "React with a thumbs up to the selected message (again: take it back); /react EMOJI for another"),
         ("Esc", "Back to the composer; close an overlay"),
         ("Ctrl-C", "Composer: clear what is typed; with nothing typed, quit"),
         ("F1 / Alt-?, or ?", "This help (? outside the composer, with nothing typed)"),
@@ -215,6 +212,9 @@ public enum KeyMap {
         ("Alt-O, or o", "Open the selected photo, voice message or file with its usual program (xdg-open)"),
         ("Alt-S, or s", "Save a copy of the selected photo, voice message or file (asks where; Tab completes the path)"),
         ("Alt-P, or p", "Play the selected voice message"),
+        ("e", "Edit your selected text message: the composer takes its text, Enter sends the new one (24 hours, 10 times)"),
+        ("d", "Delete your selected message for everyone (press d again to confirm; 24 hours)"),
+        ("+", "React with a thumbs up to the selected message (again: take it back); /react EMOJI for another"),
         ("a / d / b", "On a message request (open, or chosen in the list, with nothing typed): accept it, pinning the keys "
                       + "in its code (or give them to the contact whose name it uses); decline it (asks first); block it"),
     ]
