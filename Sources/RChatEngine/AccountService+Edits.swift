@@ -27,7 +27,7 @@ extension AccountService {
                 throw EngineError.usage(EditPolicy.Refusal.tooManyEdits.description)
             }
             return .control(.edit(target: id, text: text, counter: counter))
-        } then: { _, tx in
+        } then: { tx in
             if let message = try tx.message(conversation: target.conversation, id: id) { try Self.applyEdits(to: message, tx) }
         }
     }
@@ -46,7 +46,7 @@ extension AccountService {
                 throw EngineError.usage(refusal.description)
             }
             return .control(.unsend(target: id))
-        } then: { _, tx in
+        } then: { tx in
             if let message = try tx.message(conversation: target.conversation, id: id) { left = try tx.unsend(message: message.rowID) }
         }
         if let left { try removeOutside([left]) }
@@ -72,10 +72,13 @@ extension AccountService {
 
     /// A message's edits by its author, as stored (each with its order and time).
     static func edits(of message: StoredMessage, _ store: some StoreAccess) throws -> [Edit] {
-        try store.actions(conversation: message.conversation, targets: [message.id]).compactMap { action in
-            guard case .control(.edit(_, let text, let counter)) = action.content, sameAuthor(action, message) else { return nil }
-            return Edit(text: text, order: TimerPolicy.Change(counter: counter, id: action.id), at: action.createdAt, row: action.rowID)
-        }
+        try store.actions(conversation: message.conversation, targets: [message.id]).compactMap { edit($0, of: message) }
+    }
+
+    /// `action` as an edit of `message`: nil unless it is one, by the message's author.
+    static func edit(_ action: StoredMessage, of message: StoredMessage) -> Edit? {
+        guard case .control(.edit(_, let text, let counter)) = action.content, sameAuthor(action, message) else { return nil }
+        return Edit(text: text, order: TimerPolicy.Change(counter: counter, id: action.id), at: action.createdAt, row: action.rowID)
     }
 
     /// An edit as stored: its text, its place in the order, when it was written, its row.
@@ -92,9 +95,8 @@ extension AccountService {
     }
 
     /// The text in force of `message` from its edits (`EditPolicy.current`), given to the
-    /// store and its search index.
-    /// Edits past the first 10 in the order are deleted (each keeping its place); returns
-    /// their notifications to close.
+    /// store and its search index; edits past the first 10 in the order are deleted (each
+    /// keeping its place). Returns their notifications to close.
     @discardableResult
     static func applyEdits(to message: StoredMessage, _ tx: StoreTransaction) throws -> [Int64] {
         guard let original = message.content.writtenText else { return [] }
@@ -134,19 +136,16 @@ extension AccountService {
             guard let items = actions[m.id] else { continue }
             var versions: [MessageItem.Version] = []
             if let original = m.content.writtenText {
-                let edits = EditPolicy.counted(items.compactMap { a -> Edit? in
-                    guard case .control(.edit(_, let text, let counter)) = a.content, sameAuthor(a, m) else { return nil }
-                    return Edit(text: text, order: TimerPolicy.Change(counter: counter, id: a.id), at: a.createdAt, row: a.rowID)
-                }, order: \.order)
+                let edits = EditPolicy.counted(items.compactMap { edit($0, of: m) }, order: \.order)
                 if !edits.isEmpty { versions = [.init(text: original, at: m.createdAt)] + edits.map { .init(text: $0.text, at: $0.at) } }
             }
             var pending: MessageItem.PendingAction?
             if m.isOutgoing {
                 let own = items.filter { a in
-                    guard a.isOutgoing else { return false }
-                    if case .control(.unsend) = a.content { return true }
-                    if case .control(.edit) = a.content { return true }
-                    return false
+                    switch a.content {
+                    case .control(.edit), .control(.unsend): a.isOutgoing
+                    default: false
+                    }
                 }
                 if let last = own.max(by: { $0.position < $1.position }), let status = last.status, status != .delivered, status != .read {
                     let kind: MessageItem.PendingAction.Kind = if case .control(.unsend) = last.content { .delete } else { .edit }

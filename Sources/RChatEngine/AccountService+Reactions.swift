@@ -33,7 +33,7 @@ extension AccountService {
     /// stores it; `then` applies it here, in the same transaction. Refused in one line,
     /// nothing stored.
     func writeAction(in target: ConversationTarget, _ make: (StoreTransaction) throws -> MessageContent,
-                     then apply: (StoredMessage, StoreTransaction) throws -> Void = { _, _ in }) throws(EngineError) -> MessageID {
+                     then apply: (StoreTransaction) throws -> Void = { _ in }) throws(EngineError) -> MessageID {
         switch target {
         case .group(let group): try requireWritable(group)
         case .contact(let contact):
@@ -46,16 +46,15 @@ extension AccountService {
         try Self.wrap {
             try store.transaction { tx in
                 let content = try make(tx)
-                let row: MessageRowID
                 switch target {
                 case .group(let group):
-                    row = try insertGroupOutgoing(group, id: itemID, content: content, at: t, tx, timer: false)
+                    _ = try insertGroupOutgoing(group, id: itemID, content: content, at: t, tx, timer: false)
                 case .contact(let contact):
-                    row = try tx.insertOutgoing(contact: contact.id, id: itemID, content: content, at: t,
-                                                keysFingerprint: Self.keysFingerprint(contact))
+                    let row = try tx.insertOutgoing(contact: contact.id, id: itemID, content: content, at: t,
+                                                    keysFingerprint: Self.keysFingerprint(contact))
                     try Self.failIfRefused(row, to: contact, at: t, tx)
                 }
-                if let action = try tx.message(row) { try apply(action, tx) }
+                try apply(tx)
             }
         }
         WakeSignal.poke(home: locations.home)
