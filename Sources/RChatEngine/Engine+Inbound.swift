@@ -479,8 +479,10 @@ extension Engine {
         case .groupHeads:
             guard !contact.isBlocked, !contact.isDeleted else { return }
             guard let (groupID, heads) = GroupWire.heads(body) else { return rejectForged("a group's heads from \(contact.name) that do not read") }
-            guard let group = try tx.group(id: groupID.bytes), group.state == .current,
-                  try tx.currentMembers(group.conversation).contains(contact.id) else { return }
+            guard let group = try tx.group(id: groupID.bytes), group.state == .current else { return }
+            guard try tx.currentMembers(group.conversation).contains(contact.id) else {
+                return try handRemoval(to: channel, heads: heads, of: group, tx, &after)
+            }
             try compareHeads(heads, of: group, from: channel, tx, &after)
         case .groupSync:
             guard !contact.isBlocked, !contact.isDeleted else { return }
@@ -602,9 +604,44 @@ extension Engine {
                 return log(kept ? "a group message from \(contact.name) waits for \(waitsFor ?? "")"
                                 : "a group message from \(contact.name) dropped: \(GroupWaiting.perAuthor) of theirs wait for groups already")
             }
+            try handRemoval(to: channel, heads: heads, of: group, tx, &after)
             return try acceptGroupItem(item, timer: timer, in: group.conversation, from: channel, tx, &after)
         }
         try receiveGroupChanges(changes, item, timer: timer, heads: heads, groupID: groupID, body: body, from: channel, tx, &after)
+    }
+
+    /// Someone this log took out of the group (removed, or their leave) by a change their
+    /// heads had not seen, writing or telling their heads as if still in — away when it was
+    /// made, and the one who made it lost what it queued for them (a reinstall) — is handed
+    /// by an admin what their log lacks, to them alone (parent first): the changes that say
+    /// they are out. Nobody else would tell them: the members they still write to drop what
+    /// they write. Once per what is on its way to them; nothing for one still in the group.
+    private func handRemoval(to channel: PairwiseChannel, heads: [ChangeID], of group: StoredGroup,
+                             _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let contact = channel.contact
+        guard !heads.isEmpty, group.state == .current, !group.isBlocked,
+              try !tx.currentMembers(group.conversation).contains(contact.id),
+              let log = try Groups.log(group, tx), log.roster.isAdmin(identity.accountKey.publicKey),
+              ([contact.accountKey] + (contact.previousAccountKey.map { [$0] } ?? [])).contains(where: { log.tookOut($0, unseenAt: heads) })
+        else { return }
+        try hand(log.missing(from: heads), of: log, in: group, to: channel,
+                 saying: { "\(contact.name) writes to \(log.roster.name) as if still in it: they are handed the \($0) change(s) that say otherwise" }, tx, &after)
+    }
+
+    /// Changes of `log` handed to the channel's contact alone (`Groups.sendChanges`), but for
+    /// those queued for them already (a change written here, or handed to them): they would
+    /// go twice.
+    private func hand(_ ids: [ChangeID], of log: GroupLog, in group: StoredGroup, to channel: PairwiseChannel, saying why: (Int) -> String,
+                      _ tx: StoreTransaction, _ after: inout AfterCommit) throws {
+        let onTheirWay = Set(try tx.contentsOnTheirWay(conversation: group.conversation, to: channel.contact.id).flatMap { content -> [ChangeID] in
+            guard case .control(.groupChanges(let changes)) = content else { return [] }
+            return changes.compactMap { try? MembershipChange(decoding: $0).id }
+        })
+        let missing = ids.filter { !onTheirWay.contains($0) }
+        guard !missing.isEmpty else { return }
+        self.log(why(missing.count))
+        try Groups.sendChanges(missing, of: log, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
+        if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
     }
 
     /// What a member's log heads say of the two logs (anti-entropy): when they differ from
@@ -631,18 +668,7 @@ extension Engine {
         guard group.state == .current, !group.isBlocked,
               try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id }),
               let log = try Groups.log(group, tx) else { return }
-        // What is queued for them already (a change written here, or handed to them) is not
-        // handed again: it would go twice.
-        let onTheirWay = Set(try tx.contentsOnTheirWay(conversation: group.conversation, to: channel.contact.id).flatMap { content -> [ChangeID] in
-            guard case .control(.groupChanges(let changes)) = content else { return [] }
-            return changes.compactMap { try? MembershipChange(decoding: $0).id }
-        })
-        let missing = log.missing(from: ids).filter { !onTheirWay.contains($0) }
-        if !missing.isEmpty {
-            self.log("\(channel.contact.name)'s log of \(log.roster.name) lacks \(missing.count) change(s): they are handed them")
-            try Groups.sendChanges(missing, of: log, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
-            if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
-        }
+        try hand(log.missing(from: ids), of: log, in: group, to: channel, saying: { "\(channel.contact.name)'s log of \(log.roster.name) lacks \($0) change(s): they are handed them" }, tx, &after)
         if !log.unknown(ids).isEmpty { try tellChanges(of: group, to: channel, key: [1] + ids.flatMap(\.bytes), log: log, tx, &after) }
     }
 

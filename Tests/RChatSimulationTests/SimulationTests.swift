@@ -63,14 +63,17 @@ final class SimulationTests: XCTestCase {
     /// them — nobody wrote, nobody told — until a log that takes changes tells the others.
     /// 693: a change the relay took for a member who could not read it was never handed by a
     /// sync (it counted as on its way); 975: a member who reinstalled dropped a message of
-    /// someone added back, judged with the roster before a waiting change took them out.
+    /// someone added back, judged with the roster before a waiting change took them out. 473:
+    /// an admin removed a member who was away and reinstalled before the removal left; the
+    /// new install (handed a log with them out already) dropped what they wrote, and nobody
+    /// told them: an admin now hands a former member what their heads lack (`handRemoval`).
     func testGroupSeedsThatOnceFoundABugKeepEveryInvariant() throws {
         guard ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] != nil else {
             throw XCTSkip("needs SWIFT_DETERMINISTIC_HASHING=1 in the environment (make test sets it): a seed replays only so")
         }
         var options = SimulatedWorld.Options()
         options.groups = true
-        for seed: UInt64 in [4, 8, 13, 14, 16, 31, 34, 38, 63, 161, 272, 301, 661, 693, 975] {
+        for seed: UInt64 in [4, 8, 13, 14, 16, 31, 34, 38, 63, 161, 272, 301, 473, 661, 693, 975] {
             let outcome = SimulatedWorld.run(seed: seed, options: options)
             XCTAssertTrue(outcome.passed, SimulateCommand.report(outcome, groups: true) + "\n" + outcome.tail.suffix(60).joined(separator: "\n"))
             XCTAssertGreaterThan(outcome.messages, 0)
