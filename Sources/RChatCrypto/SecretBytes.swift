@@ -45,6 +45,12 @@ public final class SecretBytes: @unchecked Sendable {
         Array(UnsafeRawBufferPointer(pointer))
     }
 
+    /// Whether `other` holds the same bytes (constant time).
+    public func sameBytes(as other: SecretBytes) -> Bool {
+        guard count == other.count else { return false }
+        return withBytes { a in other.withBytes { b in sodium_memcmp(a, b, count) == 0 } }
+    }
+
     /// The first `n` bytes as a new secret (e.g. the seed of an Ed25519 secret key).
     public func prefix(_ n: Int) -> SecretBytes {
         SecretBytes(count: n) { dst in withBytes { dst.update(from: $0, count: n) } }

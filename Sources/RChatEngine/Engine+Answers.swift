@@ -169,6 +169,9 @@ extension Engine {
                     if let refusal { try completion.refused(self, refusal, &batch, tx) } else { try completion.taken(self, seq, &batch, tx) }
                 }
                 try settle(&batch, tx)
+                // The sending ratchets that sealed what the relay took: stored with it, so a
+                // message's key is gone from the store once it is Sent.
+                for channel in channels.values where channel.saved?.unsaved == true { try persist(channel, tx) }
             }
         }
         for event in batch.events { emit(event) }

@@ -53,15 +53,23 @@ extension Engine {
         /// The `groupSync`s this batch sent, by what made it send them (`tellChanges`): not
         /// sent again in this run once it commits.
         var syncsSent: [(PairwiseChannel, [UInt8])] = []
+        /// Conversations whose ratchet moved as their envelopes opened: their state commits
+        /// with what they carried, so a used key is gone from the store with it.
+        var ratchetsMoved: [ObjectIdentifier: PairwiseChannel] = [:]
         /// Groups whose log took changes from someone: the other members are told its heads
         /// (`tellHeads`), so a change reaches whoever lacks it while nobody writes.
         var logsGrew: [(ConversationID, from: ContactID)] = []
 
+        /// A ratchet took a DH step (a new sending key): nothing may be sealed under that key
+        /// before the state that holds it is on the disk — a power cut would take it back,
+        /// and the peer's answers to it could never be read.
+        var ratchetStepped = false
         /// Nothing here needs to happen before the next batch is stored: acknowledgements,
-        /// events and receipts only. A batch that answers a handshake, starts a session or
-        /// changes keys is synced and acted on at once.
+        /// events and receipts only. A batch that answers a handshake, starts a session,
+        /// changes keys or takes a ratchet's DH step is synced and acted on at once.
         var canWaitForDisk: Bool {
             replies.isEmpty && sessionsStarted.isEmpty && resendQueued.isEmpty && rebuild.isEmpty && keysDontMatch.isEmpty && !contactsAdded
+                && !ratchetStepped
         }
     }
 
@@ -77,14 +85,24 @@ extension Engine {
         thread.check()
         // Cover and dummies leave no trace: acknowledged, never stored. A batch of nothing
         // else opens no transaction.
-        var batch = batch
-        if batch.contains(where: { isTraceless($0.inbound) }) {
-            var dropped: [Arrival] = []
-            batch.removeAll { arrival in
-                guard isTraceless(arrival.inbound) else { return false }
+        // Each conversation's state as it was: a batch that does not commit leaves its
+        // ratchets where they were (the shutdown that follows stores them as they are, and a
+        // key used for a frame the relay hands again would not open it).
+        let statesBefore = channels.values.map { ($0, $0.saved) }
+        var batch = batch, dropped: [Arrival] = [], openedHere: [ObjectIdentifier: Opening] = [:]
+        let keysBefore = channels.values.map { ($0, $0.saved?.ratchetKeys) }
+        batch.removeAll { arrival in
+            switch triage(arrival.inbound) {
+            case .store: return false
+            case .opened(let opening):
+                openedHere[ObjectIdentifier(arrival.inbound)] = opening
+                return false
+            case .traceless:
                 dropped.append(arrival)
                 return true
             }
+        }
+        if !dropped.isEmpty {
             for (connection, inbound) in dropped where connections[connection.address] === connection {
                 try? connection.client?.acknowledge([inbound.delivery.id], flush: true)
             }
@@ -93,15 +111,23 @@ extension Engine {
             guard !batch.isEmpty else { return }
         }
         var after = AfterCommit()
-        try AccountService.wrap {
-            try store.transactionSyncedLater { tx in
-                for (connection, inbound) in batch {
-                    try receive(inbound, on: connection, tx, &after)
-                    after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(inbound.delivery.id)
+        // A DH step taken before the transaction (a cover opened there) is synced with it.
+        after.ratchetStepped = keysBefore.contains { $0.0.saved?.ratchetKeys != $0.1 }
+        do {
+            try AccountService.wrap {
+                try store.transactionSyncedLater { tx in
+                    for (connection, inbound) in batch {
+                        try receive(inbound, on: connection, opened: openedHere[ObjectIdentifier(inbound)], tx, &after)
+                        after.acknowledgements[ObjectIdentifier(connection), default: (connection, [])].1.append(inbound.delivery.id)
+                    }
+                    try storeIncoming(&after, tx)
+                    try transfers.syncPartialFiles(&after, tx, context: self)
+                    for channel in after.ratchetsMoved.values { try persist(channel, tx) }
                 }
-                try storeIncoming(&after, tx)
-                try transfers.syncPartialFiles(&after, tx, context: self)
             }
+        } catch {
+            for (channel, saved) in statesBefore { channel.saved = saved }
+            throw error
         }
         // Only while more is waiting: a lone batch (a message as it is sent) is synced here,
         // without the hand-over to the sync thread and back.
@@ -177,20 +203,51 @@ extension Engine {
         }
     }
 
-    /// Whether a delivery is dropped without a trace: this mailbox's own cover, or a dummy
-    /// (an empty cover envelope) in a session it does not confirm. A session's first frame
-    /// from the peer confirms it, whatever its kind, and goes the way of every frame.
-    func isTraceless(_ inbound: Inbound) -> Bool {
+    /// What a delivery needs before the batch's transaction. Dropped without a trace: this
+    /// mailbox's own cover, or a dummy (an empty cover envelope) in a session it does not
+    /// confirm. A session's first frame from the peer confirms it, whatever its kind, and
+    /// goes the way of every frame.
+    enum Triage {
+        /// Stored in the transaction, opened there.
+        case store
+        /// Stored in the transaction, opened here already (its ratchet moved).
+        case opened(Opening)
+        /// Acknowledged, never stored: cover of its own, or a dummy from the peer (an empty
+        /// cover envelope that confirms nothing).
+        case traceless
+    }
+
+    /// The reader thread's opening is taken here (`usable`: a ratchet's moves past it), and a
+    /// cover envelope it could not open is opened here, before any transaction: a dummy among
+    /// them is traceless. Its ratchet moves in memory and is stored with the next commit (a
+    /// dummy's key opens nothing worth erasing: its body is empty).
+    func triage(_ inbound: Inbound) -> Triage {
         switch inbound.delivery.origin {
         case .own:
-            return true
+            return .traceless
         case .invite:
-            return false
+            return .store
         case .link(let code):
-            guard let opened = inbound.opened, opened.header.kind == .cover, opened.body.isEmpty,
-                  let (channel, header, _, _) = usable(opened, known: channels.codeIndex[HashedBytes(code)].flatMap { channels[$0] })
-            else { return false }
-            return !confirms(header, in: channel)
+            let known = channels.codeIndex[HashedBytes(code)].flatMap { channels[$0] }
+            let keyBefore = (inbound.opened.flatMap { channels[$0.contact] } ?? known)?.saved?.ratchetKeys
+            let opening: Opening
+            if let opened = inbound.opened {
+                guard let usable = usable(opened, known: known) else { return .store }
+                opening = usable
+            } else {
+                guard let channel = known, let bytes = LinkFrame.envelopeBytes(in: inbound.delivery.payloadBytes),
+                      let header = try? Envelope.openHeader(bytes, conversation: channel.secret), header.kind == .cover,
+                      header.ratchet != nil, var saved = channel.saved, let body = try? saved.open(bytes, header: header, at: now)
+                else { return .store }
+                channel.saved = saved
+                opening = (channel, header, body, nil)
+            }
+            if opening.header.ratchet != nil { opening.conversation.receivingSession = opening.header.sessionID }
+            // A dummy that brought a DH step is stored (and synced) all the same: the new key
+            // must be on the disk before anything is sealed under it.
+            let stepped = opening.conversation.saved?.ratchetKeys != keyBefore
+            let dummy = opening.header.kind == .cover && opening.body?.isEmpty == true && !confirms(opening.header, in: opening.conversation)
+            return dummy && !stepped ? .traceless : .opened(opening)
         }
     }
 
@@ -198,10 +255,10 @@ extension Engine {
     /// this side sends in until it is confirmed.
     private func confirms(_ header: EnvelopeHeader, in channel: PairwiseChannel) -> Bool {
         guard let saved = channel.saved else { return false }
-        return (saved.sendingUntilConfirmed != nil || !saved.peerHoldsCurrent) && header.sessionID == saved.current?.keys.sessionID
+        return (saved.sendingUntilConfirmed != nil || !saved.peerHoldsCurrent) && header.sessionID == saved.current?.id
     }
 
-    private func receive(_ inbound: Inbound, on connection: RelayConnection, _ tx: StoreTransaction,
+    private func receive(_ inbound: Inbound, on connection: RelayConnection, opened openedHere: Opening?, _ tx: StoreTransaction,
                          _ after: inout AfterCommit) throws {
         let delivery = inbound.delivery
         switch delivery.origin {
@@ -210,11 +267,14 @@ extension Engine {
         case .invite:
             try receiveRequest(delivery.payload, tx, &after)
         case .link(let code):
-            let known = channels.codeIndex[HashedBytes(code)].flatMap { channels[$0] }
-            if let opened = inbound.opened, let usable = usable(opened, known: known) {
-                // The reader thread opened it with keys this conversation still holds.
-                return try receiveEnvelope(usable, at: delivery.heldAt, tx, &after)
+            if let openedHere {
+                // Opened before the transaction (by the reader thread, or a cover here).
+                if openedHere.header.ratchet != nil {
+                    after.ratchetsMoved[ObjectIdentifier(openedHere.conversation)] = openedHere.conversation
+                }
+                return try receiveEnvelope(openedHere, at: delivery.heldAt, tx, &after)
             }
+            let known = channels.codeIndex[HashedBytes(code)].flatMap { channels[$0] }
             guard let frame = LinkFrame(delivery.payloadBytes) else { return rejectForged("an unreadable frame") }
             switch frame {
             case .handshakeFirst(let bytes):
@@ -236,7 +296,7 @@ extension Engine {
                     try handshakeFailed(channel, error, tx, &after)
                 }
             case .envelope(let bytes):
-                guard let opening = openEnvelope(bytes, known: known) else { return rejectForged("a frame that no conversation can read, or that was altered") }
+                guard let opening = try openEnvelope(bytes, known: known, &after) else { return }
                 try receiveEnvelope(opening, at: delivery.heldAt, tx, &after)
             }
         }
@@ -388,25 +448,49 @@ extension Engine {
 
     /// The reader thread's opening, if that conversation still holds the secret and the
     /// session key that made it (a copy of the keys it had may be stale).
+    /// For a ratchet's frame, the conversation's ratchet is moved past it here, and the
+    /// opening used only when its own key for the frame is the reader's.
     private func usable(_ opened: OpenedEnvelope, known: PairwiseChannel?) -> Opening? {
         guard let channel = channels[opened.contact], known == nil || known === channel,
-              channel.secret.key === opened.secretKey, channel.saved?.holdsReceiveKey(opened.sessionKey) == true
-        else { return nil }
+              channel.secret.key === opened.secretKey, var saved = channel.saved else { return nil }
+        if opened.header.ratchet != nil {
+            guard let key = try? saved.takeKey(opened.header, at: now), key.sameBytes(as: opened.sessionKey) else { return nil }
+            channel.saved = saved
+        } else {
+            guard saved.holdsReceiveKey(opened.sessionKey) else { return nil }
+        }
         return (channel, opened.header, opened.body, opened.content)
     }
 
-    /// Opens an envelope here. nil: the header opens with no conversation's secret, or the
-    /// body does not open with the key of its session that this side holds (altered on the
-    /// way: never shown, never reported as undecryptable). A body of a session this side no
-    /// longer holds comes back as nil: that message was lost with the state.
-    private func openEnvelope(_ bytes: [UInt8], known: PairwiseChannel?) -> Opening? {
-        guard let (channel, header) = open(bytes, known: known) else { return nil }
+    /// Opens an envelope here, its conversation's ratchet moved past it. nil (said so): the
+    /// header opens with no conversation's secret, or the body does not open with the key its
+    /// header names (altered on the way: never shown, never reported as undecryptable), or
+    /// that key opened a body already (a frame handed again: what it carried was taken). A
+    /// body whose key this side no longer holds (a session lost with the state, a key
+    /// dropped over the ratchet's bounds) comes back as nil: that message cannot be read.
+    private func openEnvelope(_ bytes: [UInt8], known: PairwiseChannel?, _ after: inout AfterCommit) throws -> Opening? {
+        guard let (channel, header) = open(bytes, known: known) else {
+            rejectForged("a frame that no conversation can read")
+            return nil
+        }
+        guard var saved = channel.saved else { return (channel, header, nil, nil) }
         let body: [UInt8]?
         do {
-            body = try Envelope.openBody(bytes, header: header, keys: channel.saved?.receiveKeys ?? [])
+            let key = saved.ratchetKeys
+            body = try saved.open(bytes, header: header, at: now)
+            channel.saved = saved
+            if header.ratchet != nil {
+                after.ratchetsMoved[ObjectIdentifier(channel)] = channel
+                channel.receivingSession = header.sessionID
+                if saved.ratchetKeys != key { after.ratchetStepped = true }
+            }
         } catch .wrongSession {
             body = nil
+        } catch .replayed {
+            log("a frame from \(channel.contact.name) handed again (its key opened one already): dropped")
+            return nil
         } catch {
+            rejectForged("a frame from \(channel.contact.name) that was altered (\(error))")
             return nil
         }
         return (channel, header, body, nil)
@@ -692,9 +776,10 @@ extension Engine {
 
     /// One `groupHeads` to the channel's contact, if its session carries it.
     private func sendHeads(of group: StoredGroup, to channel: PairwiseChannel) {
-        guard channel.carries(.receipt), var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
-        let envelope = Envelope.seal(kind: .groupHeads, messageID: .fresh(clock), sequence: sequence,
-                                     body: GroupWire.headsBody(group: group.groupID, heads: group.heads), keys: keys, conversation: channel.secret)
+        guard channel.carries(.receipt), var saved = channel.saved,
+              let envelope = saved.seal(kind: .groupHeads, messageID: .fresh(clock),
+                                        body: GroupWire.headsBody(group: group.groupID, heads: group.heads), conversation: channel.secret)
+        else { return }
         channel.saved = saved
         do { try sendOnLink(channel, .envelope(envelope), as: .control(channel.contact.id, .envelope(envelope))) } catch {
             log("cannot tell \(channel.contact.name) the heads of a group: \(error)")
@@ -711,10 +796,11 @@ extension Engine {
               !after.syncsSent.contains(where: { $0.0 === channel && $0.1 == key }),
               try tx.members(group.conversation).contains(where: { $0.contact == channel.contact.id }),
               let log = try log ?? Groups.log(group, tx),
-              var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
+              var saved = channel.saved,
+              let envelope = saved.seal(kind: .groupSync, messageID: .fresh(clock),
+                                        body: GroupWire.syncBody(group: group.groupID, ids: log.order), conversation: channel.secret)
+        else { return }
         after.syncsSent.append((channel, key))
-        let envelope = Envelope.seal(kind: .groupSync, messageID: .fresh(clock), sequence: sequence,
-                                     body: GroupWire.syncBody(group: group.groupID, ids: log.order), keys: keys, conversation: channel.secret)
         channel.saved = saved
         after.replies.append((channel, .envelope(envelope)))
     }

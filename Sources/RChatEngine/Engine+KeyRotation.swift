@@ -14,13 +14,11 @@ extension Engine {
     /// After a session starts with a contact who has not accepted our new key: tell them.
     func announceRotationIfNeeded(_ channel: PairwiseChannel) throws(EngineError) {
         guard let previous = identity.previous, !channel.contact.rotationAcknowledged,
-              channel.carries(.keyAnnouncement), var saved = channel.saved, let keys = saved.sendKeys,
-              let sequence = saved.takeSendSequence() else { return }
+              channel.carries(.keyAnnouncement), var saved = channel.saved else { return }
         let body = KeyRotation.announcement(
             newKey: identity.accountKey.publicKey, statement: previous.statement,
             certificate: DeviceCertificate.issue(deviceKey: account.device.publicKey, account: identity.accountKey))
-        let envelope = Envelope.seal(kind: .keyRotation, messageID: .fresh(clock), sequence: sequence, body: body,
-                                     keys: keys, conversation: channel.secret)
+        guard let envelope = saved.seal(kind: .keyRotation, messageID: .fresh(clock), body: body, conversation: channel.secret) else { return }
         channel.saved = saved
         do { try sendOnLink(channel, .envelope(envelope), as: .control(channel.contact.id, .envelope(envelope))) } catch { log("cannot announce the new key: \(error)") }
     }
@@ -78,9 +76,9 @@ extension Engine {
 
     /// Tells the contact their new key is pinned here (an `AfterCommit` reply).
     private func accept(in channel: PairwiseChannel, _ after: inout AfterCommit) {
-        guard var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
-        let envelope = Envelope.seal(kind: .keyRotationAccepted, messageID: .fresh(clock), sequence: sequence, body: [],
-                                     keys: keys, conversation: channel.secret)
+        guard var saved = channel.saved,
+              let envelope = saved.seal(kind: .keyRotationAccepted, messageID: .fresh(clock), body: [], conversation: channel.secret)
+        else { return }
         channel.saved = saved
         after.replies.append((channel, .envelope(envelope)))
     }

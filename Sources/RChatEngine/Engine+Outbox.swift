@@ -24,9 +24,9 @@ extension Engine: OutboxContext {
         return true
     }
 
-    func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState, keys: SessionKeys,
+    func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState,
                         client: any RelayLink, deadline: Double, chunks: inout Int?) throws(EngineError) -> Bool {
-        try transfers.sendAttachment(item, channel, &saved, keys: keys, client: client, deadline: deadline, chunks: &chunks, context: self)
+        try transfers.sendAttachment(item, channel, &saved, client: client, deadline: deadline, chunks: &chunks, context: self)
     }
 
     func noteUploadWaits(_ channel: PairwiseChannel, _ files: [MessageRowID]) {

@@ -108,9 +108,8 @@ extension Engine {
     /// first frame in a new session, `.control`, sent again if refused) or a dummy (`.dummy`,
     /// never sent again). Its sequence is used whatever happens to the frame.
     func sendEmptyCover(_ channel: PairwiseChannel, as kind: EmptyCover) {
-        guard var saved = channel.saved, let keys = saved.sendKeys, let sequence = saved.takeSendSequence() else { return }
-        let envelope = Envelope.seal(kind: .cover, messageID: .fresh(clock), sequence: sequence, body: [], keys: keys,
-                                     conversation: channel.secret)
+        guard var saved = channel.saved,
+              let envelope = saved.seal(kind: .cover, messageID: .fresh(clock), body: [], conversation: channel.secret) else { return }
         let frame = LinkFrame.envelope(envelope)
         channel.saved = saved
         do {
@@ -126,7 +125,7 @@ extension Engine {
     enum EmptyCover { case confirmation, dummy }
 
     /// Cover for this account's own mailbox (link 0): the relay holds it like a frame for an
-    /// offline peer and hands it back; it is acknowledged and dropped (`isTraceless`).
+    /// offline peer and hands it back; it is acknowledged and dropped (`triage`).
     private func sendOwnCover(on connection: RelayConnection, _ client: any RelayLink) {
         let payload = Padding.padded(Random.bytes(Padding.payloadSizes[0] - Padding.trailerBytes), sizes: Padding.payloadSizes)
         do {

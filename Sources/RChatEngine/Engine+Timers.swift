@@ -43,6 +43,7 @@ extension Engine {
                     fire: { e throws(EngineError) in try e.lookAtStoreIfChanged() }),
         EngineTimer("reconnections", due: { $0.connections.nextAttempt }),
         EngineTimer("turn's end", due: { $0.onTurnEndDeadline?() ?? .infinity }),
+        EngineTimer("used keys erased", due: { $0.commits.erasure.due }, fire: { e throws(EngineError) in try e.eraseUsedKeys() }),
     ]
 
     /// When the next timer is due (infinity: none): the engine sleeps until then unless an
@@ -62,6 +63,19 @@ extension Engine {
     }
 
     // MARK: what the timers do
+
+    /// The sessions whose ratchet moved since they were stored (a frame sent; a dummy taken)
+    /// are stored, then the WAL is truncated: no sealed state from before a key was used
+    /// stays in the files (`KeyErasure`). A checkpoint that a reader elsewhere holds up
+    /// finishes at the next quiet moment.
+    func eraseUsedKeys() throws(EngineError) {
+        let moved = channels.values.filter { $0.saved?.unsaved == true }
+        try AccountService.wrap {
+            if !moved.isEmpty { try store.transaction { tx in for channel in moved { try persist(channel, tx) } } }
+            try store.truncateLog()
+        }
+        commits.erasure.done()
+    }
 
     /// Link frames not answered in time go again, on the link they were meant for only (a
     /// new link starts its own handshake).

@@ -300,11 +300,13 @@ public final class Engine: @unchecked Sendable {
         let t = now
         _ = try? AccountService.wrap {
             try store.transaction { tx in
-                for channel in channels.values where channel.saved?.current != nil {
+                for channel in channels.values where channel.saved?.current != nil || channel.saved?.unsaved == true {
                     channel.dropLink(at: t)
                     try persist(channel, tx)
                 }
             }
+            // No sealed state from before a key was used stays in the WAL (`KeyErasure`).
+            try store.truncateLog()
         }
         for connection in connections.values { connection.client?.close() }
     }
@@ -432,6 +434,8 @@ public final class Engine: @unchecked Sendable {
         guard let saved = channel.saved else { return }
         channels.keyringDirty = true
         try tx.putSealedState(contact: channel.contact.id, sealed: account.sealState(saved, of: channel.contact.id), at: now)
+        channel.saved?.stored()
+        commits.erasure.touched(at: ticks)
     }
 
     /// Offers this conversation's rendezvous codes at its relay.

@@ -76,6 +76,9 @@ final class Channels: Keyed<ContactID, PairwiseChannel> {
     let keyring = EnvelopeKeyring()
     /// Codes or keys changed since the keyring was last published.
     var keyringDirty = true
+    /// How many keys ahead of a receiving chain the reader threads get: as far as they may
+    /// run ahead of the engine in a backlog.
+    static let keysAhead = 512
 
     // A link frame to send again, an acknowledgement overdue, the recovery code to add, a
     // file's window to reopen: each its own deadline in `Engine.timers`.
@@ -105,7 +108,17 @@ final class Channels: Keyed<ContactID, PairwiseChannel> {
         guard keyringDirty else { return }
         keyringDirty = false
         let entries = parts.values.map { channel in
-            EnvelopeKeyring.Entry(contact: channel.contact.id, secret: channel.secret, keys: channel.saved?.receiveKeys ?? [])
+            var entry = EnvelopeKeyring.Entry(contact: channel.contact.id, secret: channel.secret, keys: channel.saved?.legacyReceiveKeys ?? [])
+            if let session = channel.receivingSession,
+               let (role, keys) = channel.saved?.lookahead(session: session, Self.keysAhead,
+                                                          continuing: channel.keysAhead?.sessionID == session ? channel.keysAhead?.keys : nil) {
+                let ahead = EnvelopeKeyring.Ahead(sessionID: session, senderRole: role, keys: keys)
+                channel.keysAhead = ahead
+                entry.ahead = ahead
+            } else {
+                channel.keysAhead = nil
+            }
+            return entry
         }
         keyring.publish(entries, codes: codeIndex)
     }
@@ -123,6 +136,8 @@ final class CommitPipeline {
     /// The sync of what earlier runs left in the WAL, and the last sync reported.
     var startupSync: UInt64 = 0
     var durableThrough: UInt64 = 0
+    /// When the keys that moved are stored and the WAL truncated (`KeyErasure`).
+    var erasure = KeyErasure()
 
     init(makeSync: @escaping () -> any CommitDurability) { self.makeSync = makeSync }
 
@@ -137,6 +152,33 @@ final class CommitPipeline {
     func isDurable(_ channel: PairwiseChannel) -> Bool {
         durableThrough >= startupSync && !awaits(channel)
     }
+}
+
+/// What a used key leaves behind (issue 32; docs/PROTOCOL.md "The Double Ratchet"): once a
+/// session state was written, the WAL — which holds the sealed states written before it —
+/// is truncated when the engine has been quiet `quiet` seconds since the last one, and at
+/// least every `longest` seconds while it never is (a ratchet moved since, by cover alone,
+/// is stored first).
+struct KeyErasure {
+    static let quiet: Double = 2
+    static let longest: Double = 10
+
+    private(set) var pendingSince: Double?
+    private(set) var lastTouch: Double = 0
+
+    /// A session state was written.
+    mutating func touched(at now: Double) {
+        pendingSince = pendingSince ?? now
+        lastTouch = now
+    }
+
+    var due: Double {
+        guard let since = pendingSince else { return .infinity }
+        return min(lastTouch + Self.quiet, since + Self.longest)
+    }
+
+    /// Everything touched so far is stored and the log truncated.
+    mutating func done() { pendingSince = nil }
 }
 
 /// When receipts go next: after the receipt window, at once when many are owed, a second

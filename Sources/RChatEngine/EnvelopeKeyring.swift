@@ -42,7 +42,23 @@ final class EnvelopeKeyring: Sendable {
     struct Entry: Sendable {
         let contact: ContactID
         let secret: ConversationSecret
+        /// Keys of sessions from before the ratchet.
         let keys: [ReceiveKey]
+        /// The keys ahead in the ratchet of the session that last received (`Ratchet.lookahead`).
+        var ahead: Ahead? = nil
+    }
+
+    struct Ahead: Sendable {
+        let sessionID: [UInt8]
+        let senderRole: Handshake.Role
+        let keys: Ratchet.Lookahead
+
+        /// The key for an envelope with `header`, if it is among these.
+        func key(for header: EnvelopeHeader) -> SecretBytes? {
+            guard let ratchet = header.ratchet, header.sessionID == sessionID, ratchet.publicKey == keys.publicKey,
+                  ratchet.number >= keys.first, Int(ratchet.number - keys.first) < keys.keys.count else { return nil }
+            return keys.keys[Int(ratchet.number - keys.first)]
+        }
     }
 
     private struct Published {
@@ -76,11 +92,18 @@ final class EnvelopeKeyring: Sendable {
         for entry in candidates {
             guard let header = try? Envelope.openHeader(bytes, conversation: entry.secret) else { continue }
             if known == nil { published.withLock { $0.codes[key] = entry.contact } }
-            guard let sessionKey = entry.keys.first(where: { $0.sessionID == header.sessionID }),
-                  let body = try? Envelope.openBody(bytes, header: header, key: sessionKey) else { return nil }
+            let key: SecretBytes, senderRole: Handshake.Role
+            if header.ratchet != nil {
+                guard let ahead = entry.ahead, let found = ahead.key(for: header) else { return nil }
+                (key, senderRole) = (found, ahead.senderRole)
+            } else {
+                guard let sessionKey = entry.keys.first(where: { $0.sessionID == header.sessionID }) else { return nil }
+                (key, senderRole) = (sessionKey.key, sessionKey.senderRole)
+            }
+            guard let body = try? Envelope.openBody(bytes[...], header: header, key: key, senderRole: senderRole) else { return nil }
             // Decoded here, where there is time to spare: the engine thread only stores it.
             let content = header.kind == .message ? try? MessageContent(decoding: body) : nil
-            return OpenedEnvelope(contact: entry.contact, secretKey: entry.secret.key, sessionKey: sessionKey.key,
+            return OpenedEnvelope(contact: entry.contact, secretKey: entry.secret.key, sessionKey: key,
                                   header: header, body: body, content: content)
         }
         return nil

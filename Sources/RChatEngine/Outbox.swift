@@ -27,7 +27,7 @@ protocol OutboxContext: ComponentContext {
     var ownContactCode: String { get }
     /// Sends an attachment's item and the chunks that may go now (`Transfers.sendAttachment`);
     /// false when it stopped for lack of room.
-    func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState, keys: SessionKeys,
+    func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState,
                         client: any RelayLink, deadline: Double, chunks: inout Int?) throws(EngineError) -> Bool
     /// Records what each file being sent waits for (`Transfers.noteUploadWaits`).
     func noteUploadWaits(_ channel: PairwiseChannel, _ files: [MessageRowID])
@@ -130,7 +130,7 @@ final class Outbox {
     /// an attachment's chunks after its item, while the relay has room.
     private func sendInSession(_ dueItems: [OutboxItem], of items: [OutboxItem], _ channel: PairwiseChannel, client: any RelayLink,
                                deadline: Double, chunks: inout Int?, context: some OutboxContext) throws(EngineError) {
-        guard var saved = channel.saved, let keys = saved.sendKeys else { return }
+        guard var saved = channel.saved, saved.canSeal else { return }
         // The receiver takes at most so many files from one contact at once
         // (`IncomingFilePolicy`): a file starts once fewer are ahead of it, not yet taken whole.
         let startable = Set(items.filter(\.content.isAttachment).prefix(IncomingFilePolicy.maximumMovingPerContact).map(\.message))
@@ -138,15 +138,15 @@ final class Outbox {
             if item.content.isAttachment {
                 guard startable.contains(item.message) else { continue }
                 channel.roomRefused.remove(item.message)  // tried again now
-                guard try context.sendAttachment(item, channel, &saved, keys: keys, client: client, deadline: deadline, chunks: &chunks)
+                guard try context.sendAttachment(item, channel, &saved, client: client, deadline: deadline, chunks: &chunks)
                 else { break }
                 continue
             }
             // A relay slow to read (or not reading) has a backlog: the rest stays in the
             // outbox until it took it (`backlogDrained`).
-            guard client.hasRoom(), let sequence = saved.takeSendSequence() else { break }
-            let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
-                                         keys: keys, conversation: channel.secret)
+            guard client.hasRoom(),
+                  let envelope = saved.seal(kind: item.envelopeKind, messageID: item.id, body: item.envelopeBody, conversation: channel.secret)
+            else { break }
             do {
                 _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(channel.contact.id, item.message, isAttachment: false, conversation: item.conversation), flush: false)
             } catch {

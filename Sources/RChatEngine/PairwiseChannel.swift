@@ -93,6 +93,10 @@ final class PairwiseChannel {
     /// Who this side is in this conversation: the account key it speaks with (the previous
     /// one until the contact accepts a rotation) and this device.
     let me: Handshake.LocalIdentity
+    /// The session whose ratchet last opened a frame of theirs in this run: the relay reader
+    /// threads get the keys ahead in it (`EnvelopeKeyring.Ahead`), as they were published last.
+    var receivingSession: [UInt8]?
+    var keysAhead: EnvelopeKeyring.Ahead?
 
     init(contact: Contact, secret: ConversationSecret, relay: RelayAddress, saved: SavedSessionState?,
          me: Handshake.LocalIdentity) {

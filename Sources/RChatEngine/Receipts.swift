@@ -100,7 +100,7 @@ final class Receipts {
         let contactID = channel.contact.id
         let store = context.store
         // Only in a session the contact holds: a receipt it cannot read is lost for good.
-        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys
+        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, saved.canSeal
         else { return (false, 0) }
         let limit = frames ?? Int.max
         var budget = limit
@@ -123,8 +123,7 @@ final class Receipts {
         while !rest.isEmpty, budget > 0, context.hasRoom(for: channel) {
             let chunk = rest.prefix(Self.perFrame)
             rest = rest.dropFirst(chunk.count)
-            guard let sequence = saved.takeSendSequence() else { break }
-            let envelope = Self.envelope(.receiptDelivered, chunk.map(\.id), sequence: sequence, keys: keys, channel, context.clock)
+            guard let envelope = Self.envelope(.receiptDelivered, chunk.map(\.id), &saved, channel, context.clock) else { break }
             let through = chunk.last!.position
             guard let seq = try? context.sendOnLink(channel, .envelope(envelope), as: .deliveredReceipts(contactID, through: through),
                                                     flush: false) else { break }
@@ -142,8 +141,7 @@ final class Receipts {
             while !readRest.isEmpty, budget > 0, context.hasRoom(for: channel) {
                 let chunk = Array(readRest.prefix(Self.perFrame))
                 readRest = readRest.dropFirst(chunk.count)
-                guard let sequence = saved.takeSendSequence() else { break }
-                let envelope = Self.envelope(.receiptRead, chunk, sequence: sequence, keys: keys, channel, context.clock)
+                guard let envelope = Self.envelope(.receiptRead, chunk, &saved, channel, context.clock) else { break }
                 guard (try? context.sendOnLink(channel, .envelope(envelope), as: .readReceipts(contactID, chunk), flush: false)) != nil
                 else { break }
                 channel.traffic.readReceiptsInFlight.formUnion(chunk)
@@ -164,7 +162,7 @@ final class Receipts {
     /// group marks, forgotten with the session). Whether more may be owed than this took.
     private func sendGroup(_ conversation: ConversationID, to channel: PairwiseChannel, context: some ReceiptContext) throws(EngineError) -> Bool {
         let author = channel.contact.id, store = context.store
-        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
+        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, saved.canSeal,
               let group = try AccountService.wrap({ try store.group(conversation) }) else { return false }
         let inFlight = channel.traffic.groupDeliveredInFlight[conversation]
         var more = false
@@ -172,8 +170,8 @@ final class Receipts {
             let owed = try AccountService.wrap {
                 try store.deliveredReceiptsOwed(conversation: conversation, author: author, after: nil, limit: Self.perFrame)
             }
-            if let last = owed.last, context.hasRoom(for: channel), let sequence = saved.takeSendSequence() {
-                let envelope = Self.groupEnvelope(.groupReceiptDelivered, group.groupID, owed.map(\.id), sequence: sequence, keys: keys, channel, context.clock)
+            if let last = owed.last, context.hasRoom(for: channel),
+               let envelope = Self.groupEnvelope(.groupReceiptDelivered, group.groupID, owed.map(\.id), &saved, channel, context.clock) {
                 if (try? context.sendOnLink(channel, .envelope(envelope), as: .groupDeliveredReceipts(author, conversation, through: last.position),
                                             flush: false)) != nil {
                     channel.traffic.groupDeliveredInFlight[conversation] = last.position
@@ -183,8 +181,8 @@ final class Receipts {
         }
         let read = try AccountService.wrap { try store.readReceiptsOwed(conversation: conversation, author: author, limit: Self.perFrame) }
             .filter { !channel.traffic.readReceiptsInFlight.contains($0) }
-        if !read.isEmpty, context.hasRoom(for: channel), let sequence = saved.takeSendSequence() {
-            let envelope = Self.groupEnvelope(.groupReceiptRead, group.groupID, read, sequence: sequence, keys: keys, channel, context.clock)
+        if !read.isEmpty, context.hasRoom(for: channel),
+           let envelope = Self.groupEnvelope(.groupReceiptRead, group.groupID, read, &saved, channel, context.clock) {
             if (try? context.sendOnLink(channel, .envelope(envelope), as: .groupReadReceipts(author, conversation, read), flush: false)) != nil {
                 channel.traffic.readReceiptsInFlight.formUnion(read)
             }
@@ -195,10 +193,9 @@ final class Receipts {
     }
 
     /// A group receipt envelope: the group's id, then the ids as a receipt carries them.
-    static func groupEnvelope(_ kind: EnvelopeKind, _ group: [UInt8], _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
-                              _ channel: PairwiseChannel, _ clock: any Clock) -> [UInt8] {
-        Envelope.seal(kind: kind, messageID: .fresh(clock), sequence: sequence, body: GroupWire.receiptBody(group: group, ids: ids),
-                      keys: keys, conversation: channel.secret)
+    static func groupEnvelope(_ kind: EnvelopeKind, _ group: [UInt8], _ ids: [MessageID], _ saved: inout SavedSessionState,
+                              _ channel: PairwiseChannel, _ clock: any Clock) -> [UInt8]? {
+        saved.seal(kind: kind, messageID: .fresh(clock), body: GroupWire.receiptBody(group: group, ids: ids), conversation: channel.secret)
     }
 
     // MARK: receipts for whole files
@@ -221,12 +218,11 @@ final class Receipts {
     @discardableResult
     private func sendFileReceipt(_ channel: PairwiseChannel, context: some ReceiptContext) throws(EngineError) -> Bool {
         let contactID = channel.contact.id
-        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
+        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, saved.canSeal,
               context.hasRoom(for: channel) else { return false }
         let ids = try AccountService.wrap { try context.store.fileReceiptsOwed(author: contactID, limit: Self.perFrame) }
             .filter { !channel.traffic.fileReceiptsInFlight.contains($0) }
-        guard !ids.isEmpty, let sequence = saved.takeSendSequence() else { return false }
-        let envelope = Self.envelope(.fileDelivered, ids, sequence: sequence, keys: keys, channel, context.clock)
+        guard !ids.isEmpty, let envelope = Self.envelope(.fileDelivered, ids, &saved, channel, context.clock) else { return false }
         channel.saved = saved
         guard (try? context.sendOnLink(channel, .envelope(envelope), as: .fileReceipts(contactID, ids), flush: true)) != nil
         else { return false }
@@ -235,13 +231,12 @@ final class Receipts {
     }
 
     /// A receipt envelope: the count of ids, then the ids.
-    static func envelope(_ kind: EnvelopeKind, _ ids: [MessageID], sequence: UInt64, keys: SessionKeys,
-                         _ channel: PairwiseChannel, _ clock: any Clock) -> [UInt8] {
+    static func envelope(_ kind: EnvelopeKind, _ ids: [MessageID], _ saved: inout SavedSessionState,
+                         _ channel: PairwiseChannel, _ clock: any Clock) -> [UInt8]? {
         var body = ByteWriter(capacity: 2 + ids.count * MessageID.byteCount)
         body.u16(UInt16(ids.count))
         for id in ids { body.raw(id) }
-        return Envelope.seal(kind: kind, messageID: .fresh(clock), sequence: sequence, body: body.bytes, keys: keys,
-                             conversation: channel.secret)
+        return saved.seal(kind: kind, messageID: .fresh(clock), body: body.bytes, conversation: channel.secret)
     }
 
     // MARK: what the relay's answers settle

@@ -47,8 +47,8 @@ enum Recovery {
     /// be read, and nothing would ever tell this side so.
     static func sendNoticeIfNeeded(_ channel: PairwiseChannel, context: some RecoveryContext) throws(EngineError) {
         let startedOver = channel.recovery.startedOverNoticeOwed && !channel.traffic.startedOverNoticeInFlight
-        guard channel.carries(.notice), var saved = channel.saved, saved.peerHoldsCurrent, let keys = saved.sendKeys,
-              let session = saved.current?.keys.sessionID else { return }
+        guard channel.carries(.notice), var saved = channel.saved, saved.peerHoldsCurrent, saved.canSeal,
+              let session = saved.current?.id else { return }
         let pending = try AccountService.wrap { try context.store.undecryptable(contact: channel.contact.id, notified: false) }
             .map(\.id).filter { !channel.traffic.noticeInFlight.contains($0) }
         guard startedOver || !pending.isEmpty else { return }
@@ -58,9 +58,8 @@ enum Recovery {
             rest = rest.dropFirst(chunk.count)
             let notice = CouldNotReadNotice(messageIDs: chunk, conversation: channel.secret, session: session, time: context.now)
                 .signed(by: context.noticeSigningKey)
-            guard let sequence = saved.takeSendSequence() else { return }
-            let envelope = Envelope.seal(kind: .notice, messageID: .fresh(context.clock), sequence: sequence, body: notice,
-                                         keys: keys, conversation: channel.secret)
+            guard let envelope = saved.seal(kind: .notice, messageID: .fresh(context.clock), body: notice, conversation: channel.secret)
+            else { return }
             do {
                 _ = try context.sendOnLink(channel, .envelope(envelope), as: .notice(channel.contact.id, chunk), flush: true)
             } catch {

@@ -55,16 +55,16 @@ final class Transfers {
     /// `chunks`: how many chunks may go now (nil: as many as the window and the relay's room
     /// let); one that could go but is over it waits for the steady pace's next slot.
     func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState,
-                        keys: SessionKeys, client: any RelayLink, deadline: Double, chunks budget: inout Int?, context: some TransfersContext) throws(EngineError) -> Bool {
+                        client: any RelayLink, deadline: Double, chunks budget: inout Int?, context: some TransfersContext) throws(EngineError) -> Bool {
         guard let stored = try AccountService.wrap({ try context.store.attachment(delivery: item.delivery) }) else {
             context.log("an attachment to \(channel.contact.name) has no file record; it stays Sending")
             return true
         }
         let contact = channel.contact
         if !stored.itemTaken && !channel.traffic.sent.contains(item.message) {
-            guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
-            let envelope = Envelope.seal(kind: item.envelopeKind, messageID: item.id, sequence: sequence, body: item.envelopeBody,
-                                         keys: keys, conversation: channel.secret)
+            guard client.hasRoom(),
+                  let envelope = saved.seal(kind: item.envelopeKind, messageID: item.id, body: item.envelopeBody, conversation: channel.secret)
+            else { return false }
             do {
                 _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message, isAttachment: true, conversation: item.conversation),
                                            flush: false)
@@ -106,11 +106,10 @@ final class Transfers {
                 channel.slotWaiting.chunks = true
                 return true
             }
-            guard client.hasRoom(), let sequence = saved.takeSendSequence() else { return false }
+            guard client.hasRoom(), saved.canSeal else { return false }
             let chunk = try stream.chunk(index)
             let body = ChunkBody.encoded(index: index, streamHeader: stream.header, sealed: chunk)
-            let envelope = Envelope.seal(kind: .chunk, messageID: item.id, sequence: sequence, body: body, keys: keys,
-                                         conversation: channel.secret)
+            guard let envelope = saved.seal(kind: .chunk, messageID: item.id, body: body, conversation: channel.secret) else { return false }
             do {
                 _ = try context.sendOnLink(channel, .envelope(envelope), as: .chunk(contact.id, item.message, index: index, conversation: item.conversation),
                                            flush: false)
@@ -181,10 +180,8 @@ final class Transfers {
     /// A file's control envelope (progress, refusal) sealed in the session the peer holds and
     /// sent on the link, best effort; whether it went.
     private func sendFileControl(_ kind: EnvelopeKind, _ id: MessageID, _ body: [UInt8], _ channel: PairwiseChannel, context: some TransfersContext) -> Bool {
-        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession, let keys = saved.sendKeys,
-              let sequence = saved.takeSendSequence() else { return false }
-        let envelope = Envelope.seal(kind: kind, messageID: id, sequence: sequence, body: body, keys: keys,
-                                     conversation: channel.secret)
+        guard channel.canSend, var saved = channel.saved, saved.peerHoldsSendingSession,
+              let envelope = saved.seal(kind: kind, messageID: id, body: body, conversation: channel.secret) else { return false }
         channel.saved = saved
         let frame = LinkFrame.envelope(envelope)
         return (try? context.sendOnLink(channel, frame, as: .control(channel.contact.id, frame), flush: true)) != nil

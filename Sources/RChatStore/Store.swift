@@ -129,7 +129,7 @@ public final class Store: StoreAccess, @unchecked Sendable {
     /// Copies the whole log into the database and truncates it to nothing. A reader in the
     /// middle of a transaction on another connection can keep it from finishing (SQLite then
     /// waits out the busy timeout and reports busy): the next pass truncates it.
-    func truncateLog() throws {
+    public func truncateLog() throws {
         _ = try database.query("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 

@@ -14,9 +14,19 @@ enum Sides {
     static var responder: (Handshake.LocalIdentity, Handshake.PinnedKeys) { aliceRole == .initiator ? (bobIdentity, alicePinned) : (aliceIdentity, bobPinned) }
 
     static let sessionID = [UInt8](repeating: 9, count: SessionKeys.sessionIDBytes)
-    /// Alice's keys of the session, and the key with which Bob opens what she sends.
-    static let aliceKeys = SessionKeys(sessionID: sessionID, role: aliceRole, sendKey: Fixtures.secret(10), receiveKey: Fixtures.secret(11))
-    static let bobReceives = ReceiveKey(sessionID: sessionID, senderRole: aliceRole, key: Fixtures.secret(10))
+
+    /// Alice's and Bob's saved states with one session between them (a real handshake).
+    static let states: (alice: SavedSessionState, bob: SavedSessionState) = {
+        let (iMe, iPeer) = initiator, (rMe, rPeer) = responder
+        let i = try! Handshake.Initiator(me: iMe, peer: iPeer, reconnectCounter: 0)
+        let (reply, responderSession) = try! Handshake.Responder(me: rMe, peer: rPeer, reconnectCounter: 0).respond(to: i.firstMessage())
+        let initiatorSession = try! i.finish(reply)
+        let (aliceSession, bobSession) = aliceRole == .initiator ? (initiatorSession, responderSession) : (responderSession, initiatorSession)
+        var alice = SavedSessionState(), bob = SavedSessionState()
+        alice.begin(aliceSession, at: 0)
+        bob.begin(bobSession, at: 0)
+        return (alice, bob)
+    }()
 }
 
 /// An envelope from the peer on a link: the link frame's padding and type, the header box
@@ -29,27 +39,37 @@ enum EnvelopeTarget: FuzzTarget {
         if let frame = LinkFrame(input[...]) { precondition(LinkFrame(frame.encoded[...]).map(\.encoded) == frame.encoded) }
         _ = LinkFrame.envelopeBytes(in: input[...])
         if let header = try? Envelope.openHeader(input, conversation: Fixtures.bobConversation) {
-            _ = try? Envelope.openBody(input, header: header, key: Sides.bobReceives)
+            var bob = Sides.states.bob
+            _ = try? bob.open(input, header: header, at: 0)
         }
-        // The header layout, as a genuine header box carries it.
-        let headerBox = AEAD.sealWithRandomNonce(input, additionalData: [Envelope.version], key: Fixtures.aliceConversation.sendHeaderKey)
-        let frame = [Envelope.version] + headerBox + [UInt8](repeating: 0, count: AEAD.tagBytes)
-        if let header = try? Envelope.openHeader(frame, conversation: Fixtures.bobConversation) {
-            precondition(header.encoded() == input, "an envelope header does not encode back to its bytes")
+        // The header layout (this version's and version 2's), as a genuine header box carries it.
+        for version in [Envelope.version, Envelope.legacyVersion] {
+            let headerBox = AEAD.sealWithRandomNonce(input, additionalData: [version], key: Fixtures.aliceConversation.sendHeaderKey)
+            let frame = [version] + headerBox + [UInt8](repeating: 0, count: AEAD.tagBytes)
+            if let header = try? Envelope.openHeader(frame, conversation: Fixtures.bobConversation) {
+                precondition(header.encoded() == input, "an envelope header does not encode back to its bytes")
+                // Whatever its ratchet header claims, opening it moves nothing when the body does not open.
+                var bob = Sides.states.bob
+                let before = bob.serialized()
+                _ = try? bob.open(frame, header: header, at: 0)
+                precondition(bob.serialized() == before, "a frame that did not open moved the ratchet")
+            }
+            if let header = try? EnvelopeHeader.decode(input, frameVersion: version) { precondition(header.encoded() == input) }
         }
-        if let header = try? EnvelopeHeader.decode(input) { precondition(header.encoded() == input) }
-        // A body the peer sealed opens to itself, whatever it holds.
-        let sealed = Envelope.seal(kind: .message, messageID: MessageID(high: 1, low: 2), sequence: UInt64(input.count), body: input,
-                                   keys: Sides.aliceKeys, conversation: Fixtures.aliceConversation)
+        // A body the peer sealed opens to itself, whatever it holds, once.
+        var alice = Sides.states.alice, bob = Sides.states.bob
+        let sealed = alice.seal(kind: .message, messageID: MessageID(high: 1, low: 2), body: input, conversation: Fixtures.aliceConversation)!
         let header = try! Envelope.openHeader(sealed, conversation: Fixtures.bobConversation)
-        precondition((try? Envelope.openBody(sealed, header: header, key: Sides.bobReceives)) == input, "a sealed body does not open to itself")
+        precondition((try? bob.open(sealed, header: header, at: 0)) == input, "a sealed body does not open to itself")
+        precondition((try? bob.open(sealed, header: header, at: 0)) == nil, "a sealed body opens twice")
         _ = Engine.receiptIDs(input)
     }
 
     static func seeds() -> [[UInt8]] {
-        let sealed = Envelope.seal(kind: .message, messageID: MessageID(high: 1, low: 2), sequence: 0, body: MessageContent.text("hi").encoded(),
-                                   keys: Sides.aliceKeys, conversation: Fixtures.aliceConversation)
-        let header = EnvelopeHeader(kind: .chunk, messageID: MessageID(high: 3, low: 4), sequence: 5, sessionID: Sides.sessionID)
+        var alice = Sides.states.alice
+        let sealed = alice.seal(kind: .message, messageID: MessageID(high: 1, low: 2), body: MessageContent.text("hi").encoded(),
+                                conversation: Fixtures.aliceConversation)!
+        let header = try! Envelope.openHeader(sealed, conversation: Fixtures.bobConversation)
         var receipts = ByteWriter()
         receipts.u16(2); receipts.raw(MessageID(high: 1, low: 2)); receipts.raw(MessageID(high: 3, low: 4))
         return [sealed, LinkFrame.envelope(sealed).encoded, header.encoded(), receipts.bytes]

@@ -100,10 +100,8 @@ final class ConversationNoticeTests: XCTestCase {
     /// session; the sender verifies it with the pinned key in the same session, and not in
     /// the next one.
     func testNoticeTravelsInTheSessionAfterASideStartedOver() throws {
-        let (oldA, _) = try pair.handshake()
-        let frames = ids.enumerated().map { n, id in
-            Envelope.seal(kind: .message, messageID: id, sequence: UInt64(n), body: [1], keys: oldA.keys, conversation: senderView)
-        }
+        var oldA = try pair.handshake().0.started
+        let frames = ids.map { id in oldA.seal(kind: .message, messageID: id, body: [1], conversation: senderView)! }
         // The reporter reinstalled: same account and device key, no saved state.
         let reinstalled = ConvParty(accountSeed: reporter.accountSeed, deviceSeed: 101)
         XCTAssertEqual(reinstalled.device.publicKey, reporter.device.publicKey)

@@ -84,13 +84,13 @@ final class HandshakeTests: XCTestCase {
         let i = try Handshake.Initiator(me: pair.initiator.identity, peer: pair.responder.pinned, reconnectCounter: 0)
         let r = try Handshake.Responder(me: pair.responder.identity, peer: pair.initiator.pinned, reconnectCounter: 0)
         let first = i.firstMessage()
-        var v5 = first; v5[0] = 5
+        var v6 = first; v6[0] = 6
         let cases: [(name: String, message: [UInt8], error: HandshakeError)] = [
             ("empty", [], .malformed),
             ("header only", Array(first.prefix(2)), .malformed),
             ("truncated payload", Array(first.dropLast()), .decryptionFailed),
             ("extra byte", first + [0], .decryptionFailed),
-            ("future version", v5, .unsupportedVersion(5)),
+            ("future version", v6, .unsupportedVersion(6)),
             ("reply where a first message belongs", try r.respond(to: first).reply, .malformed),
             ("prologue differs", try Handshake.Initiator(me: pair.initiator.identity, peer: pair.responder.pinned,
                                                          reconnectCounter: 0, prologue: [9]).firstMessage(), .decryptionFailed),
@@ -120,7 +120,7 @@ final class HandshakeTests: XCTestCase {
             ("signed by another device key", payload(), other.device, .badSignature),
             ("signed by the account key", payload(), me.account, .badSignature),
             ("new device, certified, signs", payload(device: other.device), other.device, nil),
-            ("future payload version", payload(version: 5), me.device, .unsupportedVersion(5)),
+            ("future payload version", payload(version: 6), me.device, .unsupportedVersion(6)),
         ]
         let r = try Handshake.Responder(me: you.identity, peer: me.pinned, reconnectCounter: 0)
         for c in cases {
@@ -236,11 +236,14 @@ final class HandshakeTests: XCTestCase {
             XCTAssertNotEqual(replayed.keys.receiveKey.testBytes, original.keys.receiveKey.testBytes)
             // What the responder sends in the replayed session cannot be read with the
             // original session's keys.
-            let frame = Envelope.seal(kind: .message, messageID: MessageID.random(), sequence: 0, body: [1, 2, 3],
-                                      keys: replayed.keys, conversation: conversation)
+            var replayedState = replayed.started
+            let frame = try XCTUnwrap(replayedState.seal(kind: .message, messageID: MessageID.random(), body: [1, 2, 3], conversation: conversation))
             let header = try Envelope.openHeader(frame, conversation: me.conversation(with: you))
-            XCTAssertThrowsError(try Envelope.openBody(frame, header: header, key: ReceiveKey(
-                sessionID: replayed.id, senderRole: .responder, key: initiatorSession.keys.receiveKey)))
+            let relabelled = EnvelopeHeader(kind: header.kind, messageID: header.messageID, sequence: header.sequence,
+                                            sessionID: initiatorSession.id, ratchet: header.ratchet)
+            var initiatorState = initiatorSession.started
+            XCTAssertThrowsError(try initiatorState.open(frame, header: header, at: 0))
+            XCTAssertThrowsError(try initiatorState.open(frame, header: relabelled, at: 0))
         }
     }
 

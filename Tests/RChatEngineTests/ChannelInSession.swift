@@ -18,7 +18,8 @@ struct ChannelInSession {
     let sam: ContactID
     let channel: PairwiseChannel
     let samSecret: ConversationSecret
-    let samKeys: SessionKeys
+    /// Sam's side of the session, as his engine keeps it: it opens what Alice sent.
+    let samSession: PeerSession
 
     /// Both accounts in `directory` on `clock`; the session begins at `time`. `peerHolds`: Sam
     /// is known to hold the session (false: Alice answered his handshake and has heard
@@ -66,6 +67,43 @@ struct ChannelInSession {
         sam = contact.id
         self.channel = channel
         samSecret = try ConversationSecret(myAccount: samID.accountKey, peerAccountKey: aliceID.accountKey.publicKey)
-        samKeys = samSession.keys
+        self.samSession = PeerSession(samSession)
+    }
+}
+
+/// One side of a session as an engine keeps it (its saved state and ratchet), for a test
+/// that plays the peer without an engine.
+final class PeerSession {
+    var state: SavedSessionState
+    let id: [UInt8]
+
+    init(_ session: Session) {
+        state = session.started
+        id = session.id
+    }
+
+    private var opened: [[UInt8]: [UInt8]] = [:]
+
+    /// The body of an envelope the other side sent, its ratchet moved past it (one opened
+    /// before: what it held then — its key is gone).
+    func open(_ envelope: [UInt8], header: EnvelopeHeader) throws -> [UInt8] {
+        if let body = opened[envelope] { return body }
+        let body = try state.open(envelope, header: header, at: 0)
+        opened[envelope] = body
+        return body
+    }
+
+    /// An envelope to the other side, under the next key of the ratchet.
+    func seal(_ kind: EnvelopeKind, id: MessageID = .random(), _ body: [UInt8], conversation: ConversationSecret) -> [UInt8] {
+        state.seal(kind: kind, messageID: id, body: body, conversation: conversation)!
+    }
+}
+
+extension Session {
+    /// This side's saved state with the session current, as an engine begins it.
+    var started: SavedSessionState {
+        var state = SavedSessionState()
+        state.begin(self, at: 0)
+        return state
     }
 }

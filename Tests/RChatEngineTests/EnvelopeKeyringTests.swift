@@ -17,8 +17,9 @@ final class EnvelopeKeyringTests: XCTestCase {
     let code = [UInt8](repeating: 1, count: 32), oldCode = [UInt8](repeating: 2, count: 32)
 
     private func delivery(_ text: String, id: MessageID, code: [UInt8]) -> Delivery {
-        let keys = SessionKeys(sessionID: sessionID, role: .initiator, sendKey: samToMe, receiveKey: meToSam)
-        let envelope = Envelope.seal(kind: .message, messageID: id, sequence: 3, body: MessageContent.text(text).encoded(), keys: keys, conversation: samSide)
+        // A frame of a session from before the ratchet (version 2): what the reader threads open.
+        let header = EnvelopeHeader(kind: .message, messageID: id, sequence: 3, sessionID: sessionID, ratchet: nil)
+        let envelope = Envelope.seal(header, body: MessageContent.text(text).encoded(), key: samToMe, senderRole: .initiator, conversation: samSide)
         return Delivery(id: 1, heldAt: 5, link: nil, origin: .link(code: code),
                         payload: LinkFrame.envelope(envelope).encoded)
     }

@@ -63,7 +63,7 @@ final class OutboxTests: XCTestCase {
         func connectedRelay(_ address: RelayAddress) -> (any RelayLink)? { link }
         func sendRequest(_ request: MessageRequest, to contact: Contact, token: InviteToken, at address: RelayAddress,
                          as completion: RelayCompletion) -> Bool { false }
-        func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState, keys: SessionKeys,
+        func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState,
                             client: any RelayLink, deadline: Double, chunks: inout Int?) throws(EngineError) -> Bool { true }
         func noteUploadWaits(_ channel: PairwiseChannel, _ files: [MessageRowID]) { waitsNoted += 1 }
         func emit(_ event: ChatEvent) { events.append(event) }
@@ -88,7 +88,7 @@ final class OutboxTests: XCTestCase {
     private func opened(_ context: Context, _ p: ChannelInSession) throws -> [MessageID] {
         try context.sent.map { envelope in
             let header = try Envelope.openHeader(envelope, conversation: p.samSecret)
-            _ = try Envelope.openBody(envelope, header: header, key: p.samKeys.receiving)
+            _ = try p.samSession.open(envelope, header: header)
             return header.messageID
         }
     }

@@ -13,6 +13,8 @@ struct SeenFrame {
     let kind: EnvelopeKind
     let body: [UInt8]
     let messageID: MessageID
+    /// The envelope as the relay handed it.
+    var envelope: [UInt8] = []
     var isDummy: Bool { kind == .cover && body.isEmpty }
 }
 
@@ -23,32 +25,36 @@ final class RawPeer {
     let link: LinkID
     let session: Session
     let secret: ConversationSecret
-    var sequence: UInt64 = 0
+    /// The session and its ratchet, as an engine would keep them.
+    var state = SavedSessionState()
     var seen: [SeenFrame] = []
+    /// Every envelope sent, as it went to the relay.
+    var sent: [[UInt8]] = []
 
     init(_ raw: (client: RelayClient, link: LinkID, session: Session, secret: ConversationSecret)) {
         client = raw.client
         link = raw.link
         session = raw.session
         secret = raw.secret
+        state.begin(raw.session, at: 0)
     }
 
     @discardableResult
     func send(_ kind: EnvelopeKind, _ body: [UInt8], id: MessageID = .random()) throws -> MessageID {
-        try send(EnvelopeHeader(kind: kind, messageID: id, sequence: sequence, sessionID: session.keys.sessionID), body)
+        try send(wireKind: kind.rawValue, body, id: id)
     }
 
     /// An envelope of a kind this version does not know, as a later version writes it.
     @discardableResult
     func send(laterKind: UInt8, _ body: [UInt8], id: MessageID = .random()) throws -> MessageID {
-        try send(EnvelopeHeader(wireKind: laterKind, messageID: id, sequence: sequence, sessionID: session.keys.sessionID), body)
+        try send(wireKind: laterKind, body, id: id)
     }
 
-    private func send(_ header: EnvelopeHeader, _ body: [UInt8]) throws -> MessageID {
-        let envelope = Envelope.seal(header, body: body, keys: session.keys, conversation: secret)
-        sequence += 1
+    private func send(wireKind: UInt8, _ body: [UInt8], id: MessageID) throws -> MessageID {
+        let envelope = state.seal(wireKind: wireKind, messageID: id, body: body, conversation: secret)!
+        sent.append(envelope)
         _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
-        return header.messageID
+        return id
     }
 
     @discardableResult
@@ -78,9 +84,9 @@ extension RelayEngineTestCase {
             try peer.client.acknowledge([d.id])
             guard d.link == peer.link, let frame = LinkFrame(d.payloadBytes), case .envelope(let bytes) = frame else { continue }
             let header = try Envelope.openHeader(bytes, conversation: peer.secret)
-            let body = try Envelope.openBody(bytes, header: header, key: peer.session.keys.receiving)
+            let body = try peer.state.open(bytes, header: header, at: 0)
             peer.seen.append(SeenFrame(at: Date(), payloadBytes: d.payloadBytes.count, kind: header.kind, body: body,
-                                       messageID: header.messageID))
+                                       messageID: header.messageID, envelope: Array(bytes)))
         }
     }
 }

@@ -86,7 +86,7 @@ final class ReceiptsTests: XCTestCase {
     private func opened(_ context: Context, _ p: Pair) throws -> [(kind: EnvelopeKind, ids: [MessageID])] {
         try context.sent.map { frame in
             let header = try Envelope.openHeader(frame.envelope, conversation: p.samSecret)
-            let body = try Envelope.openBody(frame.envelope, header: header, key: p.samKeys.receiving)
+            let body = try p.samSession.open(frame.envelope, header: header)
             return (header.kind, Engine.receiptIDs(body))
         }
     }

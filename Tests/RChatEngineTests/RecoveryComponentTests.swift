@@ -56,7 +56,7 @@ final class RecoveryComponentTests: XCTestCase {
     private struct Fixture {
         let session: ChannelInSession
         let context: Context
-        var sessionID: [UInt8] { session.samKeys.sessionID }
+        var sessionID: [UInt8] { session.samSession.id }
         subscript<T>(dynamicMember path: KeyPath<ChannelInSession, T>) -> T { session[keyPath: path] }
     }
 
@@ -83,7 +83,7 @@ final class RecoveryComponentTests: XCTestCase {
         try f.context.sent.map { envelope in
             let header = try Envelope.openHeader(envelope, conversation: f.samSecret)
             XCTAssertEqual(header.kind, .notice)
-            let body = try Envelope.openBody(envelope, header: header, key: f.samKeys.receiving)
+            let body = try f.samSession.open(envelope, header: header)
             return try CouldNotReadNotice.open(body, conversation: f.samSecret, session: header.sessionID,
                                                signedBy: f.context.noticeSigningKey.publicKey)
         }

@@ -32,15 +32,13 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         let session: Session
         let attackerDevice: SigningKey
         let stolen: SigningKey
-        var sequence: UInt64 = 0
+        let peer: PeerSession
 
         /// A could-not-read notice naming the held messages, signed by `key`, on the link.
         mutating func sendNotice(signedBy key: SigningKey) throws {
             let notice = CouldNotReadNotice(messageIDs: held, conversation: secret, session: session.id,
                                             time: Int64(Date().timeIntervalSince1970))
-            let envelope = Envelope.seal(kind: .notice, messageID: .random(), sequence: sequence, body: notice.signed(by: key),
-                                         keys: session.keys, conversation: secret)
-            sequence += 1
+            let envelope = peer.seal(.notice, notice.signed(by: key), conversation: secret)
             _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
         }
     }
@@ -92,7 +90,7 @@ final class RecoveryForgedNoticeTests: RelayEngineTestCase {
         }
 
         return Attack(alice: alice, aliceEngine: aliceEngine, held: held, client: client, link: link, secret: secret,
-                      session: session, attackerDevice: attackerDevice, stolen: stolen)
+                      session: session, attackerDevice: attackerDevice, stolen: stolen, peer: PeerSession(session))
     }
 
     func testNoticesNotSignedByAnyCertifiedDeviceKeyChangeNothingButALogLine() throws {

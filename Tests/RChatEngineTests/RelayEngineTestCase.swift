@@ -213,10 +213,9 @@ class RelayEngineTestCase: XCTestCase {
         _ = try sam.addContact(aliceIdentity.contactCode(device: alice.device), name: nil)
         let engine = try sessionThenSamAway(alice: alice, sam: sam, samLogged: false)
         let (client, link, session, secret) = try rawSessionStartingOver(as: sam, mailboxKey: SigningKey.generate(), with: alice, relay: address)
-        var sequence: UInt64 = 0
+        let peer = PeerSession(session)
         return (alice, engine, { kind, id, body in
-            let envelope = Envelope.seal(kind: kind, messageID: id, sequence: sequence, body: body, keys: session.keys, conversation: secret)
-            sequence += 1
+            let envelope = peer.seal(kind, id: id, body, conversation: secret)
             _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
         })
     }

@@ -62,7 +62,7 @@ final class TransfersTests: XCTestCase {
         try context.sent.map { envelope in
             let header = try Envelope.openHeader(envelope, conversation: p.samSecret)
             XCTAssertEqual(header.kind, .fileProgress)
-            var r = ByteReader(try Envelope.openBody(envelope, header: header, key: p.samKeys.receiving))
+            var r = ByteReader(try p.samSession.open(envelope, header: header))
             return try r.u32()
         }
     }

@@ -73,23 +73,32 @@ public struct EnvelopeHeader: Sendable, Equatable {
     public let sequence: UInt64
     /// The session whose keys seal the body.
     public let sessionID: [UInt8]
+    /// Which of the session's ratchet keys seals the body; nil in a frame of version 2
+    /// (before the ratchet: the body under the session's key for its direction).
+    public let ratchet: RatchetHeader?
 
-    public init(kind: EnvelopeKind, messageID: MessageID, sequence: UInt64, sessionID: [UInt8]) {
+    public init(kind: EnvelopeKind, messageID: MessageID, sequence: UInt64, sessionID: [UInt8], ratchet: RatchetHeader?) {
         precondition(kind != .newer, "this version writes only the kinds it knows")
-        self.init(wireKind: kind.rawValue, messageID: messageID, sequence: sequence, sessionID: sessionID)
+        self.init(wireKind: kind.rawValue, messageID: messageID, sequence: sequence, sessionID: sessionID, ratchet: ratchet)
     }
 
     /// A header as it came: a kind byte this version does not know is `.newer`.
-    init(wireKind: UInt8, messageID: MessageID, sequence: UInt64, sessionID: [UInt8]) {
+    init(wireKind: UInt8, messageID: MessageID, sequence: UInt64, sessionID: [UInt8], ratchet: RatchetHeader?) {
         precondition(sessionID.count == SessionKeys.sessionIDBytes)
         self.kind = EnvelopeKind(rawValue: wireKind) ?? .newer   // 0 is `.newer` too
         self.wireKind = wireKind
         self.messageID = messageID
         self.sequence = sequence
         self.sessionID = sessionID
+        self.ratchet = ratchet
     }
 
-    static let encodedBytes = 1 + MessageID.byteCount + 8 + SessionKeys.sessionIDBytes
+    /// The frame version a header of this shape travels in.
+    var frameVersion: UInt8 { ratchet == nil ? Envelope.legacyVersion : Envelope.version }
+
+    static let legacyEncodedBytes = 1 + MessageID.byteCount + 8 + SessionKeys.sessionIDBytes
+    static let encodedBytes = legacyEncodedBytes + RatchetHeader.encodedBytes
+    static func encodedBytes(frameVersion: UInt8) -> Int { frameVersion == Envelope.legacyVersion ? legacyEncodedBytes : encodedBytes }
 
     /// An item of a kind a later version wrote, to keep (`NewerItem.envelopeKinds`).
     public var isNewerItem: Bool { kind == .newer && NewerItem.isEnvelopeKind(wireKind) }
@@ -105,10 +114,15 @@ public struct EnvelopeHeader: Sendable, Equatable {
         w.raw(messageID)
         w.u64(sequence)
         w.raw(sessionID)
+        if let ratchet {
+            w.raw(ratchet.publicKey)
+            w.u32(ratchet.previousCount)
+            w.u32(ratchet.number)
+        }
     }
 
-    static func decode(_ bytes: [UInt8]) throws(EnvelopeError) -> EnvelopeHeader {
-        guard bytes.count == encodedBytes else { throw .malformed }
+    static func decode(_ bytes: [UInt8], frameVersion: UInt8) throws(EnvelopeError) -> EnvelopeHeader {
+        guard bytes.count == encodedBytes(frameVersion: frameVersion) else { throw .malformed }
         var r = ByteReader(bytes)
         do {
             let raw = try r.u8()
@@ -117,7 +131,9 @@ public struct EnvelopeHeader: Sendable, Equatable {
             let id = MessageID(bytes: try r.slice(MessageID.byteCount))!
             let sequence = try r.u64()
             let session = try r.raw(SessionKeys.sessionIDBytes)
-            return EnvelopeHeader(wireKind: raw, messageID: id, sequence: sequence, sessionID: session)
+            let ratchet = frameVersion == Envelope.legacyVersion ? nil
+                : RatchetHeader(publicKey: try r.raw(AgreementKey.keyBytes), previousCount: try r.u32(), number: try r.u32())
+            return EnvelopeHeader(wireKind: raw, messageID: id, sequence: sequence, sessionID: session, ratchet: ratchet)
         } catch let e as EnvelopeError {
             throw e
         } catch {
@@ -134,7 +150,7 @@ public struct EnvelopeHeader: Sendable, Equatable {
 
     /// What the body's seal binds to: the header fields, so a body cannot be moved under
     /// another header, position or session.
-    func bodyAssociatedData(frameVersion: UInt8) -> [UInt8] {
+    func bodyAssociatedData() -> [UInt8] {
         var w = ByteWriter(capacity: Self.bodyLabel.count + 1 + Self.encodedBytes)
         w.raw(Self.bodyLabel)
         w.u8(frameVersion)
@@ -149,10 +165,13 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
     /// The header did not open with this conversation's key for the peer: not from the
     /// peer, altered, or not for this conversation.
     case headerUnreadable
-    /// No key for the header's session (it was never known here, or has been pruned).
+    /// No key for the header's session (it was never known here, or has been pruned), or
+    /// none for its place in the session's ratchet (used already, dropped over the bounds).
     case wrongSession
     /// The body did not open with the session's key: altered, moved, or a wrong key.
     case bodyUnreadable
+    /// Its key opened a body already: a duplicate, or a replay.
+    case replayed
 
     public var description: String {
         switch self {
@@ -161,6 +180,7 @@ public enum EnvelopeError: Error, Equatable, CustomStringConvertible {
         case .headerUnreadable: return "envelope header did not open"
         case .wrongSession: return "no key for the envelope's session"
         case .bodyUnreadable: return "envelope body did not open"
+        case .replayed: return "envelope was opened already (a replay)"
         }
     }
 }

@@ -62,7 +62,7 @@ import RChatCore
 /// replay yields keys nobody else holds; the engine acts on the initiator's extension only
 /// once the first envelope of the session has opened.
 public enum Handshake {
-    public static let protocolVersion: UInt8 = 4
+    public static let protocolVersion: UInt8 = 5
     static let headerBytes = 2
     /// The initiator's account key as sealed in message 1.
     static let sealedStaticBytes = SigningKey.publicKeyBytes + AEAD.tagBytes

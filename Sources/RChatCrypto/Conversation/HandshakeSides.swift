@@ -43,7 +43,10 @@ extension Handshake {
             try t.mix(secret: dh(ephemeral, parts.ephemeral))             // ee
             try t.mix(secret: dh(context.myStatic, parts.ephemeral))      // se
             let peer = try context.openPayload(parts.sealed, &t, messageNumber: 2)
-            return context.session(transcript: t, peer: peer)
+            let keys = t.split(role: .initiator)
+            // The responder's ephemeral is its first ratchet key (checked by the DH above).
+            guard let ratchet = try? Ratchet.initiator(sessionKeys: keys, responderKey: parts.ephemeral) else { throw .malformed }
+            return context.session(keys: keys, ratchet: ratchet, peer: peer)
         }
     }
 
@@ -80,7 +83,9 @@ extension Handshake {
             try t.mix(secret: dh(e, parts.ephemeral))                     // ee
             try t.mix(secret: dh(e, context.peerStatic))                  // se
             let sealed = context.sealPayload(&t, messageNumber: 2)
-            return (header + e.publicKey + sealed, context.session(transcript: t, peer: peer))
+            let keys = t.split(role: .responder)
+            return (header + e.publicKey + sealed,
+                    context.session(keys: keys, ratchet: .responder(sessionKeys: keys, ephemeral: e), peer: peer))
         }
     }
 
@@ -171,8 +176,8 @@ struct HandshakeContext: Sendable {
                             extensionBytes: payload.extensionBytes)
     }
 
-    func session(transcript: HandshakeTranscript, peer: VerifiedPeer) -> Session {
-        Session(keys: transcript.split(role: role), peer: peer,
+    func session(keys: SessionKeys, ratchet: Ratchet, peer: VerifiedPeer) -> Session {
+        Session(keys: keys, ratchet: ratchet, peer: peer,
                 nextReconnectCounter: ReconnectCounter.next(mine: announcement.reconnectCounter, peers: peer.reconnectCounter))
     }
 }

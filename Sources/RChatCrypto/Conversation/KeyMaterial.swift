@@ -12,6 +12,7 @@ struct FixedWriter {
     init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
 
     mutating func u8(_ v: UInt8) { buffer[offset] = v; offset += 1 }
+    mutating func u16(_ v: UInt16) { u8(UInt8(v >> 8)); u8(UInt8(v & 0xff)) }
     mutating func u32(_ v: UInt32) { for s in stride(from: 24, through: 0, by: -8) { u8(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
     mutating func u64(_ v: UInt64) { for s in stride(from: 56, through: 0, by: -8) { u8(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
     mutating func raw(_ v: [UInt8]) { for b in v { u8(b) } }

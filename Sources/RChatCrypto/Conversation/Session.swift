@@ -57,6 +57,8 @@ public struct VerifiedPeer: Sendable, Equatable {
 /// The result of a completed handshake.
 public struct Session: Sendable {
     public let keys: SessionKeys
+    /// The Double Ratchet the session's envelopes are sealed with, from its first state.
+    public let ratchet: Ratchet
     public let peer: VerifiedPeer
     /// The reconnect counter both sides store with this session (`ReconnectCounter.next`).
     public let nextReconnectCounter: UInt64
