@@ -270,6 +270,44 @@ final class RatchetTests: XCTestCase {
         XCTAssertEqual(try open(two, by: &b, as: bob).get(), text(2))
     }
 
+    /// The keys ahead (what relay reader threads open with) are the keys the ratchet takes
+    /// for those frames, carried over as the chain moves, and made again after a DH step.
+    func testKeysAheadAreTheKeysTheRatchetTakes() throws {
+        var (a, b) = try sides()
+        let first = try seal(&a, 0, as: alice)
+        _ = try open(first, by: &b, as: bob).get()
+        let frames = try (1...6).map { try seal(&a, $0, as: alice) }
+        let id = try Envelope.openHeader(first, conversation: bob).sessionID
+        let ahead = try XCTUnwrap(b.lookahead(session: id, 4, continuing: nil))
+        XCTAssertEqual(ahead.senderRole, .initiator)
+        XCTAssertEqual(ahead.keys.first, 1)
+        XCTAssertEqual(ahead.keys.keys.count, 4)
+        for (n, frame) in frames.prefix(4).enumerated() {
+            let header = try Envelope.openHeader(frame, conversation: bob)
+            XCTAssertEqual(try Envelope.openBody(frame[...], header: header, key: ahead.keys.keys[n], senderRole: ahead.senderRole), text(n + 1))
+        }
+        // Two taken: the cache carries on from there, with the same keys and two more.
+        for frame in frames.prefix(2) {
+            let key = try b.takeKey(try Envelope.openHeader(frame, conversation: bob), at: t0)
+            XCTAssertTrue(ahead.keys.keys.contains { $0.sameBytes(as: key) })
+        }
+        let next = try XCTUnwrap(b.lookahead(session: id, 4, continuing: ahead.keys))
+        XCTAssertEqual(next.keys.first, 3)
+        XCTAssertTrue(next.keys.keys[0] === ahead.keys.keys[2], "carried over, not made again")
+        let last = try Envelope.openHeader(frames[5], conversation: bob)
+        XCTAssertEqual(try Envelope.openBody(frames[5][...], header: last, key: next.keys.keys[3], senderRole: .initiator), text(6))
+        // After Bob's reply and Alice's answer, Alice's frames are under a new chain: new keys.
+        _ = try open(try seal(&b, 50, as: bob), by: &a, as: alice).get()
+        let answer = try seal(&a, 60, as: alice)
+        let stale = try XCTUnwrap(b.lookahead(session: id, 4, continuing: next.keys))
+        let answerHeader = try Envelope.openHeader(answer, conversation: bob)
+        XCTAssertNotEqual(answerHeader.ratchet?.publicKey, stale.keys.publicKey, "Bob has not seen Alice's new key yet")
+        _ = try open(answer, by: &b, as: bob).get()
+        let fresh = try XCTUnwrap(b.lookahead(session: id, 4, continuing: stale.keys))
+        XCTAssertEqual(fresh.keys.publicKey, answerHeader.ratchet?.publicKey)
+        XCTAssertEqual(fresh.keys.first, 1)
+    }
+
     /// The state written and read back mid-conversation (as the engine commits it with
     /// each batch) goes on as if never written.
     func testTheStateGoesOnAfterBeingWrittenAndReadBack() throws {

@@ -73,4 +73,40 @@ final class EnvelopeKeyringTests: XCTestCase {
         keyring.publish([], codes: [:])
         XCTAssertNil(keyring.open(delivery("gone", id: .random(), code: oldCode)), "a conversation no longer published")
     }
+
+    /// A ratchet's frame opens only with a published key ahead of the receiving chain, the
+    /// key the engine's own ratchet then takes for it; one past the window does not open.
+    func testARatchetsFrameOpensWithTheKeysAheadOnly() throws {
+        let samID = Handshake.LocalIdentity(account: sam, device: SigningKey.generate())
+        let myID = Handshake.LocalIdentity(account: me, device: SigningKey.generate())
+        let samPinned = Handshake.PinnedKeys(accountKey: sam.publicKey, deviceKey: samID.device.publicKey)
+        let myPinned = Handshake.PinnedKeys(accountKey: me.publicKey, deviceKey: myID.device.publicKey)
+        let samInitiates = Handshake.Role.of(myAccountKey: sam.publicKey, peerAccountKey: me.publicKey) == .initiator
+        let i = try Handshake.Initiator(me: samInitiates ? samID : myID, peer: samInitiates ? myPinned : samPinned, reconnectCounter: 0)
+        let (reply, responderSession) = try Handshake.Responder(me: samInitiates ? myID : samID, peer: samInitiates ? samPinned : myPinned,
+                                                                 reconnectCounter: 0).respond(to: i.firstMessage())
+        let initiatorSession = try i.finish(reply)
+        var samState = SavedSessionState(), myState = SavedSessionState()
+        samState.begin(samInitiates ? initiatorSession : responderSession, at: 0)
+        myState.begin(samInitiates ? responderSession : initiatorSession, at: 0)
+        let frames = (0..<4).map { samState.seal(kind: .message, messageID: .random(), body: MessageContent.text("m\($0)").encoded(), conversation: samSide)! }
+        func delivery(_ frame: [UInt8]) -> Delivery {
+            Delivery(id: 1, heldAt: 5, link: nil, origin: .link(code: code), payload: LinkFrame.envelope(frame).encoded)
+        }
+        let keyring = EnvelopeKeyring()
+        var entry = EnvelopeKeyring.Entry(contact: ContactID(3), secret: mySide, keys: [])
+        keyring.publish([entry], codes: [HashedBytes(code): ContactID(3)])
+        XCTAssertNil(keyring.open(delivery(frames[0])), "no keys ahead published: the engine opens it")
+        _ = try myState.open(frames[0], header: Envelope.openHeader(frames[0], conversation: mySide), at: 0)
+        let session = try Envelope.openHeader(frames[0], conversation: mySide).sessionID
+        let (role, ahead) = try XCTUnwrap(myState.lookahead(session: session, 2, continuing: nil))
+        entry.ahead = EnvelopeKeyring.Ahead(sessionID: session, senderRole: role, keys: ahead)
+        keyring.publish([entry], codes: [HashedBytes(code): ContactID(3)])
+        for n in 1...2 {
+            let opened = try XCTUnwrap(keyring.open(delivery(frames[n])), "frame \(n)")
+            XCTAssertEqual(opened.content, .text("m\(n)"))
+            XCTAssertTrue(try myState.takeKey(opened.header, at: 0).sameBytes(as: opened.sessionKey), "the key the engine takes")
+        }
+        XCTAssertNil(keyring.open(delivery(frames[3])), "past the window")
+    }
 }
