@@ -60,16 +60,11 @@ extension Engine {
         /// (`tellHeads`), so a change reaches whoever lacks it while nobody writes.
         var logsGrew: [(ConversationID, from: ContactID)] = []
 
-        /// A ratchet took a DH step (a new sending key): nothing may be sealed under that key
-        /// before the state that holds it is on the disk — a power cut would take it back,
-        /// and the peer's answers to it could never be read.
-        var ratchetStepped = false
         /// Nothing here needs to happen before the next batch is stored: acknowledgements,
-        /// events and receipts only. A batch that answers a handshake, starts a session,
-        /// changes keys or takes a ratchet's DH step is synced and acted on at once.
+        /// events and receipts only. A batch that answers a handshake, starts a session or
+        /// changes keys is synced and acted on at once.
         var canWaitForDisk: Bool {
             replies.isEmpty && sessionsStarted.isEmpty && resendQueued.isEmpty && rebuild.isEmpty && keysDontMatch.isEmpty && !contactsAdded
-                && !ratchetStepped
         }
     }
 
@@ -90,7 +85,6 @@ extension Engine {
         // key used for a frame the relay hands again would not open it).
         let statesBefore = channels.values.map { ($0, $0.saved) }
         var batch = batch, dropped: [Arrival] = [], openedHere: [ObjectIdentifier: Opening] = [:]
-        let keysBefore = channels.values.map { ($0, $0.saved?.ratchetKeys) }
         batch.removeAll { arrival in
             switch triage(arrival.inbound) {
             case .store: return false
@@ -111,8 +105,6 @@ extension Engine {
             guard !batch.isEmpty else { return }
         }
         var after = AfterCommit()
-        // A DH step taken before the transaction (a cover opened there) is synced with it.
-        after.ratchetStepped = keysBefore.contains { $0.0.saved?.ratchetKeys != $0.1 }
         do {
             try AccountService.wrap {
                 try store.transactionSyncedLater { tx in
@@ -229,7 +221,6 @@ extension Engine {
             return .store
         case .link(let code):
             let known = channels.codeIndex[HashedBytes(code)].flatMap { channels[$0] }
-            let keyBefore = (inbound.opened.flatMap { channels[$0.contact] } ?? known)?.saved?.ratchetKeys
             let opening: Opening
             if let opened = inbound.opened {
                 guard let usable = usable(opened, known: known) else { return .store }
@@ -243,11 +234,8 @@ extension Engine {
                 opening = (channel, header, body, nil)
             }
             if opening.header.ratchet != nil { opening.conversation.receivingSession = opening.header.sessionID }
-            // A dummy that brought a DH step is stored (and synced) all the same: the new key
-            // must be on the disk before anything is sealed under it.
-            let stepped = opening.conversation.saved?.ratchetKeys != keyBefore
             let dummy = opening.header.kind == .cover && opening.body?.isEmpty == true && !confirms(opening.header, in: opening.conversation)
-            return dummy && !stepped ? .traceless : .opened(opening)
+            return dummy ? .traceless : .opened(opening)
         }
     }
 
@@ -476,13 +464,11 @@ extension Engine {
         guard var saved = channel.saved else { return (channel, header, nil, nil) }
         let body: [UInt8]?
         do {
-            let key = saved.ratchetKeys
             body = try saved.open(bytes, header: header, at: now)
             channel.saved = saved
             if header.ratchet != nil {
                 after.ratchetsMoved[ObjectIdentifier(channel)] = channel
                 channel.receivingSession = header.sessionID
-                if saved.ratchetKeys != key { after.ratchetStepped = true }
             }
         } catch .wrongSession {
             body = nil

@@ -7,6 +7,10 @@ import RChatStore
 
 /// The engine as the outbox component sees it (`OutboxContext`).
 extension Engine: OutboxContext {
+    func storeSession(of channel: PairwiseChannel) throws(EngineError) {
+        try AccountService.wrap { try store.transaction { tx in try persist(channel, tx) } }
+    }
+
     var sendsMessages: Bool { policy.sends }
 
     var acknowledgementSeconds: Double { Double(settings.acknowledgementTimeoutSeconds) }

@@ -26,6 +26,29 @@ protocol ComponentContext {
     func sendOnLink(_ channel: PairwiseChannel, _ frame: LinkFrame, as completion: RelayCompletion, flush: Bool) throws -> UInt64
 }
 
+/// A component that seals items (`OutboxContext`, `TransfersContext`).
+protocol SealsItems {
+    /// The channel's state is stored now, in a transaction of its own that is on the disk
+    /// when this returns: an item sealed under a new ratchet key of this side's goes only
+    /// then, so a power cut cannot take back a key the peer may answer to.
+    func storeSession(of channel: PairwiseChannel) throws(EngineError)
+}
+
+extension SealsItems {
+    /// `item`'s envelope in the channel's session (`saved`, the caller's copy of its
+    /// state); one that took the sending half of a DH step has its state stored first.
+    func sealItem(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState) throws(EngineError) -> [UInt8]? {
+        let keys = saved.ratchetKeys
+        guard let envelope = saved.seal(kind: item.envelopeKind, messageID: item.id, body: item.envelopeBody, conversation: channel.secret)
+        else { return nil }
+        if saved.ratchetKeys != keys {
+            channel.saved = saved
+            try storeSession(of: channel)
+        }
+        return envelope
+    }
+}
+
 /// A component's parts by key (its relays, its channels), read and replaced as a dictionary's.
 class Keyed<Key: Hashable, Part> {
     fileprivate var parts: [Key: Part] = [:]
@@ -110,7 +133,7 @@ final class Channels: Keyed<ContactID, PairwiseChannel> {
         let entries = parts.values.map { channel in
             var entry = EnvelopeKeyring.Entry(contact: channel.contact.id, secret: channel.secret, keys: channel.saved?.legacyReceiveKeys ?? [])
             if let session = channel.receivingSession,
-               let (role, keys) = channel.saved?.lookahead(session: session, Self.keysAhead,
+               let (role, keys) = channel.saved?.lookahead(session: session, upTo: Self.keysAhead,
                                                           continuing: channel.keysAhead?.sessionID == session ? channel.keysAhead?.keys : nil) {
                 let ahead = EnvelopeKeyring.Ahead(sessionID: session, senderRole: role, keys: keys)
                 channel.keysAhead = ahead

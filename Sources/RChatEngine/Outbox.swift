@@ -9,7 +9,7 @@ import RChatStore
 /// component is handed it with every call and holds none of it, as a swift-nio handler is
 /// handed its `ChannelHandlerContext`: `Engine` is one (`Engine+Outbox.swift`), a test's
 /// stand-in another.
-protocol OutboxContext: ComponentContext {
+protocol OutboxContext: ComponentContext, SealsItems {
     /// Whether this run sends messages at all (`EnginePolicy.sends`).
     var sendsMessages: Bool { get }
     /// Seconds the relay may take to answer a message before it is Not confirmed
@@ -144,9 +144,7 @@ final class Outbox {
             }
             // A relay slow to read (or not reading) has a backlog: the rest stays in the
             // outbox until it took it (`backlogDrained`).
-            guard client.hasRoom(),
-                  let envelope = saved.seal(kind: item.envelopeKind, messageID: item.id, body: item.envelopeBody, conversation: channel.secret)
-            else { break }
+            guard client.hasRoom(), let envelope = try context.sealItem(item, channel, &saved) else { break }
             do {
                 _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(channel.contact.id, item.message, isAttachment: false, conversation: item.conversation), flush: false)
             } catch {

@@ -16,7 +16,7 @@ import Glibc
 /// component is handed it with every call and holds none of it, as a swift-nio handler is
 /// handed its `ChannelHandlerContext`: `Engine` is one (`Engine+Transfers.swift`), a test's
 /// stand-in another.
-protocol TransfersContext: ComponentContext {
+protocol TransfersContext: ComponentContext, SealsItems {
     /// The account's home: its files are under it (`AttachmentFiles`).
     var home: String { get }
     /// The largest file taken from a contact, in MiB (`max-incoming-mb`).
@@ -62,9 +62,7 @@ final class Transfers {
         }
         let contact = channel.contact
         if !stored.itemTaken && !channel.traffic.sent.contains(item.message) {
-            guard client.hasRoom(),
-                  let envelope = saved.seal(kind: item.envelopeKind, messageID: item.id, body: item.envelopeBody, conversation: channel.secret)
-            else { return false }
+            guard client.hasRoom(), let envelope = try context.sealItem(item, channel, &saved) else { return false }
             do {
                 _ = try context.sendOnLink(channel, .envelope(envelope), as: .message(contact.id, item.message, isAttachment: true, conversation: item.conversation),
                                            flush: false)

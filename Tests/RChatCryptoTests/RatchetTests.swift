@@ -63,6 +63,30 @@ final class RatchetTests: XCTestCase {
         XCTAssertTrue(Set(aliceKeys).isDisjoint(with: Set(bobKeys)))
     }
 
+    /// Messages answered only by receipts take no DH step: the receipts ride Bob's chain as
+    /// it is, so Alice's messages stay in one chain (a hash per envelope, no X25519); Bob's
+    /// first reply takes the step he owes, and Alice's next message hers.
+    func testReceiptsRideTheChainAndAReplyTakesTheStep() throws {
+        var (a, b) = try sides()
+        var aliceKeys: Set<[UInt8]> = [], bobKeys: Set<[UInt8]> = []
+        for n in 0..<10 {
+            let message = try seal(&a, n, as: alice)
+            aliceKeys.insert(try ratchetKey(message, bob))
+            _ = try open(message, by: &b, as: bob).get()
+            let receipt = try XCTUnwrap(b.seal(kind: .receiptDelivered, messageID: .random(), body: [0, 0], conversation: bob))
+            bobKeys.insert(try ratchetKey(receipt, alice))
+            _ = try open(receipt, by: &a, as: alice).get()
+        }
+        XCTAssertEqual(aliceKeys.count, 1, "Alice's messages in one chain")
+        XCTAssertEqual(bobKeys.count, 1, "Bob's receipts in his first chain")
+        let reply = try seal(&b, 99, as: bob)
+        XCTAssertFalse(bobKeys.contains(try ratchetKey(reply, alice)), "Bob's reply takes his step")
+        _ = try open(reply, by: &a, as: alice).get()
+        let answer = try seal(&a, 100, as: alice)
+        XCTAssertFalse(aliceKeys.contains(try ratchetKey(answer, bob)), "and Alice's answer hers")
+        XCTAssertEqual(try open(answer, by: &b, as: bob).get(), text(100))
+    }
+
     /// Either side may write first: the responder before it heard anything (its first chain
     /// from the handshake), the initiator at once; and both at the same time.
     func testEitherSideWritesFirstAndBothAtOnce() throws {
@@ -208,9 +232,8 @@ final class RatchetTests: XCTestCase {
 
     /// (b) Post-compromise security: a copy of Alice's whole state, after Bob's next reply
     /// and Alice's answer, opens none of the later messages: her answer brings a ratchet key
-    /// made after the copy was taken. (Whatever went last before the copy: if it was Bob's,
-    /// Alice's next message is still under a key the copy holds, and "Bob's next reply" is
-    /// the one to it.)
+    /// made after the copy was taken. (If Bob wrote last before the copy, Alice's next
+    /// message already takes the step she owes, with a key the copy never had.)
     func testAfterAReplyAndAnAnswerTheCopyOpensNothingLater() throws {
         for aliceWroteLast in [true, false] {
             var (a, b) = try sides()
@@ -220,18 +243,22 @@ final class RatchetTests: XCTestCase {
             }
             if aliceWroteLast { _ = try open(try seal(&a, 3, as: alice), by: &b, as: bob).get() }
             var stolen = try SavedSessionState(serialized: a.serialized())
-            if !aliceWroteLast {
-                // Alice writes on under the chain the copy holds: it reads that.
+            var later: [(frame: [UInt8], readBy: ConversationSecret, n: Int)] = []
+            if aliceWroteLast {
+                // Bob's reply: the copy follows it (it holds Alice's ratchet key of the moment).
+                let reply = try seal(&b, 50, as: bob)
+                _ = try open(reply, by: &a, as: alice).get()
+                XCTAssertEqual(try open(reply, by: &stolen, as: alice).get(), text(50))
+            } else {
+                // Alice's next message takes the step she owes: past the copy already.
                 let more = try seal(&a, 40, as: alice)
                 _ = try open(more, by: &b, as: bob).get()
-                XCTAssertTrue(try opensWithAny(more, candidateKeys(stolen), bob), "under a key the copy holds")
+                later.append((more, bob, 40))
+                let reply = try seal(&b, 50, as: bob)
+                _ = try open(reply, by: &a, as: alice).get()
+                later.append((reply, alice, 50))
             }
-            // Bob's reply: the copy follows it (it holds Alice's ratchet key of the moment).
-            let reply = try seal(&b, 50, as: bob)
-            _ = try open(reply, by: &a, as: alice).get()
-            XCTAssertEqual(try open(reply, by: &stolen, as: alice).get(), text(50))
             // Alice's answer, and everything after, either way.
-            var later: [(frame: [UInt8], readBy: ConversationSecret, n: Int)] = []
             let answer = try seal(&a, 60, as: alice)
             _ = try open(answer, by: &b, as: bob).get()
             later.append((answer, bob, 60))
@@ -278,10 +305,12 @@ final class RatchetTests: XCTestCase {
         _ = try open(first, by: &b, as: bob).get()
         let frames = try (1...6).map { try seal(&a, $0, as: alice) }
         let id = try Envelope.openHeader(first, conversation: bob).sessionID
-        let ahead = try XCTUnwrap(b.lookahead(session: id, 4, continuing: nil))
+        let ahead = try XCTUnwrap(b.lookahead(session: id, upTo: 4, continuing: nil))
         XCTAssertEqual(ahead.senderRole, .initiator)
         XCTAssertEqual(ahead.keys.first, 1)
         XCTAssertEqual(ahead.keys.keys.count, 4)
+        XCTAssertEqual(b.lookahead(session: id, upTo: 1000, continuing: nil)?.keys.keys.count, Ratchet.fewestAhead,
+                       "a chain that took one frame gets the fewest")
         for (n, frame) in frames.prefix(4).enumerated() {
             let header = try Envelope.openHeader(frame, conversation: bob)
             XCTAssertEqual(try Envelope.openBody(frame[...], header: header, key: ahead.keys.keys[n], senderRole: ahead.senderRole), text(n + 1))
@@ -291,7 +320,7 @@ final class RatchetTests: XCTestCase {
             let key = try b.takeKey(try Envelope.openHeader(frame, conversation: bob), at: t0)
             XCTAssertTrue(ahead.keys.keys.contains { $0.sameBytes(as: key) })
         }
-        let next = try XCTUnwrap(b.lookahead(session: id, 4, continuing: ahead.keys))
+        let next = try XCTUnwrap(b.lookahead(session: id, upTo: 4, continuing: ahead.keys))
         XCTAssertEqual(next.keys.first, 3)
         XCTAssertTrue(next.keys.keys[0] === ahead.keys.keys[2], "carried over, not made again")
         let last = try Envelope.openHeader(frames[5], conversation: bob)
@@ -299,11 +328,11 @@ final class RatchetTests: XCTestCase {
         // After Bob's reply and Alice's answer, Alice's frames are under a new chain: new keys.
         _ = try open(try seal(&b, 50, as: bob), by: &a, as: alice).get()
         let answer = try seal(&a, 60, as: alice)
-        let stale = try XCTUnwrap(b.lookahead(session: id, 4, continuing: next.keys))
+        let stale = try XCTUnwrap(b.lookahead(session: id, upTo: 4, continuing: next.keys))
         let answerHeader = try Envelope.openHeader(answer, conversation: bob)
         XCTAssertNotEqual(answerHeader.ratchet?.publicKey, stale.keys.publicKey, "Bob has not seen Alice's new key yet")
         _ = try open(answer, by: &b, as: bob).get()
-        let fresh = try XCTUnwrap(b.lookahead(session: id, 4, continuing: stale.keys))
+        let fresh = try XCTUnwrap(b.lookahead(session: id, upTo: 4, continuing: stale.keys))
         XCTAssertEqual(fresh.keys.publicKey, answerHeader.ratchet?.publicKey)
         XCTAssertEqual(fresh.keys.first, 1)
     }

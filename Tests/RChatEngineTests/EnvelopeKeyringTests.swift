@@ -99,7 +99,7 @@ final class EnvelopeKeyringTests: XCTestCase {
         XCTAssertNil(keyring.open(delivery(frames[0])), "no keys ahead published: the engine opens it")
         _ = try myState.open(frames[0], header: Envelope.openHeader(frames[0], conversation: mySide), at: 0)
         let session = try Envelope.openHeader(frames[0], conversation: mySide).sessionID
-        let (role, ahead) = try XCTUnwrap(myState.lookahead(session: session, 2, continuing: nil))
+        let (role, ahead) = try XCTUnwrap(myState.lookahead(session: session, upTo: 2, continuing: nil))
         entry.ahead = EnvelopeKeyring.Ahead(sessionID: session, senderRole: role, keys: ahead)
         keyring.publish([entry], codes: [HashedBytes(code): ContactID(3)])
         for n in 1...2 {

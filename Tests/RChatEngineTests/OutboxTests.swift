@@ -66,6 +66,8 @@ final class OutboxTests: XCTestCase {
         func sendAttachment(_ item: OutboxItem, _ channel: PairwiseChannel, _ saved: inout SavedSessionState,
                             client: any RelayLink, deadline: Double, chunks: inout Int?) throws(EngineError) -> Bool { true }
         func noteUploadWaits(_ channel: PairwiseChannel, _ files: [MessageRowID]) { waitsNoted += 1 }
+        var sessionsStored = 0
+        func storeSession(of channel: PairwiseChannel) throws(EngineError) { sessionsStored += 1 }
         func emit(_ event: ChatEvent) { events.append(event) }
 
         func sendOnLink(_ channel: PairwiseChannel, _ frame: LinkFrame, as completion: RelayCompletion, flush: Bool) throws -> UInt64 {

@@ -42,6 +42,7 @@ final class TransfersTests: XCTestCase {
         func keepsPace(_ channel: PairwiseChannel) -> Bool { pace }
         func isConnected(_ channel: PairwiseChannel) -> Bool { true }
         func rejectForged(_ what: String) { forged.append(what) }
+        func storeSession(of channel: PairwiseChannel) throws(EngineError) {}
         func emit(_ event: ChatEvent) { events.append(event) }
         func storeIncoming(_ after: inout Engine.AfterCommit, _ tx: StoreTransaction) throws {}
 

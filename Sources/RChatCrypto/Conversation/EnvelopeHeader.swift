@@ -58,6 +58,10 @@ public enum EnvelopeKind: UInt8, Sendable, CaseIterable {
 
     /// The kinds this version writes.
     public static var known: [EnvelopeKind] { allCases.filter { $0 != .newer } }
+
+    /// What someone wrote (an item): it takes the sending half of a DH step the ratchet
+    /// owes (`Ratchet.nextSendKey`). What rChat sends by itself rides the chain as it is.
+    public var takesRatchetStep: Bool { [.message, .timedMessage, .groupMessage].contains(self) }
 }
 
 /// The part of an envelope sealed under the conversation's header key: readable by anyone

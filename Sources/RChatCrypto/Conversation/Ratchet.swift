@@ -136,7 +136,24 @@ public struct Ratchet: Sendable {
     // MARK: sending
 
     /// The key the next envelope is sealed under, and the header that names it.
-    public mutating func nextSendKey() -> (header: RatchetHeader, key: SecretBytes) {
+    /// `stepping`: the envelope is one the user wrote (an item), and takes the sending half
+    /// of a DH step that is owed (a new key of the peer's opened since this side last
+    /// stepped); what rChat sends by itself (receipts, cover, chunks, notices) rides the
+    /// sending chain as it is, so a stream of messages answered by receipts takes no DH
+    /// at all — post-compromise security comes with the conversation's next reply, as the
+    /// specification's does.
+    public mutating func nextSendKey(stepping: Bool = true) -> (header: RatchetHeader, key: SecretBytes) {
+        if stepping && stepOwed, let theirs = remote {
+            let next = AgreementKey.generate()
+            // A low-order peer key never got this far: its receiving half refused it.
+            if let sending = try? next.sharedSecret(with: theirs) {
+                mine = next
+                (root, sendChain) = Self.rootStep(root, sending)
+                previousCount = sent
+                sent = 0
+                stepOwed = false
+            }
+        }
         guard let chain = sendChain else { preconditionFailure("a ratchet always has a sending chain") }
         let (message, next) = Self.chainStep(chain)
         sendChain = next
@@ -167,7 +184,8 @@ public struct Ratchet: Sendable {
         return message
     }
 
-    /// The DH step at a new ratchet key of the peer's.
+    /// The receiving half of a DH step, at a new ratchet key of the peer's (at most one is
+    /// ever owed: the peer makes a new key only after it saw this side's).
     private mutating func step(to theirs: [UInt8]) throws(Failure) {
         if let former = remote {
             formerRemotes.append(former)
@@ -176,13 +194,14 @@ public struct Ratchet: Sendable {
         guard let received = try? mine.sharedSecret(with: theirs) else { throw .implausible }
         (root, receiveChain) = Self.rootStep(root, received)
         remote = theirs
-        previousCount = sent
-        sent = 0
         self.received = 0
-        mine = AgreementKey.generate()
-        guard let sending = try? mine.sharedSecret(with: theirs) else { throw .implausible }
-        (root, sendChain) = Self.rootStep(root, sending)
+        // The sending half (a new key of this side's) comes with the next envelope that
+        // steps (`nextSendKey`): until then this side seals on, in its chain as it is.
+        stepOwed = true
     }
+
+    /// The sending half of a DH step is owed: a new key of the peer's opened since.
+    private(set) var stepOwed = false
 
     /// Keeps the keys of the current receiving chain's envelopes before `number`.
     private mutating func skip(to number: UInt32, at now: Int64) throws(Failure) {
@@ -237,9 +256,16 @@ public struct Ratchet: Sendable {
         let chain: SecretBytes
     }
 
-    /// `count` keys from where the receiving chain stands now, continuing `cache` (the last
-    /// one made) where it still fits, so each key is derived once; nil without a receiving chain.
-    public func lookahead(_ count: Int, continuing cache: Lookahead?) -> Lookahead? {
+    /// The fewest keys ahead a receiving chain gets (`lookahead`).
+    public static let fewestAhead = 16
+
+    /// Keys from where the receiving chain stands now — twice as many as it has taken
+    /// (at least `fewest`, at most `maximum`: a chain that carries a backlog gets a window
+    /// that keeps the readers ahead, one that carries a reply or two costs a few hashes) —
+    /// continuing `cache` (the last one made) where it still fits, so each key is derived
+    /// once; nil without a receiving chain.
+    public func lookahead(upTo maximum: Int, continuing cache: Lookahead?) -> Lookahead? {
+        let count = min(maximum, max(Self.fewestAhead, 2 * Int(received)))
         guard let remote, let receiveChain, count > 0 else { return nil }
         var keys: [SecretBytes], chain: SecretBytes
         if let cache, cache.publicKey == remote, cache.first <= received, Int(received - cache.first) <= cache.keys.count {
@@ -262,11 +288,11 @@ public struct Ratchet: Sendable {
 
     /// Layout (big-endian): 32 root ‖ 32 my ratchet secret key ‖ u8 0/1 ‖ 32 peer's ratchet
     /// key ‖ u8 0/1 ‖ 32 sending chain ‖ u8 0/1 ‖ 32 receiving chain ‖ u32 sent ‖ u32
-    /// received ‖ u32 previous count ‖ u16 n ‖ n × 32 former peer keys ‖ u16 m ‖ m × (32
+    /// received ‖ u32 previous count ‖ u8 a step owed (0/1) ‖ u16 n ‖ n × 32 former peer keys ‖ u16 m ‖ m × (32
     /// peer key ‖ u32 number ‖ 32 message key ‖ i64 kept at) ‖ u16 k ‖ k × (32 peer key ‖ u32
     /// number) of keys dropped.
     var serializedCount: Int {
-        32 + 32 + 3 + (remote == nil ? 0 : 32) + (sendChain == nil ? 0 : 32) + (receiveChain == nil ? 0 : 32) + 12
+        32 + 32 + 3 + (remote == nil ? 0 : 32) + (sendChain == nil ? 0 : 32) + (receiveChain == nil ? 0 : 32) + 12 + 1
             + 2 + formerRemotes.count * 32 + 2 + skipped.count * (32 + 4 + 32 + 8) + 2 + dropped.count * 36
     }
 
@@ -280,6 +306,7 @@ public struct Ratchet: Sendable {
         w.u32(sent)
         w.u32(received)
         w.u32(previousCount)
+        w.u8(stepOwed ? 1 : 0)
         w.u16(UInt16(formerRemotes.count))
         for key in formerRemotes { w.raw(key) }
         w.u16(UInt16(skipped.count))
@@ -305,6 +332,9 @@ public struct Ratchet: Sendable {
         sent = try r.u32()
         received = try r.u32()
         previousCount = try r.u32()
+        let owed = try r.u8()
+        guard owed <= 1 else { throw SavedSessionStateError.malformed }
+        stepOwed = owed == 1
         let former = Int(try r.u16())
         guard former <= Self.formerRemotesKept else { throw SavedSessionStateError.malformed }
         formerRemotes = try (0..<former).map { _ in try r.raw(32) }

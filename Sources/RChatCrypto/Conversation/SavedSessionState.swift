@@ -172,7 +172,7 @@ public struct SavedSessionState: Sendable {
         unsaved = true
         func sealing(_ session: inout SessionState) -> [UInt8] {
             guard case .ratchet(var ratchet) = session.keys else { preconditionFailure("sendingIndex names ratchet sessions only") }
-            let (ratchetHeader, key) = ratchet.nextSendKey()
+            let (ratchetHeader, key) = ratchet.nextSendKey(stepping: EnvelopeKind(rawValue: wireKind)?.takesRatchetStep ?? NewerItem.isEnvelopeKind(wireKind))
             session.keys = .ratchet(ratchet)
             let header = EnvelopeHeader(wireKind: wireKind, messageID: messageID, sequence: session.nextSendSequence, sessionID: session.id,
                                         ratchet: ratchetHeader)
@@ -242,10 +242,10 @@ public struct SavedSessionState: Sendable {
 
     /// The keys ahead in the receiving chain of session `id` (`Ratchet.lookahead`), and the
     /// role of the peer who seals with them.
-    public func lookahead(session id: [UInt8], _ count: Int, continuing cache: Ratchet.Lookahead?)
+    public func lookahead(session id: [UInt8], upTo count: Int, continuing cache: Ratchet.Lookahead?)
         -> (senderRole: Handshake.Role, keys: Ratchet.Lookahead)? {
         guard let session = session(id), case .ratchet(let ratchet) = session.keys,
-              let keys = ratchet.lookahead(count, continuing: cache) else { return nil }
+              let keys = ratchet.lookahead(upTo: count, continuing: cache) else { return nil }
         return (session.role.peer, keys)
     }
 
