@@ -87,4 +87,48 @@ final class RatchetEngineTests: RelayEngineTestCase {
             XCTAssertFalse(file(path, holds: probe), "an earlier sealed state is left in \(path)")
         }
     }
+
+    /// Issue 32, item 2: past the ratchet's bound of skipped keys, the oldest go; a frame
+    /// whose key went is "couldn't be decrypted", and the engine's could-not-read notice
+    /// names it, so the sender's recovery sends it again (as for a lost state). The frames
+    /// whose keys were kept open, out of order, once each.
+    func testAFrameWhoseSkippedKeyWasDroppedIsReportedAsCouldNotRead() throws {
+        let address = try startRelay()
+        let alice = try account("Alice", relay: address)
+        let samAccount = try account("Sam", relay: address)
+        let samIdentity = try samAccount.identity()
+        _ = try alice.addContact(samIdentity.contactCode(device: samAccount.device), name: nil)
+        _ = try startEngine(alice, logged: true)
+        let sam = RawPeer(try rawSessionStartingOver(as: samAccount, mailboxKey: samIdentity.mailboxKey, with: alice, relay: address))
+        try sayHi(sam)
+        // Sam seals 1,003 messages and sends the last first: Alice keeps 1,000 skipped keys.
+        var ids: [MessageID] = []
+        let frames = (0...Ratchet.maxSkipped + 2).map { n -> [UInt8] in
+            let id = MessageID.random()
+            ids.append(id)
+            return sam.sealed(MessageContent.text("m\(n)").encoded(), id: id)
+        }
+        try sam.send(envelope: frames.last!)
+        try untilDeadline("Alice stored the last one", seconds: 20) {
+            try self.messages(alice, "Sam").contains { $0.id == ids.last! }
+        }
+        // The two oldest lost their keys; two of the kept ones open.
+        for n in [0, 1, 2, 500] { try sam.send(envelope: frames[n]) }
+        func named(_ frames: [SeenFrame]) -> [MessageID] {
+            frames.filter { $0.kind == .notice }.flatMap { notice -> [MessageID] in
+                guard let header = try? Envelope.openHeader(notice.envelope, conversation: sam.secret),
+                      let read = try? CouldNotReadNotice.open(notice.body, conversation: sam.secret, session: header.sessionID,
+                                                              signedBy: alice.device.publicKey) else { return [] }
+                return read.messageIDs
+            }
+        }
+        try read(sam, "Alice's could-not-read notice naming them", seconds: 30) { !named($0).isEmpty }
+        XCTAssertEqual(Set(named(sam.seen)), [ids[0], ids[1]], "the two whose keys were dropped, and no other")
+        try untilDeadline("Alice stored the two whose keys were kept", seconds: 20) {
+            let stored = Set(try self.messages(alice, "Sam").map(\.id))
+            return stored.contains(ids[2]) && stored.contains(ids[500])
+        }
+        XCTAssertFalse(try messages(alice, "Sam").contains { $0.id == ids[0] || $0.id == ids[1] })
+        XCTAssertTrue(logLines.all.contains { $0.contains("a message from Sam cannot be decrypted on this device") })
+    }
 }

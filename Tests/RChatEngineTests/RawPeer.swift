@@ -51,10 +51,19 @@ final class RawPeer {
     }
 
     private func send(wireKind: UInt8, _ body: [UInt8], id: MessageID) throws -> MessageID {
-        let envelope = state.seal(wireKind: wireKind, messageID: id, body: body, conversation: secret)!
+        try send(envelope: sealed(wireKind: wireKind, body, id: id))
+        return id
+    }
+
+    /// An envelope sealed (the ratchet moved past it) and not sent yet.
+    func sealed(wireKind: UInt8 = EnvelopeKind.message.rawValue, _ body: [UInt8], id: MessageID = .random()) -> [UInt8] {
+        state.seal(wireKind: wireKind, messageID: id, body: body, conversation: secret)!
+    }
+
+    /// An envelope sealed before, sent now (out of the order it was sealed in, say).
+    func send(envelope: [UInt8]) throws {
         sent.append(envelope)
         _ = try client.send(on: link, LinkFrame.envelope(envelope).encoded)
-        return id
     }
 
     @discardableResult
