@@ -9,14 +9,7 @@ import RChatCrypto
 /// as forged while the relay is told it was taken.
 final class LaterVersionEngineTests: RelayEngineTestCase {
     func testWhatALaterVersionWritesIsStoredWholeShownAndDelivered() throws {
-        let address = try startRelay()
-        let alice = try account("Alice", relay: address)
-        let samAccount = try account("Sam", relay: address)
-        let samIdentity = try samAccount.identity()
-        _ = try alice.addContact(samIdentity.contactCode(device: samAccount.device), name: nil)
-        _ = try startEngine(alice, logged: true)
-        let sam = RawPeer(try rawSessionStartingOver(as: samAccount, mailboxKey: samIdentity.mailboxKey, with: alice, relay: address))
-        try sayHi(sam)
+        let (alice, _, sam, _) = try aliceWithRawSamInSession()
 
         // A content kind, an attachment kind, a control kind and a timer this version does not
         // know; an item of an envelope kind it does not know; one that may pass unseen.

@@ -17,15 +17,8 @@ final class RatchetEngineTests: RelayEngineTestCase {
     }
 
     func testACopyOfTheWholeStateOpensNothingSentBeforeAndNoEarlierStateIsLeftInTheFiles() throws {
-        let address = try startRelay()
-        let alice = try account("Alice", relay: address)
-        let samAccount = try account("Sam", relay: address)
-        let samIdentity = try samAccount.identity(), aliceIdentity = try alice.identity()
-        _ = try alice.addContact(samIdentity.contactCode(device: samAccount.device), name: nil)
-        let samContact = try alice.contact(named: "Sam")
-        let engine = try startEngine(alice, logged: true)
-        let sam = RawPeer(try rawSessionStartingOver(as: samAccount, mailboxKey: samIdentity.mailboxKey, with: alice, relay: address))
-        try sayHi(sam)
+        let (alice, engine, sam, samIdentity) = try aliceWithRawSamInSession()
+        let aliceIdentity = try alice.identity(), samContact = try alice.contact(named: "Sam")
 
         // Rounds both ways; Alice's engine stores Sam's, Sam reads Alice's as the relay hands them.
         func round(_ n: Int) throws {
@@ -93,14 +86,7 @@ final class RatchetEngineTests: RelayEngineTestCase {
     /// names it, so the sender's recovery sends it again (as for a lost state). The frames
     /// whose keys were kept open, out of order, once each.
     func testAFrameWhoseSkippedKeyWasDroppedIsReportedAsCouldNotRead() throws {
-        let address = try startRelay()
-        let alice = try account("Alice", relay: address)
-        let samAccount = try account("Sam", relay: address)
-        let samIdentity = try samAccount.identity()
-        _ = try alice.addContact(samIdentity.contactCode(device: samAccount.device), name: nil)
-        _ = try startEngine(alice, logged: true)
-        let sam = RawPeer(try rawSessionStartingOver(as: samAccount, mailboxKey: samIdentity.mailboxKey, with: alice, relay: address))
-        try sayHi(sam)
+        let (alice, _, sam, _) = try aliceWithRawSamInSession()
         // Sam seals 1,003 messages and sends the last first: Alice keeps 1,000 skipped keys.
         var ids: [MessageID] = []
         let frames = (0...Ratchet.maxSkipped + 2).map { n -> [UInt8] in

@@ -73,6 +73,20 @@ final class RawPeer {
 }
 
 extension RelayEngineTestCase {
+    /// Alice's engine and Sam played raw (`RawPeer`) at a real relay, in a session Sam
+    /// started over in, which Sam's first message confirmed (`sayHi`).
+    func aliceWithRawSamInSession() throws -> (alice: AccountService, engine: EngineThread, sam: RawPeer, samIdentity: AccountIdentity) {
+        let address = try startRelay()
+        let alice = try account("Alice", relay: address)
+        let samAccount = try account("Sam", relay: address)
+        let samIdentity = try samAccount.identity()
+        _ = try alice.addContact(samIdentity.contactCode(device: samAccount.device), name: nil)
+        let engine = try startEngine(alice, logged: true)
+        let sam = RawPeer(try rawSessionStartingOver(as: samAccount, mailboxKey: samIdentity.mailboxKey, with: alice, relay: address))
+        try sayHi(sam)
+        return (alice, engine, sam, samIdentity)
+    }
+
     /// The peer writes first (its first frame confirms the session); the engine's Delivered comes back.
     func sayHi(_ peer: RawPeer) throws {
         try peer.send(text: "hi")

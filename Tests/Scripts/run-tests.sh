@@ -5,7 +5,8 @@
 # test class, its output kept in a file and shown when it ends. The halves are made from the
 # test bundle's own list (every class in exactly one), so none is left out as tests come.
 # The bundle is run directly: two `swift test` at once would wait for each other's lock on
-# .build. Exit 1 if either half failed; the last lines say how each ended.
+# .build. Exit 1 if either half failed; the last lines name the failed tests and say how
+# each half ended.
 #
 # Usage: Tests/Scripts/run-tests.sh SWIFT   (the swift driver; the tests are built first)
 set -u
@@ -26,8 +27,8 @@ started=$(date +%s)
 "$bundle" "$others" >"$work/others.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$work"; exit 1' INT TERM
-"$bundle" "$cli"
-cli_status=$?
+{ "$bundle" "$cli"; echo $? >"$work/cli.status"; } 2>&1 | tee "$work/cli.log"
+cli_status=$(cat "$work/cli.status")
 wait $pid
 others_status=$?
 trap - INT TERM
@@ -35,6 +36,10 @@ trap - INT TERM
 echo
 echo "=== every other test class (run beside RChatCLITests) ==="
 cat "$work/others.log"
+# What failed, again at the end, where a log cut to its last lines still shows it.
+failures() { grep -E "error: |' failed \(" "$2" | grep -v "^Test Suite" | head -40 | sed "s,^,$1: ,"; }
+failures "RChatCLITests" "$work/cli.log"
+failures "other" "$work/others.log"
 rm -rf "$work"
 ended=$(date +%s)
 summary() { if [ "$2" -eq 0 ]; then echo "$1: passed"; else echo "$1: FAILED (exit $2)"; fi; }
