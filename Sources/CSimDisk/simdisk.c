@@ -34,6 +34,10 @@ typedef struct simfile {
     int64_t dirtyMapLen;
     int64_t *dirty;
     int64_t ndirty, dirtyCap;
+    // The shortest size a truncate gave it since the last sync, -1 for none: a truncate is
+    // the file system's record of the file's length, not a write of its sectors, so a power
+    // cut keeps it whole or not at all (the bytes it cut off are old ones, never torn).
+    int64_t truncatedTo;
     int shared;
     simhandle *reserved, *pending, *exclusive;
     simshm *shm;
@@ -114,12 +118,28 @@ static int markDirty(simfile *f, int64_t from, int64_t to) {
     return 1;
 }
 
+// Sectors written since the last sync that a truncate to `size` cut off entirely: whatever
+// a power cut keeps of the file, those writes are not in it.
+static void dropDirtyFrom(simfile *f, int64_t size) {
+    int64_t kept = 0;
+    for (int64_t i = 0; i < f->ndirty; i++) {
+        if (f->dirty[i] * SECTOR < size) f->dirty[kept++] = f->dirty[i];
+        else f->dirtyMap[f->dirty[i]] = 0;
+    }
+    f->ndirty = kept;
+}
+
 static void clearDirty(simfile *f) {
     for (int64_t i = 0; i < f->ndirty; i++) f->dirtyMap[f->dirty[i]] = 0;
     f->ndirty = 0;
 }
 
 static int syncFile(simfile *f) {
+    if (f->truncatedTo >= 0 && f->truncatedTo < f->durSize) {
+        memset(f->dur + f->truncatedTo, 0, (size_t)(f->durSize - f->truncatedTo));
+        f->durSize = f->truncatedTo;
+    }
+    f->truncatedTo = -1;
     if (!grow(&f->dur, &f->durCap, f->curSize)) return 0;
     int64_t common = f->durSize < f->curSize ? f->durSize : f->curSize;
     if (f->curSize > f->durSize) memcpy(f->dur + f->durSize, f->cur + f->durSize, (size_t)(f->curSize - f->durSize));
@@ -147,6 +167,7 @@ static simfile *newFile(rchat_simdisk *disk, const char *name) {
     if (!f->name) { free(f); return NULL; }
     f->disk = disk;
     f->linked = 1;
+    f->truncatedTo = -1;
     f->next = disk->files;
     disk->files = f;
     return f;
@@ -253,8 +274,14 @@ static int simTruncate(sqlite3_file *file, sqlite3_int64 size) {
     if (DEAD(h)) {
         rc = SQLITE_IOERR_TRUNCATE;
     } else if (size < f->curSize) {
-        if (!markDirty(f, size, f->curSize)) rc = SQLITE_IOERR_NOMEM;
-        else { memset(f->cur + size, 0, (size_t)(f->curSize - size)); f->curSize = size; }
+        // The length changes (`truncatedTo`); only a sector it cuts in two is written.
+        dropDirtyFrom(f, size);
+        if (!markDirty(f, size, size)) rc = SQLITE_IOERR_NOMEM;
+        else {
+            memset(f->cur + size, 0, (size_t)(f->curSize - size));
+            f->curSize = size;
+            if (f->truncatedTo < 0 || size < f->truncatedTo) f->truncatedTo = size;
+        }
     } else if (size > f->curSize) {
         if (!grow(&f->cur, &f->curCap, size) || !markDirty(f, f->curSize, size)) rc = SQLITE_IOERR_NOMEM;
         else f->curSize = size;
@@ -640,14 +667,18 @@ int64_t rchat_simdisk_power_cut(rchat_simdisk *disk, uint64_t seed) {
         unsynced += old->ndirty;
         // 0: nothing unsynced reached the disk; 1: all of it; 2: the sectors first written up
         // to a point (a disk writing in order); 3: any of its sectors, each by a coin.
-        uint64_t mode = (old->ndirty || old->curSize != old->durSize) ? next(&state) % 4 : 0;
+        // A truncate not synced: whole or not at all (never in mode 0, always in mode 1).
+        int truncated = old->truncatedTo >= 0 && old->truncatedTo < old->durSize;
+        uint64_t mode = (old->ndirty || old->curSize != old->durSize || truncated) ? next(&state) % 4 : 0;
         int64_t upTo = mode == 2 ? (int64_t)(next(&state) % (uint64_t)(old->ndirty + 1)) : old->ndirty;
-        int64_t size = mode == 0 ? old->durSize : mode == 1 ? old->curSize
-                     : (next(&state) & 1) ? old->curSize : old->durSize;
+        int cut = truncated && (mode == 1 || (mode >= 2 && (next(&state) & 1)));
+        int64_t base = cut ? old->truncatedTo : old->durSize;
+        int64_t size = mode == 0 ? base : mode == 1 ? old->curSize
+                     : (next(&state) & 1) ? old->curSize : base;
         unsigned char *bytes = calloc(1, (size_t)(size ? size : 1));
         simfile *fresh = bytes ? newFile(disk, old->name) : NULL;
         if (!fresh || !grow(&fresh->dur, &fresh->durCap, size)) abort();   // out of memory in a simulation
-        memcpy(bytes, old->dur, (size_t)(old->durSize < size ? old->durSize : size));
+        memcpy(bytes, old->dur, (size_t)(base < size ? base : size));
         for (int64_t k = 0; k < upTo && mode != 0; k++) {
             if (mode == 3 && (next(&state) & 1)) continue;
             int64_t start = old->dirty[k] * SECTOR, end = start + SECTOR;

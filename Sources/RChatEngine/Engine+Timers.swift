@@ -64,15 +64,15 @@ extension Engine {
 
     // MARK: what the timers do
 
-    /// The sessions whose ratchet moved since they were stored (cover sent or taken) are
-    /// stored once the engine is quiet (`KeyErasure`), so the store's state is the one in
-    /// memory. (Truncating the WAL here too was tried: a simulated power cut just after it
-    /// could leave `rchat.db` malformed — group seeds 402 and 517 — so the WAL is truncated
-    /// at the engine's stop only, until that is understood.)
+    /// The sessions whose ratchet moved since they were stored (a frame sent; a dummy taken)
+    /// are stored, then the WAL is truncated: no sealed state from before a key was used
+    /// stays in the files (`KeyErasure`). A checkpoint that a reader elsewhere holds up
+    /// finishes at the next quiet moment.
     func eraseUsedKeys() throws(EngineError) {
         let moved = channels.values.filter { $0.saved?.unsaved == true }
-        if !moved.isEmpty {
-            try AccountService.wrap { try store.transaction { tx in for channel in moved { try persist(channel, tx) } } }
+        try AccountService.wrap {
+            if !moved.isEmpty { try store.transaction { tx in for channel in moved { try persist(channel, tx) } } }
+            try store.truncateLog()
         }
         commits.erasure.done()
     }

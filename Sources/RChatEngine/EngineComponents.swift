@@ -178,9 +178,10 @@ final class CommitPipeline {
 }
 
 /// What a used key leaves behind (issue 32; docs/PROTOCOL.md "The Double Ratchet"): once a
-/// session state was written, a ratchet moved since (by cover alone) is stored when the
-/// engine has been quiet `quiet` seconds since the last write, and at least every
-/// `longest` seconds while it never is.
+/// session state was written, the WAL — which holds the sealed states written before it —
+/// is truncated when the engine has been quiet `quiet` seconds since the last one, and at
+/// least every `longest` seconds while it never is (a ratchet moved since, by cover alone,
+/// is stored first).
 struct KeyErasure {
     static let quiet: Double = 2
     static let longest: Double = 10

@@ -287,10 +287,13 @@ package enum Groups {
         let added = try setRoster(conversation, from: log, me: me, tx, at: now)
         let recipients = Array(Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact) + extra)).sorted()
         guard !recipients.isEmpty else { return added }
+        // With the keys each was written for, as any message to them (recovery's automatic resend).
+        var fingerprints: [ContactID: [UInt8]] = [:]
+        for member in recipients { if let c = try tx.contact(id: member) { fingerprints[member] = AccountService.keysFingerprint(c) } }
         let parts = AccountService.parts(log.order.map { log.changes[$0]!.encoded })
         for (i, part) in parts.enumerated() {
             try tx.insertOutgoing(conversation: conversation, id: i == parts.count - 1 ? id : .fresh(clock),
-                                  content: .control(.groupChanges(part)), at: now, to: recipients)
+                                  content: .control(.groupChanges(part)), at: now, keysFingerprints: fingerprints, to: recipients)
         }
         for member in recipients { queued(member) }
         return added

@@ -145,15 +145,28 @@ enum Recovery {
         let fingerprint = AccountService.keysFingerprint(contact)
         // Each id names a message of this side's that went to them: in their direct
         // conversation or in a group (their delivery of it is what is decided).
-        var sent: [(message: StoredMessage, delivery: StoredDelivery)] = []
+        var sent: [(message: StoredMessage, delivery: StoredDelivery)] = [], logs: [MessageID] = []
         for id in notice.messageIDs {
             guard let m = try tx.message(to: contact.id, id: id),
                   let d = try tx.deliveries(message: m.rowID).first(where: { $0.member == contact.id }) else { continue }
-            // A group's log as it was is not sent again: someone who started over and is still
-            // in the group gets it as it is now (`Groups.handOn`); to anyone else an old one
-            // would give a group as it no longer is.
-            if case .control(.groupChanges) = m.content { continue }
+            if case .control(.groupChanges) = m.content {
+                // A group's log as it was goes again, as it is, only to a member still in the
+                // group here — its changes are all still true (they take what they lack, the
+                // rest as replays) — and always, as no one else would hand them the changes
+                // in it while it is on its way (`hand`); to anyone else an old one would give
+                // a group as it no longer is (someone who started over and is still in it gets
+                // it as it is now, `Groups.handOn`). Not a message the user wrote: no row.
+                if try stillInGroup(contact.id, m.conversation, tx) { logs.append(m.id) }
+                continue
+            }
             sent.append((m, d))
+        }
+        for id in logs {
+            guard let m = try tx.message(to: contact.id, id: id),
+                  let change = try tx.queueResend(conversation: m.conversation, member: contact.id, id: id, automatically: false, at: context.now),
+                  change.current == .sending else { continue }
+            channel.traffic.sent.remove(change.message)
+            if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
         }
         if sent.isEmpty {
             if channel.recovery.peerStartedOver { try startedOverRow(channel, tx, &after, context: context) }
@@ -212,7 +225,7 @@ enum Recovery {
                 after.events.append(.rowAdded(conversation: conversation))
             }
         }
-        if !resent.isEmpty { after.resendQueued.append(channel) }
+        if !resent.isEmpty, !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
         context.log("\(contact.name) could not read \(sent.count) message(s): \(resent.values.map(\.count).reduce(0, +)) resent automatically, \(notDelivered.values.map(\.count).reduce(0, +)) not delivered")
     }
 
@@ -220,6 +233,13 @@ enum Recovery {
     /// delivery's status, in a group the summary over its current members.
     private static func shown(_ change: StatusChange, in conversation: ConversationID, _ tx: StoreTransaction) throws -> MessageStatus {
         conversation.isGroup ? try tx.deliverySummary(message: change.message).shown ?? change.current : change.current
+    }
+
+    /// Whether `contact` is a current member of the group `conversation` is, as this side,
+    /// still in it, holds the group (false for a direct conversation).
+    static func stillInGroup(_ contact: ContactID, _ conversation: ConversationID, _ tx: StoreTransaction) throws -> Bool {
+        guard conversation.isGroup, try tx.group(conversation)?.state == .current else { return false }
+        return try tx.currentMembers(conversation).contains(contact)
     }
 
     /// When the relay took an outgoing message (its first Sent), from which the 72 hours of
