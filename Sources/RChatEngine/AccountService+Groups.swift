@@ -298,9 +298,8 @@ extension AccountService {
                              timer: Bool = true) throws -> MessageRowID {
         let members = try tx.members(group.conversation).filter { $0.state == .current }
         guard !members.isEmpty else { throw EngineError.usage("\(group.name) has no other member now") }
-        var fingerprints: [ContactID: [UInt8]] = [:]
-        for member in members { if let c = try tx.contact(id: member.contact) { fingerprints[c.id] = Self.keysFingerprint(c) } }
-        let row = try tx.insertOutgoing(conversation: group.conversation, id: id, content: content, at: t, keysFingerprints: fingerprints)
+        let row = try tx.insertOutgoing(conversation: group.conversation, id: id, content: content, at: t,
+                                        keysFingerprints: Self.keysFingerprints(members.map(\.contact), tx))
         if timer { try tx.setExpiry(message: row, after: tx.conversationTimer(group.conversation).timer) }
         return row
     }

@@ -104,6 +104,13 @@ extension AccountService {
         Hash.blake2b(Array("rchat pinned keys v1".utf8) + contact.accountKey + contact.deviceKey, outputBytes: 16)
     }
 
+    /// Each of `members`' keys as pinned now (`keysFingerprint`), for a message written to them.
+    static func keysFingerprints(_ members: [ContactID], _ tx: StoreTransaction) throws -> [ContactID: [UInt8]] {
+        var fingerprints: [ContactID: [UInt8]] = [:]
+        for member in members { if let c = try tx.contact(id: member) { fingerprints[member] = keysFingerprint(c) } }
+        return fingerprints
+    }
+
     /// `rchat read`: marks what arrived as shown; the Read receipts are owed from the same
     /// transaction and go at the next sync (or at once, to a running engine).
     @discardableResult

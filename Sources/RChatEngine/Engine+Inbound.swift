@@ -16,7 +16,13 @@ extension Engine {
         var acknowledgements: [ObjectIdentifier: (RelayConnection, [HeldItemID])] = [:]
         var replies: [(PairwiseChannel, LinkFrame)] = []
         var sessionsStarted: [PairwiseChannel] = []
-        var resendQueued: [PairwiseChannel] = []
+        /// Channels whose outbox got something to send again (each once: `resend(on:)`).
+        private(set) var resendQueued: [PairwiseChannel] = []
+
+        /// The channel's outbox is flushed after the commit (once, however many queued on it).
+        mutating func resend(on channel: PairwiseChannel) {
+            if !resendQueued.contains(where: { $0 === channel }) { resendQueued.append(channel) }
+        }
         /// Messages decrypted in this batch, stored together before the commit.
         var incoming: [(PairwiseChannel, IncomingMessage)] = []
         /// A group's messages to store, each in its group's conversation, from the channel's contact.
@@ -572,7 +578,7 @@ extension Engine {
             if channel.roomRefused.contains(message.rowID) {
                 try tx.attemptNow(DeliveryKey(message: message.rowID, member: contact.id), at: now)
             }
-            if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
+            after.resend(on: channel)
         case .fileDelivered:
             try receiveFileDelivered(Self.receiptIDs(body), from: channel, tx, &after)
         case .receiptDelivered, .receiptRead:
@@ -711,7 +717,7 @@ extension Engine {
         guard !missing.isEmpty else { return }
         self.log(why(missing.count))
         try Groups.sendChanges(missing, of: log, in: group.conversation, to: channel.contact, tx, at: now, clock: clock)
-        if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
+        after.resend(on: channel)
     }
 
     /// What a member's log heads say of the two logs (anti-entropy): when they differ from
@@ -811,7 +817,7 @@ extension Engine {
         let headsBefore = try tx.group(id: groupID.bytes)?.heads
         let (received, added) = try Groups.receiveChanges(changes, group: groupID, from: contact, as: identity,
                                                           tx, at: now, clock: clock, log: { log($0) }, queued: { id in
-            if let c = channels[id], !after.resendQueued.contains(where: { $0 === c }) { after.resendQueued.append(c) }
+            if let c = channels[id] { after.resend(on: c) }
         })
         if added { after.contactsAdded = true }
         let conversation: ConversationID

@@ -287,9 +287,8 @@ package enum Groups {
         let added = try setRoster(conversation, from: log, me: me, tx, at: now)
         let recipients = Array(Set(try tx.members(conversation).filter { $0.state == .current }.map(\.contact) + extra)).sorted()
         guard !recipients.isEmpty else { return added }
-        // With the keys each was written for, as any message to them (recovery's automatic resend).
-        var fingerprints: [ContactID: [UInt8]] = [:]
-        for member in recipients { if let c = try tx.contact(id: member) { fingerprints[member] = AccountService.keysFingerprint(c) } }
+        // With the keys each was written for, as any message to them.
+        let fingerprints = try AccountService.keysFingerprints(recipients, tx)
         let parts = AccountService.parts(log.order.map { log.changes[$0]!.encoded })
         for (i, part) in parts.enumerated() {
             try tx.insertOutgoing(conversation: conversation, id: i == parts.count - 1 ? id : .fresh(clock),

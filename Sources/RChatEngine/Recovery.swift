@@ -145,7 +145,7 @@ enum Recovery {
         let fingerprint = AccountService.keysFingerprint(contact)
         // Each id names a message of this side's that went to them: in their direct
         // conversation or in a group (their delivery of it is what is decided).
-        var sent: [(message: StoredMessage, delivery: StoredDelivery)] = [], logs: [MessageID] = []
+        var sent: [(message: StoredMessage, delivery: StoredDelivery)] = [], logs: [StoredMessage] = []
         for id in notice.messageIDs {
             guard let m = try tx.message(to: contact.id, id: id),
                   let d = try tx.deliveries(message: m.rowID).first(where: { $0.member == contact.id }) else { continue }
@@ -156,17 +156,16 @@ enum Recovery {
                 // in it while it is on its way (`hand`); to anyone else an old one would give
                 // a group as it no longer is (someone who started over and is still in it gets
                 // it as it is now, `Groups.handOn`). Not a message the user wrote: no row.
-                if try stillInGroup(contact.id, m.conversation, tx) { logs.append(m.id) }
+                if try stillInGroup(contact.id, m.conversation, tx) { logs.append(m) }
                 continue
             }
             sent.append((m, d))
         }
-        for id in logs {
-            guard let m = try tx.message(to: contact.id, id: id),
-                  let change = try tx.queueResend(conversation: m.conversation, member: contact.id, id: id, automatically: false, at: context.now),
+        for m in logs {
+            guard let change = try tx.queueResend(conversation: m.conversation, member: contact.id, id: m.id, automatically: false, at: context.now),
                   change.current == .sending else { continue }
             channel.traffic.sent.remove(change.message)
-            if !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
+            after.resend(on: channel)
         }
         if sent.isEmpty {
             if channel.recovery.peerStartedOver { try startedOverRow(channel, tx, &after, context: context) }
@@ -225,7 +224,7 @@ enum Recovery {
                 after.events.append(.rowAdded(conversation: conversation))
             }
         }
-        if !resent.isEmpty, !after.resendQueued.contains(where: { $0 === channel }) { after.resendQueued.append(channel) }
+        if !resent.isEmpty { after.resend(on: channel) }
         context.log("\(contact.name) could not read \(sent.count) message(s): \(resent.values.map(\.count).reduce(0, +)) resent automatically, \(notDelivered.values.map(\.count).reduce(0, +)) not delivered")
     }
 
